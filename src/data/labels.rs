@@ -1,0 +1,296 @@
+//! Turning the label values found in a file into the two classes -1 and +1.
+//!
+//! Rules, in order:
+//! 1. `--positive L` makes `L` the +1 class and every other value -1
+//!    (one-vs-rest when there are more than two values).
+//! 2. {-1, +1} and {0, 1} map in the obvious way.
+//! 3. Any other two values: the larger number, or the lexically later text
+//!    when either is not a number, is +1.
+//! 4. One value, or more than two without `--positive`, is an error that lists
+//!    the values found.
+
+use std::collections::HashMap;
+
+/// A distinct label value as it appeared in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassLabel {
+    /// The text as first seen (for example `+1` or `setosa`).
+    pub text: String,
+    /// The value when the text is a number, so `1`, `+1` and `1.0` are one class.
+    pub number: Option<f64>,
+    pub count: u64,
+}
+
+/// Hard cap on distinct labels: more than this is almost surely a regression
+/// target or the wrong label column, and would waste memory.
+pub const MAX_DISTINCT_LABELS: usize = 1 << 16;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Number(u64),
+    Text(String),
+}
+
+fn key_of(text: &str) -> (Key, Option<f64>) {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => {
+            // +0.0 and -0.0 are the same label.
+            let v = if v == 0.0 { 0.0 } else { v };
+            (Key::Number(v.to_bits()), Some(v))
+        }
+        _ => (Key::Text(text.to_owned()), None),
+    }
+}
+
+/// The distinct labels of a file, in order of first appearance, with a class
+/// id per row stored by the caller.
+#[derive(Clone, Debug, Default)]
+pub struct LabelTable {
+    classes: Vec<ClassLabel>,
+    index: HashMap<Key, u32>,
+}
+
+impl LabelTable {
+    /// Returns the class id of `text`, adding it if new; `None` once more than
+    /// [`MAX_DISTINCT_LABELS`] values have been seen.
+    pub fn intern(&mut self, text: &str) -> Option<u32> {
+        let (key, number) = key_of(text);
+        if let Some(&id) = self.index.get(&key) {
+            self.classes[id as usize].count += 1;
+            return Some(id);
+        }
+        if self.classes.len() >= MAX_DISTINCT_LABELS {
+            return None;
+        }
+        let id = self.classes.len() as u32;
+        self.classes.push(ClassLabel {
+            text: text.to_owned(),
+            number,
+            count: 1,
+        });
+        self.index.insert(key, id);
+        Some(id)
+    }
+
+    pub fn classes(&self) -> &[ClassLabel] {
+        &self.classes
+    }
+
+    /// The class id of a label text, if it was seen.
+    pub fn find(&self, text: &str) -> Option<u32> {
+        self.index.get(&key_of(text).0).copied()
+    }
+
+    /// A human list such as `"3" (182 rows), "5" (183 rows)`.
+    pub fn describe(&self) -> String {
+        self.classes
+            .iter()
+            .map(|c| format!("\"{}\" ({} rows)", c.text, c.count))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// How original label values map to -1/+1; saved in the model file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LabelMap {
+    pub positive: String,
+    /// The -1 class; `None` in one-vs-rest, where every other value is -1.
+    pub negative: Option<String>,
+}
+
+impl LabelMap {
+    pub fn is_one_vs_rest(&self) -> bool {
+        self.negative.is_none()
+    }
+
+    /// The text `predict` prints for the -1 class.
+    pub fn negative_text(&self) -> &str {
+        self.negative.as_deref().unwrap_or("rest")
+    }
+
+    /// The text `predict` prints for a decision.
+    pub fn text_of(&self, y: i8) -> &str {
+        if y > 0 {
+            &self.positive
+        } else {
+            self.negative_text()
+        }
+    }
+
+    /// Maps a label value found in a file to -1/+1 under this map; `None` for
+    /// a value the map does not know (only possible when not one-vs-rest).
+    pub fn sign_of(&self, text: &str) -> Option<i8> {
+        let key = key_of(text).0;
+        if key == key_of(&self.positive).0 {
+            return Some(1);
+        }
+        match &self.negative {
+            None => Some(-1),
+            Some(neg) if key == key_of(neg).0 => Some(-1),
+            Some(_) => None,
+        }
+    }
+}
+
+/// Why the labels of a file cannot be mapped to two classes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabelRuleError {
+    NoRows,
+    SingleClass(String),
+    TooManyClasses(String),
+    UnknownPositive { wanted: String, found: String },
+}
+
+impl std::fmt::Display for LabelRuleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LabelRuleError::NoRows => {
+                write!(f, "no data rows: the file is empty or holds only comments")
+            }
+            LabelRuleError::SingleClass(found) => write!(
+                f,
+                "only one label value ({found}); a perceptron needs two classes"
+            ),
+            LabelRuleError::TooManyClasses(found) => write!(
+                f,
+                "more than two label values ({found}); choose the +1 class with --positive LABEL (one-vs-rest)"
+            ),
+            LabelRuleError::UnknownPositive { wanted, found } => write!(
+                f,
+                "--positive \"{wanted}\" is not a label in this file; labels found: {found}"
+            ),
+        }
+    }
+}
+
+/// Decides the -1/+1 mapping and returns it with the sign of every class id.
+pub fn decide(
+    table: &LabelTable,
+    positive: Option<&str>,
+) -> Result<(LabelMap, Vec<i8>), LabelRuleError> {
+    let classes = table.classes();
+    if classes.is_empty() {
+        return Err(LabelRuleError::NoRows);
+    }
+    if let Some(wanted) = positive {
+        let Some(pos) = table.find(wanted) else {
+            return Err(LabelRuleError::UnknownPositive {
+                wanted: wanted.to_owned(),
+                found: table.describe(),
+            });
+        };
+        if classes.len() < 2 {
+            return Err(LabelRuleError::SingleClass(table.describe()));
+        }
+        let signs = (0..classes.len() as u32)
+            .map(|c| if c == pos { 1 } else { -1 })
+            .collect();
+        let negative = if classes.len() == 2 {
+            Some(classes[1 - pos as usize].text.clone())
+        } else {
+            None
+        };
+        return Ok((
+            LabelMap {
+                positive: classes[pos as usize].text.clone(),
+                negative,
+            },
+            signs,
+        ));
+    }
+    match classes.len() {
+        1 => Err(LabelRuleError::SingleClass(table.describe())),
+        2 => {
+            let (a, b) = (&classes[0], &classes[1]);
+            let a_is_positive = match (a.number, b.number) {
+                // Covers {-1,+1} and {0,1}: the larger number is +1.
+                (Some(x), Some(y)) => x > y,
+                _ => a.text > b.text,
+            };
+            let (pos, neg) = if a_is_positive { (0, 1) } else { (1, 0) };
+            let mut signs = vec![0i8; 2];
+            signs[pos] = 1;
+            signs[neg] = -1;
+            Ok((
+                LabelMap {
+                    positive: classes[pos].text.clone(),
+                    negative: Some(classes[neg].text.clone()),
+                },
+                signs,
+            ))
+        }
+        _ => Err(LabelRuleError::TooManyClasses(table.describe())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(labels: &[&str]) -> LabelTable {
+        let mut t = LabelTable::default();
+        for l in labels {
+            t.intern(l).unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn plus_minus_one_and_zero_one_map_obviously() {
+        let (m, s) = decide(&table(&["+1", "-1", "1"]), None).unwrap();
+        assert_eq!(
+            (m.positive.as_str(), m.negative.as_deref()),
+            ("+1", Some("-1"))
+        );
+        assert_eq!(s, vec![1, -1]);
+        let (m, s) = decide(&table(&["1", "0"]), None).unwrap();
+        assert_eq!((m.positive.as_str(), s), ("1", vec![1, -1]));
+    }
+
+    #[test]
+    fn other_pairs_take_the_larger_or_later_as_positive() {
+        let (m, _) = decide(&table(&["5", "3"]), None).unwrap();
+        assert_eq!(m.positive, "5");
+        let (m, _) = decide(&table(&["10", "9"]), None).unwrap();
+        assert_eq!(m.positive, "10", "numbers compare as numbers, not text");
+        let (m, _) = decide(&table(&["benign", "malignant"]), None).unwrap();
+        assert_eq!(m.positive, "malignant");
+    }
+
+    #[test]
+    fn numeric_spellings_are_one_class() {
+        let t = table(&["1", "1.0", "+1", "2"]);
+        assert_eq!(t.classes().len(), 2);
+        assert_eq!(t.classes()[0].count, 3);
+    }
+
+    #[test]
+    fn rule_errors_list_what_was_found() {
+        assert_eq!(decide(&table(&[]), None), Err(LabelRuleError::NoRows));
+        let e = decide(&table(&["a", "a"]), None).unwrap_err().to_string();
+        assert!(e.contains("only one label value (\"a\" (2 rows))"), "{e}");
+        let e = decide(&table(&["a", "b", "c"]), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--positive") && e.contains("\"c\" (1 rows)"),
+            "{e}"
+        );
+        let e = decide(&table(&["a", "b"]), Some("z"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"z\" is not a label"), "{e}");
+    }
+
+    #[test]
+    fn positive_selects_one_vs_rest() {
+        let (m, s) = decide(&table(&["a", "b", "c"]), Some("b")).unwrap();
+        assert!(m.is_one_vs_rest());
+        assert_eq!(s, vec![-1, 1, -1]);
+        assert_eq!(m.sign_of("c"), Some(-1));
+        let (m, _) = decide(&table(&["a", "b"]), Some("a")).unwrap();
+        assert_eq!(m.negative.as_deref(), Some("b"));
+        assert_eq!(m.sign_of("q"), None);
+    }
+}

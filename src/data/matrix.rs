@@ -1,0 +1,204 @@
+//! In-memory feature storage: dense row-major or compressed sparse rows (CSR).
+
+use crate::float::Real;
+
+/// One row's features, as stored. The bias feature is never stored: the
+/// trainer appends the constant 1 itself.
+#[derive(Clone, Copy, Debug)]
+pub enum Row<'a, F> {
+    Dense(&'a [F]),
+    /// Column indices (strictly increasing, 0-based) and their values.
+    Sparse(&'a [u32], &'a [F]),
+}
+
+impl<F: Real> Row<'_, F> {
+    /// Number of stored entries (the terms a dot product sums, bias excluded).
+    pub fn stored(&self) -> usize {
+        match self {
+            Row::Dense(x) => x.len(),
+            Row::Sparse(_, v) => v.len(),
+        }
+    }
+
+    /// Calls `f(column, value)` for every stored entry in increasing column order.
+    pub fn for_each(&self, mut f: impl FnMut(usize, F)) {
+        match *self {
+            Row::Dense(x) => x.iter().enumerate().for_each(|(k, &v)| f(k, v)),
+            Row::Sparse(idx, val) => idx.iter().zip(val).for_each(|(&k, &v)| f(k as usize, v)),
+        }
+    }
+
+    /// Squared Euclidean norm, accumulated in f64 (for reports, not decisions).
+    pub fn norm_sq_f64(&self) -> f64 {
+        let mut s = 0.0;
+        self.for_each(|_, v| s += v.to_f64() * v.to_f64());
+        s
+    }
+
+    /// Sum of absolute values, accumulated in f64 and rounded up slightly so it
+    /// is an upper bound of the exact value.
+    pub fn l1_upper_f64(&self) -> f64 {
+        let mut s = 0.0;
+        self.for_each(|_, v| s += v.to_f64().abs());
+        s * (1.0 + 1e-12)
+    }
+}
+
+/// A dense row-major matrix.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DenseMatrix<F> {
+    pub rows: usize,
+    pub cols: usize,
+    /// `rows * cols` values, row after row.
+    pub values: Vec<F>,
+}
+
+/// A compressed-sparse-row matrix: row `i` owns entries
+/// `row_ptr[i]..row_ptr[i + 1]` of `indices` and `values`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CsrMatrix<F> {
+    pub cols: usize,
+    pub row_ptr: Vec<usize>,
+    pub indices: Vec<u32>,
+    pub values: Vec<F>,
+}
+
+impl<F> CsrMatrix<F> {
+    pub fn rows(&self) -> usize {
+        self.row_ptr.len().saturating_sub(1)
+    }
+}
+
+/// The features of a dataset, in whichever layout the input had.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Features<F> {
+    Dense(DenseMatrix<F>),
+    Sparse(CsrMatrix<F>),
+}
+
+impl<F: Real> Features<F> {
+    pub fn rows(&self) -> usize {
+        match self {
+            Features::Dense(m) => m.rows,
+            Features::Sparse(m) => m.rows(),
+        }
+    }
+
+    /// Number of feature columns (the bias excluded).
+    pub fn cols(&self) -> usize {
+        match self {
+            Features::Dense(m) => m.cols,
+            Features::Sparse(m) => m.cols,
+        }
+    }
+
+    pub fn is_sparse(&self) -> bool {
+        matches!(self, Features::Sparse(_))
+    }
+
+    pub fn row(&self, i: usize) -> Row<'_, F> {
+        match self {
+            Features::Dense(m) => Row::Dense(&m.values[i * m.cols..(i + 1) * m.cols]),
+            Features::Sparse(m) => {
+                let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
+                Row::Sparse(&m.indices[a..b], &m.values[a..b])
+            }
+        }
+    }
+
+    /// Number of stored values that are not zero.
+    pub fn nonzeros(&self) -> usize {
+        match self {
+            Features::Dense(m) => m.values.iter().filter(|v| **v != F::ZERO).count(),
+            Features::Sparse(m) => m.values.iter().filter(|v| **v != F::ZERO).count(),
+        }
+    }
+
+    /// Bytes the feature storage occupies.
+    pub fn storage_bytes(&self) -> usize {
+        let f = std::mem::size_of::<F>();
+        match self {
+            Features::Dense(m) => m.values.len() * f,
+            Features::Sparse(m) => m.values.len() * f + m.indices.len() * 4 + m.row_ptr.len() * 8,
+        }
+    }
+
+    /// The same features in CSR layout (exact zeros dropped).
+    pub fn to_sparse(&self) -> CsrMatrix<F> {
+        match self {
+            Features::Sparse(m) => m.clone(),
+            Features::Dense(m) => {
+                let mut out = CsrMatrix {
+                    cols: m.cols,
+                    row_ptr: Vec::with_capacity(m.rows + 1),
+                    ..Default::default()
+                };
+                out.row_ptr.push(0);
+                for i in 0..m.rows {
+                    for (k, &v) in m.values[i * m.cols..(i + 1) * m.cols].iter().enumerate() {
+                        if v != F::ZERO {
+                            out.indices.push(k as u32);
+                            out.values.push(v);
+                        }
+                    }
+                    out.row_ptr.push(out.indices.len());
+                }
+                out
+            }
+        }
+    }
+
+    /// The same features in dense layout.
+    pub fn to_dense(&self) -> DenseMatrix<F> {
+        match self {
+            Features::Dense(m) => m.clone(),
+            Features::Sparse(m) => {
+                let rows = m.rows();
+                let mut values = vec![F::ZERO; rows * m.cols];
+                for i in 0..rows {
+                    for e in m.row_ptr[i]..m.row_ptr[i + 1] {
+                        values[i * m.cols + m.indices[e] as usize] = m.values[e];
+                    }
+                }
+                DenseMatrix {
+                    rows,
+                    cols: m.cols,
+                    values,
+                }
+            }
+        }
+    }
+
+    /// The rows reordered so that new row `p` is old row `order[p]`.
+    pub fn permuted(&self, order: &[usize]) -> Features<F> {
+        match self {
+            Features::Dense(m) => {
+                let mut values = Vec::with_capacity(m.values.len());
+                for &i in order {
+                    values.extend_from_slice(&m.values[i * m.cols..(i + 1) * m.cols]);
+                }
+                Features::Dense(DenseMatrix {
+                    rows: order.len(),
+                    cols: m.cols,
+                    values,
+                })
+            }
+            Features::Sparse(m) => {
+                let mut out = CsrMatrix {
+                    cols: m.cols,
+                    row_ptr: Vec::with_capacity(order.len() + 1),
+                    indices: Vec::with_capacity(m.indices.len()),
+                    values: Vec::with_capacity(m.values.len()),
+                };
+                out.row_ptr.push(0);
+                for &i in order {
+                    let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
+                    out.indices.extend_from_slice(&m.indices[a..b]);
+                    out.values.extend_from_slice(&m.values[a..b]);
+                    out.row_ptr.push(out.indices.len());
+                }
+                Features::Sparse(out)
+            }
+        }
+    }
+}

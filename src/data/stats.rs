@@ -1,0 +1,14 @@
+//! Dataset statistics shown by `info` and used by the convergence report.
+
+use crate::float::Real;
+
+use super::Features;
+
+/// The radius D = max_i ||x~_i||, with the bias feature 1 included when `bias`.
+pub fn radius<F: Real>(features: &Features<F>, bias: bool) -> f64 {
+    let extra = if bias { 1.0 } else { 0.0 };
+    (0..features.rows())
+        .map(|i| features.row(i).norm_sq_f64() + extra)
+        .fold(0.0f64, f64::max)
+        .sqrt()
+}

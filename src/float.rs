@@ -1,0 +1,143 @@
+//! The two training precisions, `f32` and `f64`, behind one trait.
+//!
+//! Everything exact in this crate is generic over [`Real`]. The trait only
+//! exposes plain IEEE-754 operations (one rounding each, never fused), so the
+//! reference arithmetic reads the same in both precisions.
+
+use std::fmt::{Debug, Display};
+use std::ops::{Add, Mul, Neg, Sub};
+use std::str::FromStr;
+
+/// The precision a run computes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    F32,
+    F64,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+}
+
+impl Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "f32" => Ok(Precision::F32),
+            "f64" => Ok(Precision::F64),
+            other => Err(format!("unknown precision `{other}` (expected f32 or f64)")),
+        }
+    }
+}
+
+/// An IEEE-754 binary floating-point type the perceptron can train in.
+pub trait Real:
+    Copy
+    + Default
+    + PartialEq
+    + PartialOrd
+    + Debug
+    + Display
+    + Send
+    + Sync
+    + 'static
+    + bytemuck::Pod
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Neg<Output = Self>
+    + FromStr
+{
+    const PRECISION: Precision;
+    const ZERO: Self;
+    const ONE: Self;
+    /// Unit roundoff u = 2^-p (half an ulp of 1.0): |fl(x) - x| <= u |x| for
+    /// results in the normal range.
+    const UNIT_ROUNDOFF: f64;
+    /// Smallest positive normal number (lambda). Below it, results are
+    /// subnormal and a device may flush them to zero.
+    const MIN_NORMAL: f64;
+
+    fn to_f64(self) -> f64;
+    /// Rounds to nearest; used only where the rounding is part of the spec
+    /// (reading decimal text goes through [`FromStr`] instead, to avoid double
+    /// rounding).
+    fn from_f64(v: f64) -> Self;
+    fn is_finite(self) -> bool;
+    /// True for non-zero numbers below [`Real::MIN_NORMAL`] in magnitude.
+    fn is_subnormal(self) -> bool;
+    fn abs(self) -> Self;
+}
+
+impl Real for f32 {
+    const PRECISION: Precision = Precision::F32;
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const UNIT_ROUNDOFF: f64 = 5.960_464_477_539_063e-8; // 2^-24
+    const MIN_NORMAL: f64 = 1.175_494_350_822_287_5e-38; // 2^-126
+
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+    fn is_subnormal(self) -> bool {
+        f32::is_subnormal(self)
+    }
+    fn abs(self) -> Self {
+        f32::abs(self)
+    }
+}
+
+impl Real for f64 {
+    const PRECISION: Precision = Precision::F64;
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const UNIT_ROUNDOFF: f64 = 1.110_223_024_625_156_5e-16; // 2^-53
+    const MIN_NORMAL: f64 = 2.2250738585072014e-308; // 2^-1022
+
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+    fn is_subnormal(self) -> bool {
+        f64::is_subnormal(self)
+    }
+    fn abs(self) -> Self {
+        f64::abs(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_are_the_powers_of_two_they_claim() {
+        assert_eq!(<f32 as Real>::UNIT_ROUNDOFF, 2f64.powi(-24));
+        assert_eq!(<f64 as Real>::UNIT_ROUNDOFF, 2f64.powi(-53));
+        assert_eq!(<f32 as Real>::MIN_NORMAL, f32::MIN_POSITIVE as f64);
+        assert_eq!(<f64 as Real>::MIN_NORMAL, f64::MIN_POSITIVE);
+    }
+}

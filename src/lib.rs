@@ -6,9 +6,13 @@
 //! rigorous rounding-error bound ([`certify`]), and leave every uncertain row
 //! and every update to the host's reference arithmetic ([`train`]).
 
+pub mod certify;
+pub mod cpu;
 pub mod data;
 pub mod error;
 pub mod float;
+pub mod reference;
+pub mod train;
 
 pub use error::{Error, Result};
 pub use float::{Precision, Real};

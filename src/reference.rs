@@ -1,0 +1,149 @@
+//! The reference semantics: the definition every backend reproduces bit for bit.
+//!
+//! - The bias is a constant feature 1 placed last: x~ = [x, 1], w~ = [w, b].
+//! - s = w~·x~ is summed in index order from 0, one multiply then one add per
+//!   stored term (never fused, never reassociated), the bias term last.
+//!   Sparse rows sum their stored entries in increasing index order; since w~
+//!   is always finite (see [`apply_update`]) and s is never -0, skipping exact
+//!   zeros gives the same bits.
+//! - Row i is a mistake iff y_i·s <= 0 (exactly zero is a mistake).
+//! - On a mistake every stored coordinate gets w~_k <- w~_k + y_i·x~_ik.
+//!
+//! Rust never contracts `a * b + c` into a fused multiply-add, so the code
+//! below is the arithmetic it reads as.
+
+use crate::data::Row;
+use crate::float::Real;
+
+/// s = w~·x~ in the reference order. `w` has `cols + 1` entries when `bias`.
+#[inline]
+pub fn dot<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> F {
+    let mut s = F::ZERO;
+    match row {
+        Row::Dense(x) => {
+            for (wk, &xk) in w.iter().zip(x) {
+                s = s + *wk * xk;
+            }
+        }
+        Row::Sparse(idx, val) => {
+            for (&k, &xk) in idx.iter().zip(val) {
+                s = s + w[k as usize] * xk;
+            }
+        }
+    }
+    if bias {
+        // The bias feature is exactly 1, so its product is w~_last itself.
+        s = s + w[w.len() - 1];
+    }
+    s
+}
+
+/// The mistake rule: y·s <= 0. With y = ±1 the product is exact, so this is
+/// the sign test written the way the definition reads.
+#[inline]
+pub fn is_mistake<F: Real>(y: i8, s: F) -> bool {
+    let ys = if y > 0 { s } else { -s };
+    // A NaN margin is not <= 0 and therefore not a mistake; it can only arise
+    // from an overflowed product, which the training loop reports instead.
+    ys <= F::ZERO
+}
+
+/// A weight became infinite: the data's scale overflows this precision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overflow {
+    /// 0-based coordinate of w~ (the bias is the last one).
+    pub coordinate: usize,
+}
+
+/// w~ <- w~ + y·x~, one add per stored coordinate. Refuses (leaving `w`
+/// partially updated, which the caller discards) if a weight overflows,
+/// because a model with an infinite weight classifies nothing.
+#[inline]
+pub fn apply_update<F: Real>(
+    w: &mut [F],
+    row: Row<'_, F>,
+    y: i8,
+    bias: bool,
+) -> Result<(), Overflow> {
+    let mut finite = true;
+    match row {
+        Row::Dense(x) => {
+            for (wk, &xk) in w.iter_mut().zip(x) {
+                *wk = if y > 0 { *wk + xk } else { *wk - xk };
+                finite &= wk.is_finite();
+            }
+        }
+        Row::Sparse(idx, val) => {
+            for (&k, &xk) in idx.iter().zip(val) {
+                let wk = &mut w[k as usize];
+                *wk = if y > 0 { *wk + xk } else { *wk - xk };
+                finite &= wk.is_finite();
+            }
+        }
+    }
+    if bias {
+        let last = w.len() - 1;
+        w[last] = if y > 0 {
+            w[last] + F::ONE
+        } else {
+            w[last] - F::ONE
+        };
+        finite &= w[last].is_finite();
+    }
+    if finite {
+        Ok(())
+    } else {
+        let coordinate = w.iter().position(|v| !v.is_finite()).unwrap_or(0);
+        Err(Overflow { coordinate })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_sums_in_index_order_with_bias_last() {
+        // 1e8 + 1 - 1e8 in f32: sequential order loses the 1, which a
+        // reassociated sum would keep. The reference must lose it.
+        let w = [1.0f32, 1.0, -1.0, 0.5];
+        let x = [1e8f32, 1.0, 1e8];
+        assert_eq!(dot(&w, Row::Dense(&x), true), 0.5);
+        assert_eq!(dot(&w[..3], Row::Dense(&x), false), 0.0);
+    }
+
+    #[test]
+    fn dense_and_sparse_rows_give_the_same_bits() {
+        let w = [0.1f32, -0.7, 0.3, 2.0];
+        let dense = [0.0f32, 3.0, 0.0];
+        let idx = [1u32];
+        let val = [3.0f32];
+        assert_eq!(
+            dot(&w, Row::Dense(&dense), true).to_bits(),
+            dot(&w, Row::Sparse(&idx, &val), true).to_bits()
+        );
+    }
+
+    #[test]
+    fn zero_margin_is_a_mistake_for_both_labels() {
+        assert!(is_mistake(1, 0.0f32));
+        assert!(is_mistake(-1, 0.0f32));
+        assert!(is_mistake(1, -0.0f64));
+        assert!(!is_mistake(1, 1e-45f32));
+        assert!(is_mistake(-1, 1e-45f32));
+    }
+
+    #[test]
+    fn update_adds_signed_row_and_bias() {
+        let mut w = [0.5f64, 0.0, 0.0];
+        apply_update(&mut w, Row::Dense(&[1.0, 2.0]), -1, true).unwrap();
+        assert_eq!(w, [-0.5, -2.0, -1.0]);
+    }
+
+    #[test]
+    fn update_refuses_overflow() {
+        let mut w = [f32::MAX, 0.0];
+        let e = apply_update(&mut w, Row::Dense(&[f32::MAX]), 1, true).unwrap_err();
+        assert_eq!(e.coordinate, 0);
+    }
+}

@@ -1,0 +1,138 @@
+//! Training: parameters in, fitted model out.
+//!
+//! [`TrainParams`] says what to train; [`fit`] runs the one loop of
+//! [`driver`] with whichever [`MarginEngine`] the caller picked and returns a
+//! [`Fit`]: the weights, the per-epoch mistakes and what the convergence
+//! theorem says about the run.
+
+pub mod driver;
+pub mod engine;
+pub mod shuffle;
+pub mod theory;
+
+use std::time::Instant;
+
+use crate::data::Dataset;
+use crate::error::Result;
+use crate::float::Real;
+
+pub use driver::{LoopStats, Observer, Silent, State, Stop};
+pub use engine::{EngineStats, MarginEngine, ReferenceEngine};
+pub use theory::Theory;
+
+/// What to train. The defaults are the classic algorithm.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainParams {
+    /// Stop after this many epochs even if the last one made mistakes.
+    pub max_epochs: usize,
+    /// Append the constant feature 1 (the bias) to every row.
+    pub bias: bool,
+    /// Visit the rows in the order fixed by this seed instead of file order.
+    pub shuffle_seed: Option<u64>,
+}
+
+impl Default for TrainParams {
+    fn default() -> Self {
+        TrainParams {
+            max_epochs: 1000,
+            bias: true,
+            shuffle_seed: None,
+        }
+    }
+}
+
+/// A trained perceptron and the story of its training.
+#[derive(Clone, Debug)]
+pub struct Fit<F> {
+    /// w~: the feature weights, then the bias when `bias`.
+    pub weights: Vec<F>,
+    pub bias: bool,
+    pub mistakes_per_epoch: Vec<u64>,
+    pub stop: Stop,
+    /// Engines used, in order (more than one after a device failure).
+    pub engines: Vec<String>,
+    pub loop_stats: LoopStats,
+    pub engine_stats: EngineStats,
+    pub theory: Theory,
+    pub seconds: f64,
+    /// The state to resume from (meaningful when interrupted).
+    pub state: State<F>,
+}
+
+impl<F: Real> Fit<F> {
+    pub fn epochs(&self) -> usize {
+        self.mistakes_per_epoch.len()
+    }
+
+    pub fn total_mistakes(&self) -> u64 {
+        self.mistakes_per_epoch.iter().sum::<u64>() + self.state.mistakes_in_epoch
+    }
+
+    pub fn converged(&self) -> bool {
+        self.stop == Stop::Converged
+    }
+
+    /// The feature weights without the bias.
+    pub fn feature_weights(&self) -> &[F] {
+        &self.weights[..self.weights.len() - self.bias as usize]
+    }
+
+    /// The bias (0 without one).
+    pub fn intercept(&self) -> F {
+        if self.bias {
+            self.weights[self.weights.len() - 1]
+        } else {
+            F::ZERO
+        }
+    }
+}
+
+/// Trains on `data`, already in training order (see [`shuffle::permutation`]),
+/// starting from `state` (use [`State::initial`] for w = 0).
+pub fn fit<'a, F: Real>(
+    data: &Dataset<F>,
+    params: &TrainParams,
+    state: State<F>,
+    engine: Box<dyn MarginEngine<F> + 'a>,
+    fallback: driver::Fallback<'a, F>,
+    observer: &mut dyn Observer,
+) -> Result<Fit<F>> {
+    let t0 = Instant::now();
+    let out = driver::run(
+        data,
+        params.bias,
+        params.max_epochs,
+        state,
+        engine,
+        fallback,
+        observer,
+    )?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let theory = theory::analyse(data, &out.state.weights, params.bias);
+    Ok(Fit {
+        weights: out.state.weights.clone(),
+        bias: params.bias,
+        mistakes_per_epoch: out.state.mistakes_per_epoch.clone(),
+        stop: out.stop,
+        engines: out.engines,
+        loop_stats: out.stats,
+        engine_stats: out.engine_stats,
+        theory,
+        seconds,
+        state: out.state,
+    })
+}
+
+/// Trains with the reference engine: the textbook sequential algorithm.
+pub fn fit_reference<F: Real>(data: &Dataset<F>, params: &TrainParams) -> Result<Fit<F>> {
+    let dim = data.cols() + params.bias as usize;
+    let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    fit(
+        data,
+        params,
+        State::initial(dim),
+        Box::new(ReferenceEngine),
+        &mut fallback,
+        &mut Silent,
+    )
+}

@@ -1,0 +1,78 @@
+//! What the perceptron convergence theorem says about a finished run.
+//!
+//! If ||x~_i|| <= D for every row and a unit vector u separates the data with
+//! margin gamma = min_i y_i u·x~_i > 0, the perceptron makes at most
+//! (D/gamma)^2 mistakes (Novikoff 1962). The learned w~, normalised, is such a
+//! u once training converged, so a converged run can check M <= (D/gamma)^2.
+//! These figures are reports, computed in f64; decisions never use them.
+
+use crate::data::Dataset;
+use crate::float::Real;
+use crate::reference;
+
+/// The theorem's quantities for a model on its training data.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Theory {
+    /// D = max_i ||x~_i|| (bias feature included).
+    pub radius: f64,
+    /// gamma = min_i y_i w~·x~_i / ||w~||, when every row is classified
+    /// correctly (otherwise w~ separates nothing and there is no bound).
+    pub margin: Option<f64>,
+    /// (D / gamma)^2.
+    pub mistake_bound: Option<f64>,
+    /// Rows the model classifies correctly under the reference decision.
+    pub correct: usize,
+    pub rows: usize,
+}
+
+impl Theory {
+    pub fn accuracy(&self) -> f64 {
+        if self.rows == 0 {
+            0.0
+        } else {
+            self.correct as f64 / self.rows as f64
+        }
+    }
+
+    /// Whether `mistakes` respects the bound (None without a bound).
+    pub fn bound_holds(&self, mistakes: u64) -> Option<bool> {
+        self.mistake_bound.map(|b| mistakes as f64 <= b)
+    }
+}
+
+/// Computes D, gamma, the bound and the training accuracy of `w` (bias last
+/// when `bias`).
+pub fn analyse<F: Real>(data: &Dataset<F>, w: &[F], bias: bool) -> Theory {
+    let rows = data.rows();
+    let radius = crate::data::stats::radius(&data.features, bias);
+    let norm = w
+        .iter()
+        .map(|v| v.to_f64() * v.to_f64())
+        .sum::<f64>()
+        .sqrt();
+    let mut correct = 0;
+    let mut min_margin = f64::INFINITY;
+    for i in 0..rows {
+        let row = data.features.row(i);
+        let y = data.labels[i];
+        if !reference::is_mistake(y, reference::dot(w, row, bias)) {
+            correct += 1;
+        }
+        let mut s = 0.0f64;
+        row.for_each(|k, v| s += w[k].to_f64() * v.to_f64());
+        if bias {
+            s += w[w.len() - 1].to_f64();
+        }
+        min_margin = min_margin.min(y as f64 * s);
+    }
+    let separates = correct == rows && rows > 0 && norm > 0.0 && min_margin > 0.0;
+    let margin = separates.then(|| min_margin / norm);
+    let mistake_bound = margin.map(|g| (radius / g).powi(2));
+    Theory {
+        radius,
+        margin,
+        mistake_bound,
+        correct,
+        rows,
+    }
+}

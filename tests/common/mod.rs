@@ -1,0 +1,143 @@
+//! Shared test helpers: an independent textbook perceptron and data generators.
+#![allow(dead_code)]
+
+use perceptron::Real;
+use perceptron::data::{CsrMatrix, Dataset, DenseMatrix, Features, Format, LabelMap};
+
+/// The textbook algorithm, written out independently of the crate's loop.
+/// Returns (w~, mistakes per epoch).
+pub fn textbook<F: Real>(data: &Dataset<F>, bias: bool, max_epochs: usize) -> (Vec<F>, Vec<u64>) {
+    let d = data.cols();
+    let mut w = vec![F::ZERO; d + bias as usize];
+    let mut per_epoch = Vec::new();
+    for _ in 0..max_epochs {
+        let mut mistakes = 0;
+        for i in 0..data.rows() {
+            let (idx, val): (Vec<usize>, Vec<F>) = match data.features.row(i) {
+                perceptron::data::Row::Dense(x) => (0..x.len()).zip(x.iter().copied()).unzip(),
+                perceptron::data::Row::Sparse(ix, v) => {
+                    (ix.iter().map(|&k| k as usize).zip(v.iter().copied())).unzip()
+                }
+            };
+            let mut s = F::ZERO;
+            for (&k, &v) in idx.iter().zip(&val) {
+                s = s + w[k] * v;
+            }
+            if bias {
+                s = s + w[d];
+            }
+            let y = data.labels[i];
+            let ys = if y > 0 { s } else { -s };
+            if ys <= F::ZERO {
+                mistakes += 1;
+                for (&k, &v) in idx.iter().zip(&val) {
+                    w[k] = if y > 0 { w[k] + v } else { w[k] - v };
+                }
+                if bias {
+                    w[d] = if y > 0 { w[d] + F::ONE } else { w[d] - F::ONE };
+                }
+            }
+        }
+        per_epoch.push(mistakes);
+        if mistakes == 0 {
+            break;
+        }
+    }
+    (w, per_epoch)
+}
+
+/// xorshift64*: a small deterministic generator for test data.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+pub fn labels_map() -> LabelMap {
+    LabelMap {
+        positive: "1".into(),
+        negative: Some("-1".into()),
+    }
+}
+
+pub fn dataset<F: Real>(features: Features<F>, labels: Vec<i8>) -> Dataset<F> {
+    Dataset {
+        features,
+        labels,
+        label_map: labels_map(),
+        classes: vec![],
+        source: "generated".into(),
+        format: Format::Csv,
+    }
+}
+
+/// Dense data labelled by a random hyperplane, with a fraction `noise` of
+/// labels flipped. Values are drawn with `scale` spread of magnitudes.
+pub fn random_dense<F: Real>(rng: &mut Rng, rows: usize, cols: usize, noise: f64) -> Dataset<F> {
+    let plane: Vec<f64> = (0..cols).map(|_| rng.unit() - 0.5).collect();
+    let offset = rng.unit() - 0.5;
+    let mut values = Vec::with_capacity(rows * cols);
+    let mut labels = Vec::with_capacity(rows);
+    for _ in 0..rows {
+        let mut s = offset * 0.3;
+        for &p in &plane {
+            let v = F::from_f64((rng.unit() - 0.5) * 4.0);
+            s += p * v.to_f64();
+            values.push(v);
+        }
+        let mut y = if s > 0.0 { 1 } else { -1 };
+        if rng.unit() < noise {
+            y = -y;
+        }
+        labels.push(y);
+    }
+    dataset(Features::Dense(DenseMatrix { rows, cols, values }), labels)
+}
+
+/// Sparse data with about `nnz` entries per row out of `cols`.
+pub fn random_sparse<F: Real>(
+    rng: &mut Rng,
+    rows: usize,
+    cols: usize,
+    nnz: usize,
+    noise: f64,
+) -> Dataset<F> {
+    let plane: Vec<f64> = (0..cols).map(|_| rng.unit() - 0.5).collect();
+    let mut m = CsrMatrix {
+        cols,
+        row_ptr: vec![0],
+        ..Default::default()
+    };
+    let mut labels = Vec::with_capacity(rows);
+    for _ in 0..rows {
+        let mut idx: Vec<u32> = (0..nnz).map(|_| rng.below(cols) as u32).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        let mut s = 0.0;
+        for &k in &idx {
+            let v = F::from_f64(rng.unit() * 2.0 - 0.5);
+            s += plane[k as usize] * v.to_f64();
+            m.indices.push(k);
+            m.values.push(v);
+        }
+        m.row_ptr.push(m.indices.len());
+        let mut y = if s > 0.0 { 1 } else { -1 };
+        if rng.unit() < noise {
+            y = -y;
+        }
+        labels.push(y);
+    }
+    dataset(Features::Sparse(m), labels)
+}

@@ -7,10 +7,14 @@
 //! and every update to the host's reference arithmetic ([`train`]).
 
 pub mod certify;
+pub mod cli;
 pub mod cpu;
 pub mod data;
 pub mod error;
 pub mod float;
+pub mod gpu;
+pub mod model;
+pub mod output;
 pub mod reference;
 pub mod train;
 

@@ -1,3 +1,5 @@
+//! The `perceptron` command: a thin shell around the library's CLI module.
+
 fn main() {
-    println!("perceptron: under construction");
+    std::process::exit(perceptron::cli::main());
 }

@@ -1,0 +1,56 @@
+// Certified margins of dense rows: s^ = w·x and t^ = sum |w_k x_k| per row,
+// any summation order; flags every row not certainly correct.
+// CPU twin: src/gpu/twin.rs::dense_pass.
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> x: array<real>;          // chunk rows, row-major
+@group(0) @binding(2) var<storage, read> labels: array<u32>;      // bit set = label +1
+@group(0) @binding(3) var<storage, read> weights: array<real>;    // slots of w_stride
+@group(0) @binding(4) var<storage, read> seg_from: array<u32>;    // segment starts
+@group(0) @binding(5) var<storage, read> bound: array<real>;      // REL, ABS, FLUSH
+@group(0) @binding(6) var<storage, read_write> flags: array<atomic<u32>>;
+
+@compute @workgroup_size(256)
+fn margins_dense(
+    @builtin(local_invocation_index) li: u32,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let rows_per_group = WG / LANES;
+    let lane = li % LANES;
+    let slot = li / LANES;
+    let groups = (params.row_count + rows_per_group - 1u) / rows_per_group;
+    // Grid-stride over groups of rows; the bound is uniform per workgroup.
+    for (var g = wg.x; g < groups; g = g + nwg.x) {
+        let r = g * rows_per_group + slot;
+        let live = r < params.row_count;
+        let row = params.row_begin + r;
+        let q = params.pos_offset + r;
+        var s: real = 0.0;
+        var t: real = 0.0;
+        var wbase = 0u;
+        if live {
+            wbase = segment_of(q) * params.w_stride;
+            let xbase = row * params.cols;
+            for (var k = lane; k < params.cols; k = k + LANES) {
+                let p = weights[wbase + k] * x[xbase + k];
+                s = s + p;
+                t = t + abs(p);
+            }
+        }
+        part_s[li] = s;
+        part_t[li] = t;
+        reduce_lanes(li, lane);
+        if live && lane == 0u {
+            var s_row = part_s[li];
+            var t_row = part_t[li];
+            if params.bias != 0u {
+                let b = weights[wbase + params.cols];
+                s_row = s_row + b;
+                t_row = t_row + abs(b);
+            }
+            flag_unless_settled(q, row, s_row, t_row, params.cols + params.bias);
+        }
+        workgroupBarrier();
+    }
+}

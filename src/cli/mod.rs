@@ -1,0 +1,59 @@
+//! The command-line interface: argument parsing and dispatch to the library.
+
+pub mod args;
+pub mod progress;
+pub mod train;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::exit;
+
+const ABOUT: &str = "Train Rosenblatt's classic perceptron exactly, on the CPU or the GPU.";
+
+const LONG_ABOUT: &str = "\
+Train Rosenblatt's classic perceptron exactly, on the CPU or the GPU.
+
+Every backend returns the bit-identical model of the textbook sequential
+algorithm (w = 0; rows in order; w <- w + y x whenever y w.x <= 0; stop after
+an epoch without mistakes). Reads CSV and LIBSVM/svmlight files, gzipped or
+not, and reports what the perceptron convergence theorem says about the run.";
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron train                      train on the bundled digits data
+  perceptron train data.csv -o m.json   train on your data, save the model
+  perceptron predict m.json new.csv     one predicted label per line
+  perceptron eval m.json test.csv       accuracy, confusion matrix, F1
+
+Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
+converge within --max-epochs (the model is still saved).";
+
+#[derive(Parser, Debug)]
+#[command(name = "perceptron", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    Train(train::TrainArgs),
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Train(a) => train::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("perceptron: error: {e}");
+            match e {
+                crate::Error::Usage(_) => exit::USAGE,
+                _ => exit::ERROR,
+            }
+        }
+    }
+}

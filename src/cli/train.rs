@@ -1,0 +1,385 @@
+//! `perceptron train`: fit a model, save it, and report what the theory says.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::args::{Backend, DataArgs, PrecisionArg, default_model_path};
+use super::progress::TrainProgress;
+use crate::data::{self, Dataset};
+use crate::error::{Error, Result, exit};
+use crate::float::{Precision, Real};
+use crate::model::{Model, TrainingInfo};
+use crate::train::{self, MarginEngine, ReferenceEngine, State, Stop, TrainParams};
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron train                          train on the bundled digits (3 vs 5) data
+  perceptron train data/iris_setosa.csv -o iris.json
+  perceptron train data/heart_scale.svm --max-epochs 50
+  perceptron train letters.csv --label-column class --positive A
+  perceptron train big.svm.gz --precision f64 --shuffle --seed 7 --json
+
+Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
+last model is still saved); 1 error; 2 bad command line.";
+
+/// Train a perceptron on a CSV or LIBSVM file (or the bundled digits data).
+///
+/// Runs Rosenblatt's classic algorithm exactly: w = 0, rows in file order,
+/// w <- w + y x on every mistake (y·w·x <= 0), until an epoch makes no
+/// mistake or --max-epochs is reached. Every backend gives the bit-identical
+/// model of the textbook sequential loop.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct TrainArgs {
+    /// Data file (CSV or LIBSVM, optionally .gz). Omit it to train on the
+    /// bundled UCI digits 3-vs-5 dataset.
+    pub data: Option<PathBuf>,
+
+    /// Where to save the model (JSON). Written atomically: an existing file is
+    /// only replaced by a complete new model.
+    #[arg(short, long, value_name = "MODEL")]
+    pub output: Option<PathBuf>,
+
+    /// Stop after this many epochs if the data has not been separated.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub max_epochs: usize,
+
+    /// Arithmetic precision. f64 equals scikit-learn's Perceptron bit for bit.
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+
+    /// Train without the bias (the hyperplane passes through the origin).
+    #[arg(long)]
+    pub no_bias: bool,
+
+    /// The label value to treat as +1; all others are -1 (one-vs-rest).
+    /// Needed when the file has more than two label values.
+    #[arg(long, value_name = "LABEL")]
+    pub positive: Option<String>,
+
+    /// Visit rows in a fixed pseudo-random order (needs --seed).
+    #[arg(long, requires = "seed")]
+    pub shuffle: bool,
+
+    /// Seed of the --shuffle order; the same seed gives the same model.
+    #[arg(long, value_name = "S", requires = "shuffle")]
+    pub seed: Option<u64>,
+
+    /// How margins are computed. All backends give identical models.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub backend: Backend,
+
+    /// Print the summary as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+/// The run summary, printed as text or JSON.
+#[derive(Serialize, Debug)]
+pub struct TrainReport {
+    pub data: String,
+    pub format: String,
+    pub rows: usize,
+    pub features: usize,
+    pub sparse: bool,
+    pub precision: Precision,
+    pub bias: bool,
+    pub positive_label: String,
+    pub negative_label: String,
+    pub positive_rows: usize,
+    pub negative_rows: usize,
+    pub backend: Vec<String>,
+    pub seed: Option<u64>,
+    pub epochs: usize,
+    pub max_epochs: usize,
+    pub converged: bool,
+    pub stop: Stop,
+    pub mistakes_per_epoch: Vec<u64>,
+    pub total_mistakes: u64,
+    pub training_accuracy: f64,
+    pub radius: f64,
+    pub margin: Option<f64>,
+    pub mistake_bound: Option<f64>,
+    pub bound_holds: Option<bool>,
+    pub model: String,
+    pub seconds: f64,
+    pub seconds_per_epoch: f64,
+    pub loop_stats: train::LoopStats,
+    pub engine_stats: train::EngineStats,
+    pub warnings: Vec<String>,
+}
+
+pub fn run(args: &TrainArgs) -> Result<i32> {
+    match Precision::from(args.precision) {
+        Precision::F32 => run_in::<f32>(args),
+        Precision::F64 => run_in::<f64>(args),
+    }
+}
+
+fn load<F: Real>(args: &TrainArgs) -> Result<Dataset<F>> {
+    let opts = args.data_args.load_options(args.positive.clone());
+    match &args.data {
+        Some(path) => data::load(path, &opts),
+        None => data::bundled::digits_3v5(&opts),
+    }
+}
+
+fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
+    if args.max_epochs == 0 {
+        return Err(Error::Usage("--max-epochs must be at least 1".into()));
+    }
+    let output = args.output.clone().unwrap_or_else(default_model_path);
+    let mut data = load::<F>(args)?;
+    let seed = if args.shuffle { args.seed } else { None };
+    if let Some(s) = seed {
+        data = data.permuted(&train::shuffle::permutation(data.rows(), s));
+    }
+    let params = TrainParams {
+        max_epochs: args.max_epochs,
+        bias: !args.no_bias,
+        shuffle_seed: seed,
+    };
+    let dim = data.cols() + params.bias as usize;
+    let engine: Box<dyn MarginEngine<F>> = match args.backend {
+        Backend::Reference => Box::new(ReferenceEngine),
+        Backend::Cpu => Box::new(crate::cpu::CpuEngine::new(&data, params.bias)),
+    };
+    let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    let mut progress = TrainProgress::new(!args.json, data.rows(), args.max_epochs);
+    let fit = train::fit(
+        &data,
+        &params,
+        State::initial(dim),
+        engine,
+        &mut fallback,
+        &mut progress,
+    );
+    progress.finish();
+    let fit = fit?;
+
+    let model = Model {
+        weights: fit.feature_weights().to_vec(),
+        bias: fit.intercept(),
+        has_bias: params.bias,
+        labels: data.label_map.clone(),
+        training: TrainingInfo {
+            epochs: fit.epochs(),
+            max_epochs: params.max_epochs,
+            mistakes_per_epoch: fit.mistakes_per_epoch.clone(),
+            total_mistakes: fit.total_mistakes(),
+            converged: fit.converged(),
+            radius: fit.theory.radius,
+            margin: fit.theory.margin,
+            mistake_bound: fit.theory.mistake_bound,
+            backend: fit.engines.join(", then "),
+            seed,
+            data: data.source.display().to_string(),
+            rows: data.rows(),
+            training_accuracy: fit.theory.accuracy(),
+            seconds: fit.seconds,
+        },
+    };
+    model.save(&output)?;
+
+    let positive_rows = data.labels.iter().filter(|&&y| y > 0).count();
+    let report = TrainReport {
+        data: data.source.display().to_string(),
+        format: data.format.name().into(),
+        rows: data.rows(),
+        features: data.cols(),
+        sparse: data.features.is_sparse(),
+        precision: F::PRECISION,
+        bias: params.bias,
+        positive_label: data.label_map.positive.clone(),
+        negative_label: data.label_map.negative_text().to_owned(),
+        positive_rows,
+        negative_rows: data.rows() - positive_rows,
+        backend: fit.engines.clone(),
+        seed,
+        epochs: fit.epochs(),
+        max_epochs: params.max_epochs,
+        converged: fit.converged(),
+        stop: fit.stop,
+        mistakes_per_epoch: fit.mistakes_per_epoch.clone(),
+        total_mistakes: fit.total_mistakes(),
+        training_accuracy: fit.theory.accuracy(),
+        radius: fit.theory.radius,
+        margin: fit.theory.margin,
+        mistake_bound: fit.theory.mistake_bound,
+        bound_holds: fit.theory.bound_holds(fit.total_mistakes()),
+        model: output.display().to_string(),
+        seconds: fit.seconds,
+        seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
+        loop_stats: fit.loop_stats.clone(),
+        engine_stats: fit.engine_stats.clone(),
+        warnings: progress.take_warnings(),
+    };
+    if args.json {
+        let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
+        println!("{text}");
+    } else {
+        print!("{}", render(&report));
+        if !report.converged {
+            eprintln!(
+                "perceptron: not converged: the data was not separated within {} epochs (the last epoch made {} mistakes); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
+                report.epochs,
+                report.mistakes_per_epoch.last().copied().unwrap_or(0),
+                report.model
+            );
+        }
+    }
+    Ok(if report.converged {
+        exit::SUCCESS
+    } else {
+        exit::NOT_CONVERGED
+    })
+}
+
+/// Abbreviates a long list: the first 10 and the last 5 values.
+pub fn abbreviate(values: &[u64]) -> String {
+    let show = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+    if values.len() <= 16 {
+        show(values)
+    } else {
+        format!(
+            "{} ... ({} more) ... {}",
+            show(&values[..10]),
+            values.len() - 15,
+            show(&values[values.len() - 5..])
+        )
+    }
+}
+
+fn fmt_g(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
+        format!("{v:.4e}")
+    } else {
+        format!("{v:.6}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_owned()
+    }
+}
+
+/// The human-readable summary.
+pub fn render(r: &TrainReport) -> String {
+    let mut s = String::new();
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        &mut s,
+        "data",
+        format!(
+            "{} ({}, {} rows x {} features, {}, {}{})",
+            r.data,
+            r.format,
+            r.rows,
+            r.features,
+            if r.sparse { "sparse" } else { "dense" },
+            r.precision,
+            if r.bias { ", with bias" } else { ", no bias" }
+        ),
+    );
+    line(
+        &mut s,
+        "labels",
+        format!(
+            "+1 = \"{}\" ({} rows), -1 = \"{}\" ({} rows)",
+            r.positive_label, r.positive_rows, r.negative_label, r.negative_rows
+        ),
+    );
+    let order = r
+        .seed
+        .map(|s| format!(", shuffled with seed {s}"))
+        .unwrap_or_default();
+    line(
+        &mut s,
+        "backend",
+        format!("{}{order}", r.backend.join(", then ")),
+    );
+    let verdict = if r.converged {
+        "converged (the last epoch made no mistake)".to_owned()
+    } else if r.stop == Stop::Interrupted {
+        "interrupted".to_owned()
+    } else {
+        format!(
+            "NOT converged: the data was not separated within {} epochs (the last epoch made {} mistakes)",
+            r.epochs,
+            r.mistakes_per_epoch.last().copied().unwrap_or(0)
+        )
+    };
+    line(
+        &mut s,
+        "epochs",
+        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+    );
+    line(
+        &mut s,
+        "mistakes",
+        format!(
+            "M = {} in total; per epoch: {}",
+            r.total_mistakes,
+            abbreviate(&r.mistakes_per_epoch)
+        ),
+    );
+    let correct = (r.training_accuracy * r.rows as f64).round() as usize;
+    line(
+        &mut s,
+        "accuracy",
+        format!(
+            "{:.2}% on the training data ({correct} of {} rows)",
+            100.0 * r.training_accuracy,
+            r.rows
+        ),
+    );
+    line(
+        &mut s,
+        "radius",
+        format!("D = max ||x~|| = {}", fmt_g(r.radius)),
+    );
+    match (r.margin, r.mistake_bound) {
+        (Some(g), Some(b)) => {
+            line(
+                &mut s,
+                "margin",
+                format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
+            );
+            let holds = if r.bound_holds == Some(true) {
+                "the convergence theorem's bound holds"
+            } else {
+                "EXCEEDED (only possible through rounding)"
+            };
+            line(
+                &mut s,
+                "bound",
+                format!(
+                    "(D/gamma)^2 = {}, and M = {} <= {}: {holds}",
+                    fmt_g(b),
+                    r.total_mistakes,
+                    fmt_g(b)
+                ),
+            );
+        }
+        _ => line(
+            &mut s,
+            "margin",
+            "none: the model does not separate the training data, so the theorem gives no bound"
+                .into(),
+        ),
+    }
+    line(&mut s, "model", r.model.clone());
+    line(
+        &mut s,
+        "time",
+        format!(
+            "{:.3} s ({:.3} ms per epoch)",
+            r.seconds,
+            1e3 * r.seconds_per_epoch
+        ),
+    );
+    s
+}

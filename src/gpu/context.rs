@@ -1,0 +1,195 @@
+//! Finding an adapter and opening a device on it.
+//!
+//! Only the Vulkan, Metal and DX12 backends are ever asked for: wgpu's GL
+//! fallback would silently run on whatever GL driver is around. A software
+//! adapter (such as Mesa's lavapipe) is used only when asked for, by
+//! `--backend gpu` or by name with `--adapter`.
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+
+/// The native backends this tool uses.
+pub const BACKENDS: wgpu::Backends = wgpu::Backends::VULKAN
+    .union(wgpu::Backends::METAL)
+    .union(wgpu::Backends::DX12);
+
+/// What `perceptron devices` shows about an adapter.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AdapterSummary {
+    pub index: usize,
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub software: bool,
+    pub f64: bool,
+    pub subgroups: bool,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroups_per_dimension: u32,
+}
+
+/// Which adapter to open.
+#[derive(Clone, Debug, Default)]
+pub struct AdapterRequest {
+    /// Case-insensitive part of the adapter's name; any type, software too.
+    pub name: Option<String>,
+    /// Accept a software adapter when no hardware one exists.
+    pub allow_software: bool,
+}
+
+/// An open device with the adapter's full limits.
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    pub limits: wgpu::Limits,
+    pub features: wgpu::Features,
+    /// The first device error reported asynchronously (lost, validation, out
+    /// of memory), if any. Checked after every pass.
+    pub failure: Arc<Mutex<Option<String>>>,
+}
+
+impl Gpu {
+    /// A short description such as `NVIDIA H100 (Vulkan)`.
+    pub fn describe(&self) -> String {
+        describe(&self.info)
+    }
+
+    /// Takes the pending asynchronous failure, if one was reported.
+    pub fn take_failure(&self) -> Option<String> {
+        self.failure.lock().ok().and_then(|mut f| f.take())
+    }
+}
+
+pub fn describe(info: &wgpu::AdapterInfo) -> String {
+    format!("{} ({:?})", info.name, info.backend)
+}
+
+pub fn instance() -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = BACKENDS;
+    wgpu::Instance::new(desc)
+}
+
+fn is_software(info: &wgpu::AdapterInfo) -> bool {
+    info.device_type == wgpu::DeviceType::Cpu
+}
+
+fn summary(index: usize, a: &wgpu::Adapter) -> AdapterSummary {
+    let info = a.get_info();
+    let limits = a.limits();
+    let features = a.features();
+    AdapterSummary {
+        index,
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: format!("{} {}", info.driver, info.driver_info).trim().to_owned(),
+        software: is_software(&info),
+        f64: features.contains(wgpu::Features::SHADER_F64),
+        subgroups: features.contains(wgpu::Features::SUBGROUP),
+        max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size as u64,
+        max_buffer_size: limits.max_buffer_size,
+        max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+    }
+}
+
+fn adapters() -> Vec<wgpu::Adapter> {
+    pollster::block_on(instance().enumerate_adapters(BACKENDS))
+}
+
+/// Every adapter of the native backends.
+pub fn list() -> Vec<AdapterSummary> {
+    adapters().iter().enumerate().map(|(i, a)| summary(i, a)).collect()
+}
+
+/// Whether a hardware (non-software) adapter exists.
+pub fn hardware_available() -> bool {
+    adapters().iter().any(|a| !is_software(&a.get_info()))
+}
+
+fn rank(info: &wgpu::AdapterInfo) -> u8 {
+    match info.device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
+fn tried() -> String {
+    let found = list();
+    let names = if found.is_empty() {
+        "none".to_owned()
+    } else {
+        found
+            .iter()
+            .map(|a| format!("{} ({}, {})", a.name, a.backend, a.device_type))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    format!("backends tried: Vulkan, Metal, DX12; adapters found: {names}")
+}
+
+/// Picks an adapter and opens a device with its own limits (not wgpu's
+/// conservative defaults) and `features`.
+pub fn open(request: &AdapterRequest, features: wgpu::Features) -> Result<Gpu> {
+    let mut candidates: Vec<wgpu::Adapter> = adapters();
+    if let Some(name) = &request.name {
+        let needle = name.to_lowercase();
+        candidates.retain(|a| a.get_info().name.to_lowercase().contains(&needle));
+        if candidates.is_empty() {
+            return Err(Error::Gpu(format!("no GPU adapter's name contains \"{name}\" ({})", tried())));
+        }
+    } else {
+        if !request.allow_software {
+            candidates.retain(|a| !is_software(&a.get_info()));
+        }
+        if candidates.is_empty() {
+            let hint = if request.allow_software {
+                "; on Debian or Ubuntu, `apt-get install mesa-vulkan-drivers` provides the software adapter lavapipe"
+            } else {
+                ""
+            };
+            return Err(Error::Gpu(format!("no GPU adapter found ({}){hint}", tried())));
+        }
+        candidates.sort_by_key(|a| rank(&a.get_info()));
+    }
+    let adapter = candidates.swap_remove(0);
+    let info = adapter.get_info();
+    let missing = features - adapter.features();
+    if !missing.is_empty() {
+        let what = if missing.contains(wgpu::Features::SHADER_F64) {
+            "64-bit float shaders (SHADER_F64), needed for --precision f64; use --precision f32".to_owned()
+        } else {
+            format!("{missing:?}")
+        };
+        return Err(Error::Gpu(format!("the adapter {} lacks {what}", describe(&info))));
+    }
+    let limits = adapter.limits();
+    let desc = wgpu::DeviceDescriptor {
+        label: Some("perceptron"),
+        required_features: features,
+        required_limits: limits.clone(),
+        ..Default::default()
+    };
+    let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+        .map_err(|e| Error::Gpu(format!("cannot open a device on {}: {e}", describe(&info))))?;
+    let failure = Arc::new(Mutex::new(None::<String>));
+    let sink = failure.clone();
+    device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+        if let Ok(mut f) = sink.lock() {
+            f.get_or_insert_with(|| format!("GPU error: {e}"));
+        }
+    }));
+    let sink = failure.clone();
+    device.set_device_lost_callback(move |reason, msg| {
+        if let Ok(mut f) = sink.lock() {
+            f.get_or_insert_with(|| format!("GPU device lost ({reason:?}): {msg}"));
+        }
+    });
+    Ok(Gpu { device, queue, info, limits, features, failure })
+}

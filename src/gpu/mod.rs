@@ -1,0 +1,3 @@
+//! The GPU backend: certified margins computed by WGSL kernels through wgpu.
+
+pub mod shaders;

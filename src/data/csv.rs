@@ -1,17 +1,1066 @@
 //! CSV parsing: one row per line, the label in one column, `,` `;` or tab.
+//!
+//! Fields are trimmed of surrounding spaces; a field may be double-quoted
+//! (`"a,b"`, with `""` for a quote inside) but cannot span lines. Blank lines
+//! and lines starting with `#` are skipped.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::io::BufRead;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::float::Real;
 
-use super::{LoadOptions, RawData};
+use super::labels::MAX_DISTINCT_LABELS;
+use super::source::{LineReader, NO_DATA_ROWS, column_at, parse_value, quote, trim_excess};
+use super::{
+    DenseMatrix, Features, Format, HeaderMode, LabelColumn, LabelTable, LoadOptions, RawData,
+};
 
+/// The delimiters detected, in tie-breaking order.
+const DELIMITERS: [u8; 3] = [b',', b';', b'\t'];
+
+/// Parses CSV text into a dense matrix.
 pub fn parse<F: Real, R: BufRead>(
-    _reader: R,
-    _path: &Path,
-    _opts: &LoadOptions,
+    reader: R,
+    path: &Path,
+    opts: &LoadOptions,
 ) -> Result<RawData<F>> {
-    unimplemented!("data parsers are being written")
+    parse_sized(reader, path, opts, None)
+}
+
+/// [`parse`], reserving memory once from `size_hint`, the content's length in
+/// bytes when known.
+pub fn parse_sized<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    parse_lines(LineReader::new(reader, path), path, opts, size_hint)
+}
+
+/// A delimiter for messages.
+fn delimiter_name(d: u8) -> String {
+    match d {
+        b'\t' => "tab".to_owned(),
+        b => format!("`{}`", char::from(b)),
+    }
+}
+
+fn is_skipped(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
+pub(crate) fn parse_lines<F: Real, R: BufRead>(
+    mut lines: LineReader<'_, R>,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    // The first line that is not blank or a comment fixes the delimiter, the
+    // number of fields, the label column and whether there is a header.
+    let (first, first_no) = loop {
+        match lines.next_line()? {
+            None => return Err(Error::data(path, NO_DATA_ROWS)),
+            Some((_, l)) if is_skipped(l) => continue,
+            Some((no, l)) => break (l.to_owned(), no),
+        }
+    };
+    let delim = match opts.delimiter {
+        Some(d) if !d.is_ascii() || matches!(d, b'"' | b'\n' | b'\r' | b'#') => {
+            return Err(Error::Usage(format!(
+                "cannot use {:?} as the CSV delimiter; use `,`, `;` or tab",
+                char::from(d)
+            )));
+        }
+        Some(d) => d,
+        None => detect_delimiter(&first),
+    };
+    let at = |line: &str, no: u64, (byte, msg): (usize, String)| {
+        Error::parse(path, no, Some(column_at(line, byte)), msg)
+    };
+    let mut fields = Vec::new();
+    for f in Fields::new(&first, delim) {
+        fields.push(f.map_err(|e| at(&first, first_no, e))?);
+    }
+    let n = fields.len();
+    if n < 2 {
+        return Err(Error::parse(
+            path,
+            first_no,
+            Some(1),
+            format!(
+                "no feature columns: found the single field {}; expected the label and at \
+                 least one feature separated by {}",
+                quote(fields.first().map(|f| f.text.as_ref()).unwrap_or("")),
+                match opts.delimiter {
+                    Some(d) => delimiter_name(d),
+                    None => "`,`, `;` or tab".to_owned(),
+                }
+            ),
+        ));
+    }
+
+    let has_header;
+    let label = match &opts.label_column {
+        None => {
+            has_header = header_by_content(opts.header, &fields, 0);
+            0
+        }
+        Some(LabelColumn::Index(k)) => {
+            if *k == 0 || *k > n {
+                return Err(Error::parse(
+                    path,
+                    first_no,
+                    Some(1),
+                    format!(
+                        "label column {k} is out of range: the file has {n} columns \
+                         (numbered from 1)"
+                    ),
+                ));
+            }
+            has_header = header_by_content(opts.header, &fields, k - 1);
+            k - 1
+        }
+        Some(LabelColumn::Name(name)) => {
+            if opts.header == HeaderMode::Absent {
+                return Err(Error::parse(
+                    path,
+                    first_no,
+                    Some(1),
+                    format!(
+                        "the label column is given by name ({}) but the file is read without \
+                         a header line; give its number instead",
+                        quote(name)
+                    ),
+                ));
+            }
+            has_header = true;
+            let found: Vec<usize> = (0..n)
+                .filter(|&k| fields[k].text == name.as_str())
+                .collect();
+            match found[..] {
+                [k] => k,
+                [] => {
+                    let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
+                    return Err(Error::parse(
+                        path,
+                        first_no,
+                        Some(1),
+                        format!(
+                            "no column named {} in the header; its columns are {}",
+                            quote(name),
+                            names.join(", ")
+                        ),
+                    ));
+                }
+                [a, b, ..] => {
+                    return Err(Error::parse(
+                        path,
+                        first_no,
+                        Some(column_at(&first, fields[b].start)),
+                        format!(
+                            "the header names columns {} and {} both {}; give the label \
+                             column's number instead",
+                            a + 1,
+                            b + 1,
+                            quote(name)
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+
+    let mut rows = Rows {
+        path,
+        delim,
+        expected: n,
+        label,
+        shape_line: first_no,
+        names: if has_header {
+            fields.iter().map(|f| f.text.clone().into_owned()).collect()
+        } else {
+            Vec::new()
+        },
+        values: Vec::new(),
+        class_ids: Vec::new(),
+        table: LabelTable::default(),
+    };
+    drop(fields);
+    let cols = n - 1;
+    let mut reserved = false;
+    let mut reserve = |rows: &mut Rows<F>, line_bytes: usize| {
+        if reserved {
+            return;
+        }
+        reserved = true;
+        if let Some(total) = size_hint {
+            // Rows like this one would fill the file; a few percent over
+            // rather than a regrowth.
+            let est = usize::try_from(total / (line_bytes as u64 + 1)).unwrap_or(usize::MAX);
+            let est = est.saturating_add(est / 32).saturating_add(1);
+            let _ = rows.values.try_reserve(est.saturating_mul(cols));
+            let _ = rows.class_ids.try_reserve(est);
+        }
+    };
+    if !has_header {
+        reserve(&mut rows, first.len());
+        rows.push(&first, first_no)?;
+    }
+    drop(first);
+    while let Some((no, line)) = lines.next_line()? {
+        if is_skipped(line) {
+            continue;
+        }
+        reserve(&mut rows, line.len());
+        rows.push(line, no)?;
+    }
+    let Rows {
+        mut values,
+        mut class_ids,
+        table,
+        ..
+    } = rows;
+    if class_ids.is_empty() {
+        return Err(Error::data(
+            path,
+            "no data rows: the file holds only a header line",
+        ));
+    }
+    trim_excess(&mut values);
+    trim_excess(&mut class_ids);
+    Ok(RawData {
+        features: Features::Dense(DenseMatrix {
+            rows: class_ids.len(),
+            cols,
+            values,
+        }),
+        class_ids,
+        table,
+        format: Format::Csv,
+    })
+}
+
+/// Whether the first line is a header under `mode`: with `Auto`, when a field
+/// other than the label is not a number.
+fn header_by_content(mode: HeaderMode, fields: &[Field<'_>], label: usize) -> bool {
+    match mode {
+        HeaderMode::Present => true,
+        HeaderMode::Absent => false,
+        HeaderMode::Auto => fields
+            .iter()
+            .enumerate()
+            .any(|(k, f)| k != label && !f.text.is_empty() && f.text.parse::<f64>().is_err()),
+    }
+}
+
+/// The candidate delimiter occurring most often outside quotes (ties go to
+/// `,` then `;` then tab); `,` when none occurs, which leaves a single field.
+fn detect_delimiter(line: &str) -> u8 {
+    let mut counts = [0usize; DELIMITERS.len()];
+    let mut quoted = false;
+    for b in line.bytes() {
+        if b == b'"' {
+            quoted = !quoted;
+        } else if !quoted {
+            for (c, &d) in counts.iter_mut().zip(&DELIMITERS) {
+                if b == d {
+                    *c += 1;
+                }
+            }
+        }
+    }
+    let mut best = 0;
+    for k in 1..DELIMITERS.len() {
+        if counts[k] > counts[best] {
+            best = k;
+        }
+    }
+    DELIMITERS[best]
+}
+
+/// The data rows read so far.
+struct Rows<'p, F> {
+    path: &'p Path,
+    delim: u8,
+    /// Fields every line must have.
+    expected: usize,
+    /// 0-based label field.
+    label: usize,
+    /// The line that fixed `expected`, for messages.
+    shape_line: u64,
+    /// Header names, empty without a header.
+    names: Vec<String>,
+    values: Vec<F>,
+    class_ids: Vec<u32>,
+    table: LabelTable,
+}
+
+/// "column 3" or `column 3 ("petal length")`, for messages.
+struct ColumnName<'a>(usize, Option<&'a str>);
+
+impl fmt::Display for ColumnName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "in column {}", self.0 + 1)?;
+        if let Some(name) = self.1 {
+            write!(f, " ({})", quote(name))?;
+        }
+        Ok(())
+    }
+}
+
+impl<F: Real> Rows<'_, F> {
+    /// Parses one data line and appends it.
+    fn push(&mut self, line: &str, no: u64) -> Result<()> {
+        let path = self.path;
+        let err =
+            |byte: usize, msg: String| Error::parse(path, no, Some(column_at(line, byte)), msg);
+        let start = self.values.len();
+        let mut fields = Fields::new(line, self.delim);
+        let mut count = 0usize;
+        let mut class = None;
+        for field in fields.by_ref() {
+            let field = field.map_err(|(b, m)| err(b, m))?;
+            let k = count;
+            count += 1;
+            if k >= self.expected {
+                // Count the rest, then say how many there were.
+                let extra = fields.by_ref().take_while(|f| f.is_ok()).count();
+                return Err(err(
+                    field.start,
+                    format!(
+                        "expected {} fields {}, found {} (the first extra field is {})",
+                        self.expected,
+                        self.shape_hint(),
+                        count + extra,
+                        quote(&field.text)
+                    ),
+                ));
+            }
+            let name = ColumnName(k, self.names.get(k).map(String::as_str));
+            if k == self.label {
+                if field.text.is_empty() {
+                    return Err(err(field.start, format!("empty label {name}")));
+                }
+                class = Some(self.table.intern(&field.text).ok_or_else(|| {
+                    err(
+                        field.start,
+                        format!(
+                            "more than {MAX_DISTINCT_LABELS} distinct label values (this one is \
+                             {}); is column {} really the label?",
+                            quote(&field.text),
+                            k + 1
+                        ),
+                    )
+                })?);
+            } else {
+                let v = parse_value::<F>(&field.text, &name).map_err(|m| err(field.start, m))?;
+                self.values.push(v);
+            }
+        }
+        if count < self.expected {
+            return Err(err(
+                line.len(),
+                format!(
+                    "expected {} fields {}, found {}",
+                    self.expected,
+                    self.shape_hint(),
+                    count
+                ),
+            ));
+        }
+        match class {
+            Some(c) => self.class_ids.push(c),
+            None => {
+                // Unreachable: count == expected > label. Keep the matrix whole anyway.
+                self.values.truncate(start);
+            }
+        }
+        Ok(())
+    }
+
+    fn shape_hint(&self) -> String {
+        if self.names.is_empty() {
+            format!(
+                "separated by {} (as on line {})",
+                delimiter_name(self.delim),
+                self.shape_line
+            )
+        } else {
+            format!(
+                "separated by {} (as in the header on line {})",
+                delimiter_name(self.delim),
+                self.shape_line
+            )
+        }
+    }
+}
+
+/// One field of a line.
+struct Field<'a> {
+    /// Byte offset in the line of its first character (the opening quote of a
+    /// quoted field).
+    start: usize,
+    /// The text, trimmed and unquoted.
+    text: Cow<'a, str>,
+}
+
+/// The fields of a line; an error is a byte offset and a message, and ends
+/// the iteration.
+struct Fields<'a> {
+    line: &'a str,
+    pos: usize,
+    delim: u8,
+    done: bool,
+}
+
+impl<'a> Fields<'a> {
+    fn new(line: &'a str, delim: u8) -> Self {
+        Fields {
+            line,
+            pos: 0,
+            delim,
+            done: false,
+        }
+    }
+
+    fn is_space(&self, b: u8) -> bool {
+        (b == b' ' || b == b'\t') && b != self.delim
+    }
+
+    /// Moves past spaces from `i`.
+    fn skip_spaces(&self, mut i: usize) -> usize {
+        let bytes = self.line.as_bytes();
+        while bytes.get(i).is_some_and(|&b| self.is_space(b)) {
+            i += 1;
+        }
+        i
+    }
+
+    fn quoted(&mut self, open: usize) -> std::result::Result<Field<'a>, (usize, String)> {
+        let line = self.line;
+        let bytes = line.as_bytes();
+        let mut text = String::new();
+        let mut seg = open + 1;
+        loop {
+            let Some(q) = bytes
+                .get(seg..)
+                .and_then(|rest| rest.iter().position(|&b| b == b'"'))
+                .map(|k| seg + k)
+            else {
+                return Err((
+                    open,
+                    "unterminated quoted field: the closing `\"` is missing (quoted fields \
+                     cannot span lines)"
+                        .to_owned(),
+                ));
+            };
+            text.push_str(line.get(seg..q).unwrap_or(""));
+            if bytes.get(q + 1) == Some(&b'"') {
+                text.push('"');
+                seg = q + 2;
+            } else {
+                seg = q + 1;
+                break;
+            }
+        }
+        let after = self.skip_spaces(seg);
+        match bytes.get(after) {
+            None => self.done = true,
+            Some(&b) if b == self.delim => self.pos = after + 1,
+            Some(_) => {
+                let rest = line.get(after..).unwrap_or("");
+                let c: String = rest.chars().take(1).collect();
+                return Err((
+                    after,
+                    format!(
+                        "expected {} or the end of the line after a closing quote, found {}",
+                        delimiter_name(self.delim),
+                        quote(&c)
+                    ),
+                ));
+            }
+        }
+        Ok(Field {
+            start: open,
+            text: Cow::Owned(text),
+        })
+    }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = std::result::Result<Field<'a>, (usize, String)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let bytes = self.line.as_bytes();
+        let start = self.skip_spaces(self.pos);
+        if bytes.get(start) == Some(&b'"') {
+            let field = self.quoted(start);
+            if field.is_err() {
+                self.done = true;
+            }
+            return Some(field);
+        }
+        let end = match bytes
+            .get(start..)
+            .and_then(|r| r.iter().position(|&b| b == self.delim))
+        {
+            Some(k) => {
+                self.pos = start + k + 1;
+                start + k
+            }
+            None => {
+                self.done = true;
+                bytes.len()
+            }
+        };
+        let raw = self.line.get(start..end).unwrap_or("");
+        let tab_is_space = self.delim != b'\t';
+        let text = raw.trim_end_matches(|c: char| c == ' ' || (c == '\t' && tab_is_space));
+        Some(Ok(Field {
+            start,
+            text: Cow::Borrowed(text),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{DenseMatrix, bundled};
+
+    fn data_file(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data")
+            .join(name)
+    }
+
+    fn opts() -> LoadOptions {
+        LoadOptions::default()
+    }
+
+    fn parse_str<F: Real>(text: &str, opts: &LoadOptions) -> Result<RawData<F>> {
+        parse(text.as_bytes(), Path::new("t.csv"), opts)
+    }
+
+    fn dense<F: Real>(raw: &RawData<F>) -> DenseMatrix<F> {
+        match &raw.features {
+            Features::Dense(m) => m.clone(),
+            Features::Sparse(_) => panic!("CSV gave a sparse matrix"),
+        }
+    }
+
+    /// The label text of every row.
+    fn labels<F>(raw: &RawData<F>) -> Vec<&str> {
+        raw.class_ids
+            .iter()
+            .map(|&c| raw.table.classes()[c as usize].text.as_str())
+            .collect()
+    }
+
+    /// The matrix and row labels of `text` read in f64.
+    fn ok(text: &str, opts: &LoadOptions) -> (DenseMatrix<f64>, Vec<String>) {
+        let raw = parse_str::<f64>(text, opts).unwrap();
+        let l = labels(&raw).iter().map(|s| s.to_string()).collect();
+        (dense(&raw), l)
+    }
+
+    fn err_with<F: Real>(text: &str, opts: &LoadOptions) -> String {
+        parse_str::<F>(text, opts).unwrap_err().to_string()
+    }
+
+    fn err(text: &str) -> String {
+        err_with::<f64>(text, &opts())
+    }
+
+    fn matrix(rows: usize, cols: usize, values: &[f64]) -> DenseMatrix<f64> {
+        DenseMatrix {
+            rows,
+            cols,
+            values: values.to_vec(),
+        }
+    }
+
+    #[test]
+    fn real_datasets_parse_exactly() {
+        // name, rows, cols, sum of all features in file order, classes in
+        // order of appearance with their counts.
+        type Case = (&'static str, usize, usize, f64, [(&'static str, u64); 2]);
+        let cases: [Case; 4] = [
+            (
+                "iris_setosa",
+                150,
+                4,
+                2078.6999999999985,
+                [("1", 50), ("-1", 100)],
+            ),
+            ("digits_0v1", 360, 64, 113422.0, [("-1", 178), ("1", 182)]),
+            ("digits_3v5", 365, 64, 112066.0, [("-1", 183), ("1", 182)]),
+            (
+                "breast_cancer",
+                569,
+                30,
+                1056474.4596356046,
+                [("-1", 212), ("1", 357)],
+            ),
+        ];
+        for (name, rows, cols, sum, classes) in cases {
+            let path = data_file(&format!("{name}.csv"));
+            let file = std::fs::File::open(&path).unwrap();
+            let raw = parse::<f64, _>(std::io::BufReader::new(file), &path, &opts()).unwrap();
+            let m = dense(&raw);
+            assert_eq!(
+                (m.rows, m.cols, m.values.len()),
+                (rows, cols, rows * cols),
+                "{name}"
+            );
+            assert_eq!(m.values.iter().sum::<f64>(), sum, "{name}");
+            let got: Vec<(&str, u64)> = raw
+                .table
+                .classes()
+                .iter()
+                .map(|c| (c.text.as_str(), c.count))
+                .collect();
+            assert_eq!(got, classes, "{name}");
+            assert_eq!(raw.class_ids.len(), rows);
+            assert_eq!(raw.format, Format::Csv);
+        }
+    }
+
+    #[test]
+    fn real_dataset_rows_hold_the_file_values() {
+        let path = data_file("iris_setosa.csv");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let raw = parse_str::<f64>(&text, &opts()).unwrap();
+        let m = dense(&raw);
+        assert_eq!(m.values[..4], [5.1, 3.5, 1.4, 0.2]);
+        assert_eq!(m.values[m.values.len() - 4..], [5.9, 3.0, 5.1, 1.8]);
+        assert_eq!((raw.class_ids[0], raw.class_ids[149]), (0, 1));
+        let raw = parse_str::<f32>(&text, &opts()).unwrap();
+        assert_eq!(dense(&raw).values[..4], [5.1f32, 3.5, 1.4, 0.2]);
+
+        let text = std::fs::read_to_string(data_file("digits_0v1.csv")).unwrap();
+        let m = dense(&parse_str::<f32>(&text, &opts()).unwrap());
+        let first: [f32; 64] = [
+            0., 0., 5., 13., 9., 1., 0., 0., 0., 0., 13., 15., 10., 15., 5., 0., 0., 3., 15., 2.,
+            0., 11., 8., 0., 0., 4., 12., 0., 0., 8., 8., 0., 0., 5., 8., 0., 0., 9., 8., 0., 0.,
+            4., 11., 0., 1., 12., 7., 0., 0., 2., 14., 5., 10., 12., 0., 0., 0., 0., 6., 13., 10.,
+            0., 0., 0.,
+        ];
+        assert_eq!(m.values[..64], first);
+
+        let text = std::fs::read_to_string(data_file("breast_cancer.csv")).unwrap();
+        let m = dense(&parse_str::<f64>(&text, &opts()).unwrap());
+        assert_eq!(m.values[..5], [17.99, 10.38, 122.8, 1001.0, 0.1184]);
+        assert_eq!(m.values[29], 0.1189);
+        assert_eq!(
+            m.values[568 * 30..568 * 30 + 5],
+            [7.76, 24.54, 47.92, 181.0, 0.05263]
+        );
+    }
+
+    #[test]
+    fn bundled_dataset_parses() {
+        let d = bundled::digits_3v5::<f32>(&opts()).unwrap();
+        assert_eq!((d.rows(), d.cols()), (365, 64));
+        assert_eq!(d.labels.iter().filter(|&&y| y > 0).count(), 182);
+        assert_eq!(d.label_map.positive, "1");
+    }
+
+    #[test]
+    fn f32_values_are_parsed_directly() {
+        let raw = parse_str::<f32>("1,1.0000000596046447753906250001\n", &opts()).unwrap();
+        // Through f64 it would round to 1.0 (a tie, to even).
+        assert_eq!(dense(&raw).values, [1.000_000_1_f32]);
+        let raw = parse_str::<f32>("1,0.1\n", &opts()).unwrap();
+        assert_eq!(dense(&raw).values[0].to_bits(), 0.1f32.to_bits());
+    }
+
+    #[test]
+    fn header_is_detected_from_non_numeric_fields() {
+        let (m, l) = ok("label, x1 ,x2\n1,2,3\n-1,4,5\n", &opts());
+        assert_eq!(
+            (m, l),
+            (
+                matrix(2, 2, &[2., 3., 4., 5.]),
+                vec!["1".into(), "-1".into()]
+            )
+        );
+        // The label column may hold text without making the line a header.
+        let (m, l) = ok("a,1,2\nb,3,4\n", &opts());
+        assert_eq!(
+            (m, l),
+            (
+                matrix(2, 2, &[1., 2., 3., 4.]),
+                vec!["a".into(), "b".into()]
+            )
+        );
+        // nan/inf are numbers (bad ones), not header names.
+        assert_eq!(
+            err("1,2\n1,inf\n"),
+            "t.csv:2:3: expected a finite number in column 2, found \"inf\""
+        );
+        assert_eq!(
+            err("1,nan\n"),
+            "t.csv:1:3: expected a finite number in column 2, found \"nan\""
+        );
+        // Forced either way.
+        let present = LoadOptions {
+            header: HeaderMode::Present,
+            ..opts()
+        };
+        let (m, _) = ok("1,2,3\n4,5,6\n", &present);
+        assert_eq!(m, matrix(1, 2, &[5., 6.]));
+        let absent = LoadOptions {
+            header: HeaderMode::Absent,
+            ..opts()
+        };
+        assert_eq!(
+            err_with::<f64>("y,x\n1,2\n", &absent),
+            "t.csv:1:3: expected a number in column 2, found \"x\""
+        );
+        assert_eq!(
+            err_with::<f64>("é,2,x\n", &absent),
+            "t.csv:1:5: expected a number in column 3, found \"x\""
+        );
+    }
+
+    #[test]
+    fn label_column_by_number() {
+        let third = LoadOptions {
+            label_column: Some(LabelColumn::Index(3)),
+            ..opts()
+        };
+        let (m, l) = ok("1,2,a\n3,4,b\n", &third);
+        assert_eq!(
+            (m, l),
+            (
+                matrix(2, 2, &[1., 2., 3., 4.]),
+                vec!["a".into(), "b".into()]
+            )
+        );
+        // With a header, detected from the non-label fields.
+        let (m, l) = ok("x,y,class\n1,2,a\n", &third);
+        assert_eq!((m, l), (matrix(1, 2, &[1., 2.]), vec!["a".into()]));
+        let fourth = LoadOptions {
+            label_column: Some(LabelColumn::Index(4)),
+            ..opts()
+        };
+        assert_eq!(
+            err_with::<f64>("\n1,2,3\n", &fourth),
+            "t.csv:2:1: label column 4 is out of range: the file has 3 columns (numbered from 1)"
+        );
+        let zero = LoadOptions {
+            label_column: Some(LabelColumn::Index(0)),
+            ..opts()
+        };
+        assert!(err_with::<f64>("1,2\n", &zero).contains("label column 0 is out of range"));
+    }
+
+    #[test]
+    fn label_column_by_name() {
+        let by = |name: &str| LoadOptions {
+            label_column: Some(LabelColumn::Name(name.into())),
+            ..opts()
+        };
+        let (m, l) = ok("x1, y ,x2\n1,a,2\n3,b,4\n", &by("y"));
+        assert_eq!(
+            (m, l),
+            (
+                matrix(2, 2, &[1., 2., 3., 4.]),
+                vec!["a".into(), "b".into()]
+            )
+        );
+        let (m, _) = ok("\"x,1\";\"the label\"\n5;1\n", &by("the label"));
+        assert_eq!(m, matrix(1, 1, &[5.]));
+        assert_eq!(
+            err_with::<f64>("x1,y,x2\n1,2,3\n", &by("z")),
+            "t.csv:1:1: no column named \"z\" in the header; its columns are \"x1\", \"y\", \"x2\""
+        );
+        assert_eq!(
+            err_with::<f64>("1,2\n", &by("y")),
+            "t.csv:1:1: no column named \"y\" in the header; its columns are \"1\", \"2\""
+        );
+        assert_eq!(
+            err_with::<f64>("y,x,y\n1,2,3\n", &by("y")),
+            "t.csv:1:5: the header names columns 1 and 3 both \"y\"; give the label column's \
+             number instead"
+        );
+        let absent = LoadOptions {
+            header: HeaderMode::Absent,
+            ..by("y")
+        };
+        assert_eq!(
+            err_with::<f64>("1,2\n", &absent),
+            "t.csv:1:1: the label column is given by name (\"y\") but the file is read without \
+             a header line; give its number instead"
+        );
+    }
+
+    #[test]
+    fn semicolon_and_tab_delimiters() {
+        let (m, l) = ok("1;2.5;3\n-1; 4 ;5\n", &opts());
+        assert_eq!(
+            (m, l),
+            (
+                matrix(2, 2, &[2.5, 3., 4., 5.]),
+                vec!["1".into(), "-1".into()]
+            )
+        );
+        let (m, _) = ok("y\tx 1\tx 2\n1 \t 2\t3 \n", &opts());
+        assert_eq!(m, matrix(1, 2, &[2., 3.]));
+        // The most frequent wins; ties go to `,` then `;`.
+        let (m, l) = ok("a,b;1;2\n", &opts());
+        assert_eq!((m, l), (matrix(1, 2, &[1., 2.]), vec!["a,b".into()]));
+        let absent = LoadOptions {
+            header: HeaderMode::Absent,
+            ..opts()
+        };
+        assert_eq!(
+            err_with::<f64>("1,2;3\n", &absent),
+            "t.csv:1:3: expected a number in column 2, found \"2;3\""
+        );
+        assert_eq!(
+            err_with::<f64>("1;2\t3\n", &absent),
+            "t.csv:1:3: expected a number in column 2, found \"2\\t3\""
+        );
+        // Given explicitly.
+        let semi = LoadOptions {
+            delimiter: Some(b';'),
+            ..opts()
+        };
+        let (m, l) = ok("1,5;2\n", &semi);
+        assert_eq!((m, l), (matrix(1, 1, &[2.]), vec!["1,5".into()]));
+        assert_eq!(
+            err_with::<f64>("1,2\n", &semi),
+            "t.csv:1:1: no feature columns: found the single field \"1,2\"; expected the label \
+             and at least one feature separated by `;`"
+        );
+        let quote = LoadOptions {
+            delimiter: Some(b'"'),
+            ..opts()
+        };
+        assert!(matches!(
+            parse_str::<f64>("1,2\n", &quote),
+            Err(Error::Usage(_))
+        ));
+    }
+
+    #[test]
+    fn quoted_fields() {
+        let (m, l) = ok("\"a,b\",1,2\n\"say \"\"hi\"\"\" , 3 ,\"4\"\n", &opts());
+        assert_eq!(
+            (m, l),
+            (
+                matrix(2, 2, &[1., 2., 3., 4.]),
+                vec!["a,b".into(), "say \"hi\"".into()]
+            )
+        );
+        // Delimiters inside quotes do not count for detection.
+        let (m, l) = ok("\"a;b;c\",1,2\n", &opts());
+        assert_eq!((m, l), (matrix(1, 2, &[1., 2.]), vec!["a;b;c".into()]));
+        assert_eq!(
+            err("1,\"abc\n"),
+            "t.csv:1:3: unterminated quoted field: the closing `\"` is missing (quoted fields \
+             cannot span lines)"
+        );
+        assert_eq!(
+            err("\"a\"b,1\n"),
+            "t.csv:1:4: expected `,` or the end of the line after a closing quote, found \"b\""
+        );
+        assert_eq!(
+            err("1,\"\"\n"),
+            "t.csv:1:3: empty field in column 2 (expected a number)"
+        );
+        assert_eq!(err("\"\",1\n"), "t.csv:1:1: empty label in column 1");
+    }
+
+    #[test]
+    fn crlf_and_comments_and_blank_lines() {
+        let raw = parse_str::<f64>(
+            "# made by hand\r\ny,x\r\n\r\n1,2\r\n  \r\n-1,3\r\n",
+            &opts(),
+        )
+        .unwrap();
+        assert_eq!(dense(&raw), matrix(2, 1, &[2., 3.]));
+        assert_eq!(labels(&raw), ["1", "-1"]);
+        assert_eq!(
+            err("y,x\r\n1,abc\r\n"),
+            "t.csv:2:3: expected a number in column 2 (\"x\"), found \"abc\""
+        );
+    }
+
+    #[test]
+    fn ragged_rows_name_expected_and_found() {
+        assert_eq!(
+            err("1,2,3\n1,2\n"),
+            "t.csv:2:4: expected 3 fields separated by `,` (as on line 1), found 2"
+        );
+        assert_eq!(
+            err("1,2,3\n\n1,2,3,4,5\n"),
+            "t.csv:3:7: expected 3 fields separated by `,` (as on line 1), found 5 (the first \
+             extra field is \"4\")"
+        );
+        assert_eq!(
+            err("\ny;a;b\n1;2\n"),
+            "t.csv:3:4: expected 3 fields separated by `;` (as in the header on line 2), found 2"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_line_column_and_value() {
+        assert_eq!(
+            err("1,2,3\n-1,4,abc\n"),
+            "t.csv:2:6: expected a number in column 3, found \"abc\""
+        );
+        assert_eq!(
+            err("y,a,b\n1,2,abc\n"),
+            "t.csv:2:5: expected a number in column 3 (\"b\"), found \"abc\""
+        );
+        assert_eq!(
+            err("1,2\n1,NaN\n"),
+            "t.csv:2:3: expected a finite number in column 2, found \"NaN\""
+        );
+        assert_eq!(
+            err("1,2\n1, -Infinity\n"),
+            "t.csv:2:4: expected a finite number in column 2, found \"-Infinity\""
+        );
+        assert_eq!(
+            err_with::<f32>("1,2\n1,1e39\n", &opts()),
+            "t.csv:2:3: value \"1e39\" in column 2 is too large for f32 (largest finite \
+             magnitude 3.4028235e38)"
+        );
+        let (m, _) = ok("1,1e39\n", &opts());
+        assert_eq!(m.values, [1e39]);
+        assert_eq!(
+            err("1,1e999\n"),
+            "t.csv:1:3: value \"1e999\" in column 2 is too large for f64 (largest finite \
+             magnitude 1.7976931348623157e308)"
+        );
+        assert_eq!(
+            err("1,,3\n"),
+            "t.csv:1:3: empty field in column 2 (expected a number)"
+        );
+        assert_eq!(
+            err("1,2,\n"),
+            "t.csv:1:5: empty field in column 3 (expected a number)"
+        );
+        assert_eq!(err("1,2\n ,3\n"), "t.csv:2:2: empty label in column 1");
+    }
+
+    #[test]
+    fn files_without_data_rows_are_refused() {
+        let none = "t.csv: no data rows: the file is empty or holds only comments and blank lines";
+        assert_eq!(err(""), none);
+        assert_eq!(err("\n\r\n  \n"), none);
+        assert_eq!(err("# a comment\n\n  # another\n"), none);
+        assert_eq!(
+            err("y,x\n\n"),
+            "t.csv: no data rows: the file holds only a header line"
+        );
+        assert_eq!(
+            err("1\n2\n"),
+            "t.csv:1:1: no feature columns: found the single field \"1\"; expected the label and \
+             at least one feature separated by `,`, `;` or tab"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_and_long_lines_are_refused() {
+        let path = Path::new("t.csv");
+        let e = parse::<f64, _>(&b"1,2\n1,\xff\n"[..], path, &opts()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:2:3: invalid UTF-8 (byte 0xff); data files must be UTF-8 text"
+        );
+        let text = b"1,2\n1,2,3,4,5,6,7,8,9\n";
+        let lines = LineReader::with_limit(&text[..], path, 16);
+        let e = parse_lines::<f64, _>(lines, path, &opts(), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:2:17: line is longer than the limit of 16 bytes; is this a text data file?"
+        );
+        let lines = LineReader::with_limit(&text[..], path, 17);
+        assert!(
+            parse_lines::<f64, _>(lines, path, &opts(), None)
+                .is_err_and(|e| e.to_string().starts_with("t.csv:2:5: expected 2 fields"))
+        );
+    }
+
+    #[test]
+    fn too_many_distinct_labels_are_refused() {
+        let mut text = String::new();
+        for i in 0..=MAX_DISTINCT_LABELS {
+            text.push_str(&format!("{i},1\n"));
+        }
+        assert_eq!(
+            err(&text),
+            format!(
+                "t.csv:{}:1: more than 65536 distinct label values (this one is \"65536\"); is \
+                 column 1 really the label?",
+                MAX_DISTINCT_LABELS + 1
+            )
+        );
+    }
+
+    #[test]
+    fn memory_is_reserved_once_from_the_size_hint() {
+        let text: String = (0..1000)
+            .map(|i| format!("{},{i}.5,{}\n", i % 2, i * 3))
+            .collect();
+        let raw = parse_sized::<f64, _>(
+            text.as_bytes(),
+            Path::new("t.csv"),
+            &opts(),
+            Some(text.len() as u64),
+        )
+        .unwrap();
+        let Features::Dense(m) = &raw.features else {
+            unreachable!()
+        };
+        assert_eq!(m.values.len(), 2000);
+        assert!(m.values.capacity() <= 2250, "{}", m.values.capacity());
+        assert_eq!(m.values[1998..], [999.5, 2997.0]);
+        // A wild hint costs nothing lasting.
+        let raw =
+            parse_sized::<f64, _>(text.as_bytes(), Path::new("t.csv"), &opts(), Some(u64::MAX))
+                .unwrap();
+        assert_eq!(raw.features.rows(), 1000);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_give_a_result_not_a_panic(
+            bytes in proptest::collection::vec(proptest::sample::select(ALPHABET.to_vec()), 0..200),
+            header in 0..3u8,
+            label in 0..4usize,
+        ) {
+            let opts = LoadOptions {
+                header: [HeaderMode::Auto, HeaderMode::Present, HeaderMode::Absent][header as usize],
+                label_column: match label {
+                    0 => None,
+                    1 => Some(LabelColumn::Name("a".into())),
+                    n => Some(LabelColumn::Index(n)),
+                },
+                ..opts()
+            };
+            let path = Path::new("t.csv");
+            if let Ok(raw) = parse::<f32, _>(&bytes[..], path, &opts) {
+                let m = dense(&raw);
+                proptest::prop_assert_eq!(m.values.len(), m.rows * m.cols);
+                proptest::prop_assert_eq!(raw.class_ids.len(), m.rows);
+            }
+            let lines = LineReader::with_limit(&bytes[..], path, 7);
+            let _ = parse_lines::<f64, _>(lines, path, &opts, Some(bytes.len() as u64));
+        }
+    }
+
+    const ALPHABET: &[u8] = b"0123456789,,,;;\t\t  \"\"\n\n\r#.-+eEnaif:xy\xff\xc3\xa9";
 }

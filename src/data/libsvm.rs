@@ -1,13 +1,504 @@
 //! LIBSVM/svmlight parsing into CSR.
+//!
+//! A line is `label index:value index:value ... [# comment]`, tokens separated
+//! by spaces or tabs, indices 1-based and strictly increasing. `qid:N` tokens
+//! are checked and ignored. Blank and comment-only lines are skipped. Values of
+//! exactly zero are kept as given.
 
 use std::io::BufRead;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::float::Real;
 
-use super::RawData;
+use super::labels::MAX_DISTINCT_LABELS;
+use super::source::{LineReader, NO_DATA_ROWS, column_at, parse_value, quote, trim_excess};
+use super::{CsrMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, RawData};
 
-pub fn parse<F: Real, R: BufRead>(_reader: R, _path: &Path) -> Result<RawData<F>> {
-    unimplemented!("data parsers are being written")
+/// Parses LIBSVM text into a CSR matrix.
+pub fn parse<F: Real, R: BufRead>(reader: R, path: &Path) -> Result<RawData<F>> {
+    parse_sized(reader, path, None)
+}
+
+/// [`parse`], reserving memory once from `size_hint`, the content's length in
+/// bytes when known.
+pub fn parse_sized<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    parse_lines(LineReader::new(reader, path), path, size_hint)
+}
+
+/// The whitespace-separated tokens of `text` with their byte offsets.
+fn tokens(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let base = text.as_ptr() as usize;
+    text.split_ascii_whitespace()
+        .map(move |t| ((t.as_ptr() as usize).wrapping_sub(base), t))
+}
+
+pub(crate) fn parse_lines<F: Real, R: BufRead>(
+    mut lines: LineReader<'_, R>,
+    path: &Path,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    let mut m = CsrMatrix::<F> {
+        cols: 0,
+        row_ptr: vec![0],
+        indices: Vec::new(),
+        values: Vec::new(),
+    };
+    let mut class_ids: Vec<u32> = Vec::new();
+    let mut table = LabelTable::default();
+    let mut max_index: u64 = 0;
+    let mut reserved = false;
+
+    while let Some((no, line)) = lines.next_line()? {
+        let err =
+            |byte: usize, msg: String| Error::parse(path, no, Some(column_at(line, byte)), msg);
+        let data = line.split_once('#').map_or(line, |(d, _)| d);
+        let mut toks = tokens(data);
+        let Some((at, label)) = toks.next() else {
+            continue; // blank or comment-only
+        };
+        if label.contains(':') {
+            return Err(err(
+                at,
+                format!(
+                    "expected a label before the features, found {}",
+                    quote(label)
+                ),
+            ));
+        }
+        if !reserved {
+            reserved = true;
+            if let Some(total) = size_hint {
+                // Lines like this one would fill the file; a few percent over
+                // rather than a regrowth.
+                let rows = usize::try_from(total / (line.len() as u64 + 1)).unwrap_or(usize::MAX);
+                let rows = rows.saturating_add(rows / 32).saturating_add(1);
+                let per_row = data.split_ascii_whitespace().count().saturating_sub(1);
+                let nnz = rows.saturating_mul(per_row);
+                let _ = m.row_ptr.try_reserve(rows);
+                let _ = class_ids.try_reserve(rows);
+                let _ = m.indices.try_reserve(nnz);
+                let _ = m.values.try_reserve(nnz);
+            }
+        }
+        let class = table.intern(label).ok_or_else(|| {
+            err(
+                at,
+                format!(
+                    "more than {MAX_DISTINCT_LABELS} distinct label values (this one is {}); \
+                     this looks like regression data, not two classes",
+                    quote(label)
+                ),
+            )
+        })?;
+        let mut prev: u64 = 0;
+        for (at, tok) in toks {
+            let Some((name, value)) = tok.split_once(':') else {
+                return Err(err(
+                    at,
+                    format!("expected index:value, found {}", quote(tok)),
+                ));
+            };
+            if name == "qid" {
+                if value.parse::<i64>().is_err() {
+                    return Err(err(
+                        at + name.len() + 1,
+                        format!(
+                            "expected an integer query id in {}, found {}",
+                            quote(tok),
+                            quote(value)
+                        ),
+                    ));
+                }
+                continue;
+            }
+            if name.is_empty() {
+                return Err(err(
+                    at,
+                    format!(
+                        "expected index:value, found {} (the index is missing)",
+                        quote(tok)
+                    ),
+                ));
+            }
+            if value.is_empty() {
+                return Err(err(
+                    at,
+                    format!(
+                        "expected index:value, found {} (the value is missing)",
+                        quote(tok)
+                    ),
+                ));
+            }
+            if !name.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(err(
+                    at,
+                    format!(
+                        "expected a feature index (a positive integer) in {}, found {}",
+                        quote(tok),
+                        quote(name)
+                    ),
+                ));
+            }
+            // All digits: only overflow can fail, and that is over the limit too.
+            let index = name.parse::<u64>().unwrap_or(u64::MAX);
+            if index == 0 {
+                return Err(err(
+                    at,
+                    format!(
+                        "feature index 0 in {}: feature indices start at 1",
+                        quote(tok)
+                    ),
+                ));
+            }
+            if index > MAX_FEATURE_INDEX {
+                return Err(err(
+                    at,
+                    format!(
+                        "feature index {name} in {} exceeds the limit of {MAX_FEATURE_INDEX}",
+                        quote(tok)
+                    ),
+                ));
+            }
+            if index == prev {
+                return Err(err(
+                    at,
+                    format!(
+                        "duplicate feature index {index}: the previous feature also has index \
+                         {prev}; indices must strictly increase"
+                    ),
+                ));
+            }
+            if index < prev {
+                return Err(err(
+                    at,
+                    format!(
+                        "feature index {index} follows index {prev}; indices must strictly \
+                         increase"
+                    ),
+                ));
+            }
+            let v = parse_value::<F>(value, &format_args!("for feature {index}"))
+                .map_err(|msg| err(at + name.len() + 1, msg))?;
+            // index <= MAX_FEATURE_INDEX < 2^31, so index - 1 fits in u32.
+            m.indices.push(u32::try_from(index - 1).unwrap_or(u32::MAX));
+            m.values.push(v);
+            prev = index;
+        }
+        max_index = max_index.max(prev);
+        m.row_ptr.push(m.indices.len());
+        class_ids.push(class);
+    }
+    if class_ids.is_empty() {
+        return Err(Error::data(path, NO_DATA_ROWS));
+    }
+    m.cols = usize::try_from(max_index).unwrap_or(usize::MAX);
+    trim_excess(&mut m.row_ptr);
+    trim_excess(&mut m.indices);
+    trim_excess(&mut m.values);
+    trim_excess(&mut class_ids);
+    Ok(RawData {
+        features: Features::Sparse(m),
+        class_ids,
+        table,
+        format: Format::Libsvm,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{LoadOptions, csv};
+
+    fn data_file(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data")
+            .join(name)
+    }
+
+    fn parse_str<F: Real>(text: &str) -> Result<RawData<F>> {
+        parse(text.as_bytes(), Path::new("t.svm"))
+    }
+
+    fn csr<F: Real>(raw: &RawData<F>) -> CsrMatrix<F> {
+        match &raw.features {
+            Features::Sparse(m) => m.clone(),
+            Features::Dense(_) => panic!("LIBSVM gave a dense matrix"),
+        }
+    }
+
+    fn labels<F>(raw: &RawData<F>) -> Vec<&str> {
+        raw.class_ids
+            .iter()
+            .map(|&c| raw.table.classes()[c as usize].text.as_str())
+            .collect()
+    }
+
+    fn ok(text: &str) -> CsrMatrix<f64> {
+        csr(&parse_str::<f64>(text).unwrap())
+    }
+
+    fn err(text: &str) -> String {
+        parse_str::<f64>(text).unwrap_err().to_string()
+    }
+
+    fn matrix(cols: usize, row_ptr: &[usize], indices: &[u32], values: &[f64]) -> CsrMatrix<f64> {
+        CsrMatrix {
+            cols,
+            row_ptr: row_ptr.to_vec(),
+            indices: indices.to_vec(),
+            values: values.to_vec(),
+        }
+    }
+
+    #[test]
+    fn heart_scale_parses_exactly() {
+        let path = data_file("heart_scale.svm");
+        let file = std::fs::File::open(&path).unwrap();
+        let raw = parse::<f64, _>(std::io::BufReader::new(file), &path).unwrap();
+        let m = csr(&raw);
+        assert_eq!((m.rows(), m.cols, m.indices.len()), (270, 13, 3378));
+        assert_eq!(m.values.iter().sum::<f64>(), -666.4008602999996);
+        assert_eq!(m.indices[..12], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12]);
+        assert_eq!(
+            m.values[..12],
+            [
+                0.708333, 1., 1., -0.320755, -0.105023, -1., 1., -0.419847, -1., -0.225806, 1., -1.
+            ]
+        );
+        assert_eq!(m.row_ptr[1], 12);
+        let last = m.row_ptr[269];
+        assert_eq!(m.indices[last..], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12]);
+        assert_eq!(m.values[last..last + 4], [0.583333, 1., 1., 0.245283]);
+        let got: Vec<(&str, u64)> = raw
+            .table
+            .classes()
+            .iter()
+            .map(|c| (c.text.as_str(), c.count))
+            .collect();
+        assert_eq!(got, [("+1", 120), ("-1", 150)]);
+        assert_eq!(raw.format, Format::Libsvm);
+        let raw32 = parse_str::<f32>(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(csr(&raw32).values[..4], [0.708333f32, 1., 1., -0.320755]);
+    }
+
+    fn same_as_csv<F: Real>(name: &str, rows: usize, cols: usize) {
+        let svm = data_file(&format!("{name}.svm"));
+        let csv_path = data_file(&format!("{name}.csv"));
+        let a = parse_str::<F>(&std::fs::read_to_string(&svm).unwrap()).unwrap();
+        let b = csv::parse::<F, _>(
+            std::fs::read(&csv_path).unwrap().as_slice(),
+            &csv_path,
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        assert!(a.features.is_sparse() && !b.features.is_sparse());
+        assert_eq!(
+            (a.features.rows(), a.features.cols()),
+            (rows, cols),
+            "{name}"
+        );
+        let (da, db) = (a.features.to_dense(), b.features.to_dense());
+        assert_eq!(da, db, "{name}");
+        assert_eq!(labels(&a), labels(&b), "{name}");
+        // The .svm leaves zeros out; the .csv stores them.
+        assert_eq!(a.features.nonzeros(), csr(&a).values.len(), "{name}");
+        assert_eq!(
+            da.values.iter().filter(|v| **v != F::ZERO).count(),
+            a.features.nonzeros()
+        );
+    }
+
+    #[test]
+    fn real_datasets_match_their_csv_versions() {
+        for (name, rows, cols) in [
+            ("iris_setosa", 150, 4),
+            ("digits_0v1", 360, 64),
+            ("digits_3v5", 365, 64),
+            ("breast_cancer", 569, 30),
+        ] {
+            same_as_csv::<f64>(name, rows, cols);
+            same_as_csv::<f32>(name, rows, cols);
+        }
+    }
+
+    #[test]
+    fn whitespace_comments_crlf_and_qid() {
+        let text =
+            "# made by hand\n\n+1\t1:0.5\t 3:2  \r\n  # indented comment\r\n-1 qid:7 2:-3#x\n";
+        let raw = parse_str::<f64>(text).unwrap();
+        assert_eq!(
+            csr(&raw),
+            matrix(3, &[0, 2, 3], &[0, 2, 1], &[0.5, 2., -3.])
+        );
+        assert_eq!(labels(&raw), ["+1", "-1"]);
+        // qid anywhere; zeros kept as given; rows without features.
+        assert_eq!(
+            ok("1 1:0 qid:-2 2:5 3:0.0\n-1\n1 # no features\n"),
+            matrix(3, &[0, 3, 3, 3], &[0, 1, 2], &[0., 5., 0.])
+        );
+        assert_eq!(ok("1\n-1\n"), matrix(0, &[0, 0, 0], &[], &[]));
+        assert_eq!(
+            err("1 qid:x 1:2\n"),
+            "t.svm:1:7: expected an integer query id in \"qid:x\", found \"x\""
+        );
+    }
+
+    #[test]
+    fn indices_are_one_based_increasing_and_bounded() {
+        assert_eq!(
+            err("1 1:2\n1 0:1\n"),
+            "t.svm:2:3: feature index 0 in \"0:1\": feature indices start at 1"
+        );
+        assert_eq!(
+            err("1 2:1 1:3\n"),
+            "t.svm:1:7: feature index 1 follows index 2; indices must strictly increase"
+        );
+        assert_eq!(
+            err("1 1:1 2:1 2:3\n"),
+            "t.svm:1:11: duplicate feature index 2: the previous feature also has index 2; \
+             indices must strictly increase"
+        );
+        assert_eq!(
+            err("1 2147483648:1\n"),
+            "t.svm:1:3: feature index 2147483648 in \"2147483648:1\" exceeds the limit of \
+             2147483647"
+        );
+        assert_eq!(
+            err("1 99999999999999999999999:1\n"),
+            "t.svm:1:3: feature index 99999999999999999999999 in \"99999999999999999999999:1\" \
+             exceeds the limit of 2147483647"
+        );
+        assert_eq!(
+            ok("1 2147483647:1\n"),
+            matrix(2147483647, &[0, 1], &[2147483646], &[1.])
+        );
+        assert_eq!(ok("1 007:1\n"), matrix(7, &[0, 1], &[6], &[1.]));
+    }
+
+    #[test]
+    fn malformed_tokens_are_named() {
+        assert_eq!(
+            err("1 3:\n"),
+            "t.svm:1:3: expected index:value, found \"3:\" (the value is missing)"
+        );
+        assert_eq!(
+            err("1 :4\n"),
+            "t.svm:1:3: expected index:value, found \":4\" (the index is missing)"
+        );
+        assert_eq!(
+            err("1 a:b\n"),
+            "t.svm:1:3: expected a feature index (a positive integer) in \"a:b\", found \"a\""
+        );
+        assert_eq!(
+            err("1 1:2 -3:1\n"),
+            "t.svm:1:7: expected a feature index (a positive integer) in \"-3:1\", found \"-3\""
+        );
+        assert_eq!(
+            err("1  3\n"),
+            "t.svm:1:4: expected index:value, found \"3\""
+        );
+        assert_eq!(
+            err("é 1:x\n"),
+            "t.svm:1:5: expected a number for feature 1, found \"x\""
+        );
+        assert_eq!(
+            err("1 3:4:5\n"),
+            "t.svm:1:5: expected a number for feature 3, found \"4:5\""
+        );
+        assert_eq!(
+            err("1 1:2\n1:2 3:4\n"),
+            "t.svm:2:1: expected a label before the features, found \"1:2\""
+        );
+    }
+
+    #[test]
+    fn values_must_be_finite_numbers_of_the_precision() {
+        assert_eq!(
+            err("1 1:nan\n"),
+            "t.svm:1:5: expected a finite number for feature 1, found \"nan\""
+        );
+        assert_eq!(
+            err("1 1:1 2:-inf\n"),
+            "t.svm:1:9: expected a finite number for feature 2, found \"-inf\""
+        );
+        assert_eq!(
+            parse_str::<f32>("1 4:1e39\n").unwrap_err().to_string(),
+            "t.svm:1:5: value \"1e39\" for feature 4 is too large for f32 (largest finite \
+             magnitude 3.4028235e38)"
+        );
+        assert_eq!(ok("1 4:1e39\n").values, [1e39]);
+        assert_eq!(
+            err("1 1:1e999\n"),
+            "t.svm:1:5: value \"1e999\" for feature 1 is too large for f64 (largest finite \
+             magnitude 1.7976931348623157e308)"
+        );
+        // Parsed straight into f32: through f64 this would round to 1.0.
+        let raw = parse_str::<f32>("1 1:1.0000000596046447753906250001\n").unwrap();
+        assert_eq!(csr(&raw).values, [1.000_000_1_f32]);
+    }
+
+    #[test]
+    fn files_without_rows_and_bad_bytes_are_refused() {
+        let none = "t.svm: no data rows: the file is empty or holds only comments and blank lines";
+        assert_eq!(err(""), none);
+        assert_eq!(err("\r\n \t\n"), none);
+        assert_eq!(err("# only\n   # comments\n"), none);
+        let path = Path::new("t.svm");
+        let e = parse::<f64, _>(&b"1 1:2\n-1 2:\xc0\n"[..], path).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.svm:2:6: invalid UTF-8 (byte 0xc0); data files must be UTF-8 text"
+        );
+        let text = b"1 1:2\n-1 1:2 2:3 3:4 4:5\n";
+        let lines = LineReader::with_limit(&text[..], path, 10);
+        let e = parse_lines::<f64, _>(lines, path, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.svm:2:11: line is longer than the limit of 10 bytes; is this a text data file?"
+        );
+    }
+
+    #[test]
+    fn memory_is_reserved_once_from_the_size_hint() {
+        let text: String = (0..1000)
+            .map(|i| format!("{} 1:{i} 3:{}.5\n", i % 2, i * 3))
+            .collect();
+        let raw =
+            parse_sized::<f32, _>(text.as_bytes(), Path::new("t.svm"), Some(text.len() as u64))
+                .unwrap();
+        let m = csr(&raw);
+        assert_eq!((m.rows(), m.cols, m.values.len()), (1000, 3, 2000));
+        assert!(m.values.capacity() <= 2250 && m.indices.capacity() <= 2250);
+        assert_eq!(m.values[1998..], [999.0, 2997.5]);
+        let raw =
+            parse_sized::<f32, _>(text.as_bytes(), Path::new("t.svm"), Some(u64::MAX)).unwrap();
+        assert_eq!(raw.features.rows(), 1000);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_give_a_result_not_a_panic(
+            bytes in proptest::collection::vec(proptest::sample::select(ALPHABET.to_vec()), 0..200),
+        ) {
+            let path = Path::new("t.svm");
+            if let Ok(raw) = parse::<f32, _>(&bytes[..], path) {
+                let m = csr(&raw);
+                proptest::prop_assert_eq!(m.row_ptr.len(), raw.class_ids.len() + 1);
+                proptest::prop_assert!(m.indices.iter().all(|&i| (i as usize) < m.cols));
+                for r in 0..m.rows() {
+                    let row = &m.indices[m.row_ptr[r]..m.row_ptr[r + 1]];
+                    proptest::prop_assert!(row.windows(2).all(|w| w[0] < w[1]));
+                }
+            }
+            let lines = LineReader::with_limit(&bytes[..], path, 7);
+            let _ = parse_lines::<f64, _>(lines, path, Some(bytes.len() as u64));
+        }
+    }
+
+    const ALPHABET: &[u8] = b"0123456789:::  \t\n\n\r#.-+eEnaifqd\xff\xc3\xa9";
 }

@@ -73,7 +73,8 @@ pub enum HeaderMode {
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     /// `None` infers the format from the extension (`.csv`, `.tsv`, `.svm`,
-    /// `.libsvm`, `.svmlight`, `.txt`; `.gz` stripped first) or the content.
+    /// `.libsvm`, `.svmlight`; `.gz` stripped first) or else the content
+    /// (`.txt` and other names).
     pub format: Option<Format>,
     /// CSV: the label column; `None` means the first.
     pub label_column: Option<LabelColumn>,
@@ -161,8 +162,8 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
         None => source::infer_format(path, &input.head)?,
     };
     match format {
-        Format::Csv => csv::parse(input.reader, path, opts),
-        Format::Libsvm => libsvm::parse(input.reader, path),
+        Format::Csv => csv::parse_sized(input.reader, path, opts, input.size_hint),
+        Format::Libsvm => libsvm::parse_sized(input.reader, path, input.size_hint),
     }
 }
 
@@ -170,4 +171,108 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
 pub fn load<F: Real>(path: &Path, opts: &LoadOptions) -> Result<Dataset<F>> {
     let raw = load_raw(path, opts)?;
     Dataset::from_raw(raw, path, opts.positive.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn data_file(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data")
+            .join(name)
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(bytes).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn bundled_gzip_copy_reads_like_the_plain_file() {
+        let opts = LoadOptions::default();
+        let plain = load_raw::<f64>(&data_file("iris_setosa.csv"), &opts).unwrap();
+        let gz = load_raw::<f64>(&data_file("iris_setosa.csv.gz"), &opts).unwrap();
+        assert_eq!(gz.features, plain.features);
+        assert_eq!(gz.class_ids, plain.class_ids);
+        assert_eq!(gz.table.classes(), plain.table.classes());
+        assert_eq!(gz.format, Format::Csv);
+        assert_eq!((gz.features.rows(), gz.features.cols()), (150, 4));
+        let d = load::<f32>(&data_file("iris_setosa.csv.gz"), &opts).unwrap();
+        assert_eq!(d.labels.iter().filter(|&&y| y > 0).count(), 50);
+    }
+
+    #[test]
+    fn format_is_inferred_from_name_or_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let svm_txt = dir.path().join("a.txt");
+        std::fs::write(&svm_txt, "# c\n1 1:2\n-1 2:3\n").unwrap();
+        let raw = load_raw::<f64>(&svm_txt, &LoadOptions::default()).unwrap();
+        assert_eq!(
+            (raw.format, raw.features.is_sparse()),
+            (Format::Libsvm, true)
+        );
+        let csv_gz = dir.path().join("b.data.gz");
+        std::fs::write(&csv_gz, gzip(b"1;2\n-1;3\n")).unwrap();
+        let raw = load_raw::<f64>(&csv_gz, &LoadOptions::default()).unwrap();
+        assert_eq!((raw.format, raw.features.cols()), (Format::Csv, 1));
+        // An explicit format wins over the name.
+        let forced = LoadOptions {
+            format: Some(Format::Csv),
+            ..Default::default()
+        };
+        let e = load_raw::<f64>(&data_file("heart_scale.svm"), &forced).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("heart_scale.svm:1:1: no feature columns"),
+            "{e}"
+        );
+        let heart = load_raw::<f64>(&data_file("heart_scale.svm"), &LoadOptions::default());
+        assert_eq!(heart.unwrap().features.rows(), 270);
+    }
+
+    #[test]
+    fn truncated_gzip_fails_while_parsing_not_silently() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv: Vec<u8> = (0..20000)
+            .flat_map(|i| format!("{},{}.25,{}\n", i % 2, i, i * 7).into_bytes())
+            .collect();
+        let svm: Vec<u8> = (0..20000)
+            .flat_map(|i| format!("{} 1:{}.25 3:{}\n", i % 2, i, i * 7).into_bytes())
+            .collect();
+        for (name, text) in [("a.csv.gz", &csv), ("a.txt.gz", &csv), ("a.svm.gz", &svm)] {
+            let gz = gzip(text);
+            let path = dir.path().join(name);
+            std::fs::write(&path, &gz[..gz.len() / 2]).unwrap();
+            let e = load_raw::<f32>(&path, &LoadOptions::default()).unwrap_err();
+            assert!(matches!(e, Error::Io { .. }), "{e:?}");
+            let e = e.to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "{}: cannot read: the gzip data is truncated or corrupt",
+                    path.display()
+                )),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn missing_files_and_directories_fail_to_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = load_raw::<f64>(dir.path(), &LoadOptions::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("cannot open data file: it is a directory, not a file")
+        );
+        let missing = dir.path().join("missing.svm");
+        let e = load::<f64>(&missing, &LoadOptions::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}: cannot open data file: ", missing.display()))
+        );
+    }
 }

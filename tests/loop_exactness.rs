@@ -8,6 +8,7 @@ use common::{Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
+use perceptron::gpu::twin::TwinEngine;
 use perceptron::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
 use perceptron::train::{self, ReferenceEngine, Silent, State, TrainParams};
 

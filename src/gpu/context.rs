@@ -86,7 +86,9 @@ fn summary(index: usize, a: &wgpu::Adapter) -> AdapterSummary {
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),
         device_type: format!("{:?}", info.device_type),
-        driver: format!("{} {}", info.driver, info.driver_info).trim().to_owned(),
+        driver: format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_owned(),
         software: is_software(&info),
         f64: features.contains(wgpu::Features::SHADER_F64),
         subgroups: features.contains(wgpu::Features::SUBGROUP),
@@ -102,7 +104,11 @@ fn adapters() -> Vec<wgpu::Adapter> {
 
 /// Every adapter of the native backends.
 pub fn list() -> Vec<AdapterSummary> {
-    adapters().iter().enumerate().map(|(i, a)| summary(i, a)).collect()
+    adapters()
+        .iter()
+        .enumerate()
+        .map(|(i, a)| summary(i, a))
+        .collect()
 }
 
 /// Whether a hardware (non-software) adapter exists.
@@ -142,7 +148,10 @@ pub fn open(request: &AdapterRequest, features: wgpu::Features) -> Result<Gpu> {
         let needle = name.to_lowercase();
         candidates.retain(|a| a.get_info().name.to_lowercase().contains(&needle));
         if candidates.is_empty() {
-            return Err(Error::Gpu(format!("no GPU adapter's name contains \"{name}\" ({})", tried())));
+            return Err(Error::Gpu(format!(
+                "no GPU adapter's name contains \"{name}\" ({})",
+                tried()
+            )));
         }
     } else {
         if !request.allow_software {
@@ -154,7 +163,10 @@ pub fn open(request: &AdapterRequest, features: wgpu::Features) -> Result<Gpu> {
             } else {
                 ""
             };
-            return Err(Error::Gpu(format!("no GPU adapter found ({}){hint}", tried())));
+            return Err(Error::Gpu(format!(
+                "no GPU adapter found ({}){hint}",
+                tried()
+            )));
         }
         candidates.sort_by_key(|a| rank(&a.get_info()));
     }
@@ -163,11 +175,15 @@ pub fn open(request: &AdapterRequest, features: wgpu::Features) -> Result<Gpu> {
     let missing = features - adapter.features();
     if !missing.is_empty() {
         let what = if missing.contains(wgpu::Features::SHADER_F64) {
-            "64-bit float shaders (SHADER_F64), needed for --precision f64; use --precision f32".to_owned()
+            "64-bit float shaders (SHADER_F64), needed for --precision f64; use --precision f32"
+                .to_owned()
         } else {
             format!("{missing:?}")
         };
-        return Err(Error::Gpu(format!("the adapter {} lacks {what}", describe(&info))));
+        return Err(Error::Gpu(format!(
+            "the adapter {} lacks {what}",
+            describe(&info)
+        )));
     }
     let limits = adapter.limits();
     let desc = wgpu::DeviceDescriptor {
@@ -191,5 +207,12 @@ pub fn open(request: &AdapterRequest, features: wgpu::Features) -> Result<Gpu> {
             f.get_or_insert_with(|| format!("GPU device lost ({reason:?}): {msg}"));
         }
     });
-    Ok(Gpu { device, queue, info, limits, features, failure })
+    Ok(Gpu {
+        device,
+        queue,
+        info,
+        limits,
+        features,
+        failure,
+    })
 }

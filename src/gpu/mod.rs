@@ -1,3 +1,10 @@
 //! The GPU backend: certified margins computed by WGSL kernels through wgpu.
 
+pub mod context;
+pub mod engine;
+pub mod layout;
 pub mod shaders;
+pub mod twin;
+
+pub use context::{AdapterRequest, AdapterSummary};
+pub use engine::{GpuEngine, GpuOptions};

@@ -306,7 +306,8 @@ impl<'d, F: Real> Loop<'d, F> {
             let window =
                 (engine.preferred_window(self.flag_rate) as f64 * self.window_scale) as usize;
             let remaining = self.rows - zone_start;
-            let zone_end = zone_start + window.max(1).min(remaining);
+            let room = engine.max_pass().saturating_sub(zone_start - start);
+            let zone_end = zone_start + window.max(1).min(remaining).min(room);
             if let Err(e) = self.evaluate(engine, start, zone_end) {
                 self.abandon_speculation();
                 return Ok(EpochEnd::EngineFailed(e));
@@ -317,7 +318,8 @@ impl<'d, F: Real> Loop<'d, F> {
                 continue;
             }
             if zone_end > zone_start {
-                let flagged = self.resolve_zone(start, zone_start, zone_end)?;
+                let flagged =
+                    self.resolve_zone(start, zone_start, zone_end, engine.max_segments())?;
                 let rate = flagged as f64 / (zone_end - zone_start) as f64;
                 self.flag_rate = 0.5 * self.flag_rate + 0.5 * rate;
             }
@@ -449,15 +451,27 @@ impl<'d, F: Real> Loop<'d, F> {
 
     /// Resolves the flagged rows of `zone_start..zone_end` in order (the pass
     /// started at `start`). Returns how many rows were flagged.
-    fn resolve_zone(&mut self, start: usize, zone_start: usize, zone_end: usize) -> Result<usize> {
+    fn resolve_zone(
+        &mut self,
+        start: usize,
+        zone_start: usize,
+        zone_end: usize,
+        max_segments: usize,
+    ) -> Result<usize> {
         debug_assert!(self.spec.is_none() && self.state.position == zone_start);
         let flagged = self.flagged(start, zone_start, zone_end);
         let count = flagged.len();
         let mut next = zone_start;
         let mut updated = false;
         let mut end = zone_end;
+        // A new segment must leave room for the final one `evaluate` adds.
+        let full = |lp: &Self| lp.needs_segment() && lp.segments.len() + 2 > max_segments;
         for c in flagged {
             if c > next && updated {
+                if full(self) {
+                    end = next;
+                    break;
+                }
                 self.mark_unverified_from(next);
             }
             if self.spec.is_none() {
@@ -486,7 +500,11 @@ impl<'d, F: Real> Loop<'d, F> {
             next = c + 1;
         }
         if next < end && updated {
-            self.mark_unverified_from(next);
+            if full(self) {
+                end = next;
+            } else {
+                self.mark_unverified_from(next);
+            }
         }
         match &mut self.spec {
             Some(s) => s.end = end,
@@ -496,6 +514,11 @@ impl<'d, F: Real> Loop<'d, F> {
             }
         }
         Ok(count)
+    }
+
+    /// Whether marking rows unverified now would add a segment.
+    fn needs_segment(&self) -> bool {
+        self.spec.is_some() && !self.touched.is_empty()
     }
 
     /// Rows from `p` on were certified under weights that have since changed.

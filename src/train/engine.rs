@@ -101,6 +101,16 @@ pub trait MarginEngine<F: Real> {
     /// rows recently flagged. The loop clamps it to what is left of the epoch.
     fn preferred_window(&self, flag_rate: f64) -> usize;
 
+    /// Most segments (after the base) one pass may carry.
+    fn max_segments(&self) -> usize {
+        usize::MAX
+    }
+
+    /// Most positions one pass may cover.
+    fn max_pass(&self) -> usize {
+        usize::MAX
+    }
+
     /// Sets bit `p - start` of `flags` (zeroed, `pass.flag_words()` long) for
     /// every position `p` whose row is not certified correct under the
     /// weights of its segment.

@@ -1,0 +1,661 @@
+//! The GPU engine: certified margins for a whole pass in one round trip.
+//!
+//! Per pass the host uploads the weights of every segment (one slot each),
+//! the segment starts and the bound constants; each data chunk gets one
+//! dispatch; only the flag bitmask (one bit per row) comes back.
+//!
+//! Data lives on the device in chunks that each fit one storage binding.
+//! Chunks that do not fit the memory budget, or whose allocation fails, are
+//! streamed: uploaded into a shared staging chunk right before their
+//! dispatch, every pass. So any dataset that fits in host memory trains; the
+//! resident part runs at device bandwidth, the streamed part at bus speed.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use wgpu::util::DeviceExt;
+
+use super::context::{self, AdapterRequest, Gpu};
+use super::layout::{self, ChunkPlan};
+use super::shaders::{self, Kernel};
+use crate::certify::{self, Bound};
+use crate::data::{Dataset, Features};
+use crate::error::{Error, Result};
+use crate::float::{Precision, Real};
+use crate::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
+
+/// How to run on the GPU.
+#[derive(Clone, Debug, Default)]
+pub struct GpuOptions {
+    pub adapter: AdapterRequest,
+    /// Bytes of data to keep resident on the device; the rest is streamed.
+    /// `None`: as much as the device accepts.
+    pub memory_budget: Option<u64>,
+    /// Largest chunk in bytes (default and maximum: the adapter's largest
+    /// storage binding, capped at 1 GiB). Smaller chunks exercise chunking.
+    pub chunk_bytes: Option<u64>,
+    /// Test hook: the engine reports a device failure at this pass.
+    pub fail_at_pass: Option<u64>,
+}
+
+impl GpuOptions {
+    /// Reads the fault-injection hook from `PERCEPTRON_GPU_FAIL_AT_PASS`.
+    pub fn with_env(mut self) -> Self {
+        if let Ok(v) = std::env::var("PERCEPTRON_GPU_FAIL_AT_PASS") {
+            self.fail_at_pass = v.trim().parse().ok();
+        }
+        self
+    }
+}
+
+/// The pass-uniform parameters; layout matches `Params` in common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    row_begin: u32,
+    row_count: u32,
+    pos_offset: u32,
+    cols: u32,
+    bias: u32,
+    num_segments: u32,
+    w_stride: u32,
+    _pad: u32,
+}
+
+/// Device buffers of one chunk's features.
+enum ChunkBuffers {
+    Dense {
+        x: wgpu::Buffer,
+    },
+    Sparse {
+        row_ptr: wgpu::Buffer,
+        col_index: wgpu::Buffer,
+        values: wgpu::Buffer,
+    },
+}
+
+struct Chunk {
+    plan: ChunkPlan,
+    params: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    /// False when the chunk's data is uploaded into the staging chunk each pass.
+    resident: bool,
+}
+
+/// Weights of every segment, materialised for the kernels, plus what else a
+/// pass uploads. Shared with the CPU twin engine.
+pub struct PreparedPass<F> {
+    /// Slot k holds the weights of segment k (0 = base), `stride` apart.
+    pub slots: Vec<F>,
+    pub seg_from: Vec<u32>,
+    pub bound: Bound<F>,
+}
+
+/// Materialises `pass` for a kernel.
+pub fn prepare<F: Real>(
+    pass: &Pass<'_, F>,
+    l1_max: f64,
+    scratch: &mut Vec<F>,
+    out: &mut PreparedPass<F>,
+) {
+    out.slots.clear();
+    pass.for_each_materialised(scratch, |_, w| out.slots.extend_from_slice(w));
+    out.seg_from.clear();
+    out.seg_from
+        .extend(pass.segments.iter().map(|s| (s.from - pass.start) as u32));
+    out.bound = Bound::new(out.slots.iter().any(|v| v.is_subnormal()), l1_max);
+}
+
+/// Certified margins on a GPU adapter.
+pub struct GpuEngine<'d, F: Real> {
+    gpu: Gpu,
+    data: &'d Dataset<F>,
+    bias: bool,
+    dim: usize,
+    l1_max: f64,
+    lanes: u32,
+    pipeline: wgpu::ComputePipeline,
+    chunks: Vec<Chunk>,
+    staging: Option<ChunkBuffers>,
+    weights: wgpu::Buffer,
+    seg_from: wgpu::Buffer,
+    bound: wgpu::Buffer,
+    flags: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    max_segments: usize,
+    max_pass: usize,
+    prepared: PreparedPass<F>,
+    scratch: Vec<F>,
+    fail_at_pass: Option<u64>,
+    stats: EngineStats,
+    name: String,
+}
+
+const MIN_BUFFER: u64 = 16;
+
+fn bytes_of<F: Real>(v: &[F]) -> &[u8] {
+    bytemuck::cast_slice(v)
+}
+
+/// Pads `bytes` to a multiple of 4 (and at least MIN_BUFFER) for upload.
+fn padded(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let len = (bytes.len() as u64).max(MIN_BUFFER).next_multiple_of(4) as usize;
+    if len == bytes.len() {
+        bytes.into()
+    } else {
+        let mut v = bytes.to_vec();
+        v.resize(len, 0);
+        v.into()
+    }
+}
+
+impl<'d, F: Real> GpuEngine<'d, F> {
+    /// Opens an adapter and uploads `data`.
+    pub fn new(data: &'d Dataset<F>, bias: bool, options: &GpuOptions) -> Result<Self> {
+        let features = if F::PRECISION == Precision::F64 {
+            wgpu::Features::SHADER_F64
+        } else {
+            wgpu::Features::empty()
+        };
+        let gpu = context::open(&options.adapter, features)?;
+        Self::with_gpu(gpu, data, bias, options)
+    }
+
+    /// Uploads `data` to an already opened device.
+    pub fn with_gpu(
+        gpu: Gpu,
+        data: &'d Dataset<F>,
+        bias: bool,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        let name = format!("gpu: {}", gpu.describe());
+        let elem = std::mem::size_of::<F>() as u64;
+        let binding =
+            (gpu.limits.max_storage_buffer_binding_size as u64).min(gpu.limits.max_buffer_size);
+        let chunk_limit = binding
+            .min(1 << 30)
+            .min(options.chunk_bytes.unwrap_or(u64::MAX))
+            .max(64);
+        let dim = data.cols() + bias as usize;
+        let cols = data.cols();
+        if data.rows() > u32::MAX as usize / 2 {
+            return Err(Error::Gpu(format!(
+                "{} rows is more than the GPU backend supports (2^31)",
+                data.rows()
+            )));
+        }
+
+        let plans = layout::plan(&data.features, chunk_limit).map_err(|bytes| {
+            Error::Gpu(format!(
+                "one row needs {bytes} bytes, more than the adapter's largest storage binding ({binding} bytes)"
+            ))
+        })?;
+        let (kernel, terms) = match &data.features {
+            Features::Dense(_) => (Kernel::Dense, cols),
+            Features::Sparse(m) => (Kernel::Sparse, m.values.len() / m.rows().max(1)),
+        };
+        let lanes = shaders::lanes_for(terms);
+        let device = &gpu.device;
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(kernel.entry_point()),
+            source: wgpu::ShaderSource::Wgsl(shaders::source(kernel, F::PRECISION).into()),
+        });
+        let constants = [("LANES", lanes as f64)];
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(kernel.entry_point()),
+            layout: None,
+            module: &module,
+            entry_point: Some(kernel.entry_point()),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: None,
+        });
+
+        // Weight slots: as many segments as fit a binding, at most 4096.
+        let slot_bytes = (dim as u64 * elem).max(elem);
+        let slots = (binding.min(256 << 20) / slot_bytes).min(4097);
+        if slots < 3 {
+            return Err(Error::Gpu(format!(
+                "the model has {dim} weights; three copies must fit the adapter's storage binding of {binding} bytes"
+            )));
+        }
+        let max_segments = slots as usize - 1;
+        let max_pass = data.rows().next_multiple_of(32).clamp(32, 1 << 25);
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: size.max(MIN_BUFFER).next_multiple_of(4),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let weights = buffer("weights", slots * slot_bytes, storage);
+        let seg_from = buffer("seg_from", max_segments as u64 * 4, storage);
+        let bound = buffer("bound", 4 * elem, storage);
+        let flag_bytes = (max_pass / 32) as u64 * 4;
+        let flags = buffer("flags", flag_bytes, storage | wgpu::BufferUsages::COPY_SRC);
+        let readback = buffer(
+            "readback",
+            flag_bytes,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+
+        let layout = pipeline.get_bind_group_layout(0);
+        let mut budget = options.memory_budget.unwrap_or(u64::MAX);
+        let mut staging: Option<ChunkBuffers> = None;
+        let mut chunks = Vec::with_capacity(plans.len());
+        for plan in plans {
+            let labels = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("labels"),
+                contents: &padded(bytemuck::cast_slice(&layout::label_bits(
+                    &data.labels,
+                    plan.rows.clone(),
+                ))),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+            let params = buffer(
+                "params",
+                std::mem::size_of::<Params>() as u64,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            );
+            let bytes = chunk_bytes(&data.features, &plan);
+            let resident = if bytes <= budget {
+                try_upload(&gpu, &data.features, &plan)
+            } else {
+                None
+            };
+            let is_resident = resident.is_some();
+            if is_resident {
+                budget -= bytes;
+            } else {
+                // Once one chunk is streamed, the later ones are too: the
+                // budget is spent.
+                budget = 0;
+                if staging.is_none() {
+                    staging = Some(allocate_staging(&gpu, &data.features, chunk_limit)?);
+                }
+            }
+            let Some(data_buffers) = resident.as_ref().or(staging.as_ref()) else {
+                return Err(Error::Gpu("no buffer for a data chunk".into()));
+            };
+            let mut entries = vec![
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: params.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: labels.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: weights.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: seg_from.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 5,
+                    resource: bound.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 6,
+                    resource: flags.as_entire_binding(),
+                },
+            ];
+            match data_buffers {
+                ChunkBuffers::Dense { x } => entries.push(wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: x.as_entire_binding(),
+                }),
+                ChunkBuffers::Sparse {
+                    row_ptr,
+                    col_index,
+                    values,
+                } => {
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: row_ptr.as_entire_binding(),
+                    });
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: 7,
+                        resource: col_index.as_entire_binding(),
+                    });
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: 8,
+                        resource: values.as_entire_binding(),
+                    });
+                }
+            }
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("chunk"),
+                layout: &layout,
+                entries: &entries,
+            });
+            chunks.push(Chunk {
+                plan,
+                params,
+                bind_group,
+                resident: is_resident,
+            });
+        }
+        if let Some(e) = gpu.take_failure() {
+            return Err(Error::Gpu(format!("setting up {name} failed: {e}")));
+        }
+        Ok(GpuEngine {
+            name,
+            gpu,
+            data,
+            bias,
+            dim,
+            l1_max: certify::l1_max(&data.features, bias),
+            lanes,
+            pipeline,
+            chunks,
+            staging,
+            weights,
+            seg_from,
+            bound,
+            flags,
+            readback,
+            max_segments,
+            max_pass,
+            prepared: PreparedPass {
+                slots: Vec::new(),
+                seg_from: Vec::new(),
+                bound: Bound::new(false, 0.0),
+            },
+            scratch: Vec::new(),
+            fail_at_pass: options.fail_at_pass,
+            stats: EngineStats::default(),
+        })
+    }
+
+    /// Chunks that are streamed every pass (0 when all data is resident).
+    pub fn streamed_chunks(&self) -> usize {
+        self.chunks.iter().filter(|c| !c.resident).count()
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    fn rows_per_group(&self) -> u32 {
+        256 / self.lanes
+    }
+
+    fn run_pass(
+        &mut self,
+        pass: &Pass<'_, F>,
+        flags: &mut [u32],
+    ) -> std::result::Result<u64, String> {
+        let queue = &self.gpu.queue;
+        let device = &self.gpu.device;
+        prepare(pass, self.l1_max, &mut self.scratch, &mut self.prepared);
+        let prep = &self.prepared;
+        queue.write_buffer(&self.weights, 0, &padded(bytes_of(&prep.slots)));
+        if !prep.seg_from.is_empty() {
+            queue.write_buffer(
+                &self.seg_from,
+                0,
+                &padded(bytemuck::cast_slice(&prep.seg_from)),
+            );
+        }
+        let consts = [prep.bound.rel, prep.bound.abs, prep.bound.flush, F::ZERO];
+        queue.write_buffer(&self.bound, 0, bytes_of(&consts));
+        let words = flags.len() as u64;
+
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.clear_buffer(&self.flags, 0, Some(words * 4));
+        let max_groups = self.gpu.limits.max_compute_workgroups_per_dimension;
+        let rows_per_group = self.rows_per_group();
+        for chunk in &self.chunks {
+            let (c0, c1) = (chunk.plan.rows.start, chunk.plan.rows.end);
+            let (lo, hi) = (pass.start.max(c0), pass.end.min(c1));
+            if lo >= hi {
+                continue;
+            }
+            let params = Params {
+                row_begin: (lo - c0) as u32,
+                row_count: (hi - lo) as u32,
+                pos_offset: (lo - pass.start) as u32,
+                cols: self.data.cols() as u32,
+                bias: self.bias as u32,
+                num_segments: prep.seg_from.len() as u32,
+                w_stride: self.dim as u32,
+                _pad: 0,
+            };
+            queue.write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
+            if !chunk.resident {
+                // Submit what precedes, then replace the staging contents.
+                queue.submit([std::mem::replace(
+                    &mut encoder,
+                    device.create_command_encoder(&Default::default()),
+                )
+                .finish()]);
+                if let Some(staging) = &self.staging {
+                    stream_into(queue, staging, &self.data.features, &chunk.plan);
+                }
+            }
+            let groups = (hi - lo).div_ceil(rows_per_group as usize) as u32;
+            {
+                let mut cp = encoder.begin_compute_pass(&Default::default());
+                cp.set_pipeline(&self.pipeline);
+                cp.set_bind_group(0, &chunk.bind_group, &[]);
+                cp.dispatch_workgroups(groups.min(max_groups), 1, 1);
+            }
+            if !chunk.resident {
+                queue.submit([std::mem::replace(
+                    &mut encoder,
+                    device.create_command_encoder(&Default::default()),
+                )
+                .finish()]);
+            }
+        }
+        encoder.copy_buffer_to_buffer(&self.flags, 0, &self.readback, 0, words * 4);
+        let index = queue.submit([encoder.finish()]);
+        let slice = self.readback.slice(0..words * 4);
+        let mapped = Arc::new(Mutex::new(None));
+        let sink = mapped.clone();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            if let Ok(mut m) = sink.lock() {
+                *m = Some(r);
+            }
+        });
+        device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: Some(Duration::from_secs(600)),
+            })
+            .map_err(|e| format!("waiting for the GPU failed: {e}"))?;
+        if let Some(e) = self.gpu.take_failure() {
+            return Err(e);
+        }
+        match mapped.lock().ok().and_then(|mut m| m.take()) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(format!("reading results back failed: {e}")),
+            None => return Err("the GPU did not return results".into()),
+        }
+        let flagged = {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| format!("reading results back failed: {e}"))?;
+            let got: &[u32] = bytemuck::cast_slice(&view);
+            flags.copy_from_slice(&got[..flags.len()]);
+            flags.iter().map(|w| w.count_ones() as u64).sum()
+        };
+        self.readback.unmap();
+        Ok(flagged)
+    }
+}
+
+fn chunk_bytes<F: Real>(features: &Features<F>, plan: &ChunkPlan) -> u64 {
+    let elem = std::mem::size_of::<F>() as u64;
+    match features {
+        Features::Dense(_) => plan.entries as u64 * elem,
+        Features::Sparse(_) => plan.entries as u64 * (elem + 4) + (plan.rows.len() as u64 + 1) * 4,
+    }
+}
+
+/// Uploads a chunk, or returns `None` if the device is out of memory.
+fn try_upload<F: Real>(
+    gpu: &Gpu,
+    features: &Features<F>,
+    plan: &ChunkPlan,
+) -> Option<ChunkBuffers> {
+    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let init = |label: &str, bytes: &[u8]| {
+        gpu.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: &padded(bytes),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            })
+    };
+    let buffers = match features {
+        Features::Dense(m) => {
+            let values = &m.values[plan.rows.start * m.cols..plan.rows.end * m.cols];
+            ChunkBuffers::Dense {
+                x: init("x", bytes_of(values)),
+            }
+        }
+        Features::Sparse(m) => {
+            let (a, b) = (m.row_ptr[plan.rows.start], m.row_ptr[plan.rows.end]);
+            ChunkBuffers::Sparse {
+                row_ptr: init(
+                    "row_ptr",
+                    bytemuck::cast_slice(&layout::local_row_ptr(&m.row_ptr, plan.rows.clone())),
+                ),
+                col_index: init("col_index", bytemuck::cast_slice(&m.indices[a..b])),
+                values: init("values", bytes_of(&m.values[a..b])),
+            }
+        }
+    };
+    match pollster::block_on(scope.pop()) {
+        None => Some(buffers),
+        Some(_) => None,
+    }
+}
+
+/// Buffers large enough for any chunk, for streaming.
+fn allocate_staging<F: Real>(
+    gpu: &Gpu,
+    features: &Features<F>,
+    chunk_limit: u64,
+) -> Result<ChunkBuffers> {
+    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let buffer = |label: &str, size: u64| {
+        gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size.max(MIN_BUFFER).next_multiple_of(4),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    };
+    let staging = match features {
+        Features::Dense(_) => ChunkBuffers::Dense {
+            x: buffer("staging x", chunk_limit),
+        },
+        Features::Sparse(_) => ChunkBuffers::Sparse {
+            row_ptr: buffer("staging row_ptr", chunk_limit),
+            col_index: buffer("staging col_index", chunk_limit),
+            values: buffer("staging values", chunk_limit),
+        },
+    };
+    match pollster::block_on(scope.pop()) {
+        None => Ok(staging),
+        Some(e) => Err(Error::Gpu(format!(
+            "not even one data chunk fits in GPU memory: {e}"
+        ))),
+    }
+}
+
+fn stream_into<F: Real>(
+    queue: &wgpu::Queue,
+    staging: &ChunkBuffers,
+    features: &Features<F>,
+    plan: &ChunkPlan,
+) {
+    match (staging, features) {
+        (ChunkBuffers::Dense { x }, Features::Dense(m)) => {
+            let values = &m.values[plan.rows.start * m.cols..plan.rows.end * m.cols];
+            queue.write_buffer(x, 0, &padded(bytes_of(values)));
+        }
+        (
+            ChunkBuffers::Sparse {
+                row_ptr,
+                col_index,
+                values,
+            },
+            Features::Sparse(m),
+        ) => {
+            let (a, b) = (m.row_ptr[plan.rows.start], m.row_ptr[plan.rows.end]);
+            queue.write_buffer(
+                row_ptr,
+                0,
+                &padded(bytemuck::cast_slice(&layout::local_row_ptr(
+                    &m.row_ptr,
+                    plan.rows.clone(),
+                ))),
+            );
+            queue.write_buffer(
+                col_index,
+                0,
+                &padded(bytemuck::cast_slice(&m.indices[a..b])),
+            );
+            queue.write_buffer(values, 0, &padded(bytes_of(&m.values[a..b])));
+        }
+        _ => {}
+    }
+}
+
+impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn preferred_window(&self, flag_rate: f64) -> usize {
+        // About 2048 flagged rows per window: enough work per round trip to
+        // hide its latency, few enough updates to keep rollbacks rare.
+        let w = (2048.0 / flag_rate.max(1e-9)) as usize;
+        w.max(1 << 15).min((self.max_pass / 2).max(32))
+    }
+
+    fn max_segments(&self) -> usize {
+        self.max_segments
+    }
+
+    fn max_pass(&self) -> usize {
+        self.max_pass
+    }
+
+    fn evaluate(
+        &mut self,
+        pass: &Pass<'_, F>,
+        flags: &mut [u32],
+    ) -> std::result::Result<(), EngineError> {
+        let t0 = Instant::now();
+        if self.fail_at_pass == Some(self.stats.passes) {
+            return Err(EngineError(format!(
+                "{}: injected device failure at pass {} (PERCEPTRON_GPU_FAIL_AT_PASS)",
+                self.name, self.stats.passes
+            )));
+        }
+        let flagged = self
+            .run_pass(pass, flags)
+            .map_err(|e| EngineError(format!("{}: {e}", self.name)))?;
+        self.stats.passes += 1;
+        self.stats.rows_evaluated += pass.len() as u64;
+        self.stats.rows_flagged += flagged;
+        self.stats.seconds += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn stats(&self) -> EngineStats {
+        self.stats.clone()
+    }
+}

@@ -1,0 +1,133 @@
+//! How a dataset is laid out on the device: rows split into chunks so that
+//! every buffer fits one storage binding (lavapipe: 128 MiB).
+
+use std::ops::Range;
+
+use crate::data::Features;
+use crate::float::Real;
+
+/// Rows of one chunk and the byte sizes of its buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkPlan {
+    pub rows: Range<usize>,
+    /// Entries stored (dense: rows x cols; sparse: non-zeros).
+    pub entries: usize,
+}
+
+/// Splits the rows into chunks whose value buffer (and, for CSR, index and
+/// row-pointer buffers) each hold at most `max_bytes`. Returns `Err` with
+/// the size of the first row that alone exceeds the limit.
+pub fn plan<F: Real>(features: &Features<F>, max_bytes: u64) -> Result<Vec<ChunkPlan>, u64> {
+    let elem = std::mem::size_of::<F>() as u64;
+    let mut chunks = Vec::new();
+    match features {
+        Features::Dense(m) => {
+            let row_bytes = (m.cols as u64 * elem).max(1);
+            if row_bytes > max_bytes {
+                return Err(row_bytes);
+            }
+            let per_chunk = ((max_bytes / row_bytes) as usize).max(1);
+            let mut r = 0;
+            while r < m.rows {
+                let end = (r + per_chunk).min(m.rows);
+                chunks.push(ChunkPlan {
+                    rows: r..end,
+                    entries: (end - r) * m.cols,
+                });
+                r = end;
+            }
+        }
+        Features::Sparse(m) => {
+            // Values are the widest entries per non-zero; indices are u32.
+            let per_entry = elem.max(4);
+            let max_entries = (max_bytes / per_entry) as usize;
+            let max_rows = (max_bytes / 4) as usize - 1;
+            let mut start = 0;
+            while start < m.rows() {
+                let mut end = start;
+                while end < m.rows()
+                    && end - start < max_rows
+                    && m.row_ptr[end + 1] - m.row_ptr[start] <= max_entries
+                {
+                    end += 1;
+                }
+                if end == start {
+                    return Err((m.row_ptr[start + 1] - m.row_ptr[start]) as u64 * per_entry);
+                }
+                chunks.push(ChunkPlan {
+                    rows: start..end,
+                    entries: m.row_ptr[end] - m.row_ptr[start],
+                });
+                start = end;
+            }
+        }
+    }
+    Ok(chunks)
+}
+
+/// Bitmask of +1 labels for rows `rows`: bit j of word j/32 is row start+j.
+pub fn label_bits(labels: &[i8], rows: Range<usize>) -> Vec<u32> {
+    let mut bits = vec![0u32; rows.len().div_ceil(32).max(1)];
+    for (j, &y) in labels[rows].iter().enumerate() {
+        if y > 0 {
+            bits[j / 32] |= 1 << (j % 32);
+        }
+    }
+    bits
+}
+
+/// Chunk-local CSR row pointers (offsets from the chunk's first entry).
+pub fn local_row_ptr(row_ptr: &[usize], rows: Range<usize>) -> Vec<u32> {
+    let base = row_ptr[rows.start];
+    row_ptr[rows.start..=rows.end]
+        .iter()
+        .map(|&p| (p - base) as u32)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{CsrMatrix, DenseMatrix};
+
+    #[test]
+    fn dense_chunks_respect_the_limit_and_cover_every_row() {
+        let f = Features::Dense(DenseMatrix {
+            rows: 10,
+            cols: 3,
+            values: vec![1.0f32; 30],
+        });
+        let chunks = plan(&f, 40).unwrap(); // 3 rows of 12 bytes per chunk
+        assert_eq!(
+            chunks.iter().map(|c| c.rows.clone()).collect::<Vec<_>>(),
+            vec![0..3, 3..6, 6..9, 9..10]
+        );
+        assert_eq!(plan(&f, 8), Err(12));
+    }
+
+    #[test]
+    fn sparse_chunks_split_on_entries() {
+        let m = CsrMatrix {
+            cols: 5,
+            row_ptr: vec![0, 2, 5, 5, 9],
+            indices: vec![0, 1, 0, 2, 4, 0, 1, 2, 3],
+            values: vec![1.0f32; 9],
+        };
+        let f = Features::Sparse(m.clone());
+        let chunks = plan(&f, 16).unwrap(); // at most 4 entries, 3 rows
+        assert_eq!(
+            chunks.iter().map(|c| c.rows.clone()).collect::<Vec<_>>(),
+            vec![0..1, 1..3, 3..4]
+        );
+        assert_eq!(local_row_ptr(&m.row_ptr, 1..3), vec![0, 3, 3]);
+        assert_eq!(plan(&f, 12), Err(16));
+    }
+
+    #[test]
+    fn label_bits_pack_positive_rows() {
+        let labels: Vec<i8> = (0..40).map(|i| if i % 3 == 0 { 1 } else { -1 }).collect();
+        let bits = label_bits(&labels, 3..40);
+        assert_eq!(bits.len(), 2);
+        assert_eq!(bits[0] & 0b1111, 0b1001); // rows 3 and 6
+    }
+}

@@ -1,0 +1,357 @@
+//! GPU results are bit-identical to the reference on every adapter.
+//!
+//! These tests need a GPU adapter (lavapipe is enough). With `CI=true` a
+//! missing adapter fails them; elsewhere they skip and say why.
+
+mod common;
+
+use common::{Rng, random_dense, random_sparse, textbook};
+use perceptron::Real;
+use perceptron::data::{self, CsrMatrix, Dataset, DenseMatrix, Features, LoadOptions};
+use perceptron::gpu::twin::TwinEngine;
+use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
+use perceptron::train::engine::{MarginEngine, Pass, Segment};
+use perceptron::train::{self, Fit, ReferenceEngine, Silent, State, TrainParams};
+
+fn options() -> GpuOptions {
+    GpuOptions {
+        adapter: AdapterRequest {
+            name: std::env::var("PERCEPTRON_TEST_ADAPTER").ok(),
+            allow_software: true,
+        },
+        ..Default::default()
+    }
+}
+
+/// Opens the GPU engine, or explains why the test cannot run.
+fn engine<'d, F: Real>(
+    data: &'d Dataset<F>,
+    bias: bool,
+    opts: &GpuOptions,
+) -> Option<GpuEngine<'d, F>> {
+    match GpuEngine::new(data, bias, opts) {
+        Ok(e) => Some(e),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true requires a GPU adapter (install mesa-vulkan-drivers): {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: no usable GPU adapter: {e}");
+            None
+        }
+    }
+}
+
+fn fit_with<'a, F: Real>(
+    data: &Dataset<F>,
+    bias: bool,
+    epochs: usize,
+    engine: Box<dyn MarginEngine<F> + 'a>,
+) -> Fit<F> {
+    let params = TrainParams {
+        max_epochs: epochs,
+        bias,
+        shuffle_seed: None,
+    };
+    let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    let dim = data.cols() + bias as usize;
+    train::fit(
+        data,
+        &params,
+        State::initial(dim),
+        engine,
+        &mut fb,
+        &mut Silent,
+    )
+    .expect("training failed")
+}
+
+fn bits<F: Real>(v: &[F]) -> Vec<u64> {
+    v.iter().map(|x| x.to_f64().to_bits()).collect()
+}
+
+/// Trains on the GPU and checks the result equals the textbook loop's.
+/// Returns the fit, or None when skipped.
+fn check_gpu<F: Real>(
+    data: &Dataset<F>,
+    bias: bool,
+    epochs: usize,
+    opts: &GpuOptions,
+) -> Option<Fit<F>> {
+    let gpu = engine(data, bias, opts)?;
+    let fit = fit_with(data, bias, epochs, Box::new(gpu));
+    let (w, mistakes) = textbook(data, bias, epochs);
+    assert_eq!(fit.mistakes_per_epoch, mistakes, "mistakes per epoch");
+    assert_eq!(bits(&fit.weights), bits(&w), "weights");
+    assert_eq!(fit.loop_stats.fallbacks, 0, "no fallback expected");
+    Some(fit)
+}
+
+const REAL: &[(&str, usize)] = &[
+    ("iris_setosa.csv", 100),
+    ("iris_setosa.svm", 100),
+    ("digits_0v1.csv", 100),
+    ("digits_0v1.svm", 100),
+    ("digits_3v5.csv", 100),
+    ("digits_3v5.svm", 100),
+    ("breast_cancer.csv", 20),
+    ("breast_cancer.svm", 20),
+    ("heart_scale.svm", 30),
+];
+
+fn real<F: Real>(name: &str) -> Dataset<F> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(name);
+    data::load(&path, &LoadOptions::default()).unwrap()
+}
+
+#[test]
+fn real_datasets_f32_match_reference() {
+    for &(name, epochs) in REAL {
+        let d = real::<f32>(name);
+        if check_gpu(&d, true, epochs, &options()).is_none() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn real_datasets_f64_match_reference() {
+    for &(name, epochs) in REAL {
+        let d = real::<f64>(name);
+        if check_gpu(&d, true, epochs, &options()).is_none() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn random_dense_shapes_match_reference() {
+    let mut rng = Rng(0xfeed);
+    let shapes: &[(usize, usize)] = &[
+        (1, 5000),
+        (2, 3000),
+        (3, 20_000),
+        (7, 2000),
+        (31, 1500),
+        (64, 1000),
+        (100, 100_000),
+        (257, 800),
+        (1000, 300),
+        (3000, 200),
+    ];
+    for (case, &(cols, rows)) in shapes.iter().enumerate() {
+        let noise = [0.0, 0.01, 0.1][case % 3];
+        let bias = case % 3 != 2;
+        let d = random_dense::<f32>(&mut rng, rows, cols, noise);
+        if check_gpu(&d, bias, 6, &options()).is_none() {
+            return;
+        }
+        let d = random_dense::<f64>(&mut rng, rows.min(5000), cols, noise);
+        if check_gpu(&d, bias, 4, &options()).is_none() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn random_sparse_shapes_match_reference() {
+    let mut rng = Rng(0xbeef);
+    let shapes: &[(usize, usize, usize)] = &[
+        (10, 2000, 1),
+        (100, 5000, 5),
+        (1000, 20_000, 20),
+        (50_000, 100_000, 30),
+        (5000, 3000, 200),
+    ];
+    for (case, &(cols, rows, nnz)) in shapes.iter().enumerate() {
+        let d = random_sparse::<f32>(&mut rng, rows, cols, nnz, [0.0, 0.05][case % 2]);
+        if check_gpu(&d, case % 2 == 0, 5, &options()).is_none() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn chunked_and_streamed_data_match_reference() {
+    let mut rng = Rng(0xc4c4);
+    let dense = random_dense::<f32>(&mut rng, 20_000, 24, 0.02);
+    let sparse = random_sparse::<f32>(&mut rng, 20_000, 300, 12, 0.02);
+    // ~100 KiB chunks; then only the first few resident and the rest streamed.
+    for budget in [None, Some(300_000)] {
+        let opts = GpuOptions {
+            chunk_bytes: Some(100_000),
+            memory_budget: budget,
+            ..options()
+        };
+        for d in [&dense, &sparse] {
+            let Some(gpu) = engine(d, true, &opts) else {
+                return;
+            };
+            assert!(
+                gpu.chunk_count() >= 8,
+                "expected many chunks, got {}",
+                gpu.chunk_count()
+            );
+            if budget.is_some() {
+                assert!(gpu.streamed_chunks() > 0, "expected streamed chunks");
+            }
+            let fit = fit_with(d, true, 5, Box::new(gpu));
+            let (w, m) = textbook(d, true, 5);
+            assert_eq!((bits(&fit.weights), fit.mistakes_per_epoch), (bits(&w), m));
+        }
+    }
+}
+
+/// Rows built so margins fall within a few ulps of zero: cancellation of
+/// huge and tiny values, subnormal features, duplicated rows with opposite
+/// labels, exact-zero margins. The device must flag them (never settle them
+/// wrongly) and the host must resolve them.
+fn adversarial<F: Real>() -> Dataset<F> {
+    let mut rng = Rng(0xadd);
+    let cols = 6;
+    let mut values = Vec::new();
+    let mut labels = Vec::new();
+    let mut push = |row: [f64; 6], y: i8, values: &mut Vec<F>| {
+        values.extend(row.iter().map(|&v| F::from_f64(v)));
+        labels.push(y);
+    };
+    for i in 0..3000 {
+        // Large enough to cancel catastrophically, small enough that w·x
+        // stays finite in f32 (otherwise the reference itself refuses).
+        let big = 10f64.powi(rng.below(12) as i32);
+        let tiny = rng.unit() * 1e-3;
+        let y = if rng.unit() < 0.5 { 1 } else { -1 };
+        match i % 6 {
+            0 => push([big, -big, tiny, 1.0, -1.0, 0.0], y, &mut values),
+            1 => push([1e-40, -1e-42, 3e-39, 0.0, 1e-41, 2.0], y, &mut values),
+            2 => {
+                push([0.5, 0.25, -0.125, 1.0, 2.0, -4.0], 1, &mut values);
+                push([0.5, 0.25, -0.125, 1.0, 2.0, -4.0], -1, &mut values);
+            }
+            3 => push([0.0; 6], y, &mut values),
+            4 => push([big, 1.0, -big, tiny, -tiny, 0.5], y, &mut values),
+            _ => push(
+                [rng.unit(), -rng.unit(), 1e-30, -1e12, 1e12, rng.unit()],
+                y,
+                &mut values,
+            ),
+        }
+    }
+    let rows = labels.len();
+    common::dataset(Features::Dense(DenseMatrix { rows, cols, values }), labels)
+}
+
+#[test]
+fn adversarial_margins_take_the_uncertain_path_and_still_match() {
+    for bias in [true, false] {
+        let d32 = adversarial::<f32>();
+        let Some(fit) = check_gpu(&d32, bias, 8, &options()) else {
+            return;
+        };
+        // Rows the host resolved that were not mistakes: uncertain rows.
+        let uncertain = fit.loop_stats.host_dots - fit.total_mistakes();
+        assert!(
+            uncertain > 100,
+            "uncertain path exercised only {uncertain} times"
+        );
+        let d64 = adversarial::<f64>();
+        let Some(fit) = check_gpu(&d64, bias, 8, &options()) else {
+            return;
+        };
+        assert!(fit.loop_stats.host_dots > fit.total_mistakes());
+        // Sparse layout of the same rows.
+        let sparse = Dataset {
+            features: Features::Sparse(d32.features.to_sparse()),
+            ..d32.clone()
+        };
+        check_gpu(&sparse, bias, 8, &options());
+    }
+}
+
+#[test]
+fn injected_device_failure_finishes_on_the_cpu_with_the_same_model() {
+    let mut rng = Rng(0xfa11);
+    let d = random_dense::<f32>(&mut rng, 30_000, 20, 0.05);
+    let opts = GpuOptions {
+        fail_at_pass: Some(3),
+        ..options()
+    };
+    let Some(gpu) = engine(&d, true, &opts) else {
+        return;
+    };
+    let fit = fit_with(&d, true, 6, Box::new(gpu));
+    let (w, m) = textbook(&d, true, 6);
+    assert_eq!(
+        (bits(&fit.weights), fit.mistakes_per_epoch.clone()),
+        (bits(&w), m)
+    );
+    assert_eq!(fit.loop_stats.fallbacks, 1);
+    assert_eq!(fit.engines.len(), 2, "{:?}", fit.engines);
+    assert!(fit.engines[0].starts_with("gpu"));
+}
+
+/// The device and its CPU twin agree on every row whose twin margin is far
+/// from the decision threshold (only near-threshold rows may differ, through
+/// summation order or fused multiply-add).
+#[test]
+fn device_flags_agree_with_the_cpu_twin() {
+    let mut rng = Rng(0x7777);
+    let dense = random_dense::<f32>(&mut rng, 5000, 77, 0.3);
+    let mut m = dense.features.to_sparse();
+    m.cols = 77;
+    let sparse = Dataset {
+        features: Features::Sparse(CsrMatrix { ..m }),
+        ..dense.clone()
+    };
+    for d in [&dense, &sparse] {
+        let dim = d.cols() + 1;
+        let base: Vec<f32> = (0..dim).map(|_| (rng.unit() - 0.5) as f32).collect();
+        // Three segments with patches, as the loop would send them.
+        let segments = vec![
+            Segment {
+                from: 1200,
+                patch: 0..3,
+            },
+            Segment {
+                from: 2500,
+                patch: 3..4,
+            },
+            Segment {
+                from: 4000,
+                patch: 4..4 + dim,
+            },
+        ];
+        let mut coords = vec![0u32, 5, 76, 77];
+        let mut values = vec![3.0f32, -2.0, 0.5, 1.5];
+        coords.extend(0..dim as u32);
+        values.extend((0..dim).map(|_| (rng.unit() - 0.5) as f32));
+        let pass = Pass {
+            start: 100,
+            end: 4990,
+            base: &base,
+            segments: &segments,
+            patch_coords: &coords,
+            patch_values: &values,
+        };
+        let Some(mut gpu) = engine(d, true, &options()) else {
+            return;
+        };
+        let mut got = vec![0u32; pass.flag_words()];
+        gpu.evaluate(&pass, &mut got).unwrap();
+        let mut twin = TwinEngine::new(d, true, None, 100);
+        let mut want = vec![0u32; pass.flag_words()];
+        twin.flags(&pass, &mut want);
+        let differ: u32 = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a ^ b).count_ones())
+            .sum();
+        let flagged: u32 = want.iter().map(|w| w.count_ones()).sum();
+        assert!(
+            flagged > 500,
+            "the pass should flag many rows, flagged {flagged}"
+        );
+        assert!(differ <= 5, "{differ} rows differ between device and twin");
+    }
+}

@@ -6,6 +6,7 @@
 //! rigorous rounding-error bound ([`certify`]), and leave every uncertain row
 //! and every update to the host's reference arithmetic ([`train`]).
 
+pub mod backend;
 pub mod certify;
 pub mod cli;
 pub mod cpu;

@@ -4,8 +4,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+pub use crate::backend::Backend;
 use crate::data::{Format, HeaderMode, LabelColumn, LoadOptions};
 use crate::float::Precision;
+use crate::gpu::{AdapterRequest, GpuOptions};
 
 /// How to read a data file.
 #[derive(Args, Clone, Debug, Default)]
@@ -61,13 +63,44 @@ impl DataArgs {
     }
 }
 
-/// Which engine computes margins.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// The textbook sequential loop: every margin by the reference dot.
-    Reference,
-    /// Certified margins on all CPU cores (exact, faster).
-    Cpu,
+/// Where margins are computed (all choices give the identical model).
+#[derive(Args, Clone, Debug, Default)]
+pub struct BackendArgs {
+    /// How margins are computed: `auto` uses a hardware GPU when there is
+    /// one and the CPU otherwise; `gpu` also accepts a software adapter
+    /// (lavapipe); `cpu` uses all cores; `reference` is the textbook loop.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+
+    /// Use the GPU adapter whose name contains NAME (see `perceptron
+    /// devices`); implies a GPU backend, software adapters included.
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+
+    /// GPU memory to keep data resident in, in MiB; the rest is streamed
+    /// from host memory every pass (default: as much as the device accepts).
+    #[arg(long, value_name = "MIB")]
+    pub gpu_memory: Option<u64>,
+}
+
+impl BackendArgs {
+    /// The backend and GPU options these arguments ask for.
+    pub fn resolve(&self) -> (Backend, GpuOptions) {
+        let backend = match (self.backend, &self.adapter) {
+            (Backend::Auto | Backend::Cpu | Backend::Reference, Some(_)) => Backend::Gpu,
+            (b, _) => b,
+        };
+        let options = GpuOptions {
+            adapter: AdapterRequest {
+                name: self.adapter.clone(),
+                allow_software: backend == Backend::Gpu,
+            },
+            memory_budget: self.gpu_memory.map(|m| m << 20),
+            ..Default::default()
+        }
+        .with_env();
+        (backend, options)
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The command-line interface: argument parsing and dispatch to the library.
 
 pub mod args;
+pub mod devices;
 pub mod progress;
 pub mod train;
 
@@ -38,13 +39,16 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     Train(train::TrainArgs),
+    Devices(devices::DevicesArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
+    quiet_vulkan_layers();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => train::run(a),
+        Command::Devices(a) => devices::run(a),
     };
     match result {
         Ok(code) => code,
@@ -55,5 +59,15 @@ pub fn main() -> i32 {
                 _ => exit::ERROR,
             }
         }
+    }
+}
+
+/// Mesa's device-select Vulkan layer picks a GPU for a display, which this
+/// tool has none of: without a display server it prints errors, and it slows
+/// every submission. Off unless the user set the variable themselves.
+fn quiet_vulkan_layers() {
+    if std::env::var_os("NODEVICE_SELECT").is_none() {
+        // SAFETY: called first thing in `main`, before any other thread exists.
+        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
     }
 }

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::{Backend, DataArgs, PrecisionArg, default_model_path};
+use super::args::{BackendArgs, DataArgs, PrecisionArg, default_model_path};
 use super::progress::TrainProgress;
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{Model, TrainingInfo};
-use crate::train::{self, MarginEngine, ReferenceEngine, State, Stop, TrainParams};
+use crate::train::{self, MarginEngine, Observer, State, Stop, TrainParams};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -67,9 +67,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "S", requires = "shuffle")]
     pub seed: Option<u64>,
 
-    /// How margins are computed. All backends give identical models.
-    #[arg(long, value_enum, default_value = "cpu")]
-    pub backend: Backend,
+    #[command(flatten)]
+    pub backend: BackendArgs,
 
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
@@ -145,12 +144,17 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         shuffle_seed: seed,
     };
     let dim = data.cols() + params.bias as usize;
-    let engine: Box<dyn MarginEngine<F>> = match args.backend {
-        Backend::Reference => Box::new(ReferenceEngine),
-        Backend::Cpu => Box::new(crate::cpu::CpuEngine::new(&data, params.bias)),
+    let (backend, gpu_options) = args.backend.resolve();
+    let chosen = crate::backend::choose(backend, &gpu_options, &data, params.bias)?;
+    let engine = chosen.engine;
+    let data_ref = &data;
+    let mut fallback = || -> Box<dyn MarginEngine<F>> {
+        Box::new(crate::cpu::CpuEngine::new(data_ref, params.bias))
     };
-    let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let mut progress = TrainProgress::new(!args.json, data.rows(), args.max_epochs);
+    if let Some(note) = &chosen.note {
+        progress.on_warning(note);
+    }
     let fit = train::fit(
         &data,
         &params,

@@ -1,0 +1,82 @@
+//! Choosing how margins are computed: the reference loop, the CPU engine,
+//! or a GPU, with `auto` picking a hardware GPU when there is one.
+
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::float::Real;
+use crate::gpu::{GpuEngine, GpuOptions};
+use crate::train::{MarginEngine, ReferenceEngine};
+
+/// Which engine computes margins. Every choice gives the same model.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// The textbook sequential loop: every margin by the reference dot.
+    Reference,
+    /// Certified margins on all CPU cores.
+    Cpu,
+    /// Certified margins on a GPU (a software adapter such as lavapipe is
+    /// accepted when no hardware GPU exists).
+    Gpu,
+    /// A hardware GPU when one is found, otherwise the CPU engine.
+    #[default]
+    Auto,
+}
+
+/// An engine ready to train, and a note on how it was chosen.
+pub struct Chosen<'d, F> {
+    pub engine: Box<dyn MarginEngine<F> + 'd>,
+    /// Why `auto` or a GPU problem led to this engine, for the report.
+    pub note: Option<String>,
+}
+
+/// Builds the engine for `backend`. `auto` never fails for lack of a GPU:
+/// it uses the CPU engine and says why.
+pub fn choose<'d, F: Real>(
+    backend: Backend,
+    gpu: &GpuOptions,
+    data: &'d Dataset<F>,
+    bias: bool,
+) -> Result<Chosen<'d, F>> {
+    let cpu =
+        || -> Box<dyn MarginEngine<F> + 'd> { Box::new(crate::cpu::CpuEngine::new(data, bias)) };
+    match backend {
+        Backend::Reference => Ok(Chosen {
+            engine: Box::new(ReferenceEngine),
+            note: None,
+        }),
+        Backend::Cpu => Ok(Chosen {
+            engine: cpu(),
+            note: None,
+        }),
+        Backend::Gpu => {
+            let mut opts = gpu.clone();
+            opts.adapter.allow_software = true;
+            Ok(Chosen {
+                engine: Box::new(GpuEngine::new(data, bias, &opts)?),
+                note: None,
+            })
+        }
+        Backend::Auto => {
+            let named = gpu.adapter.name.is_some();
+            if !named && !crate::gpu::context::hardware_available() {
+                return Ok(Chosen {
+                    engine: cpu(),
+                    note: Some("auto: no hardware GPU adapter found, using the CPU engine".into()),
+                });
+            }
+            match GpuEngine::new(data, bias, gpu) {
+                Ok(e) => Ok(Chosen {
+                    engine: Box::new(e),
+                    note: None,
+                }),
+                Err(Error::Gpu(msg)) if !named => Ok(Chosen {
+                    engine: cpu(),
+                    note: Some(format!(
+                        "auto: the GPU could not be used ({msg}); using the CPU engine"
+                    )),
+                }),
+                Err(e) => Err(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! `perceptron devices`: the GPU adapters this machine offers.
+
+use clap::Args;
+
+use crate::error::{Error, Result, exit};
+use crate::gpu::context;
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron devices            list adapters
+  perceptron devices --json     the same, for scripts
+  perceptron train data.svm --adapter llvmpipe   train on a listed adapter
+
+Only the Vulkan, Metal and DX12 backends are used. On Debian or Ubuntu,
+`apt-get install mesa-vulkan-drivers` provides lavapipe, a software adapter.";
+
+/// List the GPU adapters (backend, type, f64 support, limits).
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct DevicesArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &DevicesArgs) -> Result<i32> {
+    let adapters = context::list();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&adapters).map_err(|e| Error::Usage(e.to_string()))?
+        );
+        return Ok(exit::SUCCESS);
+    }
+    if adapters.is_empty() {
+        println!(
+            "no GPU adapter found (backends tried: Vulkan, Metal, DX12); training will use the CPU"
+        );
+        return Ok(exit::SUCCESS);
+    }
+    for a in &adapters {
+        println!(
+            "[{}] {}\n    backend {}, type {}{}, driver {}\n    f64 shaders: {}, subgroups: {}\n    max storage binding {} MiB, max buffer {} MiB, max workgroups per dimension {}",
+            a.index,
+            a.name,
+            a.backend,
+            a.device_type,
+            if a.software {
+                " (software: used only with --backend gpu or --adapter)"
+            } else {
+                ""
+            },
+            if a.driver.is_empty() {
+                "unknown"
+            } else {
+                &a.driver
+            },
+            if a.f64 { "yes" } else { "no" },
+            if a.subgroups { "yes" } else { "no" },
+            a.max_storage_buffer_binding_size >> 20,
+            a.max_buffer_size >> 20,
+            a.max_compute_workgroups_per_dimension
+        );
+    }
+    Ok(exit::SUCCESS)
+}

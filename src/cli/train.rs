@@ -93,6 +93,8 @@ pub struct TrainReport {
     pub positive_rows: usize,
     pub negative_rows: usize,
     pub backend: Vec<String>,
+    /// How `auto` chose, when it matters.
+    pub backend_note: Option<String>,
     pub seed: Option<u64>,
     pub epochs: usize,
     pub max_epochs: usize,
@@ -147,14 +149,12 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     let (backend, gpu_options) = args.backend.resolve();
     let chosen = crate::backend::choose(backend, &gpu_options, &data, params.bias)?;
     let engine = chosen.engine;
+    let chosen_note = chosen.note;
     let data_ref = &data;
     let mut fallback = || -> Box<dyn MarginEngine<F>> {
         Box::new(crate::cpu::CpuEngine::new(data_ref, params.bias))
     };
     let mut progress = TrainProgress::new(!args.json, data.rows(), args.max_epochs);
-    if let Some(note) = &chosen.note {
-        progress.on_warning(note);
-    }
     let fit = train::fit(
         &data,
         &params,
@@ -204,6 +204,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         positive_rows,
         negative_rows: data.rows() - positive_rows,
         backend: fit.engines.clone(),
+        backend_note: chosen_note,
         seed,
         epochs: fit.epochs(),
         max_epochs: params.max_epochs,
@@ -300,10 +301,15 @@ pub fn render(r: &TrainReport) -> String {
         .seed
         .map(|s| format!(", shuffled with seed {s}"))
         .unwrap_or_default();
+    let note = r
+        .backend_note
+        .as_ref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
     line(
         &mut s,
         "backend",
-        format!("{}{order}", r.backend.join(", then ")),
+        format!("{}{order}{note}", r.backend.join(", then ")),
     );
     let verdict = if r.converged {
         "converged (the last epoch made no mistake)".to_owned()

@@ -11,7 +11,7 @@ use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{Model, TrainingInfo};
-use crate::train::{self, MarginEngine, Observer, State, Stop, TrainParams};
+use crate::train::{self, MarginEngine, State, Stop, TrainParams};
 
 const EXAMPLES: &str = "\
 Examples:

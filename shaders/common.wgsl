@@ -1,4 +1,4 @@
-// Shared by the margin kernels: the pass layout and the certification test.
+// Shared by the margin kernels: the pass layout and the certified slack.
 // CPU twin: src/gpu/twin.rs (same names, same order of operations).
 
 // Rows handled by one workgroup = WG / LANES; LANES threads share a row.
@@ -9,48 +9,34 @@ struct Params {
     // First chunk-local row this dispatch evaluates, and how many.
     row_begin: u32,
     row_count: u32,
-    // Pass-relative position of row_begin (indexes flags and segments).
+    // Pass-relative position of row_begin (indexes the slack output).
     pos_offset: u32,
     // Feature columns (the bias excluded) and whether the bias is on.
     cols: u32,
     bias: u32,
-    // Segments after the base, and the stride between weight slots.
-    num_segments: u32,
-    w_stride: u32,
-    _pad: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
-// Slot of the weights in force at pass-relative position q: the number of
-// segment starts <= q (slot 0 is the pass's base weights).
-fn segment_of(q: u32) -> u32 {
-    var lo = 0u;
-    var hi = params.num_segments;
-    loop {
-        if lo >= hi {
-            break;
-        }
-        let mid = (lo + hi) / 2u;
-        if seg_from[mid] <= q {
-            lo = mid + 1u;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-// The decision test of src/certify.rs: settled iff s and E are finite and
-// y*s > E, with E = (m*REL)*t + (m*ABS + FLUSH). Flags every row it cannot
-// settle, including certain mistakes: the host decides those.
-fn flag_unless_settled(q: u32, row: u32, s: real, t: real, m: u32) {
+// The normalised slack of src/certify.rs: with E = (m*REL)*t + (m*ABS +
+// FLUSH), (y*s - E)/N if y*s > E, (y*s + E)/N if y*s < -E, else 0 (also
+// when anything is non-finite, t is huge, or N is tiny).
+fn write_slack(q: u32, row: u32, s: real, t: real, m: u32) {
     let mr = real(m);
     let e = (mr * bound[0]) * t + (mr * bound[1] + bound[2]);
     let positive = ((labels[row / 32u] >> (row % 32u)) & 1u) == 1u;
     let ys = select(-s, s, positive);
-    let settled = is_finite_real(s) && is_finite_real(e) && ys > e;
-    if !settled {
-        atomicOr(&flags[q / 32u], 1u << (q % 32u));
+    let nrm = real(norms[row]);
+    var r: f32 = 0.0;
+    if is_finite_real(s) && is_finite_real(e) && t <= REAL_QUARTER_MAX && nrm >= 1e-10 {
+        if ys > e {
+            r = slack_f32((ys - e) / nrm);
+        } else if ys < -e {
+            r = slack_f32((ys + e) / nrm);
+        }
     }
+    slack[q] = r;
 }
 
 var<workgroup> part_s: array<real, WG>;

@@ -1,14 +1,14 @@
-// Certified margins of dense rows: s^ = w·x and t^ = sum |w_k x_k| per row,
-// any summation order; flags every row not certainly correct.
-// CPU twin: src/gpu/twin.rs::dense_pass.
+// Certified slacks of dense rows: s^ = w·x and t^ = sum |w_k x_k| per row,
+// in any summation order, turned into the normalised slack.
+// CPU twin: src/gpu/twin.rs::dense_row.
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> x: array<real>;          // chunk rows, row-major
-@group(0) @binding(2) var<storage, read> labels: array<u32>;      // bit set = label +1
-@group(0) @binding(3) var<storage, read> weights: array<real>;    // slots of w_stride
-@group(0) @binding(4) var<storage, read> seg_from: array<u32>;    // segment starts
-@group(0) @binding(5) var<storage, read> bound: array<real>;      // REL, ABS, FLUSH
-@group(0) @binding(6) var<storage, read_write> flags: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read> x: array<real>;        // chunk rows, row-major
+@group(0) @binding(2) var<storage, read> labels: array<u32>;    // bit set = label +1
+@group(0) @binding(3) var<storage, read> weights: array<real>;  // w~, bias last
+@group(0) @binding(4) var<storage, read> norms: array<f32>;     // >= ||x~|| per row
+@group(0) @binding(5) var<storage, read> bound: array<real>;    // REL, ABS, FLUSH
+@group(0) @binding(6) var<storage, read_write> slack: array<f32>;
 
 @compute @workgroup_size(256)
 fn margins_dense(
@@ -25,15 +25,12 @@ fn margins_dense(
         let r = g * rows_per_group + slot;
         let live = r < params.row_count;
         let row = params.row_begin + r;
-        let q = params.pos_offset + r;
         var s: real = 0.0;
         var t: real = 0.0;
-        var wbase = 0u;
         if live {
-            wbase = segment_of(q) * params.w_stride;
             let xbase = row * params.cols;
             for (var k = lane; k < params.cols; k = k + LANES) {
-                let p = weights[wbase + k] * x[xbase + k];
+                let p = weights[k] * x[xbase + k];
                 s = s + p;
                 t = t + abs(p);
             }
@@ -45,11 +42,11 @@ fn margins_dense(
             var s_row = part_s[li];
             var t_row = part_t[li];
             if params.bias != 0u {
-                let b = weights[wbase + params.cols];
+                let b = weights[params.cols];
                 s_row = s_row + b;
                 t_row = t_row + abs(b);
             }
-            flag_unless_settled(q, row, s_row, t_row, params.cols + params.bias);
+            write_slack(params.pos_offset + r, row, s_row, t_row, params.cols + params.bias);
         }
         workgroupBarrier();
     }

@@ -1,13 +1,13 @@
-// Certified margins of CSR rows: like margins_dense.wgsl, over the stored
-// entries of each row. CPU twin: src/gpu/twin.rs::sparse_pass.
+// Certified slacks of CSR rows: like margins_dense.wgsl, over the stored
+// entries of each row. CPU twin: src/gpu/twin.rs::sparse_row.
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> row_ptr: array<u32>;     // chunk-local offsets
+@group(0) @binding(1) var<storage, read> row_ptr: array<u32>;   // chunk-local offsets
 @group(0) @binding(2) var<storage, read> labels: array<u32>;
 @group(0) @binding(3) var<storage, read> weights: array<real>;
-@group(0) @binding(4) var<storage, read> seg_from: array<u32>;
+@group(0) @binding(4) var<storage, read> norms: array<f32>;
 @group(0) @binding(5) var<storage, read> bound: array<real>;
-@group(0) @binding(6) var<storage, read_write> flags: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> slack: array<f32>;
 @group(0) @binding(7) var<storage, read> col_index: array<u32>;
 @group(0) @binding(8) var<storage, read> values: array<real>;
 
@@ -25,18 +25,15 @@ fn margins_sparse(
         let r = g * rows_per_group + slot;
         let live = r < params.row_count;
         let row = params.row_begin + r;
-        let q = params.pos_offset + r;
         var s: real = 0.0;
         var t: real = 0.0;
-        var wbase = 0u;
         var stored = 0u;
         if live {
-            wbase = segment_of(q) * params.w_stride;
             let begin = row_ptr[row];
             let end = row_ptr[row + 1u];
             stored = end - begin;
             for (var e = begin + lane; e < end; e = e + LANES) {
-                let p = weights[wbase + col_index[e]] * values[e];
+                let p = weights[col_index[e]] * values[e];
                 s = s + p;
                 t = t + abs(p);
             }
@@ -48,11 +45,11 @@ fn margins_sparse(
             var s_row = part_s[li];
             var t_row = part_t[li];
             if params.bias != 0u {
-                let b = weights[wbase + params.cols];
+                let b = weights[params.cols];
                 s_row = s_row + b;
                 t_row = t_row + abs(b);
             }
-            flag_unless_settled(q, row, s_row, t_row, stored + params.bias);
+            write_slack(params.pos_offset + r, row, s_row, t_row, stored + params.bias);
         }
         workgroupBarrier();
     }

@@ -45,9 +45,31 @@
 //! m >= 1; 1.1(1-u)^3 > 16/15). The slack is about 30%.
 //!
 //! **Decision**: if ŝ and E are finite and y·ŝ > E then y·s_ref >= y·ŝ - E > 0:
-//! the reference also finds the row correct. Otherwise the row is *flagged*
-//! and the host computes the reference dot itself. A NaN or infinity anywhere
-//! fails the test, so non-finite arithmetic can only flag, never settle.
+//! the reference also finds the row correct (and if y·ŝ < -E, a mistake).
+//! Otherwise the row is *uncertain* and the host computes the reference dot
+//! itself. A NaN or infinity anywhere fails the test, so non-finite
+//! arithmetic can only leave a row uncertain, never settle it. Rows with
+//! t̂ > MAX/4 are left uncertain too, so a settled row's reference sum can
+//! never overflow (its partial sums are bounded by T* <= 1.07·t̂ + tiny).
+//!
+//! # Drift: certifying under weights that have moved
+//! The host keeps updating w after a pass was computed. For weights
+//! w' = w + Δ (Δ exact, whatever rounding produced w'), with
+//! s*(w') = s*(w) + Δ·x and T*(w') <= T*(w) + ||Δ||·||x|| (Cauchy-Schwarz),
+//!
+//!   y·s_ref(w') >= y·s*(w') - γ_m T*(w') - (16/15)mλu
+//!              >= y·ŝ - E - (1 + γ_m)·||Δ||·||x||,
+//!
+//! because E bounds |ŝ - s*(w)| + γ_m T*(w) + (16/15)mλu (the derivation
+//! above bounds exactly that sum). So a kernel returns the *normalised slack*
+//! r = (y·ŝ - E)/N when y·ŝ > E, r = (y·ŝ + E)/N when y·ŝ < -E, else 0, with
+//! N >= ||x~|| (see [`row_norms`]), and the row is settled under any w' with
+//! ||w' - w|| <= δ when |r| > [`DRIFT_FACTOR`]·δ + [`DRIFT_FLOOR`]:
+//! correct if r > 0, a mistake if r < 0. DRIFT_FACTOR = 1.1 covers
+//! 1 + γ_m <= 16/15 and the few roundings in computing r (each at most a
+//! factor 1 + u) and its conversion to f32; DRIFT_FLOOR = 1e-20 covers the
+//! absolute underflow terms, given N >= [`MIN_NORM`] (rows with a smaller
+//! norm get r = 0).
 
 use crate::data::{Features, Row};
 use crate::float::Real;
@@ -106,6 +128,129 @@ impl<F: Real> Bound<F> {
         let ys = if y > 0 { s } else { -s };
         s.is_finite() && e.is_finite() && ys > e
     }
+}
+
+/// Multiplies the drift δ = ||w' - w|| in the settle test.
+pub const DRIFT_FACTOR: f64 = 1.1;
+/// Added to the settle threshold, for underflow in computing r.
+pub const DRIFT_FLOOR: f64 = 1e-20;
+/// Rows whose norm bound is below this are never settled by slack.
+pub const MIN_NORM: f64 = 1e-10;
+
+/// What the slack test says about a row under weights that drifted by δ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    Correct,
+    Mistake,
+    Unknown,
+}
+
+/// The threshold |r| must exceed after a drift of `delta`.
+#[inline]
+pub fn threshold(delta: f64) -> f64 {
+    DRIFT_FACTOR * delta + DRIFT_FLOOR
+}
+
+/// Applies the slack test with a precomputed [`threshold`].
+#[inline]
+pub fn settle(r: f32, threshold: f64) -> Settled {
+    let r = r as f64;
+    if r > threshold {
+        Settled::Correct
+    } else if r < -threshold {
+        Settled::Mistake
+    } else {
+        Settled::Unknown
+    }
+}
+
+impl<F: Real> Bound<F> {
+    /// The normalised slack of a row, computed exactly as the kernels do:
+    /// (y·s - E)/N, (y·s + E)/N or 0 in `F`, then converted to f32 without
+    /// growing in magnitude; see the module documentation.
+    #[inline]
+    pub fn slack(&self, y: i8, s: F, t: F, m: F, norm: F) -> f32 {
+        let e = self.of(m, t);
+        let ys = if y > 0 { s } else { -s };
+        let usable = s.is_finite()
+            && e.is_finite()
+            && t.to_f64() <= F::MAX_VALUE / 4.0
+            && norm.to_f64() >= MIN_NORM;
+        if !usable {
+            return 0.0;
+        }
+        let r = if ys > e {
+            (ys - e) / norm
+        } else if ys < -e {
+            (ys + e) / norm
+        } else {
+            return 0.0;
+        };
+        to_f32_toward_zero(r.to_f64())
+    }
+}
+
+impl<F: Real> Bound<F> {
+    /// The decision a margin computed in any order certifies under the very
+    /// weights it was computed with (no drift): `Correct` if y·s > E,
+    /// `Mistake` if y·s < -E, else `Unknown`.
+    #[inline]
+    pub fn decide(&self, y: i8, s: F, t: F, m: F) -> Settled {
+        let e = self.of(m, t);
+        let ys = if y > 0 { s } else { -s };
+        if !(s.is_finite() && e.is_finite() && t.to_f64() <= F::MAX_VALUE / 4.0) {
+            Settled::Unknown
+        } else if ys > e {
+            Settled::Correct
+        } else if ys < -e {
+            Settled::Mistake
+        } else {
+            Settled::Unknown
+        }
+    }
+}
+
+/// Converts to f32 without increasing the magnitude (±f32::MAX at most).
+#[inline]
+pub fn to_f32_toward_zero(v: f64) -> f32 {
+    let v = v.clamp(-(f32::MAX as f64), f32::MAX as f64);
+    let r = v as f32;
+    if (r as f64).abs() > v.abs() {
+        // One ulp towards zero; r is finite or ±inf from a huge v.
+        f32::from_bits(r.to_bits() - 1)
+    } else {
+        r
+    }
+}
+
+/// Upper bounds of ||x~_i|| (the bias feature included), one per row, in f32.
+pub fn row_norms<F: Real>(features: &Features<F>, bias: bool) -> Vec<f32> {
+    (0..features.rows())
+        .map(|i| {
+            let sq = features.row(i).norm_sq_f64() + bias as u8 as f64;
+            // f64 accumulation over n terms loses at most n·2^-53 relative.
+            let up = (sq * (1.0 + (features.row(i).stored() as f64 + 4.0) * 2f64.powi(-50))).sqrt();
+            let r = up as f32;
+            if (r as f64) < up {
+                f32::from_bits(r.to_bits() + 1)
+            } else {
+                r
+            }
+        })
+        .collect()
+}
+
+/// Upper bound of ||a - b||_2, computed in f64.
+pub fn distance_up<F: Real>(a: &[F], b: &[F]) -> f64 {
+    let sq: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let d = x.to_f64() - y.to_f64();
+            d * d
+        })
+        .sum();
+    (sq * (1.0 + (a.len() as f64 + 4.0) * 2f64.powi(-50))).sqrt() * (1.0 + 2f64.powi(-50))
 }
 
 /// Converts to `F`, rounding towards +infinity.

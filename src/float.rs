@@ -57,6 +57,7 @@ pub trait Real:
     + Add<Output = Self>
     + Sub<Output = Self>
     + Mul<Output = Self>
+    + std::ops::Div<Output = Self>
     + Neg<Output = Self>
     + FromStr
 {
@@ -69,6 +70,8 @@ pub trait Real:
     /// Smallest positive normal number (lambda). Below it, results are
     /// subnormal and a device may flush them to zero.
     const MIN_NORMAL: f64;
+    /// The largest finite value, as f64.
+    const MAX_VALUE: f64;
 
     fn to_f64(self) -> f64;
     /// Rounds to nearest; used only where the rounding is part of the spec
@@ -87,6 +90,7 @@ impl Real for f32 {
     const ONE: Self = 1.0;
     const UNIT_ROUNDOFF: f64 = 5.960_464_477_539_063e-8; // 2^-24
     const MIN_NORMAL: f64 = 1.175_494_350_822_287_5e-38; // 2^-126
+    const MAX_VALUE: f64 = f32::MAX as f64;
 
     fn to_f64(self) -> f64 {
         self as f64
@@ -111,6 +115,7 @@ impl Real for f64 {
     const ONE: Self = 1.0;
     const UNIT_ROUNDOFF: f64 = 1.110_223_024_625_156_5e-16; // 2^-53
     const MIN_NORMAL: f64 = 2.2250738585072014e-308; // 2^-1022
+    const MAX_VALUE: f64 = f64::MAX;
 
     fn to_f64(self) -> f64 {
         self

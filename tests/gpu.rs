@@ -7,11 +7,11 @@ mod common;
 
 use common::{Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
-use perceptron::data::{self, CsrMatrix, Dataset, DenseMatrix, Features, LoadOptions};
+use perceptron::data::{self, Dataset, DenseMatrix, Features, LoadOptions};
 use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
-use perceptron::train::engine::{MarginEngine, Pass, Segment};
-use perceptron::train::{self, Fit, ReferenceEngine, Silent, State, TrainParams};
+use perceptron::train::engine::{MarginEngine, Pass};
+use perceptron::train::{self, Fit, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 fn options() -> GpuOptions {
     GpuOptions {
@@ -47,10 +47,12 @@ fn fit_with<'a, F: Real>(
     epochs: usize,
     engine: Box<dyn MarginEngine<F> + 'a>,
 ) -> Fit<F> {
+    // Always use the device: these tests are about its results.
     let params = TrainParams {
         max_epochs: epochs,
         bias,
         shuffle_seed: None,
+        passes: PassPolicy::Always,
     };
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let dim = data.cols() + bias as usize;
@@ -249,17 +251,24 @@ fn adversarial_margins_take_the_uncertain_path_and_still_match() {
         let Some(fit) = check_gpu(&d32, bias, 8, &options()) else {
             return;
         };
-        // Rows the host resolved that were not mistakes: uncertain rows.
-        let uncertain = fit.loop_stats.host_dots - fit.total_mistakes();
+        // Rows the device could not certify, which the host resolved; some
+        // needed the reference dot itself (margins within rounding of 0).
+        let uncertain = fit.engine_stats.rows_uncertain;
         assert!(
             uncertain > 100,
             "uncertain path exercised only {uncertain} times"
         );
+        assert!(
+            fit.loop_stats.host_dots > 100,
+            "reference dots: {}",
+            fit.loop_stats.host_dots
+        );
+
         let d64 = adversarial::<f64>();
         let Some(fit) = check_gpu(&d64, bias, 8, &options()) else {
             return;
         };
-        assert!(fit.loop_stats.host_dots > fit.total_mistakes());
+        assert!(fit.engine_stats.rows_uncertain > 100 && fit.loop_stats.host_dots > 0);
         // Sparse layout of the same rows.
         let sparse = Dataset {
             features: Features::Sparse(d32.features.to_sparse()),
@@ -291,67 +300,44 @@ fn injected_device_failure_finishes_on_the_cpu_with_the_same_model() {
     assert!(fit.engines[0].starts_with("gpu"));
 }
 
-/// The device and its CPU twin agree on every row whose twin margin is far
-/// from the decision threshold (only near-threshold rows may differ, through
-/// summation order or fused multiply-add).
+/// The device and its CPU twin agree on every row's slack up to the
+/// rounding that summation order and fused multiply-add may change: both
+/// zero or both with the same sign and within 1e-3 relative (far looser than
+/// any real difference, far tighter than any indexing bug).
 #[test]
-fn device_flags_agree_with_the_cpu_twin() {
+fn device_slacks_agree_with_the_cpu_twin() {
     let mut rng = Rng(0x7777);
     let dense = random_dense::<f32>(&mut rng, 5000, 77, 0.3);
-    let mut m = dense.features.to_sparse();
-    m.cols = 77;
     let sparse = Dataset {
-        features: Features::Sparse(CsrMatrix { ..m }),
+        features: Features::Sparse(dense.features.to_sparse()),
         ..dense.clone()
     };
     for d in [&dense, &sparse] {
         let dim = d.cols() + 1;
-        let base: Vec<f32> = (0..dim).map(|_| (rng.unit() - 0.5) as f32).collect();
-        // Three segments with patches, as the loop would send them.
-        let segments = vec![
-            Segment {
-                from: 1200,
-                patch: 0..3,
-            },
-            Segment {
-                from: 2500,
-                patch: 3..4,
-            },
-            Segment {
-                from: 4000,
-                patch: 4..4 + dim,
-            },
-        ];
-        let mut coords = vec![0u32, 5, 76, 77];
-        let mut values = vec![3.0f32, -2.0, 0.5, 1.5];
-        coords.extend(0..dim as u32);
-        values.extend((0..dim).map(|_| (rng.unit() - 0.5) as f32));
+        let weights: Vec<f32> = (0..dim).map(|_| (rng.unit() - 0.5) as f32).collect();
         let pass = Pass {
             start: 100,
             end: 4990,
-            base: &base,
-            segments: &segments,
-            patch_coords: &coords,
-            patch_values: &values,
+            weights: &weights,
         };
         let Some(mut gpu) = engine(d, true, &options()) else {
             return;
         };
-        let mut got = vec![0u32; pass.flag_words()];
-        gpu.evaluate(&pass, &mut got).unwrap();
-        let mut twin = TwinEngine::new(d, true, None, 100);
-        let mut want = vec![0u32; pass.flag_words()];
-        twin.flags(&pass, &mut want);
-        let differ: u32 = got
-            .iter()
-            .zip(&want)
-            .map(|(a, b)| (a ^ b).count_ones())
-            .sum();
-        let flagged: u32 = want.iter().map(|w| w.count_ones()).sum();
-        assert!(
-            flagged > 500,
-            "the pass should flag many rows, flagged {flagged}"
-        );
-        assert!(differ <= 5, "{differ} rows differ between device and twin");
+        let mut got = vec![0f32; pass.len()];
+        gpu.submit(&pass).unwrap();
+        gpu.collect(&mut got).unwrap();
+        let twin = TwinEngine::new(d, true, None);
+        let mut want = vec![0f32; pass.len()];
+        twin.slacks(&pass, &mut want);
+        let nonzero = want.iter().filter(|r| **r != 0.0).count();
+        assert!(nonzero > 4000, "most rows should be certain, got {nonzero}");
+        let mut differ = 0;
+        for (a, b) in got.iter().zip(&want) {
+            let close = (a == b) || (a.signum() == b.signum() && (a - b).abs() <= 1e-3 * b.abs());
+            if !close {
+                differ += 1;
+            }
+        }
+        assert!(differ <= 2, "{differ} rows differ between device and twin");
     }
 }

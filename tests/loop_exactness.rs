@@ -9,11 +9,13 @@ use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
 use perceptron::gpu::twin::TwinEngine;
+use perceptron::train::PassPolicy::{self, Adaptive, Always};
 use perceptron::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
 use perceptron::train::{self, ReferenceEngine, Silent, State, TrainParams};
 
-/// Wraps an engine and flags extra rows at random. Flagging is always
-/// allowed (it only means "not certified"), so results must not change.
+/// Wraps an engine and weakens its slacks at random: zeroing a slack
+/// ("uncertain") or shrinking it is always allowed, so results must not
+/// change. Drives the drift, early-break and host-dot paths.
 struct Chaos<E> {
     inner: E,
     rng: Rng,
@@ -25,15 +27,21 @@ impl<F: Real, E: MarginEngine<F>> MarginEngine<F> for Chaos<E> {
         format!("chaos({})", self.inner.name())
     }
     fn preferred_window(&self, r: f64) -> usize {
-        // Vary the window too, to cross segment boundaries in many ways.
+        // Vary the window too, to cross pass boundaries in many ways.
         let w = self.inner.preferred_window(r);
         1 + (self.rng.0 as usize % w.clamp(1, 4096))
     }
-    fn evaluate(&mut self, pass: &Pass<'_, F>, flags: &mut [u32]) -> Result<(), EngineError> {
-        self.inner.evaluate(pass, flags)?;
-        for p in 0..pass.len() {
-            if self.rng.unit() < self.rate {
-                flags[p / 32] |= 1 << (p % 32);
+    fn submit(&mut self, pass: &Pass<'_, F>) -> Result<(), EngineError> {
+        self.inner.submit(pass)
+    }
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        self.inner.collect(slack)?;
+        for r in slack.iter_mut() {
+            let u = self.rng.unit();
+            if u < self.rate {
+                *r = 0.0;
+            } else if u < 2.0 * self.rate {
+                *r *= self.rng.unit() as f32;
             }
         }
         Ok(())
@@ -44,6 +52,7 @@ impl<F: Real, E: MarginEngine<F>> MarginEngine<F> for Chaos<E> {
 }
 
 fn run<'a, F: Real>(
+    passes: PassPolicy,
     data: &Dataset<F>,
     bias: bool,
     epochs: usize,
@@ -53,6 +62,7 @@ fn run<'a, F: Real>(
         max_epochs: epochs,
         bias,
         shuffle_seed: None,
+        passes,
     };
     let dim = data.cols() + bias as usize;
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
@@ -70,39 +80,59 @@ fn run<'a, F: Real>(
 /// Totals over every run of a test, to show which paths were exercised.
 #[derive(Default, Debug)]
 struct Exercised {
-    certified: u64,
-    rollbacks: u64,
-    segments_passes: u64,
+    certified_correct: u64,
+    certified_mistakes: u64,
+    drift_fallbacks: u64,
+    early_breaks: u64,
 }
 
 fn check<F: Real>(data: &Dataset<F>, bias: bool, epochs: usize, seed: u64, ex: &mut Exercised) {
     let (w, mistakes) = textbook(data, bias, epochs);
     let bits = |v: &[F]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
-    let engines: Vec<Box<dyn MarginEngine<F>>> = vec![
-        Box::new(ReferenceEngine),
-        Box::new(CpuEngine::new(data, bias)),
-        Box::new(Chaos {
-            inner: CpuEngine::new(data, bias),
-            rng: Rng(seed | 1),
-            rate: 0.02,
-        }),
-        Box::new(Chaos {
-            inner: CpuEngine::new(data, bias),
-            rng: Rng(seed ^ 0xabcdef),
-            rate: 0.3,
-        }),
+    let engines: Vec<(PassPolicy, Box<dyn MarginEngine<F>>)> = vec![
+        (Always, Box::new(ReferenceEngine)),
+        (Always, Box::new(CpuEngine::new(data, bias))),
+        (Adaptive, Box::new(CpuEngine::new(data, bias))),
+        (
+            Always,
+            Box::new(Chaos {
+                inner: CpuEngine::new(data, bias),
+                rng: Rng(seed | 1),
+                rate: 0.02,
+            }),
+        ),
+        (
+            Always,
+            Box::new(Chaos {
+                inner: CpuEngine::new(data, bias),
+                rng: Rng(seed ^ 0xabcdef),
+                rate: 0.3,
+            }),
+        ),
+        // The GPU kernels' CPU twins, with one lane and with many lanes.
+        (Always, Box::new(TwinEngine::new(data, bias, None))),
+        (Always, Box::new(TwinEngine::new(data, bias, Some(1)))),
+        (
+            Always,
+            Box::new(Chaos {
+                inner: TwinEngine::new(data, bias, Some(32)),
+                rng: Rng(seed ^ 77),
+                rate: 0.05,
+            }),
+        ),
     ];
-    for engine in engines {
-        let name = engine.name();
-        let fit = run(data, bias, epochs, engine);
+    for (policy, engine) in engines {
+        let name = format!("{} {policy:?}", engine.name());
+        let fit = run(policy, data, bias, epochs, engine);
         assert_eq!(
             fit.mistakes_per_epoch, mistakes,
             "{name}: mistakes per epoch"
         );
         assert_eq!(bits(&fit.weights), bits(&w), "{name}: weights");
-        ex.certified += fit.loop_stats.certified_rows;
-        ex.rollbacks += fit.loop_stats.rollbacks;
-        ex.segments_passes += fit.loop_stats.passes;
+        ex.certified_correct += fit.loop_stats.certified_correct;
+        ex.certified_mistakes += fit.loop_stats.certified_mistakes;
+        ex.drift_fallbacks += fit.loop_stats.drift_fallbacks;
+        ex.early_breaks += fit.loop_stats.early_breaks;
     }
 }
 
@@ -121,7 +151,10 @@ fn dense_random_data_matches_textbook() {
         check(&data64, bias, 1 + rng.below(12), case as u64 + 100, &mut ex);
     }
     assert!(
-        ex.certified > 100_000 && ex.rollbacks > 50,
+        ex.certified_correct > 100_000
+            && ex.certified_mistakes > 1000
+            && ex.drift_fallbacks > 1000
+            && ex.early_breaks > 10,
         "paths not exercised: {ex:?}"
     );
 }
@@ -140,14 +173,17 @@ fn sparse_random_data_matches_textbook() {
         check(&data, bias, 1 + rng.below(10), case as u64, &mut ex);
     }
     assert!(
-        ex.certified > 100_000 && ex.rollbacks > 50,
+        ex.certified_correct > 100_000
+            && ex.certified_mistakes > 1000
+            && ex.drift_fallbacks > 1000
+            && ex.early_breaks > 10,
         "paths not exercised: {ex:?}"
     );
 }
 
-/// An engine that certifies every row, even mistakes. The comparison above
-/// must notice: this shows the exactness tests can fail.
-struct Liar;
+/// An engine that claims every row is certainly correct, with a huge
+/// slack. The comparison above must notice: the exactness tests can fail.
+struct Liar(usize);
 
 impl<F: Real> MarginEngine<F> for Liar {
     fn name(&self) -> String {
@@ -156,7 +192,12 @@ impl<F: Real> MarginEngine<F> for Liar {
     fn preferred_window(&self, _: f64) -> usize {
         1024
     }
-    fn evaluate(&mut self, _: &Pass<'_, F>, _: &mut [u32]) -> Result<(), EngineError> {
+    fn submit(&mut self, _: &Pass<'_, F>) -> Result<(), EngineError> {
+        self.0 += 1;
+        Ok(())
+    }
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        slack.fill(1e30);
         Ok(())
     }
     fn stats(&self) -> EngineStats {
@@ -169,7 +210,7 @@ fn a_lying_engine_is_caught() {
     let mut rng = Rng(99);
     let data = random_dense::<f32>(&mut rng, 500, 5, 0.1);
     let (w, mistakes) = textbook(&data, true, 5);
-    let fit = run(&data, true, 5, Box::new(Liar));
+    let fit = run(Always, &data, true, 5, Box::new(Liar(0)));
     assert_ne!(fit.mistakes_per_epoch, mistakes);
     assert_ne!(fit.weights, w);
 }

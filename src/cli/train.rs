@@ -70,6 +70,13 @@ pub struct TrainArgs {
     #[command(flatten)]
     pub backend: BackendArgs,
 
+    /// Whether training may walk on the CPU alone when that is measured to
+    /// be faster than engine passes (`adaptive`), or must use the engine
+    /// for every window (`always`, to measure an engine). Never changes
+    /// the model.
+    #[arg(long, value_enum, default_value = "adaptive")]
+    pub passes: crate::train::PassPolicy,
+
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -144,6 +151,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         max_epochs: args.max_epochs,
         bias: !args.no_bias,
         shuffle_seed: seed,
+        passes: args.passes,
     };
     let dim = data.cols() + params.bias as usize;
     let (backend, gpu_options) = args.backend.resolve();

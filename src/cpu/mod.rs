@@ -1,8 +1,8 @@
-//! The fast CPU engine: certified margins computed on all cores.
+//! The fast CPU engine: certified slacks computed on all cores.
 //!
-//! Each worker takes a contiguous slice of the pass (whole 32-row flag words,
-//! so workers never share a word), rebuilds the weights in force at its first
-//! row from the pass's base and patches, and walks its rows in order.
+//! A pass is split into contiguous slices, one per task; each task computes
+//! its rows' margins with the 8-lane kernel and turns them into normalised
+//! slacks with [`crate::certify::Bound::slack`].
 
 mod kernel;
 
@@ -13,16 +13,18 @@ use rayon::prelude::*;
 use crate::certify::{self, Bound};
 use crate::data::Dataset;
 use crate::float::Real;
-use crate::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
+use crate::train::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
 
 pub use kernel::margin;
 
-/// Certified margins on the CPU.
+/// Certified slacks on the CPU.
 pub struct CpuEngine<'d, F> {
     data: &'d Dataset<F>,
     bias: bool,
     l1_max: f64,
+    norms: Vec<f32>,
     threads: usize,
+    done: Completed,
     stats: EngineStats,
 }
 
@@ -32,7 +34,9 @@ impl<'d, F: Real> CpuEngine<'d, F> {
             data,
             bias,
             l1_max: certify::l1_max(&data.features, bias),
+            norms: certify::row_norms(&data.features, bias),
             threads: rayon::current_num_threads(),
+            done: Completed::default(),
             stats: EngineStats::default(),
         }
     }
@@ -43,56 +47,45 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
         format!("cpu ({} threads)", self.threads)
     }
 
-    fn preferred_window(&self, flag_rate: f64) -> usize {
-        // About 64 flagged rows per window keeps rollbacks rare and the
-        // window's rows in cache for the verifying pass.
-        let w = 64.0 / flag_rate.max(1e-9);
-        (w as usize).clamp(4096, 1 << 18)
+    fn preferred_window(&self, mistake_rate: f64) -> usize {
+        // Drift grows with every update, so aim for a few dozen updates per
+        // window; small windows are cheap on the CPU.
+        ((32.0 / mistake_rate.max(1e-9)) as usize).clamp(2048, 1 << 17)
     }
 
-    fn evaluate(&mut self, pass: &Pass<'_, F>, flags: &mut [u32]) -> Result<(), EngineError> {
+    fn submit(&mut self, pass: &Pass<'_, F>) -> Result<(), EngineError> {
         let t0 = Instant::now();
-        let any_sub = pass
-            .base
-            .iter()
-            .chain(pass.patch_values)
-            .any(|v| v.is_subnormal());
-        let bound = Bound::<F>::new(any_sub, self.l1_max);
-        let words_per_task = flags.len().div_ceil(self.threads * 4).max(1);
-        let (data, bias) = (self.data, self.bias);
-        let flagged: u64 = flags
-            .par_chunks_mut(words_per_task)
+        let bound = Bound::<F>::for_weights(pass.weights, self.l1_max);
+        let mut out = self.done.buffer(pass.len());
+        let per_task = pass.len().div_ceil(self.threads * 4).max(256);
+        let (data, bias, norms, w) = (self.data, self.bias, &self.norms, pass.weights);
+        let uncertain: u64 = out
+            .par_chunks_mut(per_task)
             .enumerate()
-            .map(|(task, words)| {
-                let lo = pass.start + task * words_per_task * 32;
-                let hi = (lo + words.len() * 32).min(pass.end);
-                let mut w = pass.base.to_vec();
-                let mut seg = 0;
-                let mut count = 0u64;
-                for p in lo..hi {
-                    while seg < pass.segments.len() && pass.segments[seg].from <= p {
-                        for e in pass.segments[seg].patch.clone() {
-                            w[pass.patch_coords[e] as usize] = pass.patch_values[e];
-                        }
-                        seg += 1;
-                    }
+            .map(|(task, slice)| {
+                let lo = pass.start + task * per_task;
+                let mut zero = 0;
+                for (j, r) in slice.iter_mut().enumerate() {
+                    let p = lo + j;
                     let row = data.features.row(p);
-                    let (s, t) = kernel::margin(&w, row, bias);
+                    let (s, t) = kernel::margin(w, row, bias);
                     let m = F::from_f64((row.stored() + bias as usize) as f64);
-                    if !bound.settles_correct(data.labels[p], s, t, m) {
-                        let off = p - lo;
-                        words[off / 32] |= 1 << (off % 32);
-                        count += 1;
-                    }
+                    *r = bound.slack(data.labels[p], s, t, m, F::from_f64(norms[p] as f64));
+                    zero += (*r == 0.0) as u64;
                 }
-                count
+                zero
             })
             .sum();
+        self.done.push(out);
         self.stats.passes += 1;
         self.stats.rows_evaluated += pass.len() as u64;
-        self.stats.rows_flagged += flagged;
+        self.stats.rows_uncertain += uncertain;
         self.stats.seconds += t0.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        self.done.pop_into(slack)
     }
 
     fn stats(&self) -> EngineStats {

@@ -92,7 +92,7 @@ fn summary(index: usize, a: &wgpu::Adapter) -> AdapterSummary {
         software: is_software(&info),
         f64: features.contains(wgpu::Features::SHADER_F64),
         subgroups: features.contains(wgpu::Features::SUBGROUP),
-        max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size as u64,
+        max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
         max_buffer_size: limits.max_buffer_size,
         max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
     }

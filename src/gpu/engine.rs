@@ -1,8 +1,9 @@
-//! The GPU engine: certified margins for a whole pass in one round trip.
+//! The GPU engine: certified slacks for a window of rows in one round trip.
 //!
-//! Per pass the host uploads the weights of every segment (one slot each),
-//! the segment starts and the bound constants; each data chunk gets one
-//! dispatch; only the flag bitmask (one bit per row) comes back.
+//! Per pass the host uploads the weights and the bound constants; each data
+//! chunk gets one dispatch; the slacks (one f32 per row) come back through a
+//! ring of readback buffers, so a pass can be in flight while the host
+//! walks the previous one.
 //!
 //! Data lives on the device in chunks that each fit one storage binding.
 //! Chunks that do not fit the memory budget, or whose allocation fails, are
@@ -10,6 +11,7 @@
 //! dispatch, every pass. So any dataset that fits in host memory trains; the
 //! resident part runs at device bandwidth, the streamed part at bus speed.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -48,7 +50,7 @@ impl GpuOptions {
     }
 }
 
-/// The pass-uniform parameters; layout matches `Params` in common.wgsl.
+/// The per-dispatch parameters; layout matches `Params` in common.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
@@ -57,9 +59,7 @@ struct Params {
     pos_offset: u32,
     cols: u32,
     bias: u32,
-    num_segments: u32,
-    w_stride: u32,
-    _pad: u32,
+    _pad: [u32; 3],
 }
 
 /// Device buffers of one chunk's features.
@@ -82,50 +82,41 @@ struct Chunk {
     resident: bool,
 }
 
-/// Weights of every segment, materialised for the kernels, plus what else a
-/// pass uploads. Shared with the CPU twin engine.
-pub struct PreparedPass<F> {
-    /// Slot k holds the weights of segment k (0 = base), `stride` apart.
-    pub slots: Vec<F>,
-    pub seg_from: Vec<u32>,
-    pub bound: Bound<F>,
+type MapResult = Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>;
+
+/// A readback buffer and the pass it is receiving, if any.
+struct Readback {
+    buffer: wgpu::Buffer,
+    busy: bool,
 }
 
-/// Materialises `pass` for a kernel.
-pub fn prepare<F: Real>(
-    pass: &Pass<'_, F>,
-    l1_max: f64,
-    scratch: &mut Vec<F>,
-    out: &mut PreparedPass<F>,
-) {
-    out.slots.clear();
-    pass.for_each_materialised(scratch, |_, w| out.slots.extend_from_slice(w));
-    out.seg_from.clear();
-    out.seg_from
-        .extend(pass.segments.iter().map(|s| (s.from - pass.start) as u32));
-    out.bound = Bound::new(out.slots.iter().any(|v| v.is_subnormal()), l1_max);
+/// A submitted pass: which readback holds it, how long, and its submission.
+struct Pending {
+    slot: usize,
+    rows: usize,
+    index: wgpu::SubmissionIndex,
+    mapped: MapResult,
 }
 
-/// Certified margins on a GPU adapter.
+/// Readback buffers: passes in flight at once.
+const RING: usize = 3;
+
+/// Certified slacks on a GPU adapter.
 pub struct GpuEngine<'d, F: Real> {
     gpu: Gpu,
     data: &'d Dataset<F>,
     bias: bool,
-    dim: usize,
     l1_max: f64,
     lanes: u32,
     pipeline: wgpu::ComputePipeline,
     chunks: Vec<Chunk>,
     staging: Option<ChunkBuffers>,
     weights: wgpu::Buffer,
-    seg_from: wgpu::Buffer,
     bound: wgpu::Buffer,
-    flags: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    max_segments: usize,
+    slack: wgpu::Buffer,
+    ring: Vec<Readback>,
+    pending: VecDeque<Pending>,
     max_pass: usize,
-    prepared: PreparedPass<F>,
-    scratch: Vec<F>,
     fail_at_pass: Option<u64>,
     stats: EngineStats,
     name: String,
@@ -170,28 +161,33 @@ impl<'d, F: Real> GpuEngine<'d, F> {
     ) -> Result<Self> {
         let name = format!("gpu: {}", gpu.describe());
         let elem = std::mem::size_of::<F>() as u64;
-        let binding =
-            (gpu.limits.max_storage_buffer_binding_size as u64).min(gpu.limits.max_buffer_size);
+        let binding = gpu
+            .limits
+            .max_storage_buffer_binding_size
+            .min(gpu.limits.max_buffer_size);
         let chunk_limit = binding
             .min(1 << 30)
             .min(options.chunk_bytes.unwrap_or(u64::MAX))
             .max(64);
         let dim = data.cols() + bias as usize;
-        let cols = data.cols();
-        if data.rows() > u32::MAX as usize / 2 {
+        if data.rows() > (u32::MAX / 2) as usize {
             return Err(Error::Gpu(format!(
                 "{} rows is more than the GPU backend supports (2^31)",
                 data.rows()
             )));
         }
-
+        if dim as u64 * elem > binding {
+            return Err(Error::Gpu(format!(
+                "the model has {dim} weights, more than fit the adapter's storage binding of {binding} bytes"
+            )));
+        }
         let plans = layout::plan(&data.features, chunk_limit).map_err(|bytes| {
             Error::Gpu(format!(
                 "one row needs {bytes} bytes, more than the adapter's largest storage binding ({binding} bytes)"
             ))
         })?;
         let (kernel, terms) = match &data.features {
-            Features::Dense(_) => (Kernel::Dense, cols),
+            Features::Dense(m) => (Kernel::Dense, m.cols),
             Features::Sparse(m) => (Kernel::Sparse, m.values.len() / m.rows().max(1)),
         };
         let lanes = shaders::lanes_for(terms);
@@ -213,16 +209,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             cache: None,
         });
 
-        // Weight slots: as many segments as fit a binding, at most 4096.
-        let slot_bytes = (dim as u64 * elem).max(elem);
-        let slots = (binding.min(256 << 20) / slot_bytes).min(4097);
-        if slots < 3 {
-            return Err(Error::Gpu(format!(
-                "the model has {dim} weights; three copies must fit the adapter's storage binding of {binding} bytes"
-            )));
-        }
-        let max_segments = slots as usize - 1;
-        let max_pass = data.rows().next_multiple_of(32).clamp(32, 1 << 25);
+        let max_pass = data.rows().clamp(1, ((binding / 4) as usize).min(1 << 24));
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor {
@@ -232,30 +219,39 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 mapped_at_creation: false,
             })
         };
-        let weights = buffer("weights", slots * slot_bytes, storage);
-        let seg_from = buffer("seg_from", max_segments as u64 * 4, storage);
+        let weights = buffer("weights", dim as u64 * elem, storage);
         let bound = buffer("bound", 4 * elem, storage);
-        let flag_bytes = (max_pass / 32) as u64 * 4;
-        let flags = buffer("flags", flag_bytes, storage | wgpu::BufferUsages::COPY_SRC);
-        let readback = buffer(
-            "readback",
-            flag_bytes,
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
+        let slack_bytes = max_pass as u64 * 4;
+        let slack = buffer("slack", slack_bytes, storage | wgpu::BufferUsages::COPY_SRC);
+        let ring = (0..RING)
+            .map(|_| Readback {
+                buffer: buffer(
+                    "readback",
+                    slack_bytes,
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                ),
+                busy: false,
+            })
+            .collect();
 
+        let norms = certify::row_norms(&data.features, bias);
         let layout = pipeline.get_bind_group_layout(0);
         let mut budget = options.memory_budget.unwrap_or(u64::MAX);
         let mut staging: Option<ChunkBuffers> = None;
         let mut chunks = Vec::with_capacity(plans.len());
         for plan in plans {
-            let labels = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("labels"),
-                contents: &padded(bytemuck::cast_slice(&layout::label_bits(
-                    &data.labels,
-                    plan.rows.clone(),
-                ))),
-                usage: wgpu::BufferUsages::STORAGE,
-            });
+            let init = |label: &str, contents: &[u8]| {
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: &padded(contents),
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+            };
+            let labels = init(
+                "labels",
+                bytemuck::cast_slice(&layout::label_bits(&data.labels, plan.rows.clone())),
+            );
+            let chunk_norms = init("norms", bytemuck::cast_slice(&norms[plan.rows.clone()]));
             let params = buffer(
                 "params",
                 std::mem::size_of::<Params>() as u64,
@@ -296,7 +292,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 },
                 wgpu::BindGroupEntry {
                     binding: 4,
-                    resource: seg_from.as_entire_binding(),
+                    resource: chunk_norms.as_entire_binding(),
                 },
                 wgpu::BindGroupEntry {
                     binding: 5,
@@ -304,7 +300,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 },
                 wgpu::BindGroupEntry {
                     binding: 6,
-                    resource: flags.as_entire_binding(),
+                    resource: slack.as_entire_binding(),
                 },
             ];
             match data_buffers {
@@ -351,25 +347,17 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             gpu,
             data,
             bias,
-            dim,
             l1_max: certify::l1_max(&data.features, bias),
             lanes,
             pipeline,
             chunks,
             staging,
             weights,
-            seg_from,
             bound,
-            flags,
-            readback,
-            max_segments,
+            slack,
+            ring,
+            pending: VecDeque::new(),
             max_pass,
-            prepared: PreparedPass {
-                slots: Vec::new(),
-                seg_from: Vec::new(),
-                bound: Bound::new(false, 0.0),
-            },
-            scratch: Vec::new(),
             fail_at_pass: options.fail_at_pass,
             stats: EngineStats::default(),
         })
@@ -384,35 +372,26 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         self.chunks.len()
     }
 
-    fn rows_per_group(&self) -> u32 {
-        256 / self.lanes
-    }
-
-    fn run_pass(
-        &mut self,
-        pass: &Pass<'_, F>,
-        flags: &mut [u32],
-    ) -> std::result::Result<u64, String> {
+    /// Records and submits the dispatches of `pass`.
+    fn dispatch(&mut self, pass: &Pass<'_, F>) -> std::result::Result<Pending, String> {
+        let slot = self
+            .ring
+            .iter()
+            .position(|r| !r.busy)
+            .ok_or("too many passes in flight")?;
         let queue = &self.gpu.queue;
         let device = &self.gpu.device;
-        prepare(pass, self.l1_max, &mut self.scratch, &mut self.prepared);
-        let prep = &self.prepared;
-        queue.write_buffer(&self.weights, 0, &padded(bytes_of(&prep.slots)));
-        if !prep.seg_from.is_empty() {
-            queue.write_buffer(
-                &self.seg_from,
-                0,
-                &padded(bytemuck::cast_slice(&prep.seg_from)),
-            );
-        }
-        let consts = [prep.bound.rel, prep.bound.abs, prep.bound.flush, F::ZERO];
-        queue.write_buffer(&self.bound, 0, bytes_of(&consts));
-        let words = flags.len() as u64;
-
+        let bound = Bound::<F>::for_weights(pass.weights, self.l1_max);
+        queue.write_buffer(&self.weights, 0, &padded(bytes_of(pass.weights)));
+        queue.write_buffer(
+            &self.bound,
+            0,
+            bytes_of(&[bound.rel, bound.abs, bound.flush, F::ZERO]),
+        );
+        let rows = pass.len();
         let mut encoder = device.create_command_encoder(&Default::default());
-        encoder.clear_buffer(&self.flags, 0, Some(words * 4));
         let max_groups = self.gpu.limits.max_compute_workgroups_per_dimension;
-        let rows_per_group = self.rows_per_group();
+        let rows_per_group = (256 / self.lanes) as usize;
         for chunk in &self.chunks {
             let (c0, c1) = (chunk.plan.rows.start, chunk.plan.rows.end);
             let (lo, hi) = (pass.start.max(c0), pass.end.min(c1));
@@ -425,23 +404,21 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 pos_offset: (lo - pass.start) as u32,
                 cols: self.data.cols() as u32,
                 bias: self.bias as u32,
-                num_segments: prep.seg_from.len() as u32,
-                w_stride: self.dim as u32,
-                _pad: 0,
+                _pad: [0; 3],
             };
             queue.write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
             if !chunk.resident {
                 // Submit what precedes, then replace the staging contents.
-                queue.submit([std::mem::replace(
+                let done = std::mem::replace(
                     &mut encoder,
                     device.create_command_encoder(&Default::default()),
-                )
-                .finish()]);
+                );
+                queue.submit([done.finish()]);
                 if let Some(staging) = &self.staging {
                     stream_into(queue, staging, &self.data.features, &chunk.plan);
                 }
             }
-            let groups = (hi - lo).div_ceil(rows_per_group as usize) as u32;
+            let groups = (hi - lo).div_ceil(rows_per_group) as u32;
             {
                 let mut cp = encoder.begin_compute_pass(&Default::default());
                 cp.set_pipeline(&self.pipeline);
@@ -449,47 +426,74 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 cp.dispatch_workgroups(groups.min(max_groups), 1, 1);
             }
             if !chunk.resident {
-                queue.submit([std::mem::replace(
+                let done = std::mem::replace(
                     &mut encoder,
                     device.create_command_encoder(&Default::default()),
-                )
-                .finish()]);
+                );
+                queue.submit([done.finish()]);
             }
         }
-        encoder.copy_buffer_to_buffer(&self.flags, 0, &self.readback, 0, words * 4);
+        let bytes = (rows as u64 * 4).max(4);
+        let readback = &self.ring[slot].buffer;
+        encoder.copy_buffer_to_buffer(&self.slack, 0, readback, 0, bytes);
         let index = queue.submit([encoder.finish()]);
-        let slice = self.readback.slice(0..words * 4);
-        let mapped = Arc::new(Mutex::new(None));
+        let mapped: MapResult = Arc::new(Mutex::new(None));
         let sink = mapped.clone();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            if let Ok(mut m) = sink.lock() {
-                *m = Some(r);
-            }
-        });
-        device
+        readback
+            .slice(0..bytes)
+            .map_async(wgpu::MapMode::Read, move |r| {
+                if let Ok(mut m) = sink.lock() {
+                    *m = Some(r);
+                }
+            });
+        self.ring[slot].busy = true;
+        Ok(Pending {
+            slot,
+            rows,
+            index,
+            mapped,
+        })
+    }
+
+    /// Waits for `p` and copies its slacks out.
+    fn receive(&mut self, p: Pending, out: &mut [f32]) -> std::result::Result<u64, String> {
+        if out.len() != p.rows {
+            return Err(format!(
+                "pass of {} rows collected into {}",
+                p.rows,
+                out.len()
+            ));
+        }
+        self.gpu
+            .device
             .poll(wgpu::PollType::Wait {
-                submission_index: Some(index),
+                submission_index: Some(p.index),
                 timeout: Some(Duration::from_secs(600)),
             })
             .map_err(|e| format!("waiting for the GPU failed: {e}"))?;
         if let Some(e) = self.gpu.take_failure() {
             return Err(e);
         }
-        match mapped.lock().ok().and_then(|mut m| m.take()) {
+        match p.mapped.lock().ok().and_then(|mut m| m.take()) {
             Some(Ok(())) => {}
             Some(Err(e)) => return Err(format!("reading results back failed: {e}")),
             None => return Err("the GPU did not return results".into()),
         }
-        let flagged = {
-            let view = slice
+        let readback = &self.ring[p.slot];
+        let bytes = (p.rows as u64 * 4).max(4);
+        let uncertain = {
+            let view = readback
+                .buffer
+                .slice(0..bytes)
                 .get_mapped_range()
                 .map_err(|e| format!("reading results back failed: {e}"))?;
-            let got: &[u32] = bytemuck::cast_slice(&view);
-            flags.copy_from_slice(&got[..flags.len()]);
-            flags.iter().map(|w| w.count_ones() as u64).sum()
+            let got: &[f32] = bytemuck::cast_slice(&view);
+            out.copy_from_slice(&got[..p.rows]);
+            out.iter().filter(|r| **r == 0.0).count() as u64
         };
-        self.readback.unmap();
-        Ok(flagged)
+        readback.buffer.unmap();
+        self.ring[p.slot].busy = false;
+        Ok(uncertain)
     }
 }
 
@@ -618,26 +622,19 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
         self.name.clone()
     }
 
-    fn preferred_window(&self, flag_rate: f64) -> usize {
-        // About 2048 flagged rows per window: enough work per round trip to
-        // hide its latency, few enough updates to keep rollbacks rare.
-        let w = (2048.0 / flag_rate.max(1e-9)) as usize;
-        w.max(1 << 15).min((self.max_pass / 2).max(32))
-    }
-
-    fn max_segments(&self) -> usize {
-        self.max_segments
+    fn preferred_window(&self, mistake_rate: f64) -> usize {
+        // Enough rows per round trip to hide its latency, few enough updates
+        // per window that drift leaves most rows settled.
+        ((256.0 / mistake_rate.max(1e-9)) as usize)
+            .max(1 << 14)
+            .min(self.max_pass)
     }
 
     fn max_pass(&self) -> usize {
         self.max_pass
     }
 
-    fn evaluate(
-        &mut self,
-        pass: &Pass<'_, F>,
-        flags: &mut [u32],
-    ) -> std::result::Result<(), EngineError> {
+    fn submit(&mut self, pass: &Pass<'_, F>) -> std::result::Result<(), EngineError> {
         let t0 = Instant::now();
         if self.fail_at_pass == Some(self.stats.passes) {
             return Err(EngineError(format!(
@@ -645,12 +642,34 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
                 self.name, self.stats.passes
             )));
         }
-        let flagged = self
-            .run_pass(pass, flags)
+        if pass.len() > self.max_pass {
+            return Err(EngineError(format!(
+                "{}: pass of {} rows exceeds {}",
+                self.name,
+                pass.len(),
+                self.max_pass
+            )));
+        }
+        let p = self
+            .dispatch(pass)
             .map_err(|e| EngineError(format!("{}: {e}", self.name)))?;
+        self.pending.push_back(p);
         self.stats.passes += 1;
         self.stats.rows_evaluated += pass.len() as u64;
-        self.stats.rows_flagged += flagged;
+        self.stats.seconds += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn collect(&mut self, slack: &mut [f32]) -> std::result::Result<(), EngineError> {
+        let t0 = Instant::now();
+        let p = self
+            .pending
+            .pop_front()
+            .ok_or_else(|| EngineError("collect without a submitted pass".into()))?;
+        let uncertain = self
+            .receive(p, slack)
+            .map_err(|e| EngineError(format!("{}: {e}", self.name)))?;
+        self.stats.rows_uncertain += uncertain;
         self.stats.seconds += t0.elapsed().as_secs_f64();
         Ok(())
     }

@@ -1,24 +1,31 @@
 //! The one training loop, generic over how margins are obtained.
 //!
-//! The host owns the weights and applies every update in dataset order with
-//! the reference arithmetic. An engine only says which rows it cannot certify
-//! correct; the loop resolves those rows itself.
+//! The host owns the weights and walks the rows in order, committing one
+//! decision at a time with the reference semantics. An engine supplies, for
+//! a window of rows, each row's normalised slack under the weights of the
+//! moment the pass was submitted. While walking, the loop tracks how far the
+//! weights have drifted since (δ = ||w - w_pass||, updated on every
+//! update) and settles a row without a dot product whenever its slack
+//! exceeds the drift threshold ([`crate::certify::settle`]): a certain
+//! correct row is skipped, a certain mistake is updated directly. Every
+//! other row gets the reference dot. So the result is the textbook
+//! algorithm's, bit for bit, whatever the engine computed.
 //!
-//! To need few engine round trips whatever the mistake rate, the loop
-//! *speculates*: after a pass over a window, it resolves all the window's
-//! flagged rows in order, updating `w` as it goes, although rows between
-//! them were certified under the *old* weights. The next pass then both
-//! **verifies** those rows under the exact piecewise weights they would have
-//! seen (one segment per update, sent as patches) and **speculates** on the
-//! next window under the newest weights. If a verified row turns out not to
-//! be certain, the loop rolls back to it through an exact undo log and goes on
-//! from there. Either way every decision committed is the reference's.
+//! The next window's pass is submitted halfway through the current one,
+//! with the weights of that moment, so a device computes while the host
+//! walks. When drift makes too many rows uncertain, the loop drops the rest
+//! of the window and asks for a fresh pass from where it is.
 
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crate::certify::{self, Settled};
 use crate::data::{Dataset, Row};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::reference;
-use crate::train::engine::{EngineError, MarginEngine, Pass, Segment};
+use crate::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
+use crate::train::{PassPolicy, TrainParams};
 
 /// Exact training state between two rows: enough to resume bit for bit.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,14 +69,20 @@ pub enum Stop {
 /// Counters of the loop itself.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct LoopStats {
-    /// Engine passes requested.
+    /// Passes submitted to the engine.
     pub passes: u64,
     /// Reference dot products computed on the host.
     pub host_dots: u64,
-    /// Rows committed without a host dot (certified by the engine).
-    pub certified_rows: u64,
-    /// Verifications that failed and rolled speculation back.
-    pub rollbacks: u64,
+    /// Rows the host settled with its own fast certified margin.
+    pub host_certified: u64,
+    /// Rows settled correct by their slack, without a dot product.
+    pub certified_correct: u64,
+    /// Rows settled as mistakes by their slack (updated without a dot product).
+    pub certified_mistakes: u64,
+    /// Rows with a non-zero slack that drift left uncertain.
+    pub drift_fallbacks: u64,
+    /// Windows abandoned early because drift left too many rows uncertain.
+    pub early_breaks: u64,
     /// Engines given up after a device failure.
     pub fallbacks: u64,
 }
@@ -79,7 +92,7 @@ pub trait Observer {
     fn on_progress(&mut self, _epoch: usize, _position: usize, _rows: usize) {}
     fn on_epoch_end(&mut self, _epoch: usize, _mistakes: u64) {}
     fn on_warning(&mut self, _message: &str) {}
-    /// Polled between passes; `true` stops at the next safe point.
+    /// Polled between windows; `true` stops at that row boundary.
     fn should_stop(&mut self) -> bool {
         false
     }
@@ -97,7 +110,7 @@ pub struct Outcome<F> {
     /// Names of the engines used, in order (more than one after a fallback).
     pub engines: Vec<String>,
     pub stats: LoopStats,
-    pub engine_stats: crate::train::engine::EngineStats,
+    pub engine_stats: EngineStats,
 }
 
 /// Supplies a replacement engine after a device failure.
@@ -106,13 +119,13 @@ pub type Fallback<'a, F> = &'a mut dyn FnMut() -> Box<dyn MarginEngine<F> + 'a>;
 /// Runs epochs from `state` until convergence, `max_epochs`, or a stop request.
 pub fn run<'a, F: Real>(
     data: &Dataset<F>,
-    bias: bool,
-    max_epochs: usize,
+    params: &TrainParams,
     state: State<F>,
     mut engine: Box<dyn MarginEngine<F> + 'a>,
     fallback: Fallback<'a, F>,
     observer: &mut dyn Observer,
 ) -> Result<Outcome<F>> {
+    let (bias, max_epochs) = (params.bias, params.max_epochs);
     let dim = data.cols() + bias as usize;
     if state.weights.len() != dim {
         return Err(Error::Usage(format!(
@@ -121,8 +134,9 @@ pub fn run<'a, F: Real>(
         )));
     }
     let mut lp = Loop::new(data, bias, state);
+    lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
     let mut engines = vec![engine.name()];
-    let mut engine_stats = crate::train::engine::EngineStats::default();
+    let mut engine_stats = EngineStats::default();
     let stop = loop {
         if lp.state.mistakes_per_epoch.len() >= max_epochs {
             break Stop::MaxEpochs;
@@ -140,13 +154,14 @@ pub fn run<'a, F: Real>(
                 let old = engine.name();
                 accumulate(&mut engine_stats, &engine.stats());
                 engine = fallback();
+                lp.inflight.clear();
                 lp.stats.fallbacks += 1;
                 engines.push(engine.name());
                 observer.on_warning(&format!(
                     "{old} failed: {e}; continuing on {} from epoch {}, row {} (no work lost, the result is unchanged)",
                     engine.name(),
                     lp.state.epoch + 1,
-                    lp.state.position
+                    lp.state.position + 1
                 ));
             }
         }
@@ -161,13 +176,10 @@ pub fn run<'a, F: Real>(
     })
 }
 
-fn accumulate(
-    total: &mut crate::train::engine::EngineStats,
-    s: &crate::train::engine::EngineStats,
-) {
+fn accumulate(total: &mut EngineStats, s: &EngineStats) {
     total.passes += s.passes;
     total.rows_evaluated += s.rows_evaluated;
-    total.rows_flagged += s.rows_flagged;
+    total.rows_uncertain += s.rows_uncertain;
     total.seconds += s.seconds;
 }
 
@@ -177,62 +189,117 @@ enum EpochEnd {
     EngineFailed(EngineError),
 }
 
-/// Coordinates written since some point, for building patches.
-#[derive(Default)]
-struct Touched {
-    all: bool,
-    coords: Vec<u32>,
+/// A pass submitted and not yet collected, with the weights it used.
+struct InFlight<F> {
+    start: usize,
+    end: usize,
+    weights: Vec<F>,
 }
 
-impl Touched {
-    fn clear(&mut self) {
-        self.all = false;
-        self.coords.clear();
-    }
+/// An upper bound of δ = ||w - w_pass||, kept up to date incrementally.
+struct Drift {
+    /// Σ (w_k - w_pass,k)² as computed, and a bound on its rounding error.
+    sq: f64,
+    err: f64,
+    threshold: f64,
+}
 
-    fn is_empty(&self) -> bool {
-        !self.all && self.coords.is_empty()
-    }
-
-    fn add_row<F: Real>(&mut self, row: Row<'_, F>, bias: bool, dim: usize) {
-        if self.all {
-            return;
-        }
-        match row {
-            Row::Dense(_) => self.all = true,
-            Row::Sparse(idx, _) => {
-                self.coords.extend_from_slice(idx);
-                if bias {
-                    self.coords.push((dim - 1) as u32);
-                }
-                if self.coords.len() > dim {
-                    self.all = true;
-                    self.coords.clear();
-                }
+impl Drift {
+    /// Starts tracking w relative to `base`: the pass may have been
+    /// submitted before the latest updates, so w need not equal it.
+    fn start<F: Real>(&mut self, w: &[F], base: &[F]) {
+        self.sq = 0.0;
+        self.err = 0.0;
+        for (a, b) in w.iter().zip(base) {
+            if a != b {
+                self.change(0.0, a.to_f64() - b.to_f64());
             }
         }
+        self.refresh();
+    }
+
+    /// Coordinate `k` moved from `old` to `new` (both relative to w_pass).
+    #[inline]
+    fn change(&mut self, old: f64, new: f64) {
+        let (o, n) = (old * old, new * new);
+        self.sq = self.sq + n - o;
+        // Each of the few operations above errs by at most 2^-53 of the
+        // magnitudes involved; 2^-50 leaves room for all of them.
+        self.err += 2f64.powi(-50) * (self.sq.abs() + n + o);
+    }
+
+    fn refresh(&mut self) {
+        let delta = (self.sq.max(0.0) + self.err).sqrt() * (1.0 + 2f64.powi(-50));
+        self.threshold = certify::threshold(delta);
     }
 }
 
-/// Old values of the coordinates one speculative update overwrote.
-struct Undo<F> {
-    position: usize,
-    /// `None`: the whole vector was saved (dense rows).
-    coords: Option<Vec<u32>>,
-    values: Vec<F>,
+/// Abandon a window once this many rows in it fell back to a dot product
+/// because of drift, and they are more than a tenth of the rows walked.
+const BREAK_AFTER: u64 = 32;
+
+/// The smallest window the loop asks for after an early break.
+const MIN_WINDOW: usize = 64;
+
+/// Chooses between walking with engine passes and walking on the host
+/// alone, by the wall time per row each has been measured to cost. The mode
+/// that loses is tried again after stretches that double while it keeps
+/// losing, so a change in the data's behaviour is noticed.
+struct Modes {
+    /// Seconds per row walked, as exponential moving averages.
+    pass_cost: Option<f64>,
+    host_cost: Option<f64>,
+    /// Rows still to walk on the host alone, and the next such stretch.
+    host_run: usize,
+    host_run_len: usize,
+    max_run: usize,
+    /// False: always use passes.
+    adaptive: bool,
 }
 
-/// Speculation awaiting verification.
-struct Speculation<F> {
-    /// First unverified position; everything before it is committed.
-    start: usize,
-    /// Weights in force at `start` (exact).
-    base: Vec<F>,
-    /// End (exclusive) of the window whose flagged rows were resolved.
-    end: usize,
-    /// Flagged rows in `start..end` resolved on the host: (position, mistake).
-    resolved: Vec<(usize, bool)>,
-    undo: Vec<Undo<F>>,
+/// The first host-only stretch, in rows.
+const HOST_RUN: usize = 1024;
+
+impl Modes {
+    fn new(rows: usize) -> Self {
+        Modes {
+            pass_cost: None,
+            host_cost: None,
+            host_run: 0,
+            host_run_len: HOST_RUN,
+            max_run: rows.max(HOST_RUN),
+            adaptive: true,
+        }
+    }
+
+    fn average(old: Option<f64>, new: f64) -> Option<f64> {
+        Some(old.map_or(new, |o| 0.5 * o + 0.5 * new))
+    }
+
+    fn measured_passes(&mut self, seconds: f64, rows: usize) {
+        if rows == 0 {
+            return;
+        }
+        self.pass_cost = Self::average(self.pass_cost, seconds / rows as f64);
+        if !self.adaptive {
+            return;
+        }
+        match (self.host_cost, self.pass_cost) {
+            // Never measured: try the host once.
+            (None, _) => self.host_run = HOST_RUN,
+            (Some(h), Some(p)) if h < p => {
+                self.host_run = self.host_run_len;
+                self.host_run_len = (2 * self.host_run_len).min(self.max_run);
+            }
+            _ => self.host_run_len = HOST_RUN,
+        }
+    }
+
+    fn measured_host(&mut self, seconds: f64, rows: usize) {
+        if rows > 0 {
+            self.host_cost = Self::average(self.host_cost, seconds / rows as f64);
+        }
+    }
 }
 
 struct Loop<'d, F> {
@@ -241,38 +308,51 @@ struct Loop<'d, F> {
     dim: usize,
     rows: usize,
     state: State<F>,
-    /// Rows an engine must never settle (sorted), see `certify::needs_host`.
-    host_only: Vec<usize>,
-    spec: Option<Speculation<F>>,
-    segments: Vec<Segment>,
-    patch_coords: Vec<u32>,
-    patch_values: Vec<F>,
-    touched: Touched,
-    flags: Vec<u32>,
-    /// Recent fraction of flagged rows in speculative windows.
-    flag_rate: f64,
-    /// Shrinks the window after failed verifications.
-    window_scale: f64,
+    /// Bit i set: row i must never be settled by slack (`certify::needs_host`).
+    host_only: Vec<u64>,
+    inflight: VecDeque<InFlight<F>>,
+    slack: Vec<f32>,
+    drift: Drift,
+    /// Scratch: touched weights before an update.
+    before: Vec<F>,
+    /// The bound for the host's fast margins (None: reference dots only).
+    host_bound: Option<crate::certify::Bound<F>>,
+    l1_max: f64,
+    /// Recent fraction of rows that were mistakes.
+    mistake_rate: f64,
+    /// Upper limit on the window, from how far recent windows got.
+    window_cap: usize,
+    modes: Modes,
     stats: LoopStats,
 }
 
 impl<'d, F: Real> Loop<'d, F> {
     fn new(data: &'d Dataset<F>, bias: bool, state: State<F>) -> Self {
+        let rows = data.rows();
+        let mut host_only = vec![0u64; rows.div_ceil(64)];
+        for i in certify::host_only_rows(&data.features, bias) {
+            host_only[i / 64] |= 1 << (i % 64);
+        }
         Loop {
             data,
             bias,
             dim: data.cols() + bias as usize,
-            rows: data.rows(),
+            rows,
             state,
-            host_only: crate::certify::host_only_rows(&data.features, bias),
-            spec: None,
-            segments: Vec::new(),
-            patch_coords: Vec::new(),
-            patch_values: Vec::new(),
-            touched: Touched::default(),
-            flags: Vec::new(),
-            flag_rate: 0.01,
-            window_scale: 1.0,
+            host_only,
+            inflight: VecDeque::new(),
+            slack: Vec::new(),
+            drift: Drift {
+                sq: 0.0,
+                err: 0.0,
+                threshold: certify::threshold(0.0),
+            },
+            before: Vec::new(),
+            host_bound: None,
+            l1_max: certify::l1_max(&data.features, bias),
+            mistake_rate: 0.05,
+            window_cap: usize::MAX,
+            modes: Modes::new(rows),
             stats: LoopStats::default(),
         }
     }
@@ -286,380 +366,274 @@ impl<'d, F: Real> Loop<'d, F> {
         m
     }
 
+    fn window(&self, engine: &dyn MarginEngine<F>, from: usize) -> usize {
+        let w = engine
+            .preferred_window(self.mistake_rate)
+            .min(self.window_cap)
+            .max(1)
+            .min(engine.max_pass().max(1));
+        w.min(self.rows - from)
+    }
+
+    fn submit(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        start: usize,
+    ) -> std::result::Result<(), EngineError> {
+        let end = start + self.window(engine, start);
+        let weights = self.state.weights.clone();
+        engine.submit(&Pass {
+            start,
+            end,
+            weights: &weights,
+        })?;
+        self.stats.passes += 1;
+        self.inflight.push_back(InFlight {
+            start,
+            end,
+            weights,
+        });
+        Ok(())
+    }
+
     fn run_epoch(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
         observer: &mut dyn Observer,
     ) -> Result<EpochEnd> {
-        loop {
-            if self.spec.is_none() && self.state.position >= self.rows {
-                return Ok(EpochEnd::Done);
-            }
+        self.host_bound = engine
+            .certifies()
+            .then(|| certify::Bound::for_weights(&self.state.weights, self.l1_max));
+        while self.state.position < self.rows {
             if observer.should_stop() {
-                self.abandon_speculation();
                 return Ok(EpochEnd::Interrupted);
             }
-            let (start, zone_start) = match &self.spec {
-                Some(s) => (s.start, s.end),
-                None => (self.state.position, self.state.position),
-            };
-            let window =
-                (engine.preferred_window(self.flag_rate) as f64 * self.window_scale) as usize;
-            let remaining = self.rows - zone_start;
-            let room = engine.max_pass().saturating_sub(zone_start - start);
-            let zone_end = zone_start + window.max(1).min(remaining).min(room);
-            if let Err(e) = self.evaluate(engine, start, zone_end) {
-                self.abandon_speculation();
-                return Ok(EpochEnd::EngineFailed(e));
-            }
-            if self.spec.is_some() && !self.verify(start)? {
-                // Rolled back: the speculative window's flags are stale.
+            let pos = self.state.position;
+            let t0 = Instant::now();
+            if !engine.certifies() {
+                // The textbook loop: every margin by the reference dot.
+                let end = pos + self.window(engine, pos);
+                self.walk_host(end)?;
                 observer.on_progress(self.state.epoch, self.state.position, self.rows);
                 continue;
             }
-            if zone_end > zone_start {
-                let flagged =
-                    self.resolve_zone(start, zone_start, zone_end, engine.max_segments())?;
-                let rate = flagged as f64 / (zone_end - zone_start) as f64;
-                self.flag_rate = 0.5 * self.flag_rate + 0.5 * rate;
+            if self.modes.host_run > 0 {
+                // The host alone, with its fast certified margins.
+                let end = (pos + self.modes.host_run).min(self.rows);
+                self.walk_host(end)?;
+                self.modes.host_run -= end - pos;
+                self.modes
+                    .measured_host(t0.elapsed().as_secs_f64(), end - pos);
+                observer.on_progress(self.state.epoch, self.state.position, self.rows);
+                continue;
             }
+            // Collect the pass that starts here, dropping any stale one.
+            let pass = loop {
+                if self.inflight.is_empty()
+                    && let Err(e) = self.submit(engine, pos)
+                {
+                    return Ok(EpochEnd::EngineFailed(e));
+                }
+
+                let Some(front) = self.inflight.pop_front() else {
+                    continue;
+                };
+                self.slack.resize(front.end - front.start, 0.0);
+                if let Err(e) = engine.collect(&mut self.slack) {
+                    return Ok(EpochEnd::EngineFailed(e));
+                }
+                if front.start == pos {
+                    break front;
+                }
+            };
+            match self.walk(engine, &pass)? {
+                Ok(()) => {}
+                Err(e) => return Ok(EpochEnd::EngineFailed(e)),
+            }
+            self.modes
+                .measured_passes(t0.elapsed().as_secs_f64(), self.state.position - pos);
             observer.on_progress(self.state.epoch, self.state.position, self.rows);
         }
+        // Passes for rows beyond this epoch's end cannot exist: windows stop
+        // at the last row.
+        Ok(EpochEnd::Done)
     }
 
-    /// Fills `self.flags` for positions `start..end`: the engine's flags plus
-    /// the host-only rows.
-    fn evaluate(
+    /// Walks the rows of `pass` from the current position, settling by slack
+    /// where the drift allows. Submits the next window halfway through.
+    fn walk(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        start: usize,
-        end: usize,
-    ) -> std::result::Result<(), EngineError> {
-        let words = (end - start).div_ceil(32);
-        self.flags.clear();
-        self.flags.resize(words, 0);
-        if !engine.certifies() {
-            self.flags.fill(u32::MAX);
-            return Ok(());
-        }
-        // The last segment must carry the newest weights into the new window.
-        if let Some(s) = &self.spec {
-            let from = s.end;
-            if !self.touched.is_empty() && from < end {
-                self.push_segment(from);
+        pass: &InFlight<F>,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        self.drift.start(&self.state.weights, &pass.weights);
+        let mut drift_fallbacks = 0u64;
+        let half = pass.start + (pass.end - pass.start) / 2;
+        let mut next_submitted = !self.inflight.is_empty();
+        let mut i = pass.start;
+        let mut mistakes = 0u64;
+        while i < pass.end {
+            if !next_submitted && i >= half && pass.end < self.rows {
+                if let Err(e) = self.submit(engine, pass.end) {
+                    return Ok(Err(e));
+                }
+                next_submitted = true;
             }
-        }
-        let base: &[F] = match &self.spec {
-            Some(s) => &s.base,
-            None => &self.state.weights,
-        };
-        let pass = Pass {
-            start,
-            end,
-            base,
-            segments: &self.segments,
-            patch_coords: &self.patch_coords,
-            patch_values: &self.patch_values,
-        };
-        self.stats.passes += 1;
-        engine.evaluate(&pass, &mut self.flags)?;
-        let first = self.host_only.partition_point(|&p| p < start);
-        for &p in &self.host_only[first..] {
-            if p >= end {
+            let r = self.slack[i - pass.start];
+            let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
+            let verdict = if forced {
+                Settled::Unknown
+            } else {
+                certify::settle(r, self.drift.threshold)
+            };
+            let mistake = match verdict {
+                Settled::Correct => {
+                    self.stats.certified_correct += 1;
+                    false
+                }
+                Settled::Mistake => {
+                    self.stats.certified_mistakes += 1;
+                    true
+                }
+                Settled::Unknown => {
+                    if r != 0.0 && !forced {
+                        self.stats.drift_fallbacks += 1;
+                        drift_fallbacks += 1;
+                    }
+                    self.host_decides(i)?
+                }
+            };
+            if mistake {
+                mistakes += 1;
+                self.update(i, Some(&pass.weights))?;
+            }
+            i += 1;
+            self.state.position = i;
+            let walked = (i - pass.start) as u64;
+            if drift_fallbacks >= BREAK_AFTER && drift_fallbacks * 10 > walked && i < pass.end {
+                // Windows this long are all drift allows: ask for about
+                // that much next time.
+                self.stats.early_breaks += 1;
+                self.window_cap = (2 * walked as usize).max(MIN_WINDOW);
                 break;
             }
-            let off = p - start;
-            self.flags[off / 32] |= 1 << (off % 32);
+        }
+        if i == pass.end {
+            self.window_cap = self.window_cap.saturating_mul(2);
+        }
+
+        let walked = (i - pass.start).max(1) as f64;
+        self.mistake_rate = 0.5 * self.mistake_rate + 0.5 * (mistakes as f64 / walked);
+        Ok(Ok(()))
+    }
+
+    /// Walks rows up to `end` deciding every row on the host.
+    fn walk_host(&mut self, end: usize) -> Result<()> {
+        for i in self.state.position..end {
+            if self.host_decides(i)? {
+                self.update(i, None)?;
+            }
+            self.state.position = i + 1;
         }
         Ok(())
     }
 
-    /// Positions `lo..hi` (relative to `start`) whose flag is set, in order.
-    fn flagged(&self, start: usize, lo: usize, hi: usize) -> Vec<usize> {
-        let mut out = Vec::new();
-        let (a, b) = (lo - start, hi - start);
-        let mut word = a / 32;
-        while word * 32 < b {
-            let mut bits = self.flags[word];
-            if word == a / 32 {
-                bits &= u32::MAX << (a % 32);
-            }
-            while bits != 0 {
-                let off = word * 32 + bits.trailing_zeros() as usize;
-                if off >= b {
-                    break;
-                }
-                out.push(start + off);
-                bits &= bits - 1;
-            }
-            word += 1;
-        }
-        out
-    }
-
-    /// Checks the speculation against this pass's flags. Returns `true` when
-    /// every unresolved row verified (and commits the window), `false` after
-    /// rolling back to the first row that did not.
-    fn verify(&mut self, start: usize) -> Result<bool> {
-        let Some(spec) = self.spec.take() else {
-            return Ok(true);
-        };
-        let flagged = self.flagged(start, spec.start, spec.end);
-        let mut resolved = spec.resolved.iter().peekable();
-        let mut failure = None;
-        for p in flagged {
-            while resolved.next_if(|(q, _)| *q < p).is_some() {}
-            if resolved.peek().is_some_and(|(q, _)| *q == p) {
-                continue; // the host already resolved this row
-            }
-            failure = Some(p);
-            break;
-        }
-        let end = failure.unwrap_or(spec.end);
-        for &(p, mistake) in &spec.resolved {
-            if p < end {
-                self.state.mistakes_in_epoch += mistake as u64;
-            }
-        }
-        let verified_rows =
-            end - spec.start - spec.resolved.iter().filter(|(p, _)| *p < end).count();
-        self.stats.certified_rows += verified_rows as u64;
-        self.clear_segments();
-        match failure {
-            None => {
-                self.window_scale = (self.window_scale * 1.25).min(1.0);
-                self.state.position = spec.end;
-                Ok(true)
-            }
-            Some(f) => {
-                self.stats.rollbacks += 1;
-                self.window_scale = (self.window_scale * 0.5).max(1.0 / 1024.0);
-                for u in spec.undo.into_iter().rev() {
-                    if u.position < f {
-                        break;
+    /// The reference decision for row `i` under the current weights:
+    /// first from a fast (8-lane) margin with its certificate when the
+    /// engine certifies at all, else from the reference dot itself.
+    fn host_decides(&mut self, i: usize) -> Result<bool> {
+        if let Some(bound) = &self.host_bound {
+            let row = self.data.features.row(i);
+            let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
+            if !forced {
+                let (s, t) = crate::cpu::margin(&self.state.weights, row, self.bias);
+                let m = F::from_f64((row.stored() + self.bias as usize) as f64);
+                match bound.decide(self.data.labels[i], s, t, m) {
+                    Settled::Correct => {
+                        self.stats.host_certified += 1;
+                        return Ok(false);
                     }
-                    self.restore(u);
-                }
-                self.state.position = f;
-                let mistake = self.resolve_row(f, false)?.unwrap_or(false);
-                self.state.mistakes_in_epoch += mistake as u64;
-                self.state.position = f + 1;
-                Ok(false)
-            }
-        }
-    }
-
-    /// Resolves the flagged rows of `zone_start..zone_end` in order (the pass
-    /// started at `start`). Returns how many rows were flagged.
-    fn resolve_zone(
-        &mut self,
-        start: usize,
-        zone_start: usize,
-        zone_end: usize,
-        max_segments: usize,
-    ) -> Result<usize> {
-        debug_assert!(self.spec.is_none() && self.state.position == zone_start);
-        let flagged = self.flagged(start, zone_start, zone_end);
-        let count = flagged.len();
-        let mut next = zone_start;
-        let mut updated = false;
-        let mut end = zone_end;
-        // A new segment must leave room for the final one `evaluate` adds.
-        let full = |lp: &Self| lp.needs_segment() && lp.segments.len() + 2 > max_segments;
-        for c in flagged {
-            if c > next && updated {
-                if full(self) {
-                    end = next;
-                    break;
-                }
-                self.mark_unverified_from(next);
-            }
-            if self.spec.is_none() {
-                self.stats.certified_rows += (c - self.state.position) as u64;
-                self.state.position = c;
-            }
-            let speculative = self.spec.is_some();
-            match self.resolve_row(c, speculative)? {
-                Some(mistake) => {
-                    updated |= mistake;
-                    match &mut self.spec {
-                        Some(s) => s.resolved.push((c, mistake)),
-                        None => {
-                            self.state.mistakes_in_epoch += mistake as u64;
-                            self.state.position = c + 1;
-                        }
+                    Settled::Mistake => {
+                        self.stats.host_certified += 1;
+                        return Ok(true);
                     }
-                }
-                None => {
-                    // Overflow under speculative weights: decide it once the
-                    // weights before it are verified.
-                    end = c;
-                    break;
-                }
-            }
-            next = c + 1;
-        }
-        if next < end && updated {
-            if full(self) {
-                end = next;
-            } else {
-                self.mark_unverified_from(next);
-            }
-        }
-        match &mut self.spec {
-            Some(s) => s.end = end,
-            None => {
-                self.stats.certified_rows += (end - self.state.position) as u64;
-                self.state.position = end;
-            }
-        }
-        Ok(count)
-    }
-
-    /// Whether marking rows unverified now would add a segment.
-    fn needs_segment(&self) -> bool {
-        self.spec.is_some() && !self.touched.is_empty()
-    }
-
-    /// Rows from `p` on were certified under weights that have since changed.
-    fn mark_unverified_from(&mut self, p: usize) {
-        match &self.spec {
-            None => {
-                self.spec = Some(Speculation {
-                    start: p,
-                    base: self.state.weights.clone(),
-                    end: p,
-                    resolved: Vec::new(),
-                    undo: Vec::new(),
-                });
-                self.state.position = p;
-                self.touched.clear();
-            }
-            Some(_) => {
-                if !self.touched.is_empty() {
-                    self.push_segment(p);
+                    Settled::Unknown => {}
                 }
             }
         }
-    }
-
-    /// Records that the current weights are in force from `from`.
-    fn push_segment(&mut self, from: usize) {
-        let begin = self.patch_coords.len();
-        if self.touched.all {
-            self.patch_coords.extend(0..self.dim as u32);
-            self.patch_values.extend_from_slice(&self.state.weights);
-        } else {
-            self.touched.coords.sort_unstable();
-            self.touched.coords.dedup();
-            for &k in &self.touched.coords {
-                self.patch_coords.push(k);
-                self.patch_values.push(self.state.weights[k as usize]);
-            }
-        }
-        self.segments.push(Segment {
-            from,
-            patch: begin..self.patch_coords.len(),
-        });
-        self.touched.clear();
-    }
-
-    fn clear_segments(&mut self) {
-        self.segments.clear();
-        self.patch_coords.clear();
-        self.patch_values.clear();
-        self.touched.clear();
-    }
-
-    /// Computes the reference margin of row `p` under the current weights and
-    /// applies the update on a mistake. Returns `None` (leaving `w` intact)
-    /// when `speculative` and the margin or an update is not finite; without
-    /// speculation that is an error.
-    fn resolve_row(&mut self, p: usize, speculative: bool) -> Result<Option<bool>> {
-        let data = self.data;
-        let row = data.features.row(p);
-        let y = data.labels[p];
         self.stats.host_dots += 1;
-        let s = reference::dot(&self.state.weights, row, self.bias);
+        let s = reference::dot(&self.state.weights, self.data.features.row(i), self.bias);
         if !s.is_finite() {
-            if speculative {
-                return Ok(None);
-            }
             return Err(Error::Train(format!(
                 "epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
                 self.state.epoch + 1,
-                p + 1,
+                i + 1,
                 F::PRECISION
             )));
         }
-        if !reference::is_mistake(y, s) {
-            return Ok(Some(false));
+        Ok(reference::is_mistake(self.data.labels[i], s))
+    }
+
+    /// Applies the update for a mistake at row `i`, keeping the drift bound
+    /// relative to `pass_weights` current.
+    fn update(&mut self, i: usize, pass_weights: Option<&[F]>) -> Result<()> {
+        self.state.mistakes_in_epoch += 1;
+        let data = self.data;
+        let row = data.features.row(i);
+        if pass_weights.is_some() {
+            // The touched coordinates' values before the update.
+            let w = &self.state.weights;
+            self.before.clear();
+            row.for_each(|k, _| self.before.push(w[k]));
+            if self.bias {
+                self.before.push(w[self.dim - 1]);
+            }
         }
-        let saved = self.spec.as_ref().map(|_| self.save(row));
-        if let Err(o) = reference::apply_update(&mut self.state.weights, row, y, self.bias) {
-            if let Some(u) = saved {
-                self.restore(Undo { position: p, ..u });
-            }
-            if speculative {
-                return Ok(None);
-            }
+        if let Err(o) =
+            reference::apply_update(&mut self.state.weights, row, data.labels[i], self.bias)
+        {
             return Err(Error::Train(format!(
                 "epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
                 self.state.epoch + 1,
-                p + 1,
+                i + 1,
                 o.coordinate + 1,
                 F::PRECISION
             )));
         }
-        if let (Some(spec), Some(u)) = (&mut self.spec, saved) {
-            spec.undo.push(Undo { position: p, ..u });
+        if let Some(base) = pass_weights {
+            self.record_drift(row, base);
         }
-        self.touched.add_row(row, self.bias, self.dim);
-        Ok(Some(true))
-    }
-
-    fn save(&self, row: Row<'_, F>) -> Undo<F> {
-        match row {
-            Row::Dense(_) => Undo {
-                position: 0,
-                coords: None,
-                values: self.state.weights.clone(),
-            },
-            Row::Sparse(idx, _) => {
-                let mut coords = idx.to_vec();
-                if self.bias {
-                    coords.push((self.dim - 1) as u32);
-                }
-                let values = coords
-                    .iter()
-                    .map(|&k| self.state.weights[k as usize])
-                    .collect();
-                Undo {
-                    position: 0,
-                    coords: Some(coords),
-                    values,
-                }
+        if let Some(b) = &mut self.host_bound {
+            // A subnormal weight adds the flush term (sticky until the next epoch).
+            if b.flush == F::ZERO && touched_subnormal(&self.state.weights, row, self.bias) {
+                *b = certify::Bound::new(true, self.l1_max);
             }
         }
+        Ok(())
     }
 
-    fn restore(&mut self, u: Undo<F>) {
-        match u.coords {
-            None => self.state.weights.copy_from_slice(&u.values),
-            Some(coords) => {
-                for (k, v) in coords.into_iter().zip(u.values) {
-                    self.state.weights[k as usize] = v;
-                }
-            }
+    fn record_drift(&mut self, row: Row<'_, F>, base: &[F]) {
+        let w = &self.state.weights;
+        let before = &self.before;
+        let drift = &mut self.drift;
+        let mut j = 0;
+        row.for_each(|k, _| {
+            let b = base[k].to_f64();
+            drift.change(before[j].to_f64() - b, w[k].to_f64() - b);
+            j += 1;
+        });
+        if self.bias {
+            let k = self.dim - 1;
+            let b = base[k].to_f64();
+            drift.change(before[j].to_f64() - b, w[k].to_f64() - b);
         }
+        drift.refresh();
     }
+}
 
-    /// Drops any speculation, restoring the exact weights at its start.
-    fn abandon_speculation(&mut self) {
-        if let Some(spec) = self.spec.take() {
-            self.state.weights.copy_from_slice(&spec.base);
-            self.state.position = spec.start;
-        }
-        self.clear_segments();
-    }
+/// Whether the update of `row` left a subnormal value in a touched weight.
+fn touched_subnormal<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> bool {
+    let mut sub = bias && w[w.len() - 1].is_subnormal();
+    row.for_each(|k, _| sub |= w[k].is_subnormal());
+    sub
 }

@@ -1,38 +1,25 @@
 //! The one interface between the training loop and a way of obtaining margins.
 //!
-//! An engine never decides anything. For a range of positions it reports which
-//! rows it could *not* certify as correct (see [`crate::certify`]) under the
-//! weights the loop says are in force at each position. The loop resolves
-//! those rows itself with the reference arithmetic.
+//! An engine never decides anything. For a range of rows it returns each
+//! row's *normalised slack* under given weights (see [`crate::certify`]): a
+//! number whose size says how far the weights may still drift before the
+//! row's decision is no longer certain, and whose sign says which decision
+//! (0: not certain at all). The loop applies every update itself and uses
+//! the slacks only to skip reference dot products.
 
-use std::ops::Range;
+use std::collections::VecDeque;
 
 use crate::float::Real;
 
-/// Weights in force from position `from` onward: the previous segment's
-/// weights (or the pass base) with the coordinates of `patch` overwritten.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Segment {
-    pub from: usize,
-    /// Range into [`Pass::patch_coords`] / [`Pass::patch_values`].
-    pub patch: Range<usize>,
-}
-
-/// One evaluation request: positions `start..end` under piecewise-constant
-/// weights. Positions are row indices of the (possibly shuffled) dataset.
+/// One evaluation request: rows `start..end` (in training order) under `weights`.
 #[derive(Clone, Copy, Debug)]
 pub struct Pass<'a, F> {
     pub start: usize,
     pub end: usize,
-    /// The weights in force at `start` (the exact host state there).
-    pub base: &'a [F],
-    /// Later segments in increasing `from`, each with `start < from < end`.
-    pub segments: &'a [Segment],
-    pub patch_coords: &'a [u32],
-    pub patch_values: &'a [F],
+    pub weights: &'a [F],
 }
 
-impl<F: Real> Pass<'_, F> {
+impl<F> Pass<'_, F> {
     pub fn len(&self) -> usize {
         self.end - self.start
     }
@@ -40,35 +27,10 @@ impl<F: Real> Pass<'_, F> {
     pub fn is_empty(&self) -> bool {
         self.end == self.start
     }
-
-    /// Number of u32 words of the flag bitmask for this pass.
-    pub fn flag_words(&self) -> usize {
-        self.len().div_ceil(32)
-    }
-
-    /// Calls `f(segment_index, weights)` for the base (index 0) and every
-    /// later segment with its weights materialised in `scratch`. For engines
-    /// that want one dense weight vector per segment.
-    pub fn for_each_materialised(&self, scratch: &mut Vec<F>, mut f: impl FnMut(usize, &[F])) {
-        scratch.clear();
-        scratch.extend_from_slice(self.base);
-        f(0, scratch);
-        for (k, seg) in self.segments.iter().enumerate() {
-            for e in seg.patch.clone() {
-                scratch[self.patch_coords[e] as usize] = self.patch_values[e];
-            }
-            f(k + 1, scratch);
-        }
-    }
-
-    /// Index of the segment in force at `pos` (0 = base).
-    pub fn segment_at(&self, pos: usize) -> usize {
-        self.segments.partition_point(|s| s.from <= pos)
-    }
 }
 
 /// A failure of the device behind an engine. The loop's state is unaffected:
-/// it can continue with another engine from the same position.
+/// it can continue with another engine from the same row.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct EngineError(pub String);
@@ -76,45 +38,46 @@ pub struct EngineError(pub String);
 /// Counters an engine keeps for reports and benchmarks.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct EngineStats {
-    /// Evaluation requests served (GPU: round trips).
+    /// Passes served (GPU: round trips).
     pub passes: u64,
     /// Row evaluations, counting a row again each time a pass covers it.
     pub rows_evaluated: u64,
-    /// Rows the engine flagged (not certified correct).
-    pub rows_flagged: u64,
-    /// Time spent inside `evaluate`, in seconds.
+    /// Rows returned with slack 0 (not certain even without drift).
+    pub rows_uncertain: u64,
+    /// Time spent inside `submit` and `collect`, in seconds (the host's
+    /// view: for a GPU, mostly waiting).
     pub seconds: f64,
 }
 
 /// A way of obtaining certified margins.
+///
+/// Passes are collected in the order they were submitted; an engine must
+/// accept at least two passes in flight.
 pub trait MarginEngine<F: Real> {
-    /// Short name for reports (`reference`, `cpu`, `gpu: NVIDIA H100`...).
+    /// Short name for reports (`reference`, `cpu (8 threads)`, `gpu: ...`).
     fn name(&self) -> String;
 
-    /// False for an engine that certifies nothing: the loop then resolves
-    /// every row itself and skips `evaluate`.
+    /// False for an engine that certifies nothing: the loop then computes
+    /// every margin itself and never submits a pass.
     fn certifies(&self) -> bool {
         true
     }
 
-    /// A good number of positions for a pass to cover, given the fraction of
-    /// rows recently flagged. The loop clamps it to what is left of the epoch.
-    fn preferred_window(&self, flag_rate: f64) -> usize;
+    /// A good number of rows per pass, given the recent fraction of rows
+    /// that were mistakes. The loop clamps it to the rows left.
+    fn preferred_window(&self, mistake_rate: f64) -> usize;
 
-    /// Most segments (after the base) one pass may carry.
-    fn max_segments(&self) -> usize {
-        usize::MAX
-    }
-
-    /// Most positions one pass may cover.
+    /// Most rows one pass may cover.
     fn max_pass(&self) -> usize {
         usize::MAX
     }
 
-    /// Sets bit `p - start` of `flags` (zeroed, `pass.flag_words()` long) for
-    /// every position `p` whose row is not certified correct under the
-    /// weights of its segment.
-    fn evaluate(&mut self, pass: &Pass<'_, F>, flags: &mut [u32]) -> Result<(), EngineError>;
+    /// Starts computing the slacks of `pass` (possibly finishing later).
+    fn submit(&mut self, pass: &Pass<'_, F>) -> Result<(), EngineError>;
+
+    /// Waits for the oldest pass not yet collected and writes its slacks,
+    /// `slack[i]` for row `start + i`.
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError>;
 
     fn stats(&self) -> EngineStats;
 }
@@ -133,22 +96,60 @@ impl<F: Real> MarginEngine<F> for ReferenceEngine {
         false
     }
 
-    fn preferred_window(&self, _flag_rate: f64) -> usize {
-        usize::MAX
+    fn preferred_window(&self, _mistake_rate: f64) -> usize {
+        1 << 16
     }
 
-    fn evaluate(&mut self, pass: &Pass<'_, F>, flags: &mut [u32]) -> Result<(), EngineError> {
-        flags.fill(u32::MAX);
-        let tail = pass.len() % 32;
-        if tail != 0 {
-            if let Some(last) = flags.last_mut() {
-                *last = (1u32 << tail) - 1;
-            }
-        }
+    fn submit(&mut self, _pass: &Pass<'_, F>) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        slack.fill(0.0);
         Ok(())
     }
 
     fn stats(&self) -> EngineStats {
         EngineStats::default()
+    }
+}
+
+/// Holds the results of passes computed synchronously in `submit`, for
+/// engines without real asynchrony.
+#[derive(Debug, Default)]
+pub struct Completed {
+    queue: VecDeque<Vec<f32>>,
+    spare: Vec<Vec<f32>>,
+}
+
+impl Completed {
+    /// A buffer of `len` zeros to compute a pass into.
+    pub fn buffer(&mut self, len: usize) -> Vec<f32> {
+        let mut b = self.spare.pop().unwrap_or_default();
+        b.clear();
+        b.resize(len, 0.0);
+        b
+    }
+
+    pub fn push(&mut self, done: Vec<f32>) {
+        self.queue.push_back(done);
+    }
+
+    /// Copies out the oldest result.
+    pub fn pop_into(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        let done = self
+            .queue
+            .pop_front()
+            .ok_or_else(|| EngineError("collect without a submitted pass".into()))?;
+        if done.len() != slack.len() {
+            return Err(EngineError(format!(
+                "pass of {} rows collected into {}",
+                done.len(),
+                slack.len()
+            )));
+        }
+        slack.copy_from_slice(&done);
+        self.spare.push(done);
+        Ok(())
     }
 }

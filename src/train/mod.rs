@@ -29,6 +29,9 @@ pub struct TrainParams {
     pub bias: bool,
     /// Visit the rows in the order fixed by this seed instead of file order.
     pub shuffle_seed: Option<u64>,
+    /// When the loop may skip engine passes in favour of the host's own
+    /// certified margins. Never changes the result, only the speed.
+    pub passes: PassPolicy,
 }
 
 impl Default for TrainParams {
@@ -37,8 +40,22 @@ impl Default for TrainParams {
             max_epochs: 1000,
             bias: true,
             shuffle_seed: None,
+            passes: PassPolicy::Adaptive,
         }
     }
+}
+
+/// How the loop uses a certifying engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PassPolicy {
+    /// Measure both and use whichever costs less per row: engine passes, or
+    /// the host's own fast certified margins (better when most rows are
+    /// mistakes, since each update makes pending passes stale).
+    #[default]
+    Adaptive,
+    /// Always use engine passes (for testing and measuring an engine).
+    Always,
 }
 
 /// A trained perceptron and the story of its training.
@@ -98,15 +115,8 @@ pub fn fit<'a, F: Real>(
     observer: &mut dyn Observer,
 ) -> Result<Fit<F>> {
     let t0 = Instant::now();
-    let out = driver::run(
-        data,
-        params.bias,
-        params.max_epochs,
-        state,
-        engine,
-        fallback,
-        observer,
-    )?;
+    let out = driver::run(data, params, state, engine, fallback, observer)?;
+
     let seconds = t0.elapsed().as_secs_f64();
     let theory = theory::analyse(data, &out.state.weights, params.bias);
     Ok(Fit {

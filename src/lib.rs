@@ -7,6 +7,7 @@
 //! and every update to the host's reference arithmetic ([`train`]).
 
 pub mod backend;
+pub mod bench;
 pub mod certify;
 pub mod cli;
 pub mod cpu;

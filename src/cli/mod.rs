@@ -1,6 +1,7 @@
 //! The command-line interface: argument parsing and dispatch to the library.
 
 pub mod args;
+pub mod bench;
 pub mod devices;
 pub mod progress;
 pub mod train;
@@ -39,7 +40,8 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     Train(train::TrainArgs),
-    Devices(devices::DevicesArgs),
+        Devices(devices::DevicesArgs),
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -48,7 +50,9 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => train::run(a),
-        Command::Devices(a) => devices::run(a),
+                Command::Devices(a) => devices::run(a),
+        Command::Bench(a) => bench::run(a),
+
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,252 @@
+//! Measurements anyone can rerun: the same data trained by every backend in
+//! one process, checked bit-identical, with the hardware ceilings measured
+//! alongside (host memory-read bandwidth, device copy bandwidth).
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::float::Real;
+use crate::gpu::{GpuEngine, GpuOptions};
+use crate::train::engine::Pass;
+use crate::train::{self, MarginEngine, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
+
+/// One backend's run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    pub backend: String,
+    pub engine: String,
+    pub passes_policy: PassPolicy,
+    pub seconds: f64,
+    pub epochs: usize,
+    pub seconds_per_epoch: f64,
+    pub rows_per_second: f64,
+    /// Feature bytes of one epoch over the time per epoch.
+    pub gb_per_second: f64,
+    /// Engine passes (GPU: round trips).
+    pub passes: u64,
+    pub rows_uncertain: u64,
+    pub host_dots: u64,
+    pub host_certified: u64,
+    /// Bit-identical to the reference (weights, bias, mistakes per epoch).
+    pub identical: bool,
+    pub speedup_vs_reference: f64,
+}
+
+/// Device-only measurements: one margin pass over all rows, and the
+/// device's own buffer copy, both counting bytes read plus bytes written.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceCeiling {
+    pub adapter: String,
+    pub copy_gb_per_second: f64,
+    pub pass_seconds: f64,
+    pub pass_gb_per_second: f64,
+    /// The pass's bandwidth as a percentage of the copy's.
+    pub pass_percent_of_copy: f64,
+}
+
+/// Everything `perceptron bench` reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub data: String,
+    pub rows: usize,
+    pub features: usize,
+    pub sparse: bool,
+    pub precision: String,
+    pub feature_bytes: usize,
+    pub max_epochs: usize,
+    pub threads: usize,
+    /// Host memory-read bandwidth, all threads, GB/s.
+    pub host_read_gb_per_second: f64,
+    pub runs: Vec<Run>,
+    pub device: Option<DeviceCeiling>,
+    pub all_identical: bool,
+}
+
+/// Which backends to run.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    Reference,
+    Cpu,
+    Gpu,
+}
+
+/// Host memory-read bandwidth: the best of three parallel sums over a
+/// buffer far larger than any cache (256 MiB).
+pub fn host_read_bandwidth() -> f64 {
+    let n = 64 << 20; // u32s = 256 MiB
+    let buf: Vec<u32> = (0..n as u32).collect();
+    let mut best = f64::INFINITY;
+    let mut sink = 0u64;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let s: u64 = buf
+            .par_chunks(1 << 16)
+            .map(|c| c.iter().fold(0u64, |a, &v| a.wrapping_add(v as u64)))
+            .reduce(|| 0, u64::wrapping_add);
+        best = best.min(t0.elapsed().as_secs_f64());
+        sink = sink.wrapping_add(s);
+    }
+    std::hint::black_box(sink);
+    (n * 4) as f64 / best / 1e9
+}
+
+fn bits<F: Real>(v: &[F]) -> Vec<u64> {
+    v.iter().map(|x| x.to_f64().to_bits()).collect()
+}
+
+/// Trains `data` with each backend and measures.
+pub fn run<F: Real>(
+    data: &Dataset<F>,
+    params: &TrainParams,
+    which: &[Which],
+    gpu: &GpuOptions,
+    data_name: &str,
+) -> Result<Report> {
+    let dim = data.cols() + params.bias as usize;
+    let feature_bytes = data.features.storage_bytes();
+    let mut runs: Vec<Run> = Vec::new();
+    let mut reference: Option<(Vec<u64>, Vec<u64>, f64)> = None;
+    let mut device = None;
+    let mut order: Vec<Which> = vec![Which::Reference];
+    order.extend(which.iter().copied().filter(|w| *w != Which::Reference));
+    for w in order {
+        let engine: Box<dyn MarginEngine<F> + '_> = match w {
+            Which::Reference => Box::new(ReferenceEngine),
+            Which::Cpu => Box::new(crate::cpu::CpuEngine::new(data, params.bias)),
+            Which::Gpu => {
+                let mut opts = gpu.clone();
+                opts.adapter.allow_software = true;
+                let mut e = GpuEngine::new(data, params.bias, &opts)?;
+                device = Some(device_ceiling(&mut e, data, params.bias)?);
+                Box::new(e)
+            }
+        };
+        let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(crate::cpu::CpuEngine::new(data, params.bias)) };
+        let fit = train::fit(data, params, State::initial(dim), engine, &mut fallback, &mut Silent)?;
+        let epochs = fit.epochs().max(1);
+        let key = (bits(&fit.weights), fit.mistakes_per_epoch.clone());
+        let identical = match &reference {
+            None => {
+                reference = Some((key.0.clone(), key.1.clone(), fit.seconds));
+                true
+            }
+            Some((w, m, _)) => *w == key.0 && *m == key.1,
+        };
+        let ref_seconds = reference.as_ref().map(|r| r.2).unwrap_or(fit.seconds);
+        let per_epoch = fit.seconds / epochs as f64;
+        runs.push(Run {
+            backend: format!("{w:?}").to_lowercase(),
+            engine: fit.engines.join(", then "),
+            passes_policy: params.passes,
+            seconds: fit.seconds,
+            epochs: fit.epochs(),
+            seconds_per_epoch: per_epoch,
+            rows_per_second: data.rows() as f64 / per_epoch,
+            gb_per_second: feature_bytes as f64 / per_epoch / 1e9,
+            passes: fit.engine_stats.passes,
+            rows_uncertain: fit.engine_stats.rows_uncertain,
+            host_dots: fit.loop_stats.host_dots,
+            host_certified: fit.loop_stats.host_certified,
+            identical,
+            speedup_vs_reference: ref_seconds / fit.seconds.max(1e-12),
+        });
+    }
+    let all_identical = runs.iter().all(|r| r.identical);
+    Ok(Report {
+        data: data_name.to_owned(),
+        rows: data.rows(),
+        features: data.cols(),
+        sparse: data.features.is_sparse(),
+        precision: F::PRECISION.to_string(),
+        feature_bytes,
+        max_epochs: params.max_epochs,
+        threads: rayon::current_num_threads(),
+        host_read_gb_per_second: host_read_bandwidth(),
+        runs,
+        device,
+        all_identical,
+    })
+}
+
+/// Times one full margin pass and the device's own copy bandwidth.
+fn device_ceiling<F: Real>(e: &mut GpuEngine<'_, F>, data: &Dataset<F>, bias: bool) -> Result<DeviceCeiling> {
+    let fail = |err: crate::train::engine::EngineError| Error::Gpu(err.0);
+    let weights: Vec<F> = (0..data.cols() + bias as usize).map(|k| F::from_f64(((k % 7) as f64 - 3.0) * 0.01)).collect();
+    let rows = data.rows().min(e.max_pass());
+    let pass = Pass { start: 0, end: rows, weights: &weights };
+    let mut out = vec![0f32; rows];
+    // Warm up, then best of five.
+    e.submit(&pass).map_err(fail)?;
+    e.collect(&mut out).map_err(fail)?;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        e.submit(&pass).map_err(fail)?;
+        e.collect(&mut out).map_err(fail)?;
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    let bytes = data.features.storage_bytes() as f64 * rows as f64 / data.rows().max(1) as f64 + rows as f64 * 8.0;
+    let copy = e.copy_bandwidth().map_err(Error::Gpu)?;
+    let pass_gbs = bytes / best / 1e9;
+    Ok(DeviceCeiling {
+        adapter: e.name(),
+        copy_gb_per_second: copy,
+        pass_seconds: best,
+        pass_gb_per_second: pass_gbs,
+        pass_percent_of_copy: 100.0 * pass_gbs / copy,
+    })
+}
+
+/// The report as a table.
+pub fn render(r: &Report) -> String {
+    let mut s = format!(
+        "data: {} ({} rows x {} features, {}, {}, {:.1} MB of features), up to {} epochs, {} threads\n",
+        r.data,
+        r.rows,
+        r.features,
+        if r.sparse { "sparse" } else { "dense" },
+        r.precision,
+        r.feature_bytes as f64 / 1e6,
+        r.max_epochs,
+        r.threads
+    );
+    s += &format!("host memory-read bandwidth: {:.2} GB/s\n", r.host_read_gb_per_second);
+    if let Some(d) = &r.device {
+        s += &format!(
+            "device {}: copy {:.1} GB/s; one full margin pass {:.3} ms = {:.1} GB/s = {:.0}% of copy\n",
+            d.adapter,
+            d.copy_gb_per_second,
+            1e3 * d.pass_seconds,
+            d.pass_gb_per_second,
+            d.pass_percent_of_copy
+        );
+    }
+    s += &format!(
+        "\n{:<10} {:>9} {:>7} {:>11} {:>12} {:>7} {:>8} {:>9} {:>9} {:>8} {:>9}\n",
+        "backend", "wall s", "epochs", "ms/epoch", "rows/s", "GB/s", "passes", "uncertain", "ref dots", "speedup", "identical"
+    );
+    for run in &r.runs {
+        s += &format!(
+            "{:<10} {:>9.3} {:>7} {:>11.3} {:>12.3e} {:>7.2} {:>8} {:>9} {:>9} {:>7.2}x {:>9}\n",
+            run.backend,
+            run.seconds,
+            run.epochs,
+            1e3 * run.seconds_per_epoch,
+            run.rows_per_second,
+            run.gb_per_second,
+            run.passes,
+            run.rows_uncertain,
+            run.host_dots,
+            run.speedup_vs_reference,
+            if run.identical { "yes" } else { "NO" }
+        );
+    }
+    for run in &r.runs {
+        s += &format!("  {}: {}\n", run.backend, run.engine);
+    }
+    s
+}

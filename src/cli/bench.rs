@@ -1,0 +1,123 @@
+//! `perceptron bench`: every backend on the same data, checked identical, timed.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::args::{BackendArgs, DataArgs, PrecisionArg};
+use crate::bench::{self, Which};
+use crate::data::{self, Dataset};
+use crate::error::{exit, Error, Result};
+use crate::float::{Precision, Real};
+use crate::train::{PassPolicy, TrainParams};
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron bench                                   the bundled digits data
+  perceptron gen --rows 1000000 --features 256 -o big.pbin
+  perceptron bench big.pbin --max-epochs 20          reference, cpu and gpu
+  perceptron bench big.pbin --backends cpu,gpu --passes always --json
+
+The reference backend always runs first: it is the baseline every other
+model is compared with, bit for bit. Exit status 1 if any model differs.
+Without a GPU adapter the gpu backend is skipped with a note.";
+
+/// Train the same data with each backend, check the models are
+/// bit-identical, and report times, throughput and hardware ceilings.
+///
+/// Measures alongside: the host's memory-read bandwidth (all threads), and
+/// for the GPU the device's own buffer-copy bandwidth and one full margin
+/// pass as a percentage of it.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct BenchArgs {
+    /// Data file (CSV, LIBSVM or .pbin); omit for the bundled digits data.
+    pub data: Option<PathBuf>,
+
+    /// Epochs at most for every backend.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_epochs: usize,
+
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+
+    /// Backends to compare with the reference (which always runs).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu,gpu")]
+    pub backends: Vec<Which>,
+
+    /// `adaptive` lets the loop walk on the host when that is faster;
+    /// `always` measures the engines themselves.
+    #[arg(long, value_enum, default_value = "adaptive")]
+    pub passes: PassPolicy,
+
+    /// Train without the bias.
+    #[arg(long)]
+    pub no_bias: bool,
+
+    /// The label to treat as +1 (one-vs-rest).
+    #[arg(long, value_name = "LABEL")]
+    pub positive: Option<String>,
+
+    #[command(flatten)]
+    pub backend: BackendArgs,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+pub fn run(args: &BenchArgs) -> Result<i32> {
+    match Precision::from(args.precision) {
+        Precision::F32 => run_in::<f32>(args),
+        Precision::F64 => run_in::<f64>(args),
+    }
+}
+
+fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
+    if args.max_epochs == 0 {
+        return Err(Error::Usage("--max-epochs must be at least 1".into()));
+    }
+    let opts = args.data_args.load_options(args.positive.clone());
+    let data: Dataset<F> = match &args.data {
+        Some(p) => data::load(p, &opts)?,
+        None => data::bundled::digits_3v5(&opts)?,
+    };
+    let params = TrainParams {
+        max_epochs: args.max_epochs,
+        bias: !args.no_bias,
+        shuffle_seed: None,
+        passes: args.passes,
+    };
+    let (_, gpu) = args.backend.resolve();
+    let mut which = args.backends.clone();
+    let mut notes = Vec::new();
+    if which.contains(&Which::Gpu) {
+        let mut probe = gpu.clone();
+        probe.adapter.allow_software = true;
+        if let Err(e) = crate::gpu::context::open(&probe.adapter, wgpu::Features::empty()) {
+            which.retain(|w| *w != Which::Gpu);
+            notes.push(format!("gpu skipped: {e}"));
+        }
+    }
+    let name = data.source.display().to_string();
+    let report = bench::run(&data, &params, &which, &gpu, &name)?;
+    if args.json {
+        let mut v = serde_json::to_value(&report).map_err(|e| Error::Usage(e.to_string()))?;
+        v["notes"] = serde_json::json!(notes);
+        println!("{v}");
+    } else {
+        print!("{}", bench::render(&report));
+        for n in &notes {
+            println!("note: {n}");
+        }
+    }
+    if report.all_identical {
+        Ok(exit::SUCCESS)
+    } else {
+        eprintln!("perceptron: error: a backend's model differs from the reference: this is a bug, please report it");
+        Ok(exit::ERROR)
+    }
+}

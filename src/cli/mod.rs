@@ -1,6 +1,9 @@
 //! The command-line interface: argument parsing and dispatch to the library.
 
 pub mod args;
+pub mod eval;
+pub mod info;
+pub mod predict;
 pub mod progress;
 pub mod train;
 
@@ -24,6 +27,7 @@ Examples:
   perceptron train data.csv -o m.json   train on your data, save the model
   perceptron predict m.json new.csv     one predicted label per line
   perceptron eval m.json test.csv       accuracy, confusion matrix, F1
+  perceptron info data.csv              shape, labels and radius of a file
 
 Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
 converge within --max-epochs (the model is still saved).";
@@ -38,6 +42,9 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     Train(train::TrainArgs),
+    Predict(predict::PredictArgs),
+    Eval(eval::EvalArgs),
+    Info(info::InfoArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -45,6 +52,9 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => train::run(a),
+        Command::Predict(a) => predict::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Info(a) => info::run(a),
     };
     match result {
         Ok(code) => code,

@@ -130,10 +130,10 @@ impl<F: Real> MarginEngine<F> for ReferenceEngine {
     fn evaluate(&mut self, pass: &Pass<'_, F>, flags: &mut [u32]) -> Result<(), EngineError> {
         flags.fill(u32::MAX);
         let tail = pass.len() % 32;
-        if tail != 0 {
-            if let Some(last) = flags.last_mut() {
-                *last = (1u32 << tail) - 1;
-            }
+        if tail != 0
+            && let Some(last) = flags.last_mut()
+        {
+            *last = (1u32 << tail) - 1;
         }
         Ok(())
     }

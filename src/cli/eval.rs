@@ -268,7 +268,13 @@ pub fn render(r: &EvalReport) -> String {
     let w = head
         .iter()
         .map(|h| h.chars().count())
-        .chain(r.confusion.matrix.iter().flatten().map(|v| v.to_string().len()))
+        .chain(
+            r.confusion
+                .matrix
+                .iter()
+                .flatten()
+                .map(|v| v.to_string().len()),
+        )
         .max()
         .unwrap_or(0)
         .max(6);
@@ -290,6 +296,10 @@ pub fn render(r: &EvalReport) -> String {
         metric(p.precision, "no row was predicted +1"),
     );
     line(&mut s, "recall", metric(p.recall, "no row is truly +1"));
-    line(&mut s, "F1", metric(p.f1, "no row is +1, truly or predicted"));
+    line(
+        &mut s,
+        "F1",
+        metric(p.f1, "no row is +1, truly or predicted"),
+    );
     s
 }

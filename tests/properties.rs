@@ -312,7 +312,7 @@ proptest! {
         bias in prop::bool::ANY,
     ) {
         let (lo, hi) = if signed { (-1.0, 1.0) } else { (0.0, 1.0) };
-        let mut pts = vec![
+        let mut pts = [
             (vec![lo, lo], -1i8),
             (vec![hi, hi], -1),
             (vec![lo, hi], 1),

@@ -60,6 +60,9 @@ pub struct PredictArgs {
 }
 
 pub fn run(args: &PredictArgs) -> Result<i32> {
+    if let Some(out) = &args.output {
+        crate::output::check_destination(out)?;
+    }
     let opts = args.data_args.load_options(None);
     match model::load(&args.model)? {
         AnyModel::F32(m) => run_in(args, &m, &opts),

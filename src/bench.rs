@@ -125,8 +125,17 @@ pub fn run<F: Real>(
                 Box::new(e)
             }
         };
-        let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(crate::cpu::CpuEngine::new(data, params.bias)) };
-        let fit = train::fit(data, params, State::initial(dim), engine, &mut fallback, &mut Silent)?;
+        let mut fallback = || -> Box<dyn MarginEngine<F>> {
+            Box::new(crate::cpu::CpuEngine::new(data, params.bias))
+        };
+        let fit = train::fit(
+            data,
+            params,
+            State::initial(dim),
+            engine,
+            &mut fallback,
+            &mut Silent,
+        )?;
         let epochs = fit.epochs().max(1);
         let key = (bits(&fit.weights), fit.mistakes_per_epoch.clone());
         let identical = match &reference {
@@ -173,11 +182,21 @@ pub fn run<F: Real>(
 }
 
 /// Times one full margin pass and the device's own copy bandwidth.
-fn device_ceiling<F: Real>(e: &mut GpuEngine<'_, F>, data: &Dataset<F>, bias: bool) -> Result<DeviceCeiling> {
+fn device_ceiling<F: Real>(
+    e: &mut GpuEngine<'_, F>,
+    data: &Dataset<F>,
+    bias: bool,
+) -> Result<DeviceCeiling> {
     let fail = |err: crate::train::engine::EngineError| Error::Gpu(err.0);
-    let weights: Vec<F> = (0..data.cols() + bias as usize).map(|k| F::from_f64(((k % 7) as f64 - 3.0) * 0.01)).collect();
+    let weights: Vec<F> = (0..data.cols() + bias as usize)
+        .map(|k| F::from_f64(((k % 7) as f64 - 3.0) * 0.01))
+        .collect();
     let rows = data.rows().min(e.max_pass());
-    let pass = Pass { start: 0, end: rows, weights: &weights };
+    let pass = Pass {
+        start: 0,
+        end: rows,
+        weights: &weights,
+    };
     let mut out = vec![0f32; rows];
     // Warm up, then best of five.
     e.submit(&pass).map_err(fail)?;
@@ -189,7 +208,8 @@ fn device_ceiling<F: Real>(e: &mut GpuEngine<'_, F>, data: &Dataset<F>, bias: bo
         e.collect(&mut out).map_err(fail)?;
         best = best.min(t0.elapsed().as_secs_f64());
     }
-    let bytes = data.features.storage_bytes() as f64 * rows as f64 / data.rows().max(1) as f64 + rows as f64 * 8.0;
+    let bytes = data.features.storage_bytes() as f64 * rows as f64 / data.rows().max(1) as f64
+        + rows as f64 * 8.0;
     let copy = e.copy_bandwidth().map_err(Error::Gpu)?;
     let pass_gbs = bytes / best / 1e9;
     Ok(DeviceCeiling {
@@ -214,7 +234,10 @@ pub fn render(r: &Report) -> String {
         r.max_epochs,
         r.threads
     );
-    s += &format!("host memory-read bandwidth: {:.2} GB/s\n", r.host_read_gb_per_second);
+    s += &format!(
+        "host memory-read bandwidth: {:.2} GB/s\n",
+        r.host_read_gb_per_second
+    );
     if let Some(d) = &r.device {
         s += &format!(
             "device {}: copy {:.1} GB/s; one full margin pass {:.3} ms = {:.1} GB/s = {:.0}% of copy\n",
@@ -227,7 +250,17 @@ pub fn render(r: &Report) -> String {
     }
     s += &format!(
         "\n{:<10} {:>9} {:>7} {:>11} {:>12} {:>7} {:>8} {:>9} {:>9} {:>8} {:>9}\n",
-        "backend", "wall s", "epochs", "ms/epoch", "rows/s", "GB/s", "passes", "uncertain", "ref dots", "speedup", "identical"
+        "backend",
+        "wall s",
+        "epochs",
+        "ms/epoch",
+        "rows/s",
+        "GB/s",
+        "passes",
+        "uncertain",
+        "ref dots",
+        "speedup",
+        "identical"
     );
     for run in &r.runs {
         s += &format!(

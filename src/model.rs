@@ -173,7 +173,13 @@ pub fn load(path: &Path) -> Result<AnyModel> {
 
 /// Parses and validates model JSON (`path` is for messages).
 pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
-    let at = |e: &serde_json::Error| format!("line {} column {}: {e}", e.line(), e.column());
+    // serde_json's message ends in " at line L column C"; say it once, first.
+    let at = |e: &serde_json::Error| {
+        let full = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let message = full.strip_suffix(&suffix).unwrap_or(&full);
+        format!("line {} column {}: {message}", e.line(), e.column())
+    };
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         Error::model(
             path,
@@ -376,5 +382,12 @@ mod tests {
         );
         let truncated = &good[..good.len() / 2];
         assert!(refused(truncated).contains("not valid JSON"));
+        assert_eq!(
+            refused("{\n  \"format\": [1,"),
+            "m.json: is not a model file (not valid JSON: line 2 column 15: EOF while parsing a value)"
+        );
+        let e = refused(&good.replace("\"has_bias\": true", "\"has_bias\": 3"));
+        assert!(e.starts_with("m.json: is corrupt: line "), "{e}");
+        assert_eq!(e.matches(" line ").count(), 1, "location said once: {e}");
     }
 }

@@ -17,17 +17,8 @@ pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if path.is_dir() {
-        return Err(Error::io(
-            path,
-            "cannot write output",
-            std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
-        ));
-    }
+    check_destination(path)?;
+    let dir = directory_of(path);
     let tmp = tempfile::Builder::new()
         .prefix(".perceptron-")
         .suffix(".tmp")
@@ -46,6 +37,39 @@ pub fn write_atomic(
     if let Ok(d) = File::open(dir) {
         // Best effort: not every platform can fsync a directory.
         let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// The directory `path` would be written in.
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks that [`write_atomic`] could write `path`: it is not a directory
+/// and its directory exists. Commands call this before doing any work, so a
+/// mistyped output path does not cost a long run.
+pub fn check_destination(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::io(
+            path,
+            "cannot write output",
+            std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
+        ));
+    }
+    let dir = directory_of(path);
+    if !dir.is_dir() {
+        return Err(Error::io(
+            path,
+            "cannot write output",
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("the directory {} does not exist", dir.display()),
+            ),
+        ));
     }
     Ok(())
 }
@@ -69,5 +93,24 @@ mod tests {
         assert_eq!(leftovers, 1, "temporary file removed");
         write_atomic(&path, |w| w.write_all(b"new")).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
+
+    #[test]
+    fn destinations_are_checked_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = check_destination(dir.path()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: cannot write output: it is a directory",
+                dir.path().display()
+            )
+        );
+        let nowhere = dir.path().join("no/such/m.json");
+        let e = check_destination(&nowhere).unwrap_err().to_string();
+        assert!(e.ends_with("/no/such does not exist"), "{e}");
+        assert!(write_atomic(&nowhere, |w| w.write_all(b"x")).is_err());
+        check_destination(&dir.path().join("m.json")).unwrap();
+        check_destination(Path::new("m.json")).unwrap();
     }
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use super::args::{BackendArgs, DataArgs, PrecisionArg};
 use crate::bench::{self, Which};
 use crate::data::{self, Dataset};
-use crate::error::{exit, Error, Result};
+use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::train::{PassPolicy, TrainParams};
 
@@ -117,7 +117,9 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
     if report.all_identical {
         Ok(exit::SUCCESS)
     } else {
-        eprintln!("perceptron: error: a backend's model differs from the reference: this is a bug, please report it");
+        eprintln!(
+            "perceptron: error: a backend's model differs from the reference: this is a bug, please report it"
+        );
         Ok(exit::ERROR)
     }
 }

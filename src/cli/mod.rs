@@ -3,6 +3,9 @@
 pub mod args;
 pub mod bench;
 pub mod devices;
+pub mod eval;
+pub mod info;
+pub mod predict;
 pub mod progress;
 pub mod train;
 
@@ -26,6 +29,7 @@ Examples:
   perceptron train data.csv -o m.json   train on your data, save the model
   perceptron predict m.json new.csv     one predicted label per line
   perceptron eval m.json test.csv       accuracy, confusion matrix, F1
+  perceptron info data.csv              shape, labels and radius of a file
 
 Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
 converge within --max-epochs (the model is still saved).";
@@ -40,7 +44,10 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     Train(train::TrainArgs),
-        Devices(devices::DevicesArgs),
+    Predict(predict::PredictArgs),
+    Eval(eval::EvalArgs),
+    Info(info::InfoArgs),
+    Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
 }
 
@@ -50,9 +57,11 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => train::run(a),
-                Command::Devices(a) => devices::run(a),
+        Command::Predict(a) => predict::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Info(a) => info::run(a),
+        Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a),
-
     };
     match result {
         Ok(code) => code,

@@ -142,6 +142,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         return Err(Error::Usage("--max-epochs must be at least 1".into()));
     }
     let output = args.output.clone().unwrap_or_else(default_model_path);
+    crate::output::check_destination(&output)?;
     let mut data = load::<F>(args)?;
     let seed = if args.shuffle { args.seed } else { None };
     if let Some(s) = seed {

@@ -346,7 +346,7 @@ impl<F: Real> Rows<'_, F> {
                 if field.text.is_empty() {
                     return Err(err(field.start, format!("empty label {name}")));
                 }
-                class = Some(self.table.intern(&field.text).ok_or_else(|| {
+                class = Some(self.table.intern(&field.text, no).ok_or_else(|| {
                     err(
                         field.start,
                         format!(
@@ -992,6 +992,18 @@ mod tests {
             parse_lines::<f64, _>(lines, path, &opts(), None)
                 .is_err_and(|e| e.to_string().starts_with("t.csv:2:5: expected 2 fields"))
         );
+    }
+
+    #[test]
+    fn labels_remember_the_line_they_first_appear_on() {
+        let raw = parse_str::<f64>("# c\ny,x\n\na,1\na,2\n# c\nb,3\n", &opts()).unwrap();
+        let got: Vec<(&str, u64)> = raw
+            .table
+            .classes()
+            .iter()
+            .map(|c| (c.text.as_str(), c.first_line))
+            .collect();
+        assert_eq!(got, vec![("a", 4), ("b", 7)]);
     }
 
     #[test]

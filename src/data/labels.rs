@@ -19,6 +19,9 @@ pub struct ClassLabel {
     /// The value when the text is a number, so `1`, `+1` and `1.0` are one class.
     pub number: Option<f64>,
     pub count: u64,
+    /// The 1-based line of the file where the value first appears (0 when
+    /// the rows did not come from lines of a file).
+    pub first_line: u64,
 }
 
 /// Hard cap on distinct labels: more than this is almost surely a regression
@@ -51,9 +54,9 @@ pub struct LabelTable {
 }
 
 impl LabelTable {
-    /// Returns the class id of `text`, adding it if new; `None` once more than
-    /// [`MAX_DISTINCT_LABELS`] values have been seen.
-    pub fn intern(&mut self, text: &str) -> Option<u32> {
+    /// Returns the class id of `text`, found on line `line`, adding it if
+    /// new; `None` once more than [`MAX_DISTINCT_LABELS`] values have been seen.
+    pub fn intern(&mut self, text: &str, line: u64) -> Option<u32> {
         let (key, number) = key_of(text);
         if let Some(&id) = self.index.get(&key) {
             self.classes[id as usize].count += 1;
@@ -67,6 +70,7 @@ impl LabelTable {
             text: text.to_owned(),
             number,
             count: 1,
+            first_line: line,
         });
         self.index.insert(key, id);
         Some(id)
@@ -230,8 +234,8 @@ mod tests {
 
     fn table(labels: &[&str]) -> LabelTable {
         let mut t = LabelTable::default();
-        for l in labels {
-            t.intern(l).unwrap();
+        for (k, l) in labels.iter().enumerate() {
+            t.intern(l, k as u64 + 1).unwrap();
         }
         t
     }
@@ -263,6 +267,8 @@ mod tests {
         let t = table(&["1", "1.0", "+1", "2"]);
         assert_eq!(t.classes().len(), 2);
         assert_eq!(t.classes()[0].count, 3);
+        let lines: Vec<u64> = t.classes().iter().map(|c| c.first_line).collect();
+        assert_eq!(lines, vec![1, 4], "the line where each value first appears");
     }
 
     #[test]

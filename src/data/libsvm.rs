@@ -85,7 +85,7 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
                 let _ = m.values.try_reserve(nnz);
             }
         }
-        let class = table.intern(label).ok_or_else(|| {
+        let class = table.intern(label, no).ok_or_else(|| {
             err(
                 at,
                 format!(
@@ -253,6 +253,18 @@ mod tests {
             indices: indices.to_vec(),
             values: values.to_vec(),
         }
+    }
+
+    #[test]
+    fn labels_remember_the_line_they_first_appear_on() {
+        let raw = parse_str::<f64>("# c\n\n+1 1:2\n-1 2:3\n+1 1:1\n").unwrap();
+        let got: Vec<(&str, u64)> = raw
+            .table
+            .classes()
+            .iter()
+            .map(|c| (c.text.as_str(), c.first_line))
+            .collect();
+        assert_eq!(got, vec![("+1", 3), ("-1", 4)]);
     }
 
     #[test]

@@ -363,12 +363,14 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         })
     }
 
-        /// The device's buffer-to-buffer copy bandwidth in GB/s, counting bytes
+    /// The device's buffer-to-buffer copy bandwidth in GB/s, counting bytes
     /// read plus bytes written: the best of five copies of 256 MiB (or the
     /// largest buffer the adapter allows, if smaller).
     pub fn copy_bandwidth(&self) -> std::result::Result<f64, String> {
         let device = &self.gpu.device;
-        let size = (256u64 << 20).min(self.gpu.limits.max_buffer_size / 2).next_multiple_of(4);
+        let size = (256u64 << 20)
+            .min(self.gpu.limits.max_buffer_size / 2)
+            .next_multiple_of(4);
         let make = |label| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -385,7 +387,10 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             let t0 = Instant::now();
             let index = self.gpu.queue.submit([enc.finish()]);
             device
-                .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: Some(Duration::from_secs(60)) })
+                .poll(wgpu::PollType::Wait {
+                    submission_index: Some(index),
+                    timeout: Some(Duration::from_secs(60)),
+                })
                 .map_err(|e| format!("waiting for the GPU failed: {e}"))?;
             if round > 0 {
                 best = best.min(t0.elapsed().as_secs_f64());
@@ -398,7 +403,6 @@ impl<'d, F: Real> GpuEngine<'d, F> {
     }
 
     /// Chunks that are streamed every pass (0 when all data is resident).
-
     pub fn streamed_chunks(&self) -> usize {
         self.chunks.iter().filter(|c| !c.resident).count()
     }

@@ -1,0 +1,305 @@
+//! `perceptron eval`: how well a saved model classifies a labelled data file.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Serialize;
+
+use super::args::DataArgs;
+use super::predict::{load_for_model, write_stdout};
+use crate::data::{LoadOptions, RawData};
+use crate::error::{Error, Result, exit};
+use crate::float::{Precision, Real};
+use crate::model::{self, AnyModel, Model};
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron eval model.json test.csv          accuracy, confusion matrix, F1
+  perceptron eval model.json test.svm.gz --json
+  perceptron eval model.json test.csv --label-column class --header
+
+Every true label in the data must be one the model was trained on (for a
+one-vs-rest model, every value other than its +1 label counts as -1).
+
+Exit status: 0 success; 1 error; 2 bad command line.";
+
+/// Evaluate a saved model on a labelled data file.
+///
+/// Predicts every row exactly as `perceptron predict` does (s = w·x + b in the
+/// model's precision; s > 0 is the +1 class) and compares with the file's
+/// labels: accuracy, the 2x2 confusion matrix (rows = true label, columns =
+/// predicted label, in the original label texts), and the precision, recall
+/// and F1 score of the +1 class.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct EvalArgs {
+    /// The model file written by `perceptron train`.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+
+    /// Labelled data file (CSV or LIBSVM, optionally .gz), in the layout the
+    /// model was trained on.
+    #[arg(value_name = "DATA")]
+    pub data: PathBuf,
+
+    /// Print the results as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+/// The 2x2 confusion matrix.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Confusion {
+    /// The class texts in matrix order: the -1 class, then the +1 class.
+    pub labels: [String; 2],
+    /// `matrix[t][p]`: rows whose true class is `labels[t]` and predicted
+    /// class is `labels[p]`.
+    pub matrix: [[u64; 2]; 2],
+}
+
+/// Precision, recall and F1 of the +1 class; `None` where undefined (0/0).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct ClassScores {
+    pub label: String,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub f1: Option<f64>,
+}
+
+/// Everything `eval` reports.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct EvalReport {
+    pub model: String,
+    pub data: String,
+    pub format: String,
+    /// The arithmetic precision of the model (and of the scores).
+    pub precision: Precision,
+    pub rows: usize,
+    pub features: usize,
+    pub positive_label: String,
+    pub negative_label: String,
+    pub correct: u64,
+    pub accuracy: f64,
+    pub confusion: Confusion,
+    pub true_positives: u64,
+    pub false_positives: u64,
+    pub false_negatives: u64,
+    pub true_negatives: u64,
+    pub positive_class: ClassScores,
+}
+
+pub fn run(args: &EvalArgs) -> Result<i32> {
+    let opts = args.data_args.load_options(None);
+    let report = match model::load(&args.model)? {
+        AnyModel::F32(m) => evaluate(args, &m, &opts)?,
+        AnyModel::F64(m) => evaluate(args, &m, &opts)?,
+    };
+    let text = if args.json {
+        let mut t = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
+        t.push('\n');
+        t
+    } else {
+        render(&report)
+    };
+    write_stdout(|out| out.write_all(text.as_bytes()))?;
+    Ok(exit::SUCCESS)
+}
+
+/// The -1/+1 class of every class id of `raw` under the model's label map, or
+/// an error naming the first label value the model does not know.
+fn true_signs<F: Real>(
+    model: &Model<F>,
+    model_path: &Path,
+    raw: &RawData<F>,
+    path: &Path,
+) -> Result<Vec<i8>> {
+    let classes = raw.table.classes();
+    let mut signs = Vec::with_capacity(classes.len());
+    let mut unknown = Vec::new();
+    for (c, class) in classes.iter().enumerate() {
+        match model.labels.sign_of(&class.text) {
+            Some(s) => signs.push(s),
+            None => {
+                signs.push(0);
+                unknown.push(c);
+            }
+        }
+    }
+    let Some(&first) = unknown.first() else {
+        return Ok(signs);
+    };
+    let class = &classes[first];
+    let known = format!(
+        "\"{}\" (+1) and \"{}\" (-1)",
+        model.labels.positive,
+        model.labels.negative_text()
+    );
+    let others = if unknown.len() > 1 {
+        let rest: Vec<String> = unknown[1..]
+            .iter()
+            .map(|&c| format!("\"{}\"", classes[c].text))
+            .collect();
+        format!("; other unknown labels: {}", rest.join(", "))
+    } else {
+        String::new()
+    };
+    let message = format!(
+        "label \"{}\" ({} rows) is not a class of the model {}, which knows {known}{others}",
+        class.text,
+        class.count,
+        model_path.display()
+    );
+    Err(if class.first_line > 0 {
+        Error::parse(path, class.first_line, None, message)
+    } else {
+        Error::data(path, message)
+    })
+}
+
+fn ratio(num: u64, den: u64) -> Option<f64> {
+    (den > 0).then(|| num as f64 / den as f64)
+}
+
+/// Scores the model on the labelled file.
+pub fn evaluate<F: Real>(
+    args: &EvalArgs,
+    model: &Model<F>,
+    opts: &LoadOptions,
+) -> Result<EvalReport> {
+    let raw = load_for_model(model, &args.model, &args.data, opts)?;
+    let signs = true_signs(model, &args.model, &raw, &args.data)?;
+    let w = model.augmented_weights();
+    // [true][predicted], index 0 = -1, 1 = +1.
+    let mut m = [[0u64; 2]; 2];
+    for (i, &c) in raw.class_ids.iter().enumerate() {
+        let truth = (signs[c as usize] > 0) as usize;
+        let predicted = (Model::<F>::decide(model.score(&w, raw.features.row(i))) > 0) as usize;
+        m[truth][predicted] += 1;
+    }
+    let (tn, fp, fn_, tp) = (m[0][0], m[0][1], m[1][0], m[1][1]);
+    let rows = raw.class_ids.len();
+    let precision = ratio(tp, tp + fp);
+    let recall = ratio(tp, tp + fn_);
+    let f1 = ratio(2 * tp, 2 * tp + fp + fn_);
+    let negative = model.labels.negative_text().to_owned();
+    let positive = model.labels.positive.clone();
+    Ok(EvalReport {
+        model: args.model.display().to_string(),
+        data: args.data.display().to_string(),
+        format: raw.format.name().into(),
+        precision: F::PRECISION,
+        rows,
+        features: raw.features.cols(),
+        positive_label: positive.clone(),
+        negative_label: negative.clone(),
+        correct: tp + tn,
+        accuracy: (tp + tn) as f64 / rows as f64,
+        confusion: Confusion {
+            labels: [negative, positive.clone()],
+            matrix: m,
+        },
+        true_positives: tp,
+        false_positives: fp,
+        false_negatives: fn_,
+        true_negatives: tn,
+        positive_class: ClassScores {
+            label: positive,
+            precision,
+            recall,
+            f1,
+        },
+    })
+}
+
+fn metric(v: Option<f64>, why: &str) -> String {
+    match v {
+        Some(v) => format!("{v:.4}"),
+        None => format!("undefined ({why})"),
+    }
+}
+
+/// The human-readable report.
+pub fn render(r: &EvalReport) -> String {
+    let mut s = String::new();
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        &mut s,
+        "model",
+        format!(
+            "{} ({}, +1 = \"{}\", -1 = \"{}\")",
+            r.model, r.precision, r.positive_label, r.negative_label
+        ),
+    );
+    line(
+        &mut s,
+        "data",
+        format!(
+            "{} ({}, {} rows x {} features)",
+            r.data, r.format, r.rows, r.features
+        ),
+    );
+    line(
+        &mut s,
+        "accuracy",
+        format!(
+            "{:.2}% ({} of {} rows correct)",
+            100.0 * r.accuracy,
+            r.correct,
+            r.rows
+        ),
+    );
+    s.push_str("\nconfusion matrix (rows: true label, columns: predicted label)\n");
+    let head: Vec<String> = r
+        .confusion
+        .labels
+        .iter()
+        .map(|l| format!("\"{l}\""))
+        .collect();
+    let corner = "true \\ predicted";
+    let w0 = head
+        .iter()
+        .map(|h| h.chars().count())
+        .chain([corner.len()])
+        .max()
+        .unwrap_or(0);
+    let w = head
+        .iter()
+        .map(|h| h.chars().count())
+        .chain(
+            r.confusion
+                .matrix
+                .iter()
+                .flatten()
+                .map(|v| v.to_string().len()),
+        )
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    s.push_str(&format!(
+        "  {corner:<w0$}  {:>w$}  {:>w$}\n",
+        head[0], head[1]
+    ));
+    for (t, label) in head.iter().enumerate() {
+        s.push_str(&format!(
+            "  {label:<w0$}  {:>w$}  {:>w$}\n",
+            r.confusion.matrix[t][0], r.confusion.matrix[t][1]
+        ));
+    }
+    let p = &r.positive_class;
+    s.push_str(&format!("\nclass \"{}\" (+1):\n", p.label));
+    line(
+        &mut s,
+        "precision",
+        metric(p.precision, "no row was predicted +1"),
+    );
+    line(&mut s, "recall", metric(p.recall, "no row is truly +1"));
+    line(
+        &mut s,
+        "F1",
+        metric(p.f1, "no row is +1, truly or predicted"),
+    );
+    s
+}

@@ -1,0 +1,346 @@
+//! `perceptron info`: what a data file holds, before training on it.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Serialize;
+
+use super::args::{DataArgs, PrecisionArg};
+use super::predict::write_stdout;
+use crate::data::{self, Features, RawData, bundled, labels, stats};
+use crate::error::{Error, Result, exit};
+use crate::float::{Precision, Real};
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron info                               describe the bundled digits (3 vs 5) data
+  perceptron info data/heart_scale.svm          format, shape, labels, radius
+  perceptron info letters.csv --positive A      how `train --positive A` would label it
+  perceptron info big.svm.gz --precision f64 --json
+
+Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line.";
+
+/// Describe a data file: format, shape, sparsity, labels and radius.
+///
+/// Reads the file exactly as `perceptron train` would (same parser, same
+/// options) and reports: the format, rows and feature columns, the non-zeros
+/// and density, the storage (dense or sparse) and its size in memory, every
+/// distinct label value with its row count, how `train` would map the labels
+/// to -1/+1 (or why it could not), the radius D = max ||x~|| that the
+/// convergence theorem uses, with and without the bias feature 1, and the
+/// smallest and largest feature values. Any number of label values is fine
+/// here; only `train` needs exactly two classes (or --positive).
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct InfoArgs {
+    /// Data file (CSV or LIBSVM, optionally .gz). Omit it to describe the
+    /// bundled UCI digits 3-vs-5 dataset.
+    #[arg(value_name = "DATA")]
+    pub data: Option<PathBuf>,
+
+    /// Print the description as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Show the labels as `train --positive LABEL` would map them: LABEL is
+    /// +1 and every other value -1. An error if LABEL is not in the file.
+    #[arg(long, value_name = "LABEL")]
+    pub positive: Option<String>,
+
+    /// The precision to read the values in (as `train --precision`); it
+    /// decides the bytes in memory and which values are out of range.
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+/// One distinct label value.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LabelCount {
+    pub label: String,
+    pub rows: u64,
+    /// The line where the value first appears.
+    pub first_line: u64,
+}
+
+/// How `train` would map the labels to -1/+1.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Mapping {
+    pub positive: String,
+    /// `None` in one-vs-rest (every value other than `positive` is -1).
+    pub negative: Option<String>,
+    pub positive_rows: u64,
+    pub negative_rows: u64,
+}
+
+/// Everything `info` reports.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct InfoReport {
+    pub data: String,
+    pub format: String,
+    pub rows: usize,
+    /// Feature columns (the bias excluded). For LIBSVM, the largest index.
+    pub features: usize,
+    /// Feature values that are not zero.
+    pub nonzeros: usize,
+    /// nonzeros / (rows * features).
+    pub density: f64,
+    /// `dense` or `sparse` (CSR), as the file's format stores it.
+    pub storage: String,
+    pub precision: Precision,
+    /// Bytes the feature storage occupies in memory.
+    pub storage_bytes: usize,
+    /// Bytes the same features would take in the other layout.
+    pub other_layout_bytes: usize,
+    /// Every distinct label value, in order of first appearance.
+    pub labels: Vec<LabelCount>,
+    /// How `train` would map them, or `None` (see `mapping_error`).
+    pub mapping: Option<Mapping>,
+    /// Why `train` could not map the labels without more options.
+    pub mapping_error: Option<String>,
+    /// D = max ||x~|| with the bias feature 1 appended, as `train` uses it.
+    pub radius_with_bias: f64,
+    /// D = max ||x|| over the features alone (`train --no-bias`).
+    pub radius_without_bias: f64,
+    /// The smallest and largest feature value (implicit zeros of sparse rows
+    /// included), as read in `precision`.
+    pub min_value: Option<f64>,
+    pub max_value: Option<f64>,
+}
+
+pub fn run(args: &InfoArgs) -> Result<i32> {
+    let report = match Precision::from(args.precision) {
+        Precision::F32 => describe::<f32>(args)?,
+        Precision::F64 => describe::<f64>(args)?,
+    };
+    let text = if args.json {
+        let mut t = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
+        t.push('\n');
+        t
+    } else {
+        render(&report)
+    };
+    write_stdout(|out| out.write_all(text.as_bytes()))?;
+    Ok(exit::SUCCESS)
+}
+
+/// The number as the shortest decimal of its own precision, widened to f64
+/// only for JSON (so an f32 0.7 reports as 0.7, not 0.699999988079071).
+fn shortest<F: Real>(v: F) -> f64 {
+    v.to_string().parse().unwrap_or_else(|_| v.to_f64())
+}
+
+/// (min, max) over every feature value, implicit zeros included.
+fn min_max<F: Real>(features: &Features<F>) -> Option<(F, F)> {
+    let (stored, all): (&[F], usize) = match features {
+        Features::Dense(m) => (&m.values, m.values.len()),
+        Features::Sparse(m) => (&m.values, m.rows().saturating_mul(m.cols)),
+    };
+    let mut it = stored.iter().copied();
+    let mut mm = match it.next() {
+        Some(v) => Some((v, v)),
+        None if all > 0 => Some((F::ZERO, F::ZERO)),
+        None => None,
+    };
+    for v in it {
+        if let Some((lo, hi)) = &mut mm {
+            if v < *lo {
+                *lo = v;
+            }
+            if v > *hi {
+                *hi = v;
+            }
+        }
+    }
+    if stored.len() < all
+        && let Some((lo, hi)) = &mut mm
+    {
+        if F::ZERO < *lo {
+            *lo = F::ZERO;
+        }
+        if F::ZERO > *hi {
+            *hi = F::ZERO;
+        }
+    }
+    mm
+}
+
+fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
+    let opts = args.data_args.load_options(None);
+    match &args.data {
+        Some(path) => Ok((data::load_raw(path, &opts)?, path.clone())),
+        None => {
+            let path = Path::new(bundled::NAME);
+            let raw = data::csv::parse(bundled::DIGITS_3V5_CSV.as_bytes(), path, &opts)?;
+            Ok((raw, path.to_path_buf()))
+        }
+    }
+}
+
+/// Reads the file and computes the report.
+pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
+    let (raw, path) = load::<F>(args)?;
+    let f = &raw.features;
+    let (rows, cols) = (f.rows(), f.cols());
+    let nonzeros = f.nonzeros();
+    let cells = rows as f64 * cols as f64;
+    let size = std::mem::size_of::<F>();
+    let other_layout_bytes = if f.is_sparse() {
+        rows.saturating_mul(cols).saturating_mul(size)
+    } else {
+        nonzeros * (size + 4) + (rows + 1) * 8
+    };
+    let classes = raw.table.classes();
+    let (mapping, mapping_error) = match labels::decide(&raw.table, args.positive.as_deref()) {
+        Ok((map, signs)) => {
+            let positive_rows: u64 = classes
+                .iter()
+                .zip(&signs)
+                .filter(|(_, s)| **s > 0)
+                .map(|(c, _)| c.count)
+                .sum();
+            let mapping = Mapping {
+                positive: map.positive,
+                negative: map.negative,
+                positive_rows,
+                negative_rows: rows as u64 - positive_rows,
+            };
+            (Some(mapping), None)
+        }
+        // Asking for a label that is not there is a mistake to report.
+        Err(e @ labels::LabelRuleError::UnknownPositive { .. }) => {
+            return Err(Error::data(&path, e.to_string()));
+        }
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let mm = min_max(f);
+    Ok(InfoReport {
+        data: path.display().to_string(),
+        format: raw.format.name().into(),
+        rows,
+        features: cols,
+        nonzeros,
+        density: if cells > 0.0 {
+            nonzeros as f64 / cells
+        } else {
+            0.0
+        },
+        storage: if f.is_sparse() { "sparse" } else { "dense" }.into(),
+        precision: F::PRECISION,
+        storage_bytes: f.storage_bytes(),
+        other_layout_bytes,
+        labels: classes
+            .iter()
+            .map(|c| LabelCount {
+                label: c.text.clone(),
+                rows: c.count,
+                first_line: c.first_line,
+            })
+            .collect(),
+        mapping,
+        mapping_error,
+        radius_with_bias: stats::radius(f, true),
+        radius_without_bias: stats::radius(f, false),
+        min_value: mm.map(|(lo, _)| shortest(lo)),
+        max_value: mm.map(|(_, hi)| shortest(hi)),
+    })
+}
+
+/// Bytes in binary units.
+pub fn human_bytes(n: usize) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} bytes")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The human-readable description.
+pub fn render(r: &InfoReport) -> String {
+    let mut s = String::new();
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(&mut s, "data", format!("{} ({})", r.data, r.format));
+    line(
+        &mut s,
+        "shape",
+        format!(
+            "{} rows x {} features; {} non-zeros (density {:.2}%)",
+            r.rows,
+            r.features,
+            r.nonzeros,
+            100.0 * r.density
+        ),
+    );
+    let (this, other) = if r.storage == "sparse" {
+        ("sparse (CSR)", "dense")
+    } else {
+        ("dense", "sparse (CSR)")
+    };
+    line(
+        &mut s,
+        "storage",
+        format!(
+            "{this} {}, {} in memory ({other} would take {})",
+            r.precision,
+            human_bytes(r.storage_bytes),
+            human_bytes(r.other_layout_bytes)
+        ),
+    );
+    let values: Vec<String> = r
+        .labels
+        .iter()
+        .map(|l| format!("\"{}\" ({} rows)", l.label, l.rows))
+        .collect();
+    line(
+        &mut s,
+        "labels",
+        format!("{} distinct: {}", r.labels.len(), values.join(", ")),
+    );
+    match (&r.mapping, &r.mapping_error) {
+        (Some(m), _) => line(
+            &mut s,
+            "classes",
+            format!(
+                "+1 = \"{}\" ({} rows), -1 = {} ({} rows)",
+                m.positive,
+                m.positive_rows,
+                match &m.negative {
+                    Some(n) => format!("\"{n}\""),
+                    None => "the rest".to_owned(),
+                },
+                m.negative_rows
+            ),
+        ),
+        (None, Some(e)) => line(&mut s, "classes", format!("train would refuse: {e}")),
+        (None, None) => {}
+    }
+    line(
+        &mut s,
+        "radius",
+        format!(
+            "D = max ||x~|| = {} with the bias feature 1 appended; max ||x|| = {} without it",
+            r.radius_with_bias, r.radius_without_bias
+        ),
+    );
+    if let (Some(lo), Some(hi)) = (r.min_value, r.max_value) {
+        line(
+            &mut s,
+            "values",
+            if r.storage == "sparse" {
+                format!("min {lo}, max {hi} (implicit zeros of sparse rows included)")
+            } else {
+                format!("min {lo}, max {hi}")
+            },
+        );
+    }
+    s
+}

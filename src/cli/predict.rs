@@ -1,0 +1,128 @@
+//! `perceptron predict`: apply a saved model to a data file, one label per line.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::args::DataArgs;
+use crate::data::{self, LoadOptions, RawData};
+use crate::error::{Error, Result, exit};
+use crate::float::Real;
+use crate::model::{self, AnyModel, Model};
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron predict model.json new.csv                one label per line on stdout
+  perceptron predict model.json new.csv -o labels.txt  write them to a file instead
+  perceptron predict model.json new.svm.gz --scores    label<TAB>score per line
+  perceptron predict model.json test.csv --label-column class --header
+
+The data must be in the layout the model was trained on: a label column (CSV)
+or a label token (LIBSVM) on every row, although its values are ignored and
+need not be labels the model knows. Rows may have fewer features than the
+model (the missing ones count as zero), never more.
+
+Exit status: 0 success; 1 error; 2 bad command line.";
+
+/// Predict the class of every row of a data file with a saved model.
+///
+/// Prints one predicted label per line, in the data's row order, as the
+/// original label text the model was trained with (for a one-vs-rest model,
+/// the -1 class prints as `rest`). The score s = w·x + b is computed with the
+/// same arithmetic as training, in the model's precision; s > 0 predicts the
+/// +1 class, s <= 0 the -1 class.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct PredictArgs {
+    /// The model file written by `perceptron train`.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+
+    /// Data file (CSV or LIBSVM, optionally .gz), in the layout the model was
+    /// trained on. Its labels are read but ignored.
+    #[arg(value_name = "DATA")]
+    pub data: PathBuf,
+
+    /// Write the predictions to this file instead of stdout. Written
+    /// atomically: an existing file is only replaced by the complete output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print `label<TAB>score` on each line, where score = w·x + b in the
+    /// model's precision, written as the shortest decimal that reads back to
+    /// the same bits.
+    #[arg(long)]
+    pub scores: bool,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+pub fn run(args: &PredictArgs) -> Result<i32> {
+    if let Some(out) = &args.output {
+        crate::output::check_destination(out)?;
+    }
+    let opts = args.data_args.load_options(None);
+    match model::load(&args.model)? {
+        AnyModel::F32(m) => run_in(args, &m, &opts),
+        AnyModel::F64(m) => run_in(args, &m, &opts),
+    }
+}
+
+/// Reads `path` in the model's precision and checks that its rows fit the
+/// model: no more feature columns than the model has weights.
+pub(crate) fn load_for_model<F: Real>(
+    model: &Model<F>,
+    model_path: &Path,
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<RawData<F>> {
+    let raw = data::load_raw::<F>(path, opts)?;
+    let (cols, want) = (raw.features.cols(), model.feature_count());
+    if cols > want {
+        return Err(Error::model(
+            model_path,
+            format!(
+                "has {want} features but {} has {cols} feature columns; the model was \
+                 trained on other data (rows may have fewer features than the model, never more)",
+                path.display()
+            ),
+        ));
+    }
+    Ok(raw)
+}
+
+fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> Result<i32> {
+    let raw = load_for_model(model, &args.model, &args.data, opts)?;
+    let w = model.augmented_weights();
+    let write = |out: &mut dyn Write| -> io::Result<()> {
+        for i in 0..raw.features.rows() {
+            let s = model.score(&w, raw.features.row(i));
+            let label = model.labels.text_of(Model::<F>::decide(s));
+            if args.scores {
+                writeln!(out, "{label}\t{s}")?;
+            } else {
+                writeln!(out, "{label}")?;
+            }
+        }
+        Ok(())
+    };
+    match &args.output {
+        Some(path) => crate::output::write_atomic(path, write)?,
+        None => write_stdout(write)?,
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// Writes to stdout, buffered. A closed pipe (`perceptron predict ... | head`)
+/// ends the output quietly rather than as an error.
+pub(crate) fn write_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::io(Path::new("<stdout>"), "cannot write output", e)),
+    }
+}

@@ -1,0 +1,1171 @@
+//! The `perceptron` binary end to end: exit codes, messages, files written,
+//! and predictions checked against an independent computation from the
+//! golden (scikit-learn) weights.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use perceptron::model::{self, AnyModel};
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(name)
+}
+
+fn data_str(name: &str) -> String {
+    data(name).display().to_string()
+}
+
+/// The binary, run in `dir`.
+fn cmd(dir: &Path) -> Command {
+    let mut c = assert_cmd::cargo::cargo_bin_cmd!("perceptron");
+    c.current_dir(dir);
+    c
+}
+
+fn stdout_of(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn golden(name: &str) -> Value {
+    let text = std::fs::read_to_string(data("golden_classic_perceptron.json")).unwrap();
+    let all: Value = serde_json::from_str(&text).unwrap();
+    all[name].clone()
+}
+
+/// (weights, bias) of a golden entry.
+fn golden_model(name: &str) -> (Vec<f64>, f64) {
+    let g = golden(name);
+    let w = g["weights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    (w, g["bias"].as_f64().unwrap())
+}
+
+/// Rows of a LIBSVM file as (label text, [(0-based index, value)]), parsed
+/// here independently of the crate.
+fn read_svm(path: &Path) -> Vec<(String, Vec<(usize, f64)>)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut t = l.split_whitespace();
+            let label = t.next().unwrap().to_owned();
+            let feats = t
+                .map(|tok| {
+                    let (i, v) = tok.split_once(':').unwrap();
+                    (i.parse::<usize>().unwrap() - 1, v.parse::<f64>().unwrap())
+                })
+                .collect();
+            (label, feats)
+        })
+        .collect()
+}
+
+/// Rows of a label-first CSV file without header, parsed independently.
+fn read_csv(path: &Path) -> Vec<(String, Vec<(usize, f64)>)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut t = l.split(',');
+            let label = t.next().unwrap().to_owned();
+            let feats = t
+                .map(|v| v.trim().parse::<f64>().unwrap())
+                .enumerate()
+                .collect();
+            (label, feats)
+        })
+        .collect()
+}
+
+/// s = w·x + b summed in index order, bias last: the textbook score in f64.
+fn score(w: &[f64], b: f64, x: &[(usize, f64)]) -> f64 {
+    let mut s = 0.0;
+    for &(k, v) in x {
+        s += w[k] * v;
+    }
+    s + b
+}
+
+// ---------------------------------------------------------------- train
+
+#[test]
+fn train_on_the_bundled_data_converges_and_reports_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd(dir.path()).arg("train").assert().success();
+    let text = stdout_of(out.get_output());
+    // The bundled digits 3 vs 5 are integer-valued: f32 equals the golden run.
+    assert!(
+        text.contains("epochs      6 of at most 1000: converged"),
+        "{text}"
+    );
+    assert!(
+        text.contains("M = 37 in total; per epoch: 19 10 4 2 2 0"),
+        "{text}"
+    );
+    assert!(text.contains("(D/gamma)^2 = "), "{text}");
+    assert!(
+        text.contains("the convergence theorem's bound holds"),
+        "{text}"
+    );
+    assert!(text.contains("accuracy    100.00% on the training data (365 of 365 rows)"));
+    let AnyModel::F32(m) = model::load(&dir.path().join("model.json")).unwrap() else {
+        panic!("default precision is f32")
+    };
+    let (gw, gb) = golden_model("digits_3v5");
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let w: Vec<f64> = m.weights.iter().map(|&v| v as f64).collect();
+    assert_eq!(bits(&w), bits(&gw));
+    assert_eq!((m.bias as f64).to_bits(), gb.to_bits());
+    assert!(m.training.converged);
+}
+
+#[test]
+fn train_json_is_one_object_with_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd(dir.path())
+        .args(["train", &data_str("iris_setosa.csv"), "--precision", "f64"])
+        .args(["--json", "-o", "iris.json"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    for key in [
+        "data",
+        "format",
+        "rows",
+        "features",
+        "precision",
+        "bias",
+        "positive_label",
+        "negative_label",
+        "backend",
+        "epochs",
+        "max_epochs",
+        "converged",
+        "stop",
+        "mistakes_per_epoch",
+        "total_mistakes",
+        "training_accuracy",
+        "radius",
+        "margin",
+        "mistake_bound",
+        "bound_holds",
+        "model",
+        "seconds",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {text}");
+    }
+    assert_eq!(v["format"], "CSV");
+    assert_eq!(
+        (v["rows"].as_u64(), v["features"].as_u64()),
+        (Some(150), Some(4))
+    );
+    assert_eq!(v["precision"], "f64");
+    assert_eq!(v["converged"], true);
+    assert_eq!(v["stop"], "converged");
+    assert_eq!(v["epochs"], 4);
+    assert_eq!(v["mistakes_per_epoch"], serde_json::json!([2, 2, 1, 0]));
+    assert_eq!(v["total_mistakes"], 5);
+    assert_eq!(v["training_accuracy"], 1.0);
+    assert_eq!(v["bound_holds"], true);
+    assert_eq!(
+        (v["positive_label"].as_str(), v["negative_label"].as_str()),
+        (Some("1"), Some("-1"))
+    );
+    assert_eq!(v["model"], "iris.json");
+    assert!(v["mistake_bound"].as_f64().unwrap() >= 5.0);
+    assert!(dir.path().join("iris.json").is_file());
+}
+
+#[test]
+fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("xor.csv"), "-1,0,0\n-1,1,1\n1,0,1\n1,1,0\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["train", "xor.csv", "--max-epochs", "25", "-o", "xor.json"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "perceptron: not converged: the data was not separated within 25 epochs",
+        ))
+        .stderr(predicate::str::contains(
+            "the last model was saved to xor.json",
+        ));
+    assert!(stdout_of(out.get_output()).contains("NOT converged"));
+    let AnyModel::F32(m) = model::load(&dir.path().join("xor.json")).unwrap() else {
+        panic!("f32")
+    };
+    assert!(!m.training.converged);
+    assert_eq!(m.training.epochs, 25);
+    assert!(m.training.mistakes_per_epoch.iter().all(|&k| k > 0));
+    // --json too: exit 3 and `converged: false`.
+    let out = cmd(dir.path())
+        .args([
+            "train",
+            "xor.csv",
+            "--max-epochs",
+            "3",
+            "--json",
+            "-o",
+            "x2.json",
+        ])
+        .assert()
+        .code(3);
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(
+        (v["converged"].as_bool(), v["stop"].as_str()),
+        (Some(false), Some("max_epochs"))
+    );
+}
+
+#[test]
+fn a_failing_run_leaves_existing_outputs_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let precious = b"{\"not\": \"touched\"}\n".to_vec();
+    std::fs::write(dir.path().join("m.json"), &precious).unwrap();
+    std::fs::write(dir.path().join("bad.csv"), "1,2\n-1,x\n").unwrap();
+    cmd(dir.path())
+        .args(["train", "bad.csv", "-o", "m.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("bad.csv:2:4: expected a number"));
+    assert_eq!(std::fs::read(dir.path().join("m.json")).unwrap(), precious);
+    // A bad option value, too.
+    cmd(dir.path())
+        .args([
+            "train",
+            &data_str("iris_setosa.csv"),
+            "--max-epochs",
+            "0",
+            "-o",
+            "m.json",
+        ])
+        .assert()
+        .code(2);
+    assert_eq!(std::fs::read(dir.path().join("m.json")).unwrap(), precious);
+    // And predict's output.
+    cmd(dir.path())
+        .args(["train", &data_str("iris_setosa.csv"), "-o", "iris.json"])
+        .assert()
+        .success();
+    std::fs::write(dir.path().join("p.txt"), &precious).unwrap();
+    cmd(dir.path())
+        .args([
+            "predict",
+            "iris.json",
+            &data_str("breast_cancer.csv"),
+            "-o",
+            "p.txt",
+        ])
+        .assert()
+        .code(1);
+    assert_eq!(std::fs::read(dir.path().join("p.txt")).unwrap(), precious);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+}
+
+// ---------------------------------------------------------------- predict and eval
+
+/// Trains `data` in f64 for `epochs` (as the golden run did) into `out`.
+fn train_f64(dir: &Path, data_file: &str, epochs: &str, out: &str, code: i32) {
+    cmd(dir)
+        .args(["train", &data_str(data_file), "--precision", "f64"])
+        .args(["--max-epochs", epochs, "-o", out])
+        .assert()
+        .code(code);
+}
+
+#[test]
+fn predict_prints_the_golden_models_labels_and_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    // heart_scale does not converge in 30 epochs (exit 3); the model is the
+    // golden one, so predictions can be computed from the golden weights.
+    train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 3);
+    let (w, b) = golden_model("heart_scale");
+    let rows = read_svm(&data("heart_scale.svm"));
+
+    let out = cmd(dir.path())
+        .args([
+            "predict",
+            "heart.json",
+            &data_str("heart_scale.svm"),
+            "--scores",
+        ])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 270);
+    let mut wrong = 0;
+    for (line, (truth, x)) in lines.iter().zip(&rows) {
+        let s = score(&w, b, x);
+        let want = if s > 0.0 { "+1" } else { "-1" };
+        let (label, printed) = line.split_once('\t').unwrap();
+        assert_eq!(label, want, "{line}");
+        assert_eq!(
+            printed.parse::<f64>().unwrap().to_bits(),
+            s.to_bits(),
+            "{line}"
+        );
+        assert_eq!(printed, format!("{s}"), "shortest round-trip form");
+        wrong += (label != truth) as usize;
+    }
+    assert!(wrong > 0, "heart_scale is not separable");
+
+    // Without --scores: the labels alone; with -o: the same bytes in a file.
+    let plain = cmd(dir.path())
+        .args(["predict", "heart.json", &data_str("heart_scale.svm")])
+        .assert()
+        .success();
+    let labels: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(stdout_of(plain.get_output()), labels.join("\n") + "\n");
+    cmd(dir.path())
+        .args([
+            "predict",
+            "heart.json",
+            &data_str("heart_scale.svm"),
+            "-o",
+            "p.txt",
+        ])
+        .assert()
+        .success()
+        .stdout("");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("p.txt")).unwrap(),
+        labels.join("\n") + "\n"
+    );
+}
+
+#[test]
+fn predict_reads_every_format_and_fewer_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    train_f64(dir.path(), "iris_setosa.csv", "100", "iris.json", 0);
+    let (w, b) = golden_model("iris_setosa");
+    let rows = read_csv(&data("iris_setosa.csv"));
+    let want: String = rows
+        .iter()
+        .map(|(_, x)| {
+            let s = score(&w, b, x);
+            format!("{}\t{s}\n", if s > 0.0 { "1" } else { "-1" })
+        })
+        .collect();
+    for file in ["iris_setosa.csv", "iris_setosa.svm", "iris_setosa.csv.gz"] {
+        let out = cmd(dir.path())
+            .args(["predict", "iris.json", &data_str(file), "--scores"])
+            .assert()
+            .success();
+        assert_eq!(stdout_of(out.get_output()), want, "{file}");
+    }
+    // The model separates its training data: predictions are the labels.
+    let truth: String = rows.iter().map(|(y, _)| format!("{y}\n")).collect();
+    cmd(dir.path())
+        .args(["predict", "iris.json", &data_str("iris_setosa.csv")])
+        .assert()
+        .success()
+        .stdout(truth);
+    // Two features of four, and labels the model never saw: fine.
+    std::fs::write(dir.path().join("short.csv"), "x,1.5,2\ny,0,0\nz,-3,0.25\n").unwrap();
+    let want: String = [[1.5, 2.0], [0.0, 0.0], [-3.0, 0.25]]
+        .iter()
+        .map(|x| {
+            let s = w[0] * x[0] + w[1] * x[1] + b;
+            format!("{}\t{s}\n", if s > 0.0 { "1" } else { "-1" })
+        })
+        .collect();
+    cmd(dir.path())
+        .args(["predict", "iris.json", "short.csv", "--scores"])
+        .assert()
+        .success()
+        .stdout(want);
+}
+
+#[test]
+fn predict_in_f32_uses_f32_arithmetic() {
+    let dir = tempfile::tempdir().unwrap();
+    cmd(dir.path())
+        .args(["train", &data_str("digits_0v1.csv"), "-o", "d.json"])
+        .assert()
+        .success();
+    let (w, b) = golden_model("digits_0v1");
+    let rows = read_csv(&data("digits_0v1.csv"));
+    let out = cmd(dir.path())
+        .args(["predict", "d.json", &data_str("digits_0v1.svm"), "--scores"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    for (line, (y, x)) in text.lines().zip(&rows) {
+        let mut s = 0.0f32;
+        for &(k, v) in x {
+            s += w[k] as f32 * v as f32;
+        }
+        s += b as f32;
+        assert_eq!(line, format!("{y}\t{s}"));
+    }
+    assert_eq!(text.lines().count(), 360);
+}
+
+#[test]
+fn eval_reports_accuracy_confusion_and_f1() {
+    let dir = tempfile::tempdir().unwrap();
+    train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 3);
+    let (w, b) = golden_model("heart_scale");
+    // [true][predicted], 0 = "-1", 1 = "+1".
+    let mut m = [[0u64; 2]; 2];
+    for (truth, x) in read_svm(&data("heart_scale.svm")) {
+        let p = (score(&w, b, &x) > 0.0) as usize;
+        m[(truth == "+1") as usize][p] += 1;
+    }
+    let (tn, fp, fn_, tp) = (m[0][0], m[0][1], m[1][0], m[1][1]);
+    assert_eq!(tn + fp + fn_ + tp, 270);
+
+    let out = cmd(dir.path())
+        .args(["eval", "heart.json", &data_str("heart_scale.svm"), "--json"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert_eq!(text.lines().count(), 1);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["rows"], 270);
+    assert_eq!(v["correct"], tp + tn);
+    assert_eq!(v["accuracy"].as_f64().unwrap(), (tp + tn) as f64 / 270.0);
+    assert_eq!(v["confusion"]["labels"], serde_json::json!(["-1", "+1"]));
+    assert_eq!(v["confusion"]["matrix"], serde_json::json!(m));
+    assert_eq!(
+        (v["true_positives"].as_u64(), v["false_positives"].as_u64()),
+        (Some(tp), Some(fp))
+    );
+    let pc = &v["positive_class"];
+    assert_eq!(pc["label"], "+1");
+    let (precision, recall) = (tp as f64 / (tp + fp) as f64, tp as f64 / (tp + fn_) as f64);
+    assert_eq!(pc["precision"].as_f64().unwrap(), precision);
+    assert_eq!(pc["recall"].as_f64().unwrap(), recall);
+    let f1 = pc["f1"].as_f64().unwrap();
+    assert!((f1 - 2.0 * precision * recall / (precision + recall)).abs() < 1e-15);
+
+    let out = cmd(dir.path())
+        .args(["eval", "heart.json", &data_str("heart_scale.svm")])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    let acc = format!(
+        "{:.2}% ({} of 270 rows correct)",
+        100.0 * (tp + tn) as f64 / 270.0,
+        tp + tn
+    );
+    assert!(text.contains(&acc), "{text}");
+    assert!(
+        text.contains("rows: true label, columns: predicted label"),
+        "{text}"
+    );
+    let row = |label: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("\"{label}\" ")))
+            .unwrap_or_else(|| panic!("no row {label}: {text}"));
+        line.split_whitespace().map(str::to_owned).collect()
+    };
+    assert_eq!(
+        row("-1"),
+        ["\"-1\"".to_owned(), tn.to_string(), fp.to_string()]
+    );
+    assert_eq!(
+        row("+1"),
+        ["\"+1\"".to_owned(), fn_.to_string(), tp.to_string()]
+    );
+    assert!(
+        text.contains(&format!("precision   {precision:.4}")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("recall      {recall:.4}")), "{text}");
+}
+
+#[test]
+fn eval_of_a_separating_model_is_perfect_and_one_vs_rest_works() {
+    let dir = tempfile::tempdir().unwrap();
+    train_f64(dir.path(), "iris_setosa.csv", "100", "iris.json", 0);
+    let out = cmd(dir.path())
+        .args([
+            "eval",
+            "iris.json",
+            &data_str("iris_setosa.csv.gz"),
+            "--json",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(v["accuracy"], 1.0);
+    assert_eq!(
+        v["confusion"]["matrix"],
+        serde_json::json!([[100, 0], [0, 50]])
+    );
+    assert_eq!(v["positive_class"]["f1"], 1.0);
+
+    // One-vs-rest: every value but the +1 label is -1, so unseen labels are fine.
+    std::fs::write(
+        dir.path().join("abc.csv"),
+        "a,0,0\nb,1,0\nc,0,1\nb,2,1\nd,0,2\n",
+    )
+    .unwrap();
+    cmd(dir.path())
+        .args([
+            "train",
+            "abc.csv",
+            "--positive",
+            "b",
+            "-o",
+            "ovr.json",
+            "--max-epochs",
+            "100",
+        ])
+        .assert()
+        .success();
+    std::fs::write(dir.path().join("new.csv"), "b,1,0\nzzz,0,1\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["eval", "ovr.json", "new.csv", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(v["confusion"]["labels"], serde_json::json!(["rest", "b"]));
+    assert_eq!(
+        v["confusion"]["matrix"],
+        serde_json::json!([[1, 0], [0, 1]])
+    );
+    cmd(dir.path())
+        .args(["predict", "ovr.json", "new.csv"])
+        .assert()
+        .success()
+        .stdout("b\nrest\n");
+}
+
+// ---------------------------------------------------------------- info
+
+#[test]
+fn info_describes_a_dense_file_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd(dir.path())
+        .args(["info", &data_str("iris_setosa.csv"), "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(v["format"], "CSV");
+    assert_eq!(
+        (v["rows"].as_u64(), v["features"].as_u64()),
+        (Some(150), Some(4))
+    );
+    assert_eq!(
+        (v["nonzeros"].as_u64(), v["density"].as_f64()),
+        (Some(600), Some(1.0))
+    );
+    assert_eq!(
+        (v["storage"].as_str(), v["precision"].as_str()),
+        (Some("dense"), Some("f32"))
+    );
+    assert_eq!(v["storage_bytes"], 150 * 4 * 4);
+    assert_eq!(
+        v["labels"],
+        serde_json::json!([
+            {"label": "1", "rows": 50, "first_line": 1},
+            {"label": "-1", "rows": 100, "first_line": 51}
+        ])
+    );
+    assert_eq!(v["mapping"]["positive"], "1");
+    assert_eq!(v["mapping"]["negative_rows"], 100);
+    assert_eq!(
+        (v["min_value"].as_f64(), v["max_value"].as_f64()),
+        (Some(0.1), Some(7.9))
+    );
+    // D from the file, computed here in f64 from the f32 values.
+    let rows = read_csv(&data("iris_setosa.csv"));
+    let max_sq = rows
+        .iter()
+        .map(|(_, x)| {
+            x.iter()
+                .map(|&(_, v)| (v as f32 as f64).powi(2))
+                .sum::<f64>()
+        })
+        .fold(0.0f64, f64::max);
+    let with = v["radius_with_bias"].as_f64().unwrap();
+    let without = v["radius_without_bias"].as_f64().unwrap();
+    assert!((with - (max_sq + 1.0).sqrt()).abs() < 1e-12, "{with}");
+    assert!((without - max_sq.sqrt()).abs() < 1e-12, "{without}");
+
+    let out = cmd(dir.path())
+        .args(["info", &data_str("iris_setosa.csv")])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert!(
+        text.contains("150 rows x 4 features; 600 non-zeros (density 100.00%)"),
+        "{text}"
+    );
+    assert!(text.contains("with the bias feature 1 appended"), "{text}");
+    assert!(text.contains("dense f32, 2.3 KiB in memory"), "{text}");
+}
+
+#[test]
+fn info_describes_sparse_files_and_any_number_of_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd(dir.path())
+        .args([
+            "info",
+            &data_str("heart_scale.svm"),
+            "--json",
+            "--precision",
+            "f64",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    let rows = read_svm(&data("heart_scale.svm"));
+    let nnz: usize = rows
+        .iter()
+        .map(|r| r.1.iter().filter(|e| e.1 != 0.0).count())
+        .sum();
+    let stored: usize = rows.iter().map(|r| r.1.len()).sum();
+    assert_eq!(v["format"], "LIBSVM");
+    assert_eq!(
+        (v["rows"].as_u64(), v["features"].as_u64()),
+        (Some(270), Some(13))
+    );
+    assert_eq!(v["nonzeros"], nnz);
+    assert_eq!(v["density"].as_f64().unwrap(), nnz as f64 / (270.0 * 13.0));
+    assert_eq!(v["storage"], "sparse");
+    assert_eq!(v["storage_bytes"], stored * (8 + 4) + 271 * 8);
+    assert_eq!(
+        (v["min_value"].as_f64(), v["max_value"].as_f64()),
+        (Some(-1.0), Some(1.0))
+    );
+    assert_eq!(v["labels"][0]["label"], "+1");
+    assert_eq!(v["labels"][0]["rows"], 120);
+
+    std::fs::write(dir.path().join("three.csv"), "a,1\nb,2\nc,3\nb,-4\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["info", "three.csv", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    let labels: Vec<(&str, u64)> = v["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["label"].as_str().unwrap(), l["rows"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(labels, [("a", 1), ("b", 2), ("c", 1)]);
+    assert!(v["mapping"].is_null());
+    assert!(v["mapping_error"].as_str().unwrap().contains("--positive"));
+    assert_eq!(
+        (v["min_value"].as_f64(), v["max_value"].as_f64()),
+        (Some(-4.0), Some(3.0))
+    );
+    let out = cmd(dir.path())
+        .args(["info", "three.csv", "--positive", "b"])
+        .assert()
+        .success();
+    assert!(stdout_of(out.get_output()).contains("+1 = \"b\" (2 rows), -1 = the rest (2 rows)"));
+}
+
+// ---------------------------------------------------------------- help
+
+#[test]
+fn every_command_has_examples_in_its_help() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["train", "predict", "eval", "info"] {
+        for flag in ["--help", "-h"] {
+            cmd(dir.path())
+                .args([sub, flag])
+                .assert()
+                .success()
+                .stdout(predicate::str::contains("Examples:"))
+                .stdout(predicate::str::contains(format!("perceptron {sub} ")))
+                .stdout(predicate::str::contains("Exit status:"));
+        }
+    }
+    let out = cmd(dir.path()).arg("--help").assert().success();
+    let text = stdout_of(out.get_output());
+    for sub in ["train", "predict", "eval", "info"] {
+        assert!(text.contains(&format!("perceptron {sub}")), "{text}");
+    }
+}
+
+// ---------------------------------------------------------------- bad input
+
+/// What a bad-input case creates in its directory before running.
+enum Make {
+    Text(&'static str, &'static str),
+    Bytes(&'static str, Vec<u8>),
+    Dir(&'static str),
+    /// A model trained on iris_setosa (4 features), f64.
+    IrisModel(&'static str),
+    /// The iris model with one text replacement.
+    EditedModel(&'static str, &'static str, &'static str),
+}
+
+struct Case {
+    name: &'static str,
+    args: &'static [&'static str],
+    make: Vec<Make>,
+    code: i32,
+    /// Fragments stderr must contain. `@data/` expands to the data folder.
+    stderr: &'static [&'static str],
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn truncated_gzip() -> Vec<u8> {
+    let text: Vec<u8> = (0..20000)
+        .flat_map(|i| format!("{},{}.25,{}\n", i % 2, i, i * 7).into_bytes())
+        .collect();
+    let gz = gzip(&text);
+    gz[..gz.len() / 2].to_vec()
+}
+
+fn cases() -> Vec<Case> {
+    use Make::*;
+    vec![
+        Case {
+            name: "ragged CSV row",
+            args: &["train", "r.csv"],
+            make: vec![Text("r.csv", "1,2,3\n-1,4,5\n1,6\n")],
+            code: 1,
+            stderr: &["r.csv:3:4: expected 3 fields separated by `,` (as on line 1), found 2"],
+        },
+        Case {
+            name: "extra field",
+            args: &["train", "r.csv"],
+            make: vec![Text("r.csv", "y,a,b\n1,2,3\n-1,4,5,6\n")],
+            code: 1,
+            stderr: &[
+                "r.csv:3:8: expected 3 fields",
+                "(as in the header on line 1), found 4",
+            ],
+        },
+        Case {
+            name: "non-numeric field",
+            args: &["train", "n.csv"],
+            make: vec![Text("n.csv", "1,2,3\n-1,4,abc\n")],
+            code: 1,
+            stderr: &["n.csv:2:6: expected a number in column 3, found \"abc\""],
+        },
+        Case {
+            name: "NaN",
+            args: &["train", "nan.csv"],
+            make: vec![Text("nan.csv", "1,2\n-1,NaN\n")],
+            code: 1,
+            stderr: &["nan.csv:2:4: expected a finite number in column 2, found \"NaN\""],
+        },
+        Case {
+            name: "infinity",
+            args: &["train", "inf.csv"],
+            make: vec![Text("inf.csv", "1,2,3\n-1,4,5\n1,7,-inf\n")],
+            code: 1,
+            stderr: &["inf.csv:3:5: expected a finite number in column 3, found \"-inf\""],
+        },
+        Case {
+            name: "NaN in LIBSVM",
+            args: &["train", "nan.svm"],
+            make: vec![Text("nan.svm", "+1 1:2\n-1 1:1 3:nan\n")],
+            code: 1,
+            stderr: &["nan.svm:2:10: expected a finite number for feature 3, found \"nan\""],
+        },
+        Case {
+            name: "value too large for f32",
+            args: &["train", "big.csv"],
+            make: vec![Text("big.csv", "1,2\n-1,1e39\n")],
+            code: 1,
+            stderr: &["big.csv:2:4: value \"1e39\" in column 2 is too large for f32"],
+        },
+        Case {
+            name: "empty file",
+            args: &["train", "e.csv"],
+            make: vec![Text("e.csv", "")],
+            code: 1,
+            stderr: &["e.csv: no data rows: the file is empty"],
+        },
+        Case {
+            name: "empty file, info",
+            args: &["info", "e.svm"],
+            make: vec![Text("e.svm", "# nothing\n\n")],
+            code: 1,
+            stderr: &["e.svm: no data rows"],
+        },
+        Case {
+            name: "single class",
+            args: &["train", "s.csv"],
+            make: vec![Text("s.csv", "5,1\n5,2\n5.0,3\n")],
+            code: 1,
+            stderr: &[
+                "s.csv: only one label value (\"5\" (3 rows)); a perceptron needs two classes",
+            ],
+        },
+        Case {
+            name: "unknown label for --positive",
+            args: &["train", "t.csv", "--positive", "z"],
+            make: vec![Text("t.csv", "a,1\nb,2\n")],
+            code: 1,
+            stderr: &[
+                "t.csv: --positive \"z\" is not a label in this file; labels found: \"a\" (1 rows), \"b\" (1 rows)",
+            ],
+        },
+        Case {
+            name: "unknown label for info --positive",
+            args: &["info", "t.csv", "--positive", "z"],
+            make: vec![Text("t.csv", "a,1\nb,2\n")],
+            code: 1,
+            stderr: &["t.csv: --positive \"z\" is not a label in this file"],
+        },
+        Case {
+            name: "more than two labels without --positive",
+            args: &["train", "t.csv"],
+            make: vec![Text("t.csv", "a,1\nb,2\nc,3\n")],
+            code: 1,
+            stderr: &[
+                "t.csv: more than two label values",
+                "choose the +1 class with --positive",
+            ],
+        },
+        Case {
+            name: "LIBSVM index 0",
+            args: &["train", "z.svm"],
+            make: vec![Text("z.svm", "+1 1:2\n-1 0:2 1:3\n")],
+            code: 1,
+            stderr: &["z.svm:2:4: feature index 0 in \"0:2\": feature indices start at 1"],
+        },
+        Case {
+            name: "LIBSVM non-increasing index",
+            args: &["train", "d.svm"],
+            make: vec![Text("d.svm", "+1 3:1 2:1\n-1 1:1\n")],
+            code: 1,
+            stderr: &["d.svm:1:8: feature index 2 follows index 3; indices must strictly increase"],
+        },
+        Case {
+            name: "LIBSVM duplicate index",
+            args: &["train", "d.svm"],
+            make: vec![Text("d.svm", "+1 1:1\n-1 2:1 2:5\n")],
+            code: 1,
+            stderr: &["d.svm:2:8: duplicate feature index 2"],
+        },
+        Case {
+            name: "LIBSVM index beyond 2^31",
+            args: &["train", "b.svm"],
+            make: vec![Text("b.svm", "+1 1:1\n-1 2147483648:1\n")],
+            code: 1,
+            stderr: &[
+                "b.svm:2:4: feature index 2147483648 in \"2147483648:1\" exceeds the limit of 2147483647",
+            ],
+        },
+        Case {
+            name: "LIBSVM index far beyond u64",
+            args: &["train", "b.svm"],
+            make: vec![Text("b.svm", "+1 1:1\n-1 99999999999999999999999:1\n")],
+            code: 1,
+            stderr: &[
+                "b.svm:2:4: feature index 99999999999999999999999",
+                "exceeds the limit",
+            ],
+        },
+        Case {
+            name: "truncated .gz",
+            args: &["train", "t.csv.gz"],
+            make: vec![Bytes("t.csv.gz", truncated_gzip())],
+            code: 1,
+            stderr: &["t.csv.gz: cannot read: the gzip data is truncated or corrupt"],
+        },
+        Case {
+            name: "not gzip at all",
+            args: &["info", "t.svm.gz"],
+            make: vec![Text("t.svm.gz", "+1 1:1\n-1 1:2\n")],
+            code: 1,
+            stderr: &["t.svm.gz: cannot read: the gzip data"],
+        },
+        Case {
+            name: "invalid UTF-8",
+            args: &["train", "u.csv"],
+            make: vec![Bytes("u.csv", b"1,2\n-1,\xff\n".to_vec())],
+            code: 1,
+            stderr: &["u.csv:2:4: invalid UTF-8 (byte 0xff)"],
+        },
+        Case {
+            name: "missing file",
+            args: &["train", "missing.csv"],
+            make: vec![],
+            code: 1,
+            stderr: &["missing.csv: cannot open data file: "],
+        },
+        Case {
+            name: "missing file, eval",
+            args: &["eval", "iris.json", "missing.svm"],
+            make: vec![IrisModel("iris.json")],
+            code: 1,
+            stderr: &["missing.svm: cannot open data file: "],
+        },
+        Case {
+            name: "a directory as data",
+            args: &["train", "folder.csv"],
+            make: vec![Dir("folder.csv")],
+            code: 1,
+            stderr: &["folder.csv: cannot open data file: it is a directory, not a file"],
+        },
+        Case {
+            name: "a directory as data, predict",
+            args: &["predict", "iris.json", "folder"],
+            make: vec![IrisModel("iris.json"), Dir("folder")],
+            code: 1,
+            stderr: &["folder: cannot open data file: it is a directory, not a file"],
+        },
+        Case {
+            name: "corrupt model",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![Text(
+                "m.json",
+                "{\"format\": \"perceptron-model\", \"weights\": [1,",
+            )],
+            code: 1,
+            stderr: &[
+                "m.json: is not a model file (not valid JSON: line 1 column 45: EOF while parsing",
+            ],
+        },
+        Case {
+            name: "corrupt model field",
+            args: &["eval", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"has_bias\": true",
+                "\"has_bias\": \"yes\"",
+            )],
+            code: 1,
+            stderr: &[
+                "m.json: is corrupt: line ",
+                "invalid type: string \"yes\", expected a boolean",
+            ],
+        },
+        Case {
+            name: "not a model file",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![Text("m.json", "[1, 2, 3]\n")],
+            code: 1,
+            stderr: &["m.json: is not a perceptron model file"],
+        },
+        Case {
+            name: "a data file as the model",
+            args: &["predict", "@data/iris_setosa.csv", "@data/iris_setosa.csv"],
+            make: vec![],
+            code: 1,
+            stderr: &["@data/iris_setosa.csv: is not a model file (not valid JSON"],
+        },
+        Case {
+            name: "model from a newer format_version",
+            args: &["predict", "new.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "new.json",
+                "\"format_version\": 1,",
+                "\"format_version\": 2,",
+            )],
+            code: 1,
+            stderr: &[
+                "new.json: was written by a newer perceptron (model format version 2); this build reads versions up to 1: upgrade perceptron",
+            ],
+        },
+        Case {
+            name: "model with fewer features than the data, predict",
+            args: &["predict", "iris.json", "@data/breast_cancer.csv"],
+            make: vec![IrisModel("iris.json")],
+            code: 1,
+            stderr: &[
+                "iris.json: has 4 features but @data/breast_cancer.csv has 30 feature columns",
+            ],
+        },
+        Case {
+            name: "model with fewer features than the data, eval",
+            args: &["eval", "iris.json", "w.svm"],
+            make: vec![IrisModel("iris.json"), Text("w.svm", "1 1:1 5:2\n-1 2:1\n")],
+            code: 1,
+            stderr: &["iris.json: has 4 features but w.svm has 5 feature columns"],
+        },
+        Case {
+            name: "eval with a label the model does not know",
+            args: &["eval", "iris.json", "l.csv"],
+            make: vec![
+                IrisModel("iris.json"),
+                Text("l.csv", "1,5,3,1,0.2\n# c\n7,5,3,1,0.2\n-1,1,1,1,1\n"),
+            ],
+            code: 1,
+            stderr: &[
+                "l.csv:3: label \"7\" (1 rows) is not a class of the model iris.json, which knows \"1\" (+1) and \"-1\" (-1)",
+            ],
+        },
+        Case {
+            name: "output path is a directory, train",
+            args: &["train", "@data/iris_setosa.csv", "-o", "out"],
+            make: vec![Dir("out")],
+            code: 1,
+            stderr: &["out: cannot write output: it is a directory"],
+        },
+        Case {
+            name: "output path is a directory, predict",
+            args: &["predict", "iris.json", "@data/iris_setosa.csv", "-o", "out"],
+            make: vec![IrisModel("iris.json"), Dir("out")],
+            code: 1,
+            stderr: &["out: cannot write output: it is a directory"],
+        },
+        Case {
+            name: "output folder missing",
+            args: &["train", "@data/iris_setosa.csv", "-o", "nowhere/m.json"],
+            make: vec![],
+            code: 1,
+            stderr: &["nowhere/m.json: cannot write output: the directory nowhere does not exist"],
+        },
+        Case {
+            name: "label column out of range",
+            args: &["train", "t.csv", "--label-column", "9"],
+            make: vec![Text("t.csv", "1,2\n-1,3\n")],
+            code: 1,
+            stderr: &["t.csv:1:1: label column 9 is out of range: the file has 2 columns"],
+        },
+        Case {
+            name: "cannot tell the format",
+            args: &["info", "t.txt"],
+            make: vec![Text("t.txt", "1 2 3\n")],
+            code: 1,
+            stderr: &[
+                "t.txt: cannot tell the format",
+                "use --format csv or --format libsvm",
+            ],
+        },
+        Case {
+            name: "zero epochs",
+            args: &["train", "@data/iris_setosa.csv", "--max-epochs", "0"],
+            make: vec![],
+            code: 2,
+            stderr: &["--max-epochs must be at least 1"],
+        },
+        Case {
+            name: "unknown option",
+            args: &["eval", "--frobnicate"],
+            make: vec![],
+            code: 2,
+            stderr: &["unexpected argument '--frobnicate'"],
+        },
+        Case {
+            name: "missing argument",
+            args: &["predict", "m.json"],
+            make: vec![],
+            code: 2,
+            stderr: &["<DATA>"],
+        },
+        Case {
+            name: "--shuffle without --seed",
+            args: &["train", "--shuffle"],
+            make: vec![],
+            code: 2,
+            stderr: &["--seed"],
+        },
+    ]
+}
+
+/// The iris model file text (f64, 4 features), trained once by the binary.
+fn iris_model_text() -> String {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        train_f64(dir.path(), "iris_setosa.csv", "100", "iris.json", 0);
+        std::fs::read_to_string(dir.path().join("iris.json")).unwrap()
+    })
+    .clone()
+}
+
+#[test]
+fn bad_input_fails_with_the_right_code_and_message() {
+    let data_dir = data("");
+    let data_dir = data_dir.display().to_string();
+    let expand = |s: &str| s.replace("@data/", &data_dir);
+    let mut failures = Vec::new();
+    let all = cases();
+    for case in &all {
+        let dir = tempfile::tempdir().unwrap();
+        for m in &case.make {
+            match m {
+                Make::Text(name, text) => std::fs::write(dir.path().join(name), text).unwrap(),
+                Make::Bytes(name, bytes) => std::fs::write(dir.path().join(name), bytes).unwrap(),
+                Make::Dir(name) => std::fs::create_dir(dir.path().join(name)).unwrap(),
+                Make::IrisModel(name) => {
+                    std::fs::write(dir.path().join(name), iris_model_text()).unwrap()
+                }
+                Make::EditedModel(name, from, to) => {
+                    let text = iris_model_text();
+                    assert!(
+                        text.contains(from),
+                        "{}: {from} not in the model",
+                        case.name
+                    );
+                    std::fs::write(dir.path().join(name), text.replace(from, to)).unwrap()
+                }
+            }
+        }
+        let args: Vec<String> = case.args.iter().map(|a| expand(a)).collect();
+        let out = cmd(dir.path()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code();
+        let missing: Vec<String> = case
+            .stderr
+            .iter()
+            .map(|f| expand(f))
+            .filter(|f| !stderr.contains(f.as_str()))
+            .collect();
+        if code != Some(case.code) || !missing.is_empty() {
+            failures.push(format!(
+                "{}: exit {code:?} (want {}), missing {missing:?}\nstderr: {stderr}",
+                case.name, case.code
+            ));
+        }
+        if case.code == 1 {
+            // Errors are one line, prefixed, and nothing half-done on stdout.
+            assert!(
+                stderr.starts_with("perceptron: error: "),
+                "{}: {stderr}",
+                case.name
+            );
+            assert_eq!(
+                stderr.trim_end().lines().count(),
+                1,
+                "{}: {stderr}",
+                case.name
+            );
+            assert!(out.stdout.is_empty(), "{}: stdout not empty", case.name);
+        }
+        // Training never leaves a model behind when it fails.
+        assert!(
+            case.args[0] != "train" || !dir.path().join("model.json").exists(),
+            "{}: model written",
+            case.name
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
+}

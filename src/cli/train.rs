@@ -269,14 +269,20 @@ pub fn abbreviate(values: &[u64]) -> String {
     }
 }
 
+/// Six significant figures, in scientific notation outside [1e-3, 1e7).
 fn fmt_g(v: f64) -> String {
-    if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
-        format!("{v:.4e}")
+    if v == 0.0 || !v.is_finite() {
+        return v.to_string();
+    }
+    if v.abs() >= 1e7 || v.abs() < 1e-3 {
+        return format!("{v:.5e}");
+    }
+    let decimals = (5 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
     } else {
-        format!("{v:.6}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_owned()
+        s
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod backend;
 pub mod bench;
 pub mod certify;
+pub mod checkpoint;
 pub mod cli;
 pub mod cpu;
 pub mod data;

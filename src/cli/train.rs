@@ -1,6 +1,11 @@
 //! `perceptron train`: fit a model, save it, and report what the theory says.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::checkpoint::{self, RunIdentity};
+use crate::train::Observer;
 
 use clap::Args;
 use serde::Serialize;
@@ -81,6 +86,21 @@ pub struct TrainArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Save the exact training state to FILE (atomically) every
+    /// --checkpoint-every epochs and on Ctrl-C, so a long run can resume.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+
+    /// Epochs between checkpoints.
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "checkpoint")]
+    pub checkpoint_every: usize,
+
+    /// Continue an interrupted run from its checkpoint. Give the same data
+    /// and options as the original run; the result is bit-identical to an
+    /// uninterrupted run. Anything different is refused.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+
     #[command(flatten)]
     pub data_args: DataArgs,
 }
@@ -145,6 +165,21 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     crate::output::check_destination(&output)?;
     let mut data = load::<F>(args)?;
     let seed = if args.shuffle { args.seed } else { None };
+    let identity = RunIdentity {
+        precision: F::PRECISION,
+        bias: !args.no_bias,
+        max_epochs: args.max_epochs,
+        seed,
+        labels: data.label_map.clone(),
+        rows: data.rows(),
+        features: data.cols(),
+        fingerprint: crate::data::fingerprint::fingerprint(&data),
+    };
+    let dim = data.cols() + !args.no_bias as usize;
+    let start = match &args.resume {
+        Some(path) => checkpoint::load::<F>(path, &identity)?,
+        None => State::initial(dim),
+    };
     if let Some(s) = seed {
         data = data.permuted(&train::shuffle::permutation(data.rows(), s));
     }
@@ -154,7 +189,6 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         shuffle_seed: seed,
         passes: args.passes,
     };
-    let dim = data.cols() + params.bias as usize;
     let (backend, gpu_options) = args.backend.resolve();
     let chosen = crate::backend::choose(backend, &gpu_options, &data, params.bias)?;
     let engine = chosen.engine;
@@ -163,17 +197,34 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     let mut fallback = || -> Box<dyn MarginEngine<F>> {
         Box::new(crate::cpu::CpuEngine::new(data_ref, params.bias))
     };
-    let mut progress = TrainProgress::new(!args.json, data.rows(), args.max_epochs);
-    let fit = train::fit(
-        &data,
-        &params,
-        State::initial(dim),
-        engine,
-        &mut fallback,
-        &mut progress,
-    );
-    progress.finish();
+    let checkpoint_path = args
+        .checkpoint
+        .clone()
+        .unwrap_or_else(|| output.with_extension("checkpoint.json"));
+    let mut observer = TrainObserver {
+        progress: TrainProgress::new(!args.json, data.rows(), args.max_epochs),
+        checkpoint: args
+            .checkpoint
+            .as_ref()
+            .map(|p| (p.clone(), args.checkpoint_every.max(1))),
+        identity: &identity,
+        interrupted: interrupt_flag(),
+    };
+    let fit = train::fit(&data, &params, start, engine, &mut fallback, &mut observer);
+    observer.progress.finish();
     let fit = fit?;
+    if fit.stop == Stop::Interrupted {
+        checkpoint::save(&checkpoint_path, &identity, &fit.state)?;
+        eprintln!(
+            "perceptron: interrupted at epoch {}, row {}: the exact training state is saved in {}; continue with the same command plus `--resume {}`",
+            fit.state.epoch + 1,
+            fit.state.position,
+            checkpoint_path.display(),
+            checkpoint_path.display()
+        );
+        return Ok(exit::INTERRUPTED);
+    }
+    let progress = &mut observer.progress;
 
     let model = Model {
         weights: fit.feature_weights().to_vec(),
@@ -407,4 +458,55 @@ pub fn render(r: &TrainReport) -> String {
         ),
     );
     s
+}
+
+/// Progress, periodic checkpoints and Ctrl-C, for the training loop.
+struct TrainObserver<'a> {
+    progress: TrainProgress,
+    checkpoint: Option<(PathBuf, usize)>,
+    identity: &'a RunIdentity,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl<F: Real> Observer<F> for TrainObserver<'_> {
+    fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
+        Observer::<F>::on_progress(&mut self.progress, epoch, position, rows);
+    }
+
+    fn on_epoch_end(&mut self, state: &State<F>) -> Result<()> {
+        self.progress.on_epoch_end(state)?;
+        match &self.checkpoint {
+            Some((path, every)) if state.epoch % every == 0 => {
+                checkpoint::save(path, self.identity, state)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn on_warning(&mut self, message: &str) {
+        Observer::<F>::on_warning(&mut self.progress, message);
+    }
+
+    fn should_stop(&mut self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+}
+
+/// Set on the first Ctrl-C (training then stops at the next safe point and
+/// saves its state); a second Ctrl-C exits at once with status 130.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
+        // Without a handler (e.g. it cannot be installed), Ctrl-C simply
+        // ends the process, which never leaves a half-written file either.
+        let _ = ctrlc::set_handler(move || {
+            if seen.swap(true, Ordering::SeqCst) {
+                std::process::exit(exit::INTERRUPTED);
+            }
+        });
+        flag
+    })
+    .clone()
 }

@@ -5,6 +5,7 @@
 
 pub mod bundled;
 pub mod csv;
+pub mod fingerprint;
 pub mod labels;
 pub mod libsvm;
 pub mod matrix;

@@ -88,11 +88,16 @@ pub struct LoopStats {
 }
 
 /// What the loop reports while it runs, and how it is told to stop.
-pub trait Observer {
+pub trait Observer<F> {
     fn on_progress(&mut self, _epoch: usize, _position: usize, _rows: usize) {}
-    fn on_epoch_end(&mut self, _epoch: usize, _mistakes: u64) {}
+    /// Called after each epoch with the exact state (position 0 of the next
+    /// epoch), for example to write a checkpoint. An error stops training.
+    fn on_epoch_end(&mut self, _state: &State<F>) -> Result<()> {
+        Ok(())
+    }
     fn on_warning(&mut self, _message: &str) {}
-    /// Polled between windows; `true` stops at that row boundary.
+    /// Polled between windows (at most about 2^26 multiply-adds apart);
+    /// `true` stops at that row boundary with the state exact.
     fn should_stop(&mut self) -> bool {
         false
     }
@@ -100,7 +105,7 @@ pub trait Observer {
 
 /// An observer that ignores everything.
 pub struct Silent;
-impl Observer for Silent {}
+impl<F> Observer<F> for Silent {}
 
 /// The result of the loop.
 #[derive(Clone, Debug)]
@@ -123,7 +128,7 @@ pub fn run<'a, F: Real>(
     state: State<F>,
     mut engine: Box<dyn MarginEngine<F> + 'a>,
     fallback: Fallback<'a, F>,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Observer<F>,
 ) -> Result<Outcome<F>> {
     let (bias, max_epochs) = (params.bias, params.max_epochs);
     let dim = data.cols() + bias as usize;
@@ -144,7 +149,7 @@ pub fn run<'a, F: Real>(
         match lp.run_epoch(engine.as_mut(), observer)? {
             EpochEnd::Done => {
                 let m = lp.finish_epoch();
-                observer.on_epoch_end(lp.state.epoch - 1, m);
+                observer.on_epoch_end(&lp.state)?;
                 if m == 0 {
                     break Stop::Converged;
                 }
@@ -322,6 +327,9 @@ struct Loop<'d, F> {
     mistake_rate: f64,
     /// Upper limit on the window, from how far recent windows got.
     window_cap: usize,
+    /// Rows per window such that a window is about 2^26 multiply-adds, so
+    /// stop requests are noticed promptly.
+    work_cap: usize,
     modes: Modes,
     stats: LoopStats,
 }
@@ -352,6 +360,11 @@ impl<'d, F: Real> Loop<'d, F> {
             l1_max: certify::l1_max(&data.features, bias),
             mistake_rate: 0.05,
             window_cap: usize::MAX,
+            work_cap: {
+                let terms =
+                    data.features.storage_bytes() / std::mem::size_of::<F>().max(1) / rows.max(1);
+                ((1usize << 26) / (terms + 1)).max(1)
+            },
             modes: Modes::new(rows),
             stats: LoopStats::default(),
         }
@@ -370,6 +383,7 @@ impl<'d, F: Real> Loop<'d, F> {
         let w = engine
             .preferred_window(self.mistake_rate)
             .min(self.window_cap)
+            .min(self.work_cap)
             .max(1)
             .min(engine.max_pass().max(1));
         w.min(self.rows - from)
@@ -399,7 +413,7 @@ impl<'d, F: Real> Loop<'d, F> {
     fn run_epoch(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        observer: &mut dyn Observer,
+        observer: &mut dyn Observer<F>,
     ) -> Result<EpochEnd> {
         self.host_bound = engine
             .certifies()
@@ -419,7 +433,7 @@ impl<'d, F: Real> Loop<'d, F> {
             }
             if self.modes.host_run > 0 {
                 // The host alone, with its fast certified margins.
-                let end = (pos + self.modes.host_run).min(self.rows);
+                let end = (pos + self.modes.host_run.min(self.work_cap)).min(self.rows);
                 self.walk_host(end)?;
                 self.modes.host_run -= end - pos;
                 self.modes

@@ -112,7 +112,7 @@ pub fn fit<'a, F: Real>(
     state: State<F>,
     engine: Box<dyn MarginEngine<F> + 'a>,
     fallback: driver::Fallback<'a, F>,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
     let t0 = Instant::now();
     let out = driver::run(data, params, state, engine, fallback, observer)?;

@@ -476,7 +476,7 @@ impl<F: Real> Observer<F> for TrainObserver<'_> {
     fn on_epoch_end(&mut self, state: &State<F>) -> Result<()> {
         self.progress.on_epoch_end(state)?;
         match &self.checkpoint {
-            Some((path, every)) if state.epoch % every == 0 => {
+            Some((path, every)) if state.epoch.is_multiple_of(*every) => {
                 checkpoint::save(path, self.identity, state)
             }
             _ => Ok(()),

@@ -116,7 +116,7 @@ fn ctrl_c_saves_the_state_and_resuming_gives_the_same_model() {
     let model = dir.path().join("model.json");
     let ck = dir.path().join("ck.json");
     let ck_arg = ck.to_str().unwrap();
-    let mut child = train(&data, &model, &["--checkpoint", ck_arg])
+    let child = train(&data, &model, &["--checkpoint", ck_arg])
         .spawn()
         .unwrap();
     assert!(

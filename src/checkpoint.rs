@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::data::LabelMap;
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-use crate::train::State;
+use crate::train::{Margin, Pocket, State, Variant};
 
 pub const FORMAT_NAME: &str = "perceptron-checkpoint";
 pub const FORMAT_VERSION: u32 = 1;
@@ -32,6 +32,11 @@ pub struct RunIdentity {
     pub features: usize,
     /// `data::fingerprint::fingerprint` of the data in file order.
     pub fingerprint: String,
+    pub variant: Variant,
+    /// The `--margin` threshold as given (None: the classic rule).
+    pub margin: Option<Margin>,
+    /// Fingerprint of the `--init` weights (None: started from zero).
+    pub init: Option<String>,
 }
 
 impl RunIdentity {
@@ -77,6 +82,27 @@ impl RunIdentity {
                 says(other.seed)
             ));
         }
+        if self.variant != other.variant {
+            d.push(format!(
+                "the variant was {}, now {}",
+                self.variant.name(),
+                other.variant.name()
+            ));
+        }
+        if self.margin != other.margin {
+            let says = |m: &Option<Margin>| {
+                m.as_ref()
+                    .map_or("none".to_owned(), |m| m.text().to_owned())
+            };
+            d.push(format!(
+                "--margin was {}, now {}",
+                says(&self.margin),
+                says(&other.margin)
+            ));
+        }
+        if self.init != other.init {
+            d.push("the --init model differs".to_owned());
+        }
         if self.labels != other.labels {
             d.push(format!(
                 "the labels map differently: +1 was \"{}\", now \"{}\" (check --positive)",
@@ -99,6 +125,23 @@ struct CheckpointFile {
     mistakes_per_epoch: Vec<u64>,
     mistakes_in_epoch: u64,
     weights: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    average: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pocket: Option<PocketFile>,
+}
+
+/// The pocket state in a checkpoint.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PocketFile {
+    weights: Vec<f64>,
+    mistakes: u64,
+    run: u64,
+    epoch: usize,
+    current_run: u64,
+    current_evaluated: bool,
+    evaluations: u64,
 }
 
 /// Writes `state` atomically.
@@ -112,7 +155,17 @@ pub fn save<F: Real>(path: &Path, identity: &RunIdentity, state: &State<F>) -> R
         position: state.position,
         mistakes_per_epoch: state.mistakes_per_epoch.clone(),
         mistakes_in_epoch: state.mistakes_in_epoch,
-        weights: state.weights.iter().map(|w| w.to_f64()).collect(),
+        weights: widen(&state.weights),
+        average: state.average.as_deref().map(widen),
+        pocket: state.pocket.as_ref().map(|p| PocketFile {
+            weights: widen(&p.weights),
+            mistakes: p.mistakes,
+            run: p.run,
+            epoch: p.epoch,
+            current_run: p.current_run,
+            current_evaluated: p.current_evaluated,
+            evaluations: p.evaluations,
+        }),
     };
     crate::output::write_atomic(path, |w| {
         serde_json::to_writer(&mut *w, &file).map_err(std::io::Error::other)?;
@@ -170,24 +223,32 @@ pub fn load<F: Real>(path: &Path, expected: &RunIdentity) -> Result<State<F>> {
             ),
         ));
     }
-    let weights = file
-        .weights
-        .iter()
-        .map(|&v| {
-            let x = F::from_f64(v);
-            if x.to_f64() == v && v.is_finite() {
-                Ok(x)
-            } else {
-                Err(Error::model(
-                    path,
-                    format!(
-                        "is corrupt: weight {v} is not a finite {} value",
-                        F::PRECISION
-                    ),
-                ))
-            }
-        })
-        .collect::<Result<Vec<F>>>()?;
+    let weights = narrow::<F>(path, &file.weights)?;
+    let average = file
+        .average
+        .as_deref()
+        .map(|u| narrow::<F>(path, u))
+        .transpose()?;
+    let pocket = match file.pocket {
+        None => None,
+        Some(p) => Some(Pocket {
+            weights: narrow::<F>(path, &p.weights)?,
+            mistakes: p.mistakes,
+            run: p.run,
+            epoch: p.epoch,
+            current_run: p.current_run,
+            current_evaluated: p.current_evaluated,
+            evaluations: p.evaluations,
+        }),
+    };
+    let lengths_ok = average.as_ref().is_none_or(|u| u.len() == dim)
+        && pocket.as_ref().is_none_or(|p| p.weights.len() == dim);
+    if !lengths_ok {
+        return Err(Error::model(
+            path,
+            "is corrupt: the variant's vectors have the wrong length",
+        ));
+    }
     let done = file.mistakes_per_epoch.len();
     if file.epoch != done || file.position > expected.rows || done > expected.max_epochs {
         return Err(Error::model(
@@ -201,5 +262,28 @@ pub fn load<F: Real>(path: &Path, expected: &RunIdentity) -> Result<State<F>> {
         position: file.position,
         mistakes_per_epoch: file.mistakes_per_epoch,
         mistakes_in_epoch: file.mistakes_in_epoch,
+        average,
+        pocket,
     })
+}
+
+fn widen<F: Real>(v: &[F]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64()).collect()
+}
+
+/// Reads exact values back, refusing any that are not finite values of `F`.
+fn narrow<F: Real>(path: &Path, v: &[f64]) -> Result<Vec<F>> {
+    v.iter()
+        .map(|&v| {
+            let x = F::from_f64(v);
+            if x.to_f64() == v && v.is_finite() {
+                Ok(x)
+            } else {
+                Err(Error::model(
+                    path,
+                    format!("is corrupt: {v} is not a finite {} value", F::PRECISION),
+                ))
+            }
+        })
+        .collect()
 }

@@ -231,12 +231,26 @@ fn resuming_with_other_data_or_options_is_refused() {
 fn a_killed_run_leaves_an_existing_model_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());
+    let t0 = Instant::now();
+    train(&data, &dir.path().join("timing.json"), &[])
+        .status()
+        .unwrap();
+    let whole = t0.elapsed().as_secs_f64();
     let model = dir.path().join("model.json");
     std::fs::write(&model, b"{\"precious\": true}\n").unwrap();
-    let mut child = train(&data, &model, &[]).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(400));
-    signal(&child, "-KILL");
-    child.wait().unwrap();
+    // Kill mid-run; retry earlier if the run happened to finish first.
+    let mut fraction = 0.5;
+    loop {
+        let mut child = train(&data, &model, &[]).spawn().unwrap();
+        std::thread::sleep(Duration::from_secs_f64(whole * fraction));
+        signal(&child, "-KILL");
+        if child.wait().unwrap().signal() == Some(9) {
+            break;
+        }
+        fraction /= 2.0;
+        assert!(fraction > 0.01, "could not kill the run before it finished");
+        std::fs::write(&model, b"{\"precious\": true}\n").unwrap();
+    }
     assert_eq!(std::fs::read(&model).unwrap(), b"{\"precious\": true}\n");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::checkpoint::{self, RunIdentity};
+use crate::model::AnyModel;
 use crate::train::Observer;
+use crate::train::Variant;
 
 use clap::Args;
 use serde::Serialize;
@@ -63,6 +65,28 @@ pub struct TrainArgs {
     /// Needed when the file has more than two label values.
     #[arg(long, value_name = "LABEL")]
     pub positive: Option<String>,
+
+    /// Return the averaged perceptron: the mean of the weights after every
+    /// row visit. Generalises better than the last iterate when the data is
+    /// not separable.
+    #[arg(long, conflicts_with = "pocket")]
+    pub average: bool,
+
+    /// Return the pocket weights (Gallant's pocket with ratchet): those with
+    /// the fewest training mistakes seen so far, counted over all rows. For
+    /// non-separable data, when the best training accuracy matters.
+    #[arg(long)]
+    pub pocket: bool,
+
+    /// Update when y·w·x <= TAU instead of 0, pushing rows at least TAU past
+    /// the boundary (a margin perceptron).
+    #[arg(long, value_name = "TAU", allow_negative_numbers = true)]
+    pub margin: Option<crate::train::Margin>,
+
+    /// Start from this model's weights instead of zero (a warm start). Its
+    /// features, bias and labels must match the data.
+    #[arg(long, value_name = "MODEL")]
+    pub init: Option<PathBuf>,
 
     /// Visit rows in a fixed pseudo-random order (needs --seed).
     #[arg(long, requires = "seed")]
@@ -122,6 +146,9 @@ pub struct TrainReport {
     pub backend: Vec<String>,
     /// How `auto` chose, when it matters.
     pub backend_note: Option<String>,
+    pub variant: Variant,
+    pub margin_threshold: Option<String>,
+    pub pocket: Option<crate::train::PocketReport>,
     pub seed: Option<u64>,
     pub epochs: usize,
     pub max_epochs: usize,
@@ -174,11 +201,16 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         rows: data.rows(),
         features: data.cols(),
         fingerprint: crate::data::fingerprint::fingerprint(&data),
+        variant: variant_of(args),
+        margin: args.margin.clone(),
+        init: match &args.init {
+            Some(p) => Some(init_fingerprint(p)?),
+            None => None,
+        },
     };
-    let dim = data.cols() + !args.no_bias as usize;
     let start = match &args.resume {
         Some(path) => checkpoint::load::<F>(path, &identity)?,
-        None => State::initial(dim),
+        None => State::starting_from(initial_weights::<F>(args, &data)?),
     };
     if let Some(s) = seed {
         data = data.permuted(&train::shuffle::permutation(data.rows(), s));
@@ -188,6 +220,8 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         bias: !args.no_bias,
         shuffle_seed: seed,
         passes: args.passes,
+        variant: variant_of(args),
+        margin: args.margin.clone(),
     };
     let (backend, gpu_options) = args.backend.resolve();
     let chosen = crate::backend::choose(backend, &gpu_options, &data, params.bias)?;
@@ -246,6 +280,11 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             rows: data.rows(),
             training_accuracy: fit.theory.accuracy(),
             seconds: fit.seconds,
+            variant: fit.variant,
+            margin_threshold: args.margin.clone(),
+            init: args.init.as_ref().map(|p| p.display().to_string()),
+            pocket_epoch: fit.pocket.as_ref().map(|p| p.epoch),
+            pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
         },
     };
     model.save(&output)?;
@@ -265,6 +304,9 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         negative_rows: data.rows() - positive_rows,
         backend: fit.engines.clone(),
         backend_note: chosen_note,
+        variant: fit.variant,
+        margin_threshold: args.margin.as_ref().map(|m| m.text().to_owned()),
+        pocket: fit.pocket.clone(),
         seed,
         epochs: fit.epochs(),
         max_epochs: params.max_epochs,
@@ -377,6 +419,31 @@ pub fn render(r: &TrainReport) -> String {
         "backend",
         format!("{}{order}{note}", r.backend.join(", then ")),
     );
+    let rule = r
+        .margin_threshold
+        .as_ref()
+        .map(|t| format!(", updating when y w~.x~ <= {t}"))
+        .unwrap_or_default();
+    match (r.variant, &r.pocket) {
+        (Variant::Averaged, _) => line(
+            &mut s,
+            "variant",
+            format!("averaged: the model is the mean of the weights after every row visit{rule}"),
+        ),
+        (Variant::Pocket, Some(p)) => line(
+            &mut s,
+            "variant",
+            format!(
+                "pocket: the model is the weights pocketed in epoch {} with {} training mistakes ({:.2}% accuracy; {} candidates evaluated){rule}",
+                p.epoch + 1,
+                p.mistakes,
+                100.0 * p.training_accuracy,
+                p.evaluations
+            ),
+        ),
+        _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
+        _ => {}
+    }
     let verdict = if r.converged {
         "converged (the last epoch made no mistake)".to_owned()
     } else if r.stop == Stop::Interrupted {
@@ -509,4 +576,90 @@ fn interrupt_flag() -> Arc<AtomicBool> {
         flag
     })
     .clone()
+}
+
+fn variant_of(args: &TrainArgs) -> Variant {
+    if args.average {
+        Variant::Averaged
+    } else if args.pocket {
+        Variant::Pocket
+    } else {
+        Variant::Classic
+    }
+}
+
+/// Identifies an `--init` model's content, for checkpoints.
+fn init_fingerprint(path: &std::path::Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "cannot read --init model", e))?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    Ok(format!("{h:016x}"))
+}
+
+/// Zero, or the `--init` model's weights after checking they fit the data.
+fn initial_weights<F: Real>(args: &TrainArgs, data: &Dataset<F>) -> Result<Vec<F>> {
+    let bias = !args.no_bias;
+    let dim = data.cols() + bias as usize;
+    let Some(path) = &args.init else {
+        return Ok(vec![F::ZERO; dim]);
+    };
+    let model = crate::model::load(path)?;
+    let (weights, has_bias, labels, count) = match &model {
+        AnyModel::F32(m) => (
+            m.augmented_weights()
+                .iter()
+                .map(|v| F::from_f64(*v as f64))
+                .collect::<Vec<F>>(),
+            m.has_bias,
+            &m.labels,
+            m.feature_count(),
+        ),
+        AnyModel::F64(m) => {
+            if F::PRECISION == Precision::F32 {
+                return Err(Error::Usage(format!(
+                    "--init {} is an f64 model; train with --precision f64 to start from it exactly",
+                    path.display()
+                )));
+            }
+            (
+                m.augmented_weights()
+                    .iter()
+                    .map(|v| F::from_f64(*v))
+                    .collect(),
+                m.has_bias,
+                &m.labels,
+                m.feature_count(),
+            )
+        }
+    };
+    if count != data.cols() {
+        return Err(Error::Usage(format!(
+            "--init {} has {count} features but the data has {}",
+            path.display(),
+            data.cols()
+        )));
+    }
+    if has_bias != bias {
+        return Err(Error::Usage(format!(
+            "--init {} was trained {} the bias; pass {} to match",
+            path.display(),
+            if has_bias { "with" } else { "without" },
+            if has_bias {
+                "no --no-bias"
+            } else {
+                "--no-bias"
+            }
+        )));
+    }
+    if labels != &data.label_map {
+        return Err(Error::Usage(format!(
+            "--init {} maps +1 to \"{}\", this data to \"{}\"; use the same --positive",
+            path.display(),
+            labels.positive,
+            data.label_map.positive
+        )));
+    }
+    Ok(weights)
 }

@@ -193,3 +193,49 @@ fn warm_start_continues_exactly() {
         mistakes
     );
 }
+
+/// scikit-learn's averaged SGD perceptron (an independent implementation of
+/// the same algorithm, with a different rounding of the mean) agrees with
+/// `--average` in f64 to within rounding on every real dataset.
+#[test]
+fn averaged_agrees_with_scikit_learn_to_rounding() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let golden: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("golden_averaged_sgd.json")).unwrap(),
+    )
+    .unwrap();
+    let mut checked = 0;
+    for (name, case) in golden.as_object().unwrap() {
+        if name.starts_with('_') {
+            continue;
+        }
+        let data: Dataset<f64> = perceptron::data::load(
+            &root.join(case["file"].as_str().unwrap()),
+            &Default::default(),
+        )
+        .unwrap();
+        let epochs = case["max_epochs"].as_u64().unwrap() as usize;
+        let fit = train::fit_reference(
+            &data,
+            &params(epochs, true, Variant::Averaged, None, PassPolicy::Always),
+        )
+        .unwrap();
+        let want: Vec<f64> = case["weights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (got, w) in fit.feature_weights().iter().zip(&want) {
+            approx::assert_abs_diff_eq!(*got, *w, epsilon = 1e-12 * scale.max(1.0));
+        }
+        approx::assert_abs_diff_eq!(
+            fit.intercept(),
+            case["bias"].as_f64().unwrap(),
+            epsilon = 1e-12 * scale.max(1.0)
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 5);
+}

@@ -6,16 +6,31 @@
 //! filesystems), and the directory is fsynced so the rename survives a crash.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+
+/// A destination that can also seek (for formats whose header is written last).
+pub trait WriteSeek: Write + Seek {}
+
+impl<T: Write + Seek + ?Sized> WriteSeek for T {}
 
 /// Writes `path` atomically with what `write` produces. If `write` fails, the
 /// temporary file is removed and `path` is untouched.
 pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    write_atomic_seekable(path, |w| write(w))
+}
+
+/// [`write_atomic`] for writers that need to seek, such as a streamed binary
+/// data file whose header is filled in at the end. The writer is buffered;
+/// seeking flushes it.
+pub fn write_atomic_seekable(
+    path: &Path,
+    write: impl FnOnce(&mut dyn WriteSeek) -> std::io::Result<()>,
 ) -> Result<()> {
     check_destination(path)?;
     let dir = directory_of(path);

@@ -15,6 +15,8 @@ pub mod cpu;
 pub mod data;
 pub mod error;
 pub mod float;
+// `gen` is a reserved word in edition 2024, hence the raw identifier.
+pub mod r#gen;
 pub mod gpu;
 pub mod model;
 pub mod output;

@@ -25,10 +25,13 @@
 //! and D~ = D + 1 with the bias (D without).
 //!
 //! 1. **u**: raw_k = 2 * unit() - 1 from output k (0-based) of SplitMix64
-//!    seeded with S, for k = 0..D~; u = raw / ||raw|| (the norm summed in
-//!    index order). The bias component b = u_D is the last one (0 without the
+//!    seeded with S, for k = 0..D~, except that the bias coordinate's raw_D
+//!    is multiplied by 1/4; u = raw / ||raw|| (the norm summed in index
+//!    order). The bias component b = u_D is the last one (0 without the
 //!    bias). Each coordinate is uniform before normalising, so u is a random
-//!    direction, though not exactly uniform on the sphere.
+//!    direction, though not exactly uniform on the sphere; the narrower bias
+//!    keeps the planted hyperplane near the centre of the data, so both
+//!    classes are common.
 //! 2. **Row i** uses SplitMix64 seeded with output i of SplitMix64 seeded with
 //!    `S ^ 0x5851f42d4c957f2d`. Its first draw decides the label noise:
 //!    flip = unit() < P (drawn even when P = 0, so changing P flips labels but
@@ -182,9 +185,21 @@ fn output(seed: u64, k: u64) -> u64 {
     SplitMix64::new(seed.wrapping_add(k.wrapping_mul(GOLDEN))).next_u64()
 }
 
-fn raw_u(seed: u64, k: u64) -> f64 {
-    2.0 * ((output(seed, k) >> 11) as f64 * EPS) - 1.0
+/// Raw coordinate k of u; `bias_at` is the bias coordinate's index (D), whose
+/// draw is scaled by [`BIAS_SCALE`].
+fn raw_u(seed: u64, k: u64, bias_at: Option<u64>) -> f64 {
+    let v = 2.0 * ((output(seed, k) >> 11) as f64 * EPS) - 1.0;
+    if bias_at == Some(k) {
+        v * BIAS_SCALE
+    } else {
+        v
+    }
 }
+
+/// The bias coordinate's raw draw is narrowed by this factor, so that the
+/// planted hyperplane passes near the centre of the data and both classes
+/// are common.
+const BIAS_SCALE: f64 = 0.25;
 
 impl Generator {
     /// Checks the options and draws u.
@@ -248,8 +263,9 @@ impl Generator {
             ));
         }
         let mut sum = 0.0;
+        let bias_at = opts.bias.then_some(opts.features);
         for j in 0..dims {
-            let v = raw_u(opts.seed, j);
+            let v = raw_u(opts.seed, j, bias_at);
             sum += v * v;
         }
         if sum == 0.0 {
@@ -262,7 +278,7 @@ impl Generator {
         let inv_norm = 1.0 / sum.sqrt();
         let u = (dims <= MATERIALISE_U).then(|| {
             (0..dims)
-                .map(|j| raw_u(opts.seed, j) * inv_norm)
+                .map(|j| raw_u(opts.seed, j, bias_at) * inv_norm)
                 .collect::<Vec<f64>>()
         });
         let mut g = Generator {
@@ -305,7 +321,10 @@ impl Generator {
     pub fn planted(&self, j: u64) -> f64 {
         match &self.u {
             Some(u) => u[j as usize],
-            None => raw_u(self.opts.seed, j) * self.inv_norm,
+            None => {
+                let bias_at = self.opts.bias.then_some(self.opts.features);
+                raw_u(self.opts.seed, j, bias_at) * self.inv_norm
+            }
         }
     }
 

@@ -460,9 +460,13 @@ fn count(n: u64, path: &Path) -> Result<usize> {
 }
 
 /// A zeroed vector of `n` elements, or a clean error when memory is short.
+///
+/// The memory comes from `alloc_zeroed`, which for large sizes maps fresh
+/// zero pages without writing them: the pages are first touched by the
+/// (parallel) read that fills them, instead of by a separate zeroing pass
+/// that would take most of the load time.
 fn zeroed<T: bytemuck::Pod>(n: usize, path: &Path, what: &str) -> Result<Vec<T>> {
-    let mut v: Vec<T> = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
+    let oom = || {
         Error::data(
             path,
             format!(
@@ -470,9 +474,22 @@ fn zeroed<T: bytemuck::Pod>(n: usize, path: &Path, what: &str) -> Result<Vec<T>>
                 n.saturating_mul(std::mem::size_of::<T>())
             ),
         )
-    })?;
-    v.resize(n, T::zeroed());
-    Ok(v)
+    };
+    if n == 0 || std::mem::size_of::<T>() == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| oom())?;
+    // SAFETY: `layout` has a non-zero size. The allocation is made by the
+    // global allocator with exactly the layout `Vec<T>` uses for capacity
+    // `n`, as `from_raw_parts` requires, and all-zero bytes are a valid `T`
+    // because `T: Pod`, so all `n` elements are initialised.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<T>();
+        if ptr.is_null() {
+            return Err(oom());
+        }
+        Ok(Vec::from_raw_parts(ptr, n, n))
+    }
 }
 
 fn read_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
@@ -498,17 +515,36 @@ fn read_section<T: bytemuck::Pod>(
 ) -> Result<Vec<T>> {
     let mut v = zeroed::<T>(n, path, what)?;
     if n > 0 {
-        file.seek(SeekFrom::Start(section.offset))
-            .map_err(|e| Error::io(path, "cannot read", e))?;
-        file.read_exact(bytemuck::cast_slice_mut(&mut v))
-            .map_err(read_err(path))?;
+        read_at(file, path, section.offset, bytemuck::cast_slice_mut(&mut v))?;
         fix_endian(&mut v);
     }
     Ok(v)
 }
 
+/// Fills `buf` from the file at `offset`. Large reads are split over the
+/// thread pool: the kernel's copy out of the page cache and the page faults
+/// of fresh memory then run on every core.
+fn read_at(file: &mut File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
+    const PIECE: usize = 8 << 20;
+    #[cfg(unix)]
+    if buf.len() >= 2 * PIECE && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        use std::os::unix::fs::FileExt;
+        let file = &*file;
+        return buf
+            .par_chunks_mut(PIECE)
+            .enumerate()
+            .try_for_each(|(i, piece)| file.read_exact_at(piece, offset + (i * PIECE) as u64))
+            .map_err(read_err(path));
+    }
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    file.read_exact(buf).map_err(read_err(path))
+}
+
 /// Reads values stored as `S` into a vector of `F`, converting in chunks
-/// (exact from f32 to f64; round to nearest from f64 to f32).
+/// (exact from f32 to f64; round to nearest from f64 to f32), in parallel
+/// where positioned reads are available.
 fn read_converted<S: Real, F: Real>(
     file: &mut File,
     path: &Path,
@@ -517,16 +553,42 @@ fn read_converted<S: Real, F: Real>(
 ) -> Result<Vec<F>> {
     const CHUNK: usize = 1 << 16;
     let mut out = zeroed::<F>(n, path, "values")?;
-    file.seek(SeekFrom::Start(section.offset))
-        .map_err(|e| Error::io(path, "cannot read", e))?;
-    let mut buf = vec![S::ZERO; CHUNK.min(n)];
-    for dst in out.chunks_mut(CHUNK) {
-        let src = &mut buf[..dst.len()];
-        file.read_exact(bytemuck::cast_slice_mut(src))
-            .map_err(read_err(path))?;
-        fix_endian(src);
-        for (d, s) in dst.iter_mut().zip(src.iter()) {
+    let convert = |buf: &mut [S], dst: &mut [F]| {
+        fix_endian(buf);
+        for (d, s) in dst.iter_mut().zip(buf.iter()) {
             *d = F::from_f64(s.to_f64());
+        }
+    };
+    #[cfg(unix)]
+    {
+        use rayon::prelude::*;
+        use std::os::unix::fs::FileExt;
+        let file = &*file;
+        let size = std::mem::size_of::<S>() as u64;
+        out.par_chunks_mut(CHUNK)
+            .enumerate()
+            .try_for_each_init(
+                || vec![S::ZERO; CHUNK],
+                |buf, (i, dst)| {
+                    let src = &mut buf[..dst.len()];
+                    let at = section.offset + (i * CHUNK) as u64 * size;
+                    file.read_exact_at(bytemuck::cast_slice_mut(src), at)?;
+                    convert(src, dst);
+                    Ok(())
+                },
+            )
+            .map_err(read_err(path))?;
+    }
+    #[cfg(not(unix))]
+    {
+        file.seek(SeekFrom::Start(section.offset))
+            .map_err(|e| Error::io(path, "cannot read", e))?;
+        let mut buf = vec![S::ZERO; CHUNK.min(n)];
+        for dst in out.chunks_mut(CHUNK) {
+            let src = &mut buf[..dst.len()];
+            file.read_exact(bytemuck::cast_slice_mut(src))
+                .map_err(read_err(path))?;
+            convert(src, dst);
         }
     }
     Ok(out)

@@ -716,3 +716,27 @@ fn reading_a_directory_or_missing_file_is_an_io_error() {
     let e = read::<f32>(&dir.path().join("none.pbin")).unwrap_err();
     assert!(matches!(e, Error::Io { .. }), "{e:?}");
 }
+
+#[test]
+fn large_sections_read_in_parallel_pieces_round_trip() {
+    // Over 16 MiB of values, so the reader splits them across threads; the
+    // pieces must land in order.
+    let (rows, cols) = (70_001, 64);
+    let values: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let mut table = LabelTable::default();
+    let class_ids: Vec<u32> = (0..rows)
+        .map(|i| table.intern(if i % 3 == 0 { "a" } else { "b" }, 0).unwrap())
+        .collect();
+    let raw = RawData {
+        features: Features::Dense(DenseMatrix { rows, cols, values }),
+        class_ids,
+        table,
+        format: Format::Csv,
+    };
+    let bytes = to_bytes(&raw);
+    assert!(bytes.len() > 17 << 20);
+    let (_d, back) = read_bytes::<f32>(&bytes);
+    assert_same(&raw, &back.unwrap());
+    let (_d, wide) = read_bytes::<f64>(&bytes);
+    assert_same(&raw, &wide.unwrap());
+}

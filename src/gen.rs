@@ -461,24 +461,31 @@ impl Generator {
         let d = self.opts.features;
         let k = self.k as u64;
         ws.idx.clear();
-        let small = k <= 64;
-        if !small {
-            ws.set.clear();
-        }
-        for j in d - k..d {
-            let t = rng.below(j + 1) as u32;
-            let taken = if small {
-                ws.idx.contains(&t)
-            } else {
-                !ws.set.insert(t)
-            };
-            let pick = if taken { j as u32 } else { t };
-            if taken && !small {
-                ws.set.insert(pick);
+        // Each j exceeds every index taken so far, so taking j appends it.
+        if k <= 256 {
+            // Kept sorted as it grows: a binary search tells whether t was
+            // taken and where it goes.
+            for j in d - k..d {
+                let t = rng.below(j + 1) as u32;
+                match ws.idx.binary_search(&t) {
+                    Ok(_) => ws.idx.push(j as u32),
+                    Err(at) => ws.idx.insert(at, t),
+                }
             }
-            ws.idx.push(pick);
+        } else {
+            ws.set.clear();
+            for j in d - k..d {
+                let t = rng.below(j + 1) as u32;
+                let pick = if ws.set.insert(t) {
+                    t
+                } else {
+                    ws.set.insert(j as u32);
+                    j as u32
+                };
+                ws.idx.push(pick);
+            }
+            ws.idx.sort_unstable();
         }
-        ws.idx.sort_unstable();
     }
 
     /// Rows per block: about a million values, so memory stays bounded.

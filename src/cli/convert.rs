@@ -26,10 +26,10 @@ The binary format stores the values already parsed, so loading it runs at
 disk or page-cache speed; its layout is documented in the source
 (src/data/binary.rs) for writing it from other tools.";
 
-/// Convert a data file: CSV/LIBSVM (optionally .gz) or binary in; binary
-/// (.pbin), CSV (.csv) or LIBSVM (.svm, .libsvm) out, by OUT's extension.
+/// Convert a data file to the binary .pbin format, CSV or LIBSVM.
 ///
-/// The label values are kept as they are (no -1/+1 mapping), so any label
+/// Reads CSV or LIBSVM (optionally .gz) or binary; writes binary (.pbin),
+/// CSV (.csv) or LIBSVM (.svm, .libsvm), by OUT's extension. The label values are kept as they are (no -1/+1 mapping), so any label
 /// column converts. CSV input becomes a dense binary file, LIBSVM input a
 /// sparse (CSR) one, unless --layout says otherwise. Values are parsed
 /// directly in the chosen --precision, so an f32 binary file holds exactly

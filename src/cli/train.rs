@@ -31,7 +31,7 @@ Examples:
 Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
 last model is still saved); 1 error; 2 bad command line.";
 
-/// Train a perceptron on a CSV or LIBSVM file (or the bundled digits data).
+/// Train a perceptron on a CSV, LIBSVM or binary file (or the bundled digits data).
 ///
 /// Runs Rosenblatt's classic algorithm exactly: w = 0, rows in file order,
 /// w <- w + y x on every mistake (y·w·x <= 0), until an epoch makes no
@@ -40,7 +40,7 @@ last model is still saved); 1 error; 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct TrainArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz). Omit it to train on the
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to train on the
     /// bundled UCI digits 3-vs-5 dataset.
     pub data: Option<PathBuf>,
 

@@ -81,6 +81,7 @@ fn every_row_meets_the_planted_margin_and_radius() {
         dense(2000, 3, 3),
         sparse(3000, 1000, 8, 4),
         sparse(1000, 300, 100, 5),
+        sparse(300, 2000, 300, 10),
         GenOptions {
             bias: false,
             ..dense(2000, 5, 6)
@@ -259,6 +260,7 @@ fn all_formats_load_to_the_same_dataset() {
     for gopts in [
         dense(500, 7, 21),
         sparse(500, 20, 4, 22),
+        sparse(100, 600, 400, 24),
         GenOptions {
             noise: 0.2,
             bias: false,
@@ -373,6 +375,31 @@ fn both_classes_are_common() {
             let pos = data.labels.iter().filter(|l| l.planted > 0).count() as f64;
             let frac = pos / data.labels.len() as f64;
             assert!((0.2..=0.8).contains(&frac), "{opts:?}: {frac}");
+        }
+    }
+}
+
+#[test]
+fn sparse_indices_follow_floyds_algorithm_as_documented() {
+    // A plain transcription of the documented sampling, for both of the
+    // generator's implementations (small and large K).
+    for (d, k) in [(1000u64, 10u64), (5000, 300)] {
+        let g = gen_of(sparse(20, d, k, 31));
+        let data = g.generate::<f64>().unwrap();
+        assert_eq!(data.redraws, 0, "every row accepted at its first draw");
+        let Features::Sparse(m) = &data.raw.features else {
+            panic!()
+        };
+        for i in 0..20 {
+            let mut rng = g.row_rng(i as u64);
+            unit(&mut rng); // the noise draw
+            let mut taken: Vec<u32> = Vec::new();
+            for j in d - k..d {
+                let t = rng.below(j + 1) as u32;
+                taken.push(if taken.contains(&t) { j as u32 } else { t });
+            }
+            taken.sort();
+            assert_eq!(&m.indices[m.row_ptr[i]..m.row_ptr[i + 1]], &taken[..]);
         }
     }
 }

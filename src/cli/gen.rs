@@ -85,7 +85,9 @@ pub struct GenArgs {
     #[arg(long)]
     pub no_bias: bool,
 
-    /// Precision of the stored values (text output writes them exactly).
+    /// Precision of the stored values. Text output writes each in the
+    /// shortest form that parses back to the same value in this precision;
+    /// train on it in the same precision (a .pbin file also widens exactly).
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: PrecisionArg,
 

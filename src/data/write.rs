@@ -1,9 +1,13 @@
 //! Writing datasets as CSV, LIBSVM or the binary `.pbin` format, the format
 //! chosen by the output file's extension.
 //!
-//! Text output round-trips exactly: every value is written with Rust's
-//! shortest representation that parses back to the same bits (`{}`), labels
-//! are written as their text. CSV output has no header, the label first and
+//! Text output round-trips exactly in its own precision: every value is
+//! written with Rust's shortest representation that parses back to the same
+//! bits (`{}`) in the precision it is stored in, and labels as their text.
+//! Read in the *other* precision, a decimal gives its own nearest value:
+//! text of f32 values read for f64 training is not the f32 values widened
+//! (a `.pbin` file of them is), so write text in the precision it will be
+//! trained in. CSV output has no header, the label first and
 //! every feature (zeros included); LIBSVM output lists the stored entries
 //! with 1-based indices. LIBSVM files do not record the number of features,
 //! so a reader sees as many as the largest index present.

@@ -11,6 +11,7 @@ pub mod info;
 pub mod predict;
 pub mod progress;
 pub mod train;
+pub mod train_ovr;
 
 use clap::{Parser, Subcommand};
 

@@ -26,7 +26,7 @@ fn params(
         shuffle_seed: None,
         passes,
         variant,
-                margin: margin.map(|m| Margin::parse(m).unwrap()),
+        margin: margin.map(|m| Margin::parse(m).unwrap()),
         multiclass: false,
     }
 }

@@ -10,6 +10,7 @@ pub mod r#gen;
 pub mod info;
 pub mod predict;
 pub mod progress;
+pub mod split;
 pub mod train;
 pub mod train_ovr;
 
@@ -56,6 +57,7 @@ pub enum Command {
     Info(info::InfoArgs),
     Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
+    Split(split::SplitArgs),
     Convert(convert::ConvertArgs),
     Gen(r#gen::GenArgs),
 }
@@ -71,6 +73,7 @@ pub fn main() -> i32 {
         Command::Info(a) => info::run(a),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Split(a) => split::run(a),
         Command::Convert(a) => convert::run(a),
         Command::Gen(a) => r#gen::run(a),
     };

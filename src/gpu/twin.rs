@@ -132,7 +132,7 @@ impl<'d, F: Real> TwinEngine<'d, F> {
         let heads = pass.heads;
         let stride = cols + self.bias as usize;
         // As in the kernels: one virtual row per (row, head) pair.
-                for (vr, slot) in out.iter_mut().enumerate().take(pass.slots()) {
+        for (vr, slot) in out.iter_mut().enumerate().take(pass.slots()) {
             let p = pass.start + vr / heads;
             let head = vr % heads;
             let w = &pass.weights[head * stride..(head + 1) * stride];
@@ -148,7 +148,7 @@ impl<'d, F: Real> TwinEngine<'d, F> {
             };
             let m = stored as u32 + self.bias as u32;
             let positive = self.data.label_for(head, heads, p) > 0;
-                        *slot = write_slack(&bound, positive, s, t, m, self.norms[p]);
+            *slot = write_slack(&bound, positive, s, t, m, self.norms[p]);
         }
     }
 }

@@ -17,24 +17,29 @@ fn split(data: &Path, train: &Path, test: &Path, seed: &str) -> std::process::Ou
 }
 
 fn lines(p: &Path) -> Vec<String> {
-    std::fs::read_to_string(p).unwrap().lines().map(str::to_owned).collect()
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]
 fn parts_are_disjoint_complete_reproducible_and_in_file_order() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let data = root.join("data/iris_setosa.csv");
     let dir = tempfile::tempdir().unwrap();
+    // The first feature is the row number, so positions identify rows.
+    let data = dir.path().join("ids.csv");
+    let text: String = (0..150)
+        .map(|i| format!("{},{i},{}\n", if i % 3 == 0 { 1 } else { -1 }, i % 7))
+        .collect();
+    std::fs::write(&data, text).unwrap();
     let (tr, te) = (dir.path().join("tr.csv"), dir.path().join("te.csv"));
     assert!(split(&data, &tr, &te, "3").status.success());
     let (a, b) = (lines(&tr), lines(&te));
     assert_eq!((a.len(), b.len()), (112, 38));
-    // Every original row appears exactly once, and each part keeps file order
-    // (rows of iris are distinct, so positions identify them).
-    let original = lines(&data);
-    let norm = |l: &String| l.split(',').map(|v| v.parse::<f64>().unwrap()).collect::<Vec<_>>();
-    let position = |l: &String| original.iter().position(|o| norm(o) == norm(l)).unwrap();
-    let (pa, pb): (Vec<usize>, Vec<usize>) = (a.iter().map(position).collect(), b.iter().map(position).collect());
+    let id = |l: &String| l.split(',').nth(1).unwrap().parse::<usize>().unwrap();
+    let (pa, pb): (Vec<usize>, Vec<usize>) =
+        (a.iter().map(id).collect(), b.iter().map(id).collect());
     assert!(pa.windows(2).all(|w| w[0] < w[1]) && pb.windows(2).all(|w| w[0] < w[1]));
     let mut all: Vec<usize> = pa.iter().chain(&pb).copied().collect();
     all.sort_unstable();

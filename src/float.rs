@@ -82,6 +82,12 @@ pub trait Real:
     /// True for non-zero numbers below [`Real::MIN_NORMAL`] in magnitude.
     fn is_subnormal(self) -> bool;
     fn abs(self) -> Self;
+
+    /// Σ w_k·x_k and Σ |w_k·x_k| in any order (for certified margins, never
+    /// for reference decisions): SIMD where the target has it.
+    fn dot_and_abs(w: &[Self], x: &[Self]) -> (Self, Self) {
+        crate::cpu::simd::portable(w, x)
+    }
 }
 
 impl Real for f32 {
@@ -92,20 +98,30 @@ impl Real for f32 {
     const MIN_NORMAL: f64 = 1.175_494_350_822_287_5e-38; // 2^-126
     const MAX_VALUE: f64 = f32::MAX as f64;
 
+    #[inline]
     fn to_f64(self) -> f64 {
         self as f64
     }
+    #[inline]
     fn from_f64(v: f64) -> Self {
         v as f32
     }
+    #[inline]
     fn is_finite(self) -> bool {
         f32::is_finite(self)
     }
+    #[inline]
     fn is_subnormal(self) -> bool {
         f32::is_subnormal(self)
     }
+    #[inline]
     fn abs(self) -> Self {
         f32::abs(self)
+    }
+
+    #[inline]
+    fn dot_and_abs(w: &[Self], x: &[Self]) -> (Self, Self) {
+        crate::cpu::simd::f32s(w, x)
     }
 }
 
@@ -117,20 +133,30 @@ impl Real for f64 {
     const MIN_NORMAL: f64 = 2.2250738585072014e-308; // 2^-1022
     const MAX_VALUE: f64 = f64::MAX;
 
+    #[inline]
     fn to_f64(self) -> f64 {
         self
     }
+    #[inline]
     fn from_f64(v: f64) -> Self {
         v
     }
+    #[inline]
     fn is_finite(self) -> bool {
         f64::is_finite(self)
     }
+    #[inline]
     fn is_subnormal(self) -> bool {
         f64::is_subnormal(self)
     }
+    #[inline]
     fn abs(self) -> Self {
         f64::abs(self)
+    }
+
+    #[inline]
+    fn dot_and_abs(w: &[Self], x: &[Self]) -> (Self, Self) {
+        crate::cpu::simd::f64s(w, x)
     }
 }
 

@@ -7,8 +7,6 @@
 use crate::data::Row;
 use crate::float::Real;
 
-const LANES: usize = 8;
-
 /// Returns (s^, t^) for one row, the bias term included when `bias`.
 #[inline]
 pub fn margin<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> (F, F) {
@@ -26,28 +24,7 @@ pub fn margin<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> (F, F) {
 
 #[inline]
 fn dense<F: Real>(w: &[F], x: &[F]) -> (F, F) {
-    let mut s = [F::ZERO; LANES];
-    let mut t = [F::ZERO; LANES];
-    let mut wc = w.chunks_exact(LANES);
-    let mut xc = x.chunks_exact(LANES);
-    for (wl, xl) in (&mut wc).zip(&mut xc) {
-        for l in 0..LANES {
-            let p = wl[l] * xl[l];
-            s[l] = s[l] + p;
-            t[l] = t[l] + p.abs();
-        }
-    }
-    let (mut s0, mut t0) = (F::ZERO, F::ZERO);
-    for (&a, &b) in wc.remainder().iter().zip(xc.remainder()) {
-        let p = a * b;
-        s0 = s0 + p;
-        t0 = t0 + p.abs();
-    }
-    for l in 0..LANES {
-        s0 = s0 + s[l];
-        t0 = t0 + t[l];
-    }
-    (s0, t0)
+    F::dot_and_abs(w, x)
 }
 
 #[inline]

@@ -5,6 +5,7 @@
 //! slacks with [`crate::certify::Bound::slack`].
 
 mod kernel;
+pub mod simd;
 
 use std::time::Instant;
 

@@ -322,9 +322,6 @@ impl Drift {
 /// because of drift, and they are more than a tenth of the rows walked.
 const BREAK_AFTER: u64 = 32;
 
-/// How many rows ahead the host walk asks the processor to load.
-const PREFETCH_AHEAD: usize = 4;
-
 /// The smallest window the loop asks for after an early break.
 const MIN_WINDOW: usize = 64;
 
@@ -667,10 +664,6 @@ impl<'d, F: Real> Loop<'d, F> {
         end: usize,
     ) -> Result<std::result::Result<(), EngineError>> {
         for i in self.state.position..end {
-            // Rows are read in order: start loading a few ahead.
-            if std::env::var_os("PERCEPTRON_NO_PREFETCH").is_none() {
-                self.data.features.prefetch_row(i + PREFETCH_AHEAD);
-            }
             for h in 0..self.heads {
                 let mistake = self.host_decides(i, h)?;
                 if let Err(e) = self.commit(engine, i, h, mistake, None)? {

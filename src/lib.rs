@@ -17,6 +17,7 @@ pub mod float;
 pub mod gpu;
 pub mod model;
 pub mod output;
+pub mod plot;
 pub mod reference;
 pub mod train;
 

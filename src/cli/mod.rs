@@ -5,6 +5,7 @@ pub mod bench;
 pub mod devices;
 pub mod eval;
 pub mod info;
+pub mod plot;
 pub mod predict;
 pub mod progress;
 pub mod train;
@@ -30,6 +31,7 @@ Examples:
   perceptron predict m.json new.csv     one predicted label per line
   perceptron eval m.json test.csv       accuracy, confusion matrix, F1
   perceptron info data.csv              shape, labels and radius of a file
+  perceptron plot curve m.json -o c.svg pictures: curve, margins, boundary, bias, trace
 
 Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
 converge within --max-epochs (the model is still saved).";
@@ -49,6 +51,7 @@ pub enum Command {
     Info(info::InfoArgs),
     Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
+    Plot(plot::PlotArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -62,6 +65,7 @@ pub fn main() -> i32 {
         Command::Info(a) => info::run(a),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Plot(a) => plot::run(a),
     };
     match result {
         Ok(code) => code,

@@ -170,6 +170,8 @@ pub fn encode_gif(
         frame.delay = delay;
         encoder.write_frame(&frame).map_err(std::io::Error::other)?;
     }
+    // Writes the trailer, reporting a failure instead of panicking in drop.
+    encoder.into_inner().map_err(std::io::Error::other)?;
     Ok(())
 }
 

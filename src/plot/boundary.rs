@@ -205,8 +205,12 @@ impl Panel {
         (x, y)
     }
 
+    /// 2-D data keeps one unit the same length on both axes, so that w
+    /// looks normal to the line. Projected and 1-D data need not: their
+    /// boundary is vertical and w horizontal at any scale, and their axes
+    /// may span very different ranges.
     fn equal_aspect(&self) -> bool {
-        self.placement != Placement::Line
+        self.placement == Placement::Plane
     }
 
     /// The legend entries this panel needs.

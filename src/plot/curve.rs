@@ -71,7 +71,7 @@ impl Curve {
         let mut keys = vec![
             (Key::LineDot(POSITIVE), "mistakes in the epoch".to_owned()),
             (
-                Key::Line(SECOND, 3),
+                Key::Line(SECOND, 2),
                 format!("running total, ending at M = {}", self.total_mistakes),
             ),
         ];
@@ -132,7 +132,7 @@ impl Figure for Curve {
             .x_label_area_size(52)
             .y_label_area_size(76)
             .build_cartesian_2d(0i64..(e as i64 + 1), (floor..top).log_scale())?;
-        let y_fmt = |v: &f64| style::fmt_sig(*v, 3);
+        let y_fmt = |v: &f64| style::log_tick(*v);
         chart
             .configure_mesh()
             .x_desc("epoch")
@@ -160,7 +160,7 @@ impl Figure for Curve {
             .enumerate()
             .filter(|(_, t)| **t > 0)
             .map(|(i, &t)| (i as i64 + 1, t as f64));
-        chart.draw_series(LineSeries::new(total_points, SECOND.stroke_width(3)))?;
+        chart.draw_series(LineSeries::new(total_points, SECOND.stroke_width(2)))?;
 
         let positive: Vec<(i64, f64)> = self
             .mistakes_per_epoch

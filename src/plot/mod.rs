@@ -166,13 +166,52 @@ pub fn encode_gif(
         .map_err(std::io::Error::other)?;
     let delay = u16::try_from(delay_ms.div_ceil(10)).unwrap_or(u16::MAX);
     for rgb in frames {
-        let mut frame = gif::Frame::from_rgb_speed(w, h, rgb, 10);
+        let (palette, indices) = palette_of(rgb);
+        let mut frame = gif::Frame::from_palette_pixels(w, h, indices, palette, None);
         frame.delay = delay;
         encoder.write_frame(&frame).map_err(std::io::Error::other)?;
     }
     // Writes the trailer, reporting a failure instead of panicking in drop.
     encoder.into_inner().map_err(std::io::Error::other)?;
     Ok(())
+}
+
+/// A GIF palette for RGB pixels: the 256 most frequent colours exactly (so
+/// the Okabe-Ito colours of marks and legend stay exact), every other
+/// colour (antialiased edges) mapped to its nearest palette entry.
+/// Returns the palette (r, g, b, ...) and one index per pixel.
+pub fn palette_of(rgb: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    use std::collections::HashMap;
+    let mut counts: HashMap<[u8; 3], u32> = HashMap::new();
+    for p in rgb.chunks_exact(3) {
+        *counts.entry([p[0], p[1], p[2]]).or_default() += 1;
+    }
+    let mut colours: Vec<([u8; 3], u32)> = counts.into_iter().collect();
+    colours.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let palette: Vec<[u8; 3]> = colours.iter().take(256).map(|c| c.0).collect();
+    let mut index: HashMap<[u8; 3], u8> = palette
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (*c, i as u8))
+        .collect();
+    let nearest = |c: [u8; 3]| {
+        let d = |p: &[u8; 3]| {
+            (0..3)
+                .map(|k| (p[k] as i32 - c[k] as i32).pow(2))
+                .sum::<i32>()
+        };
+        (0..palette.len())
+            .min_by_key(|&i| d(&palette[i]))
+            .unwrap_or(0) as u8
+    };
+    let indices = rgb
+        .chunks_exact(3)
+        .map(|p| {
+            let c = [p[0], p[1], p[2]];
+            *index.entry(c).or_insert_with(|| nearest(c))
+        })
+        .collect();
+    (palette.concat(), indices)
 }
 
 /// Writes `figure` to `path` as SVG or PNG (by the extension), atomically.
@@ -232,6 +271,23 @@ pub fn parse_size(s: &str) -> std::result::Result<(u32, u32), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gif_palettes_keep_frequent_colours_exact() {
+        let mut rgb = Vec::new();
+        for i in 0..300u32 {
+            // 300 distinct greys once each, and the class blue 1000 times.
+            rgb.extend([(i % 256) as u8, (i / 256) as u8, 7]);
+        }
+        for _ in 0..1000 {
+            rgb.extend([0x00, 0x72, 0xB2]);
+        }
+        let (palette, indices) = palette_of(&rgb);
+        assert_eq!(palette.len(), 256 * 3);
+        assert_eq!(&palette[..3], &[0x00, 0x72, 0xB2]);
+        assert_eq!(indices.len(), 1300);
+        assert!(indices[300..].iter().all(|&i| i == 0));
+    }
 
     #[test]
     fn format_and_size_parsing() {

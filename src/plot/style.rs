@@ -180,6 +180,23 @@ pub fn tick(v: f64, span: f64) -> String {
     }
 }
 
+/// A tick label of a log axis: powers of ten from 10⁴ up as 10 with a
+/// superscript exponent, so that the labels stay narrow.
+pub fn log_tick(v: f64) -> String {
+    let e = v.log10().round();
+    if e >= 4.0 && (v - 10f64.powf(e)).abs() <= 1e-9 * v {
+        const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+        let digits: String = (e as u32)
+            .to_string()
+            .chars()
+            .map(|d| SUPERSCRIPT[d.to_digit(10).unwrap_or(0) as usize])
+            .collect();
+        format!("10{digits}")
+    } else {
+        fmt_sig(v, 3)
+    }
+}
+
 /// The file name of a path, for titles (the whole path is in the model).
 pub fn short_name(path: &str) -> String {
     std::path::Path::new(path)
@@ -385,6 +402,10 @@ mod tests {
         assert_eq!(fmt_sig(2.5e-5, 3), "2.5e-5");
         assert_eq!(fmt_sig(1.0, 4), "1");
         assert_eq!(tick(1e-17, 2.0), "0");
+        assert_eq!(log_tick(1000.0), "1000");
+        assert_eq!(log_tick(1e6), "10⁶");
+        assert_eq!(log_tick(1e12), "10¹²");
+        assert_eq!(log_tick(0.5), "0.5");
         assert_eq!(short_name("data/x.csv"), "x.csv");
         assert_eq!(
             short_name("<bundled: digits 3 vs 5>"),

@@ -35,6 +35,10 @@ fn cmd(dir: &Path) -> Command {
 /// A separable 2-D set that needs the bias, from a fixed LCG: `n` points in
 /// [0,10] x [0,8], +1 above the line x2 = 1.2 x1 - 3 (with a gap of 0.6).
 fn generated_csv(dir: &Path, n: usize) -> PathBuf {
+    generated_csv_named(dir, n, "generated.csv")
+}
+
+fn generated_csv_named(dir: &Path, n: usize, name: &str) -> PathBuf {
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {
         state = state
@@ -58,7 +62,7 @@ fn generated_csv(dir: &Path, n: usize) -> PathBuf {
         ));
         rows += 1;
     }
-    let path = dir.join("generated.csv");
+    let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -258,6 +262,33 @@ fn boundary_svg_has_one_mark_per_row_and_the_line_of_the_model() {
     assert!(!elements(&doc, "polyline", "stroke", REFERENCE).is_empty());
     assert!(text.contains("Decision boundary: m.json on generated.csv"));
     assert!(text.contains("all 50 rows classified correctly"));
+}
+
+#[test]
+fn large_data_is_thinned_and_the_title_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = generated_csv(dir.path(), 50);
+    let m = train_model(dir.path(), &small, "m.json", &[]);
+    let big = generated_csv_named(dir.path(), 30_000, "big.csv");
+    plot(
+        dir.path(),
+        &[
+            "boundary",
+            m.to_str().unwrap(),
+            big.to_str().unwrap(),
+            "-o",
+            "big.svg",
+        ],
+    );
+    let text = read_svg(&dir.path().join("big.svg"));
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    assert!(
+        text.contains("every 2nd row drawn (15000 of 30000)"),
+        "{text:.2000}"
+    );
+    let marks = elements(&doc, "circle", "fill", POSITIVE).len()
+        + elements(&doc, "polygon", "fill", NEGATIVE).len();
+    assert_eq!(marks, 15_000 + 2);
 }
 
 #[test]

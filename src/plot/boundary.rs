@@ -49,8 +49,16 @@ pub struct Panel {
     pub previous: Option<Line>,
     /// The band |w·x + b| < m, with m the smallest y (w·x + b).
     pub band: Option<f64>,
-    /// A row to single out (trace: the mistake that caused the update).
-    pub highlight: Option<usize>,
+    /// A row to single out, with its label (trace: the mistake that caused
+    /// the update).
+    pub highlight: Option<((f64, f64), i8)>,
+    /// Rows of the data (`points` may hold only every `stride`-th).
+    pub rows: usize,
+    pub stride: usize,
+    /// Rows misclassified, of all `rows`.
+    pub wrong: usize,
+    /// Rows of the +1 and of the -1 class, of all `rows`.
+    pub class_rows: [usize; 2],
     pub x_desc: String,
     pub y_desc: String,
     pub placement: Placement,
@@ -59,6 +67,10 @@ pub struct Panel {
     /// A fixed view instead of one fitted to the points.
     pub view: Option<(Span, Span)>,
 }
+
+/// At most this many rows are drawn; larger data is thinned to every k-th
+/// row (the title says so), so that an SVG stays a reasonable size.
+pub const MAX_POINTS: usize = 20_000;
 
 /// The look of a panel: full size, or small for small multiples.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -176,7 +188,8 @@ impl Panel {
                 )
             }
         };
-        Ok(Panel {
+        let wrong = misclassified.iter().filter(|&&m| m).count();
+        let mut panel = Panel {
             caption: None,
             points,
             labels: labels[..rows].to_vec(),
@@ -185,16 +198,54 @@ impl Panel {
             previous: None,
             band: separated.then_some(smallest),
             highlight: None,
+            rows,
+            stride: 1,
+            wrong,
+            class_rows: class_rows(&labels[..rows]),
             x_desc,
             y_desc,
             placement,
             include_origin: !has_bias,
             view: None,
+        };
+        panel.thin(MAX_POINTS);
+        Ok(panel)
+    }
+
+    /// Keeps every k-th row, with k the smallest that leaves at most `max`.
+    pub fn thin(&mut self, max: usize) {
+        let n = self.points.len();
+        if n <= max || max == 0 {
+            return;
+        }
+        let stride = n.div_ceil(max);
+        fn every<T>(v: &mut Vec<T>, stride: usize) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                (i - 1) % stride == 0
+            });
+        }
+        every(&mut self.points, stride);
+        every(&mut self.labels, stride);
+        every(&mut self.misclassified, stride);
+        self.stride = stride;
+    }
+
+    /// Says how many rows are drawn when not all are.
+    pub fn thinning_note(&self) -> Option<String> {
+        (self.stride > 1).then(|| {
+            format!(
+                "every {} row drawn ({} of {})",
+                ordinal(self.stride),
+                self.points.len(),
+                self.rows
+            )
         })
     }
 
     pub fn misclassified_count(&self) -> usize {
-        self.misclassified.iter().filter(|&&m| m).count()
+        self.wrong
     }
 
     /// The view fitted to the points (and the origin when asked).
@@ -215,7 +266,7 @@ impl Panel {
 
     /// The legend entries this panel needs.
     pub fn legend(&self, labels: &LabelMap) -> Vec<(Key, String)> {
-        let count = |s: i8| self.labels.iter().filter(|&&y| y == s).count();
+        let count = |s: i8| self.class_rows[if s > 0 { 0 } else { 1 }];
         let mut keys = vec![
             (
                 Key::Circle(POSITIVE),
@@ -415,9 +466,8 @@ impl Panel {
                 .draw(&Text::new(*note, at, note_style.clone()))?;
         }
 
-        if let Some(i) = self.highlight {
-            let p = self.points[i];
-            if self.labels[i] > 0 {
+        if let Some((p, label)) = self.highlight {
+            if label > 0 {
                 chart.draw_series(std::iter::once(Circle::new(p, r + 1, POSITIVE.filled())))?;
             } else {
                 chart.draw_series(std::iter::once(TriangleMarker::new(
@@ -496,6 +546,24 @@ impl Panel {
         ))?;
         Ok(())
     }
+}
+
+/// 2nd, 3rd, 4th, 11th, 21st, ...
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// Rows of the +1 and of the -1 class.
+pub fn class_rows(labels: &[i8]) -> [usize; 2] {
+    let positive = labels.iter().filter(|&&y| y > 0).count();
+    [positive, labels.len() - positive]
 }
 
 /// Feature `k` of row `i` (0 when not stored).
@@ -580,13 +648,16 @@ impl Boundary {
         data_name: &str,
     ) -> Result<Boundary> {
         let panel = Panel::new(&model.weights, model.bias, model.has_bias, features, labels)?;
-        let rows = panel.points.len();
+        let rows = panel.rows;
         let bad = panel.misclassified_count();
-        let fit = if bad == 0 {
+        let mut fit = if bad == 0 {
             format!("all {rows} rows classified correctly")
         } else {
             format!("{bad} of {rows} rows misclassified (ringed)")
         };
+        if let Some(note) = panel.thinning_note() {
+            fit = format!("{fit}; {note}");
+        }
         let equation = if panel.placement == Placement::Plane {
             let w = as_f64(&model.weights);
             if model.has_bias {
@@ -665,8 +736,10 @@ impl Boundary {
             panels.push(panel);
         }
         let note = placement_note(&panels[0].placement)
+            .into_iter()
+            .chain(panels[0].thinning_note())
             .map(|n| format!("{n}; "))
-            .unwrap_or_default();
+            .collect::<String>();
         Ok(Boundary {
             title: format!(
                 "Why the bias: {} trained without and with it",
@@ -736,6 +809,34 @@ impl Figure for Boundary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_data_is_thinned_for_drawing_only() {
+        use crate::data::DenseMatrix;
+        let n = 50;
+        let values: Vec<f64> = (0..n).flat_map(|i| [i as f64, 1.0]).collect();
+        let labels: Vec<i8> = (0..n).map(|i| if i < 20 { 1 } else { -1 }).collect();
+        let features = Features::Dense(DenseMatrix {
+            rows: n,
+            cols: 2,
+            values,
+        });
+        // w·x + b = -x1 + 19.5: every row on its side.
+        let mut panel = Panel::new(&[-1.0, 0.0], 19.5, true, &features, &labels).unwrap();
+        assert_eq!((panel.points.len(), panel.stride), (50, 1));
+        assert_eq!(panel.thinning_note(), None);
+        panel.thin(20);
+        assert_eq!((panel.points.len(), panel.stride), (17, 3));
+        assert_eq!(panel.points[1], (3.0, 1.0));
+        assert_eq!(panel.labels.len(), 17);
+        assert_eq!(
+            panel.thinning_note().unwrap(),
+            "every 3rd row drawn (17 of 50)"
+        );
+        // Counts are of all rows.
+        assert_eq!(panel.class_rows, [20, 30]);
+        assert_eq!(panel.band, Some(0.5));
+    }
 
     #[test]
     fn origin_separability_in_two_dimensions() {

@@ -115,6 +115,15 @@ fn line_of(w: &[f64], bias: bool) -> Option<Line> {
     })
 }
 
+fn frames_note(stride: usize, drawn: usize, rows: usize) -> Option<String> {
+    (stride > 1).then(|| {
+        format!(
+            "every {} row drawn ({drawn} of {rows})",
+            super::boundary::ordinal(stride)
+        )
+    })
+}
+
 /// Which updates to show: all when they fit, else the first `max - 1` and
 /// the last (the final boundary).
 pub fn chosen(total: usize, max: usize) -> Vec<usize> {
@@ -148,6 +157,8 @@ pub struct Trace {
     pub title: String,
     pub subtitle: String,
     pub labels: LabelMap,
+    /// Rows of the +1 and of the -1 class.
+    pub class_rows: [usize; 2],
     pub frames: Vec<Panel>,
 }
 
@@ -167,6 +178,13 @@ impl Trace {
             Span::covering(points.iter().map(|p| p.0).chain(origin), 0.08),
             Span::covering(points.iter().map(|p| p.1).chain(origin), 0.08),
         );
+        // Large data is thinned for drawing, as in `boundary`; the row of
+        // each update is drawn whether kept or not.
+        let rows = points.len();
+        let stride = rows.div_ceil(super::boundary::MAX_POINTS).max(1);
+        let kept: Vec<usize> = (0..rows).step_by(stride).collect();
+        let drawn: Vec<(f64, f64)> = kept.iter().map(|&i| points[i]).collect();
+        let drawn_labels: Vec<i8> = kept.iter().map(|&i| data.labels[i]).collect();
         let total = replay.updates.len();
         let picked = chosen(total, max_frames.max(1));
         let frames = picked
@@ -181,13 +199,17 @@ impl Trace {
                         u.row + 1,
                         if u.y > 0 { "+1" } else { "-1" }
                     )),
-                    points: points.clone(),
-                    labels: data.labels.clone(),
-                    misclassified: vec![false; points.len()],
+                    points: drawn.clone(),
+                    labels: drawn_labels.clone(),
+                    misclassified: vec![false; drawn.len()],
                     line: line_of(&u.after, replay.bias),
                     previous: line_of(&u.before, replay.bias),
                     band: None,
-                    highlight: Some(u.position),
+                    highlight: Some((points[u.position], u.y)),
+                    rows,
+                    stride,
+                    wrong: 0,
+                    class_rows: super::boundary::class_rows(&data.labels),
                     x_desc: "x1".into(),
                     y_desc: "x2".into(),
                     placement: Placement::Plane,
@@ -224,18 +246,18 @@ impl Trace {
                 F::PRECISION,
                 if replay.bias { "with bias" } else { "no bias" }
             ),
-            subtitle: format!("{run}; {shown}"),
+            subtitle: match frames_note(stride, kept.len(), rows) {
+                Some(note) => format!("{run}; {shown}; {note}"),
+                None => format!("{run}; {shown}"),
+            },
             labels: data.label_map.clone(),
+            class_rows: super::boundary::class_rows(&data.labels),
             frames,
         })
     }
 
     fn legend(&self) -> Vec<(Key, String)> {
-        let count = |s: i8| {
-            self.frames
-                .first()
-                .map_or(0, |f| f.labels.iter().filter(|&&y| y == s).count())
-        };
+        let count = |s: i8| self.class_rows[if s > 0 { 0 } else { 1 }];
         vec![
             (
                 Key::Circle(POSITIVE),

@@ -19,14 +19,15 @@ struct Params {
     _pad2: u32,
 }
 
-// The normalised slack of src/certify.rs: with E = (m*REL)*t + (m*ABS +
-// FLUSH), (y*s - E)/N if y*s > E, (y*s + E)/N if y*s < -E, else 0 (also
-// when anything is non-finite, t is huge, or N is tiny).
+// The normalised slack of src/certify.rs for the rule y*s <= TAU
+// (bound[3]; 0 for the classic rule). With a = y*s - TAU and
+// E = (m*REL)*t + (m*ABS + FLUSH): (a - E)/N if a > E, (a + E)/N if a < -E,
+// else 0 (also when anything is non-finite, t is huge, or N is tiny).
 fn write_slack(q: u32, row: u32, s: real, t: real, m: u32) {
     let mr = real(m);
     let e = (mr * bound[0]) * t + (mr * bound[1] + bound[2]);
     let positive = ((labels[row / 32u] >> (row % 32u)) & 1u) == 1u;
-    let ys = select(-s, s, positive);
+    let ys = select(-s, s, positive) - bound[3];
     let nrm = real(norms[row]);
     var r: f32 = 0.0;
     if is_finite_real(s) && is_finite_real(e) && t <= REAL_QUARTER_MAX && nrm >= 1e-10 {

@@ -196,6 +196,7 @@ fn device_ceiling<F: Real>(
         start: 0,
         end: rows,
         weights: &weights,
+        tau: F::ZERO,
     };
     let mut out = vec![0f32; rows];
     // Warm up, then best of five.

@@ -88,6 +88,9 @@ pub struct Bound<F> {
     pub abs: F,
     /// Added once: 1.1·λ·L1max when w has a subnormal entry, else 0.
     pub flush: F,
+    /// The margin threshold τ of `--margin` (0 for the classic rule): a row
+    /// is a mistake iff y·s <= τ.
+    pub tau: F,
 }
 
 impl<F: Real> Bound<F> {
@@ -110,7 +113,22 @@ impl<F: Real> Bound<F> {
             rel: round_up::<F>(3.0 * F::UNIT_ROUNDOFF),
             abs: round_up::<F>(4.0 * F::MIN_NORMAL),
             flush,
+            tau: F::ZERO,
         }
+    }
+
+    /// The bound for the rule y·s <= τ. The test then compares
+    /// fl(y·ŝ - τ) with E, and that subtraction rounds: fl(a - τ) is at most
+    /// (a - τ)(1 + u) + λ, so E grows by a factor 1.001 (far above 1 + 4u)
+    /// and by 2.2λ, which keeps every settled decision the reference's. With
+    /// τ = 0 the subtraction is exact and nothing changes.
+    pub fn with_margin(mut self, tau: F) -> Self {
+        if tau != F::ZERO {
+            self.rel = round_up::<F>(self.rel.to_f64() * 1.001);
+            self.flush = round_up::<F>(self.flush.to_f64() + 2.2 * F::MIN_NORMAL);
+            self.tau = tau;
+        }
+        self
     }
 
     /// E for a row of `m` terms whose absolute products sum to `t`, evaluated
@@ -125,7 +143,7 @@ impl<F: Real> Bound<F> {
     #[inline]
     pub fn settles_correct(&self, y: i8, s: F, t: F, m: F) -> bool {
         let e = self.of(m, t);
-        let ys = if y > 0 { s } else { -s };
+        let ys = (if y > 0 { s } else { -s }) - self.tau;
         s.is_finite() && e.is_finite() && ys > e
     }
 }
@@ -171,7 +189,7 @@ impl<F: Real> Bound<F> {
     #[inline]
     pub fn slack(&self, y: i8, s: F, t: F, m: F, norm: F) -> f32 {
         let e = self.of(m, t);
-        let ys = if y > 0 { s } else { -s };
+        let ys = (if y > 0 { s } else { -s }) - self.tau;
         let usable = s.is_finite()
             && e.is_finite()
             && t.to_f64() <= F::MAX_VALUE / 4.0
@@ -197,7 +215,7 @@ impl<F: Real> Bound<F> {
     #[inline]
     pub fn decide(&self, y: i8, s: F, t: F, m: F) -> Settled {
         let e = self.of(m, t);
-        let ys = if y > 0 { s } else { -s };
+        let ys = (if y > 0 { s } else { -s }) - self.tau;
         if !(s.is_finite() && e.is_finite() && t.to_f64() <= F::MAX_VALUE / 4.0) {
             Settled::Unknown
         } else if ys > e {

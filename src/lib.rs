@@ -9,11 +9,14 @@
 pub mod backend;
 pub mod bench;
 pub mod certify;
+pub mod checkpoint;
 pub mod cli;
 pub mod cpu;
 pub mod data;
 pub mod error;
 pub mod float;
+// `gen` is a reserved word in edition 2024, hence the raw identifier.
+pub mod r#gen;
 pub mod gpu;
 pub mod model;
 pub mod output;

@@ -45,6 +45,20 @@ pub struct TrainingInfo {
     pub rows: usize,
     pub training_accuracy: f64,
     pub seconds: f64,
+    /// `classic`, `averaged` or `pocket`.
+    #[serde(default)]
+    pub variant: crate::train::Variant,
+    /// The `--margin` threshold τ, if any.
+    #[serde(default)]
+    pub margin_threshold: Option<crate::train::Margin>,
+    /// The model the run started from (`--init`), if any.
+    #[serde(default)]
+    pub init: Option<String>,
+    /// Pocket variant: the epoch the weights came from and their accuracy.
+    #[serde(default)]
+    pub pocket_epoch: Option<usize>,
+    #[serde(default)]
+    pub pocket_training_accuracy: Option<f64>,
 }
 
 /// A trained binary perceptron: h(x) = sign(w·x + b).
@@ -310,6 +324,11 @@ mod tests {
                 rows: 10,
                 training_accuracy: 1.0,
                 seconds: 0.0,
+                variant: crate::train::Variant::Classic,
+                margin_threshold: None,
+                init: None,
+                pocket_epoch: None,
+                pocket_training_accuracy: None,
             },
         }
     }

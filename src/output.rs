@@ -6,16 +6,31 @@
 //! filesystems), and the directory is fsynced so the rename survives a crash.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+
+/// A destination that can also seek (for formats whose header is written last).
+pub trait WriteSeek: Write + Seek {}
+
+impl<T: Write + Seek + ?Sized> WriteSeek for T {}
 
 /// Writes `path` atomically with what `write` produces. If `write` fails, the
 /// temporary file is removed and `path` is untouched.
 pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    write_atomic_seekable(path, |w| write(w))
+}
+
+/// [`write_atomic`] for writers that need to seek, such as a streamed binary
+/// data file whose header is filled in at the end. The writer is buffered;
+/// seeking flushes it.
+pub fn write_atomic_seekable(
+    path: &Path,
+    write: impl FnOnce(&mut dyn WriteSeek) -> std::io::Result<()>,
 ) -> Result<()> {
     check_destination(path)?;
     let dir = directory_of(path);
@@ -29,6 +44,18 @@ pub fn write_atomic(
     let tmp = out
         .into_inner()
         .map_err(|e| Error::io(path, "cannot write output", e.into_error()))?;
+    // The temporary file is private (0600 on Unix); the output should not
+    // be. A replaced file keeps its permissions, a new one gets the usual
+    // 0644.
+    let permissions = std::fs::metadata(path)
+        .map(|m| m.permissions())
+        .ok()
+        .or_else(default_permissions);
+    if let Some(p) = permissions {
+        tmp.as_file()
+            .set_permissions(p)
+            .map_err(|e| Error::io(path, "cannot set the output's permissions", e))?;
+    }
     tmp.as_file()
         .sync_all()
         .map_err(|e| Error::io(path, "cannot flush output to disk", e))?;
@@ -39,6 +66,18 @@ pub fn write_atomic(
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+#[cfg(unix)]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(std::fs::Permissions::from_mode(0o644))
+}
+
+/// Elsewhere temporary files are not made private: keep what they have.
+#[cfg(not(unix))]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    None
 }
 
 /// The directory `path` would be written in.
@@ -112,5 +151,28 @@ mod tests {
         assert!(write_atomic(&nowhere, |w| w.write_all(b"x")).is_err());
         check_destination(&dir.path().join("m.json")).unwrap();
         check_destination(Path::new("m.json")).unwrap();
+    }
+}
+
+#[cfg(all(test, unix))]
+mod permission_tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn outputs_are_not_private_and_keep_existing_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.json");
+        write_atomic(&new, |w| w.write_all(b"x")).unwrap();
+        assert_eq!(
+            std::fs::metadata(&new).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&new, |w| w.write_all(b"y")).unwrap();
+        assert_eq!(
+            std::fs::metadata(&new).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
     }
 }

@@ -42,10 +42,16 @@ pub fn dot<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> F {
 /// the sign test written the way the definition reads.
 #[inline]
 pub fn is_mistake<F: Real>(y: i8, s: F) -> bool {
+    is_mistake_within(y, s, F::ZERO)
+}
+
+/// The rule of `--margin τ`: y·s <= τ (an exact comparison).
+#[inline]
+pub fn is_mistake_within<F: Real>(y: i8, s: F, tau: F) -> bool {
     let ys = if y > 0 { s } else { -s };
-    // A NaN margin is not <= 0 and therefore not a mistake; it can only arise
+    // A NaN margin is not <= τ and therefore not a mistake; it can only arise
     // from an overflowed product, which the training loop reports instead.
-    ys <= F::ZERO
+    ys <= tau
 }
 
 /// A weight became infinite: the data's scale overflows this precision.

@@ -53,6 +53,7 @@ fn fit_with<'a, F: Real>(
         bias,
         shuffle_seed: None,
         passes: PassPolicy::Always,
+        ..Default::default()
     };
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let dim = data.cols() + bias as usize;
@@ -315,10 +316,12 @@ fn device_slacks_agree_with_the_cpu_twin() {
     for d in [&dense, &sparse] {
         let dim = d.cols() + 1;
         let weights: Vec<f32> = (0..dim).map(|_| (rng.unit() - 0.5) as f32).collect();
+        // A margin threshold, so the kernels' τ path is compared too.
         let pass = Pass {
             start: 100,
             end: 4990,
             weights: &weights,
+            tau: 0.25,
         };
         let Some(mut gpu) = engine(d, true, &options()) else {
             return;
@@ -339,5 +342,72 @@ fn device_slacks_agree_with_the_cpu_twin() {
             }
         }
         assert!(differ <= 2, "{differ} rows differ between device and twin");
+    }
+}
+
+/// Every variant on the GPU equals its textbook definition bit for bit.
+#[test]
+fn variants_match_their_definitions_on_the_gpu() {
+    use perceptron::train::{Margin, Variant};
+    let mut rng = Rng(0x7a71);
+    let dense = random_dense::<f32>(&mut rng, 3000, 20, 0.1);
+    let sparse = random_sparse::<f64>(&mut rng, 3000, 300, 12, 0.1);
+    let cases: [(Variant, Option<&str>); 5] = [
+        (Variant::Averaged, None),
+        (Variant::Pocket, None),
+        (Variant::Classic, Some("0.5")),
+        (Variant::Averaged, Some("0.25")),
+        (Variant::Pocket, Some("1")),
+    ];
+    for (variant, margin) in cases {
+        let tau32: f32 = margin.map_or(0.0, |m| Margin::parse(m).unwrap().value());
+        let tau64: f64 = margin.map_or(0.0, |m| Margin::parse(m).unwrap().value());
+        let params = TrainParams {
+            max_epochs: 5,
+            bias: true,
+            passes: PassPolicy::Always,
+            variant,
+            margin: margin.map(|m| Margin::parse(m).unwrap()),
+            ..Default::default()
+        };
+        let mut fb32 = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
+        let Some(gpu) = engine(&dense, true, &options()) else {
+            return;
+        };
+        let fit = train::fit(
+            &dense,
+            &params,
+            State::initial(21),
+            Box::new(gpu),
+            &mut fb32,
+            &mut Silent,
+        )
+        .unwrap();
+        let (w, m, pocket) = common::textbook_variant(&dense, true, 5, variant, tau32);
+        assert_eq!(
+            (bits(&fit.weights), fit.mistakes_per_epoch.clone()),
+            (bits(&w), m),
+            "dense {variant:?} {margin:?}"
+        );
+        assert_eq!(fit.pocket.map(|p| (p.epoch, p.mistakes)), pocket);
+        let mut fb64 = || -> Box<dyn MarginEngine<f64>> { Box::new(ReferenceEngine) };
+        let Some(gpu) = engine(&sparse, true, &options()) else {
+            return;
+        };
+        let fit = train::fit(
+            &sparse,
+            &params,
+            State::initial(301),
+            Box::new(gpu),
+            &mut fb64,
+            &mut Silent,
+        )
+        .unwrap();
+        let (w, m, _) = common::textbook_variant(&sparse, true, 5, variant, tau64);
+        assert_eq!(
+            (bits(&fit.weights), fit.mistakes_per_epoch),
+            (bits(&w), m),
+            "sparse {variant:?} {margin:?}"
+        );
     }
 }

@@ -63,6 +63,7 @@ fn run<'a, F: Real>(
         bias,
         shuffle_seed: None,
         passes,
+        ..Default::default()
     };
     let dim = data.cols() + bias as usize;
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };

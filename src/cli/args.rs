@@ -13,7 +13,7 @@ use crate::gpu::{AdapterRequest, GpuOptions};
 #[derive(Args, Clone, Debug, Default)]
 pub struct DataArgs {
     /// File format; inferred from the extension (.csv .tsv .svm .libsvm
-    /// .svmlight, with or without .gz) or else from the content.
+    /// .svmlight, with or without .gz; .pbin) or else from the content.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
 

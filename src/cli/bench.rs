@@ -90,6 +90,7 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
         bias: !args.no_bias,
         shuffle_seed: None,
         passes: args.passes,
+        ..Default::default()
     };
     let (_, gpu) = args.backend.resolve();
     let mut which = args.backends.clone();

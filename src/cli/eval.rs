@@ -37,7 +37,7 @@ pub struct EvalArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Labelled data file (CSV or LIBSVM, optionally .gz), in the layout the
+    /// Labelled data file (CSV or LIBSVM, optionally .gz, or binary .pbin), in the layout the
     /// model was trained on.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,

@@ -33,7 +33,7 @@ Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct InfoArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz). Omit it to describe the
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to describe the
     /// bundled UCI digits 3-vs-5 dataset.
     #[arg(value_name = "DATA")]
     pub data: Option<PathBuf>,

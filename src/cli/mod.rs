@@ -2,8 +2,11 @@
 
 pub mod args;
 pub mod bench;
+pub mod convert;
 pub mod devices;
 pub mod eval;
+// `gen` is a reserved word in edition 2024, hence the raw identifier.
+pub mod r#gen;
 pub mod info;
 pub mod plot;
 pub mod predict;
@@ -22,7 +25,8 @@ Train Rosenblatt's classic perceptron exactly, on the CPU or the GPU.
 Every backend returns the bit-identical model of the textbook sequential
 algorithm (w = 0; rows in order; w <- w + y x whenever y w.x <= 0; stop after
 an epoch without mistakes). Reads CSV and LIBSVM/svmlight files, gzipped or
-not, and reports what the perceptron convergence theorem says about the run.";
+not, and its own binary format (.pbin), and reports what the perceptron
+convergence theorem says about the run.";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -31,6 +35,8 @@ Examples:
   perceptron predict m.json new.csv     one predicted label per line
   perceptron eval m.json test.csv       accuracy, confusion matrix, F1
   perceptron info data.csv              shape, labels and radius of a file
+  perceptron convert big.svm big.pbin   binary copy that loads without parsing
+  perceptron gen --rows 100000 -o x.pbin   synthetic separable data
   perceptron plot curve m.json -o c.svg pictures: curve, margins, boundary, bias, trace
 
 Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
@@ -51,6 +57,8 @@ pub enum Command {
     Info(info::InfoArgs),
     Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
+    Convert(convert::ConvertArgs),
+    Gen(r#gen::GenArgs),
     Plot(plot::PlotArgs),
 }
 
@@ -65,6 +73,8 @@ pub fn main() -> i32 {
         Command::Info(a) => info::run(a),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Convert(a) => convert::run(a),
+        Command::Gen(a) => r#gen::run(a),
         Command::Plot(a) => plot::run(a),
     };
     match result {

@@ -94,8 +94,9 @@ Exit status: 0 success; 1 error; 2 bad command line.";
 /// Mistakes per epoch of the run that trained MODEL, on a log scale.
 ///
 /// Also draws the running total of mistakes, which ends at M, and, when the
-/// run converged, the convergence theorem's bound (D/gamma)^2 as a dashed
-/// line: the running total can never cross it. Epochs without a mistake
+/// run converged (with the classic rule, not --margin), the convergence
+/// theorem's bound (D/gamma)^2 as a dashed line: the running total can
+/// never cross it. Epochs without a mistake
 /// (the last one of a converged run) are marked on the bottom edge.
 #[derive(Args, Debug)]
 #[command(after_help = CURVE_EXAMPLES)]
@@ -230,12 +231,12 @@ Exit status: 0 success; 1 error; 2 bad command line.";
 /// animated GIF with -o FILE.gif.
 ///
 /// Replays the classic perceptron with the tool's own reference arithmetic,
-/// so every frame is an update that `perceptron train` makes (in the same
-/// precision, order and bias setting). Each frame shows the boundary before
-/// the update (dashed), the misclassified row that caused it (ringed), and
-/// the boundary after, with its normal w. When there are more updates than
-/// --max-frames, the first ones and the last are shown and the title says
-/// so.
+/// so every frame is an update that `perceptron train` makes with the same
+/// precision, order and bias setting (and neither --margin nor --init).
+/// Each frame shows the boundary before the update (dashed), the
+/// misclassified row that caused it (ringed), and the boundary after, with
+/// its normal w. When there are more updates than --max-frames, the first
+/// ones and the last are shown and the title says so.
 #[derive(Args, Debug)]
 #[command(after_help = TRACE_EXAMPLES)]
 pub struct TraceArgs {

@@ -39,7 +39,7 @@ pub struct PredictArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Data file (CSV or LIBSVM, optionally .gz), in the layout the model was
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin), in the layout the model was
     /// trained on. Its labels are read but ignored.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,

@@ -58,7 +58,7 @@ impl TrainProgress {
     }
 }
 
-impl Observer for TrainProgress {
+impl<F: crate::float::Real> Observer<F> for TrainProgress {
     fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
         let done = (epoch as u64) * rows as u64 + position as u64;
         let last = self.last_mistakes;
@@ -72,8 +72,9 @@ impl Observer for TrainProgress {
         }
     }
 
-    fn on_epoch_end(&mut self, _epoch: usize, mistakes: u64) {
-        self.last_mistakes = Some(mistakes);
+    fn on_epoch_end(&mut self, state: &crate::train::State<F>) -> crate::error::Result<()> {
+        self.last_mistakes = state.mistakes_per_epoch.last().copied();
+        Ok(())
     }
 
     fn on_warning(&mut self, message: &str) {

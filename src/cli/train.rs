@@ -1,6 +1,13 @@
 //! `perceptron train`: fit a model, save it, and report what the theory says.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::checkpoint::{self, RunIdentity};
+use crate::model::AnyModel;
+use crate::train::Observer;
+use crate::train::Variant;
 
 use clap::Args;
 use serde::Serialize;
@@ -25,7 +32,7 @@ Examples:
 Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
 last model is still saved); 1 error; 2 bad command line.";
 
-/// Train a perceptron on a CSV or LIBSVM file (or the bundled digits data).
+/// Train a perceptron on a CSV, LIBSVM or binary file (or the bundled digits data).
 ///
 /// Runs Rosenblatt's classic algorithm exactly: w = 0, rows in file order,
 /// w <- w + y x on every mistake (y·w·x <= 0), until an epoch makes no
@@ -34,7 +41,7 @@ last model is still saved); 1 error; 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct TrainArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz). Omit it to train on the
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to train on the
     /// bundled UCI digits 3-vs-5 dataset.
     pub data: Option<PathBuf>,
 
@@ -60,6 +67,28 @@ pub struct TrainArgs {
     #[arg(long, value_name = "LABEL")]
     pub positive: Option<String>,
 
+    /// Return the averaged perceptron: the mean of the weights after every
+    /// row visit. Generalises better than the last iterate when the data is
+    /// not separable.
+    #[arg(long, conflicts_with = "pocket")]
+    pub average: bool,
+
+    /// Return the pocket weights (Gallant's pocket with ratchet): those with
+    /// the fewest training mistakes seen so far, counted over all rows. For
+    /// non-separable data, when the best training accuracy matters.
+    #[arg(long)]
+    pub pocket: bool,
+
+    /// Update when y·w·x <= TAU instead of 0, pushing rows at least TAU past
+    /// the boundary (a margin perceptron).
+    #[arg(long, value_name = "TAU", allow_negative_numbers = true)]
+    pub margin: Option<crate::train::Margin>,
+
+    /// Start from this model's weights instead of zero (a warm start). Its
+    /// features, bias and labels must match the data.
+    #[arg(long, value_name = "MODEL")]
+    pub init: Option<PathBuf>,
+
     /// Visit rows in a fixed pseudo-random order (needs --seed).
     #[arg(long, requires = "seed")]
     pub shuffle: bool,
@@ -81,6 +110,21 @@ pub struct TrainArgs {
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+
+    /// Save the exact training state to FILE (atomically) every
+    /// --checkpoint-every epochs and on Ctrl-C, so a long run can resume.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+
+    /// Epochs between checkpoints.
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "checkpoint")]
+    pub checkpoint_every: usize,
+
+    /// Continue an interrupted run from its checkpoint. Give the same data
+    /// and options as the original run; the result is bit-identical to an
+    /// uninterrupted run. Anything different is refused.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
 
     /// Also draw the learning curve and the margins on the training data,
     /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`). DIR is
@@ -109,6 +153,9 @@ pub struct TrainReport {
     pub backend: Vec<String>,
     /// How `auto` chose, when it matters.
     pub backend_note: Option<String>,
+    pub variant: Variant,
+    pub margin_threshold: Option<String>,
+    pub pocket: Option<crate::train::PocketReport>,
     pub seed: Option<u64>,
     pub epochs: usize,
     pub max_epochs: usize,
@@ -157,6 +204,26 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     }
     let mut data = load::<F>(args)?;
     let seed = if args.shuffle { args.seed } else { None };
+    let identity = RunIdentity {
+        precision: F::PRECISION,
+        bias: !args.no_bias,
+        max_epochs: args.max_epochs,
+        seed,
+        labels: data.label_map.clone(),
+        rows: data.rows(),
+        features: data.cols(),
+        fingerprint: crate::data::fingerprint::fingerprint(&data),
+        variant: variant_of(args),
+        margin: args.margin.clone(),
+        init: match &args.init {
+            Some(p) => Some(init_fingerprint(p)?),
+            None => None,
+        },
+    };
+    let start = match &args.resume {
+        Some(path) => checkpoint::load::<F>(path, &identity)?,
+        None => State::starting_from(initial_weights::<F>(args, &data)?),
+    };
     if let Some(s) = seed {
         data = data.permuted(&train::shuffle::permutation(data.rows(), s));
     }
@@ -165,8 +232,9 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         bias: !args.no_bias,
         shuffle_seed: seed,
         passes: args.passes,
+        variant: variant_of(args),
+        margin: args.margin.clone(),
     };
-    let dim = data.cols() + params.bias as usize;
     let (backend, gpu_options) = args.backend.resolve();
     let chosen = crate::backend::choose(backend, &gpu_options, &data, params.bias)?;
     let engine = chosen.engine;
@@ -175,17 +243,34 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     let mut fallback = || -> Box<dyn MarginEngine<F>> {
         Box::new(crate::cpu::CpuEngine::new(data_ref, params.bias))
     };
-    let mut progress = TrainProgress::new(!args.json, data.rows(), args.max_epochs);
-    let fit = train::fit(
-        &data,
-        &params,
-        State::initial(dim),
-        engine,
-        &mut fallback,
-        &mut progress,
-    );
-    progress.finish();
+    let checkpoint_path = args
+        .checkpoint
+        .clone()
+        .unwrap_or_else(|| output.with_extension("checkpoint.json"));
+    let mut observer = TrainObserver {
+        progress: TrainProgress::new(!args.json, data.rows(), args.max_epochs),
+        checkpoint: args
+            .checkpoint
+            .as_ref()
+            .map(|p| (p.clone(), args.checkpoint_every.max(1))),
+        identity: &identity,
+        interrupted: interrupt_flag(),
+    };
+    let fit = train::fit(&data, &params, start, engine, &mut fallback, &mut observer);
+    observer.progress.finish();
     let fit = fit?;
+    if fit.stop == Stop::Interrupted {
+        checkpoint::save(&checkpoint_path, &identity, &fit.state)?;
+        eprintln!(
+            "perceptron: interrupted at epoch {}, row {}: the exact training state is saved in {}; continue with the same command plus `--resume {}`",
+            fit.state.epoch + 1,
+            fit.state.position,
+            checkpoint_path.display(),
+            checkpoint_path.display()
+        );
+        return Ok(exit::INTERRUPTED);
+    }
+    let progress = &mut observer.progress;
 
     let model = Model {
         weights: fit.feature_weights().to_vec(),
@@ -207,6 +292,11 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             rows: data.rows(),
             training_accuracy: fit.theory.accuracy(),
             seconds: fit.seconds,
+            variant: fit.variant,
+            margin_threshold: args.margin.clone(),
+            init: args.init.as_ref().map(|p| p.display().to_string()),
+            pocket_epoch: fit.pocket.as_ref().map(|p| p.epoch),
+            pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
         },
     };
     model.save(&output)?;
@@ -230,6 +320,9 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         negative_rows: data.rows() - positive_rows,
         backend: fit.engines.clone(),
         backend_note: chosen_note,
+        variant: fit.variant,
+        margin_threshold: args.margin.as_ref().map(|m| m.text().to_owned()),
+        pocket: fit.pocket.clone(),
         seed,
         epochs: fit.epochs(),
         max_epochs: params.max_epochs,
@@ -343,6 +436,31 @@ pub fn render(r: &TrainReport) -> String {
         "backend",
         format!("{}{order}{note}", r.backend.join(", then ")),
     );
+    let rule = r
+        .margin_threshold
+        .as_ref()
+        .map(|t| format!(", updating when y w~.x~ <= {t}"))
+        .unwrap_or_default();
+    match (r.variant, &r.pocket) {
+        (Variant::Averaged, _) => line(
+            &mut s,
+            "variant",
+            format!("averaged: the model is the mean of the weights after every row visit{rule}"),
+        ),
+        (Variant::Pocket, Some(p)) => line(
+            &mut s,
+            "variant",
+            format!(
+                "pocket: the model is the weights pocketed in epoch {} with {} training mistakes ({:.2}% accuracy; {} candidates evaluated){rule}",
+                p.epoch + 1,
+                p.mistakes,
+                100.0 * p.training_accuracy,
+                p.evaluations
+            ),
+        ),
+        _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
+        _ => {}
+    }
     let verdict = if r.converged {
         "converged (the last epoch made no mistake)".to_owned()
     } else if r.stop == Stop::Interrupted {
@@ -427,4 +545,141 @@ pub fn render(r: &TrainReport) -> String {
         ),
     );
     s
+}
+
+/// Progress, periodic checkpoints and Ctrl-C, for the training loop.
+struct TrainObserver<'a> {
+    progress: TrainProgress,
+    checkpoint: Option<(PathBuf, usize)>,
+    identity: &'a RunIdentity,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl<F: Real> Observer<F> for TrainObserver<'_> {
+    fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
+        Observer::<F>::on_progress(&mut self.progress, epoch, position, rows);
+    }
+
+    fn on_epoch_end(&mut self, state: &State<F>) -> Result<()> {
+        self.progress.on_epoch_end(state)?;
+        match &self.checkpoint {
+            Some((path, every)) if state.epoch.is_multiple_of(*every) => {
+                checkpoint::save(path, self.identity, state)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn on_warning(&mut self, message: &str) {
+        Observer::<F>::on_warning(&mut self.progress, message);
+    }
+
+    fn should_stop(&mut self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+}
+
+/// Set on the first Ctrl-C (training then stops at the next safe point and
+/// saves its state); a second Ctrl-C exits at once with status 130.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
+        // Without a handler (e.g. it cannot be installed), Ctrl-C simply
+        // ends the process, which never leaves a half-written file either.
+        let _ = ctrlc::set_handler(move || {
+            if seen.swap(true, Ordering::SeqCst) {
+                std::process::exit(exit::INTERRUPTED);
+            }
+        });
+        flag
+    })
+    .clone()
+}
+
+fn variant_of(args: &TrainArgs) -> Variant {
+    if args.average {
+        Variant::Averaged
+    } else if args.pocket {
+        Variant::Pocket
+    } else {
+        Variant::Classic
+    }
+}
+
+/// Identifies an `--init` model's content, for checkpoints.
+fn init_fingerprint(path: &std::path::Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "cannot read --init model", e))?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    Ok(format!("{h:016x}"))
+}
+
+/// Zero, or the `--init` model's weights after checking they fit the data.
+fn initial_weights<F: Real>(args: &TrainArgs, data: &Dataset<F>) -> Result<Vec<F>> {
+    let bias = !args.no_bias;
+    let dim = data.cols() + bias as usize;
+    let Some(path) = &args.init else {
+        return Ok(vec![F::ZERO; dim]);
+    };
+    let model = crate::model::load(path)?;
+    let (weights, has_bias, labels, count) = match &model {
+        AnyModel::F32(m) => (
+            m.augmented_weights()
+                .iter()
+                .map(|v| F::from_f64(*v as f64))
+                .collect::<Vec<F>>(),
+            m.has_bias,
+            &m.labels,
+            m.feature_count(),
+        ),
+        AnyModel::F64(m) => {
+            if F::PRECISION == Precision::F32 {
+                return Err(Error::Usage(format!(
+                    "--init {} is an f64 model; train with --precision f64 to start from it exactly",
+                    path.display()
+                )));
+            }
+            (
+                m.augmented_weights()
+                    .iter()
+                    .map(|v| F::from_f64(*v))
+                    .collect(),
+                m.has_bias,
+                &m.labels,
+                m.feature_count(),
+            )
+        }
+    };
+    if count != data.cols() {
+        return Err(Error::Usage(format!(
+            "--init {} has {count} features but the data has {}",
+            path.display(),
+            data.cols()
+        )));
+    }
+    if has_bias != bias {
+        return Err(Error::Usage(format!(
+            "--init {} was trained {} the bias; pass {} to match",
+            path.display(),
+            if has_bias { "with" } else { "without" },
+            if has_bias {
+                "no --no-bias"
+            } else {
+                "--no-bias"
+            }
+        )));
+    }
+    if labels != &data.label_map {
+        return Err(Error::Usage(format!(
+            "--init {} maps +1 to \"{}\", this data to \"{}\"; use the same --positive",
+            path.display(),
+            labels.positive,
+            data.label_map.positive
+        )));
+    }
+    Ok(weights)
 }

@@ -55,7 +55,7 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
 
     fn submit(&mut self, pass: &Pass<'_, F>) -> Result<(), EngineError> {
         let t0 = Instant::now();
-        let bound = Bound::<F>::for_weights(pass.weights, self.l1_max);
+        let bound = Bound::<F>::for_weights(pass.weights, self.l1_max).with_margin(pass.tau);
         let mut out = self.done.buffer(pass.len());
         let per_task = pass.len().div_ceil(self.threads * 4).max(256);
         let (data, bias, norms, w) = (self.data, self.bias, &self.norms, pass.weights);

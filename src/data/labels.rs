@@ -76,6 +76,29 @@ impl LabelTable {
         Some(id)
     }
 
+    /// Rebuilds a table from its label texts in class-id order and the row
+    /// count of each class (as a binary data file stores them; there are no
+    /// lines, so `first_line` is 0). Fails with
+    /// `(earlier, later)` class ids when two texts are the same label (say
+    /// `1` and `1.0`).
+    pub(crate) fn from_parts(texts: Vec<String>, counts: &[u64]) -> Result<Self, (usize, usize)> {
+        let mut table = LabelTable::default();
+        for (id, (text, &count)) in texts.into_iter().zip(counts).enumerate() {
+            let (key, number) = key_of(&text);
+            if let Some(&earlier) = table.index.get(&key) {
+                return Err((earlier as usize, id));
+            }
+            table.index.insert(key, id as u32);
+            table.classes.push(ClassLabel {
+                text,
+                number,
+                count,
+                first_line: 0,
+            });
+        }
+        Ok(table)
+    }
+
     pub fn classes(&self) -> &[ClassLabel] {
         &self.classes
     }

@@ -1,15 +1,19 @@
-//! Datasets: loading CSV and LIBSVM files (optionally gzipped) into memory.
+//! Datasets: loading CSV and LIBSVM files (optionally gzipped) and the
+//! binary `.pbin` format into memory, and writing them back.
 //!
 //! Parsing streams through the file once; only the in-memory matrix (f32/f64
 //! dense rows or CSR) and one small class id per row are kept.
 
+pub mod binary;
 pub mod bundled;
 pub mod csv;
+pub mod fingerprint;
 pub mod labels;
 pub mod libsvm;
 pub mod matrix;
 pub mod source;
 pub mod stats;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +22,7 @@ use crate::float::Real;
 pub use labels::{ClassLabel, LabelMap, LabelTable};
 pub use matrix::{CsrMatrix, DenseMatrix, Features, Row};
 
-/// The text formats the tool reads.
+/// The formats the tool reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
@@ -26,6 +30,8 @@ pub enum Format {
     Csv,
     /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
     Libsvm,
+    /// The tool's binary format (`.pbin`), see [`binary`].
+    Binary,
 }
 
 impl Format {
@@ -33,6 +39,7 @@ impl Format {
         match self {
             Format::Csv => "CSV",
             Format::Libsvm => "LIBSVM",
+            Format::Binary => "binary",
         }
     }
 }
@@ -73,8 +80,9 @@ pub enum HeaderMode {
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     /// `None` infers the format from the extension (`.csv`, `.tsv`, `.svm`,
-    /// `.libsvm`, `.svmlight`; `.gz` stripped first) or else the content
-    /// (`.txt` and other names).
+    /// `.libsvm`, `.svmlight`, `.pbin`; `.gz` stripped first) or else the
+    /// content (`.txt` and other names); binary files are recognised by their
+    /// magic bytes whatever their name.
     pub format: Option<Format>,
     /// CSV: the label column; `None` means the first.
     pub label_column: Option<LabelColumn>,
@@ -164,6 +172,15 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
     match format {
         Format::Csv => csv::parse_sized(input.reader, path, opts, input.size_hint),
         Format::Libsvm => libsvm::parse_sized(input.reader, path, input.size_hint),
+        Format::Binary if source::is_gzip(path) => Err(Error::data(
+            path,
+            "gzip-compressed binary (.pbin) files are not supported; decompress it \
+             first (for example with gunzip)",
+        )),
+        Format::Binary => {
+            drop(input);
+            binary::read(path)
+        }
     }
 }
 

@@ -28,7 +28,7 @@ pub struct Input {
 }
 
 /// True when the file name ends in `.gz` (any case).
-fn is_gzip(path: &Path) -> bool {
+pub(crate) fn is_gzip(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
@@ -99,9 +99,13 @@ impl<R: Read> Read for GzipErrors<R> {
     }
 }
 
-/// Picks the format from the file name (`.gz` stripped first), or else from
-/// the first data line of `head`.
+/// Picks the format from the magic bytes of a binary file, else the file
+/// name (`.gz` stripped first), or else from the first data line of `head`.
 pub fn infer_format(path: &Path, head: &[u8]) -> Result<Format> {
+    // No text file starts with these bytes, so they win over the name.
+    if super::binary::is_binary(head) {
+        return Ok(Format::Binary);
+    }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
@@ -111,6 +115,7 @@ pub fn infer_format(path: &Path, head: &[u8]) -> Result<Format> {
     match ext {
         Some("csv" | "tsv") => return Ok(Format::Csv),
         Some("svm" | "libsvm" | "svmlight") => return Ok(Format::Libsvm),
+        Some(super::binary::EXTENSION) => return Ok(Format::Binary),
         _ => {}
     }
     let complete = head.len() < HEAD_BYTES;

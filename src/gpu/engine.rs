@@ -420,12 +420,12 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             .ok_or("too many passes in flight")?;
         let queue = &self.gpu.queue;
         let device = &self.gpu.device;
-        let bound = Bound::<F>::for_weights(pass.weights, self.l1_max);
+        let bound = Bound::<F>::for_weights(pass.weights, self.l1_max).with_margin(pass.tau);
         queue.write_buffer(&self.weights, 0, &padded(bytes_of(pass.weights)));
         queue.write_buffer(
             &self.bound,
             0,
-            bytes_of(&[bound.rel, bound.abs, bound.flush, F::ZERO]),
+            bytes_of(&[bound.rel, bound.abs, bound.flush, bound.tau]),
         );
         let rows = pass.len();
         let mut encoder = device.create_command_encoder(&Default::default());

@@ -127,7 +127,7 @@ impl<'d, F: Real> TwinEngine<'d, F> {
 
     /// The slacks of one pass, as the kernels compute them.
     pub fn slacks(&self, pass: &Pass<'_, F>, out: &mut [f32]) {
-        let bound = Bound::<F>::for_weights(pass.weights, self.l1_max);
+        let bound = Bound::<F>::for_weights(pass.weights, self.l1_max).with_margin(pass.tau);
         let cols = self.data.cols();
         for p in pass.start..pass.end {
             let (s, t, stored) = match self.data.features.row(p) {

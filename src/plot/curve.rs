@@ -19,7 +19,7 @@ pub struct Curve {
     pub total_mistakes: u64,
     pub converged: bool,
     pub max_epochs: usize,
-    /// (D/gamma)^2, shown only for a converged run.
+    /// (D/gamma)^2, shown only for a converged run of the classic rule.
     pub bound: Option<f64>,
 }
 
@@ -31,7 +31,11 @@ impl Curve {
             total_mistakes: info.total_mistakes,
             converged: info.converged,
             max_epochs: info.max_epochs,
-            bound: info.mistake_bound.filter(|_| info.converged),
+            // Novikoff's bound is for the classic rule (update when
+            // y w~·x~ <= 0); a margin run makes more updates.
+            bound: info
+                .mistake_bound
+                .filter(|_| info.converged && info.margin_threshold.is_none()),
         }
     }
 
@@ -56,7 +60,9 @@ impl Curve {
         };
         let bound = match self.bound {
             Some(b) => format!("; the bound (D/γ)² = {}", style::fmt_sig(b, 6)),
-            None if self.converged => String::new(),
+            None if self.converged => {
+                "; no bound drawn: the classic bound is for updates at y w~·x~ <= 0".into()
+            }
             None => "; no bound: the model does not separate the data".into(),
         };
         (

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::reference;
 use crate::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
+use crate::train::variant::{self, Pocket, Variant};
 use crate::train::{PassPolicy, TrainParams};
 
 /// Exact training state between two rows: enough to resume bit for bit.
@@ -40,17 +41,34 @@ pub struct State<F> {
     pub mistakes_per_epoch: Vec<u64>,
     /// Mistakes so far in the epoch in progress.
     pub mistakes_in_epoch: u64,
+    /// The averaged perceptron's accumulator u (see `train::variant`).
+    pub average: Option<Vec<F>>,
+    /// The pocket algorithm's state.
+    pub pocket: Option<Pocket<F>>,
 }
 
 impl<F: Real> State<F> {
     pub fn initial(dim: usize) -> Self {
+        Self::starting_from(vec![F::ZERO; dim])
+    }
+
+    /// The state before the first row, with the given initial weights (a
+    /// warm start when not zero).
+    pub fn starting_from(weights: Vec<F>) -> Self {
         State {
-            weights: vec![F::ZERO; dim],
+            weights,
             epoch: 0,
             position: 0,
             mistakes_per_epoch: Vec::new(),
             mistakes_in_epoch: 0,
+            average: None,
+            pocket: None,
         }
+    }
+
+    /// Row visits so far (T of the averaged perceptron).
+    pub fn visits(&self, rows: usize) -> u64 {
+        self.epoch as u64 * rows as u64 + self.position as u64
     }
 }
 
@@ -85,14 +103,21 @@ pub struct LoopStats {
     pub early_breaks: u64,
     /// Engines given up after a device failure.
     pub fallbacks: u64,
+    /// Pocket candidates whose training mistakes were counted.
+    pub pocket_evaluations: u64,
 }
 
 /// What the loop reports while it runs, and how it is told to stop.
-pub trait Observer {
+pub trait Observer<F> {
     fn on_progress(&mut self, _epoch: usize, _position: usize, _rows: usize) {}
-    fn on_epoch_end(&mut self, _epoch: usize, _mistakes: u64) {}
+    /// Called after each epoch with the exact state (position 0 of the next
+    /// epoch), for example to write a checkpoint. An error stops training.
+    fn on_epoch_end(&mut self, _state: &State<F>) -> Result<()> {
+        Ok(())
+    }
     fn on_warning(&mut self, _message: &str) {}
-    /// Polled between windows; `true` stops at that row boundary.
+    /// Polled between windows (at most about 2^26 multiply-adds apart);
+    /// `true` stops at that row boundary with the state exact.
     fn should_stop(&mut self) -> bool {
         false
     }
@@ -100,7 +125,7 @@ pub trait Observer {
 
 /// An observer that ignores everything.
 pub struct Silent;
-impl Observer for Silent {}
+impl<F> Observer<F> for Silent {}
 
 /// The result of the loop.
 #[derive(Clone, Debug)]
@@ -123,7 +148,7 @@ pub fn run<'a, F: Real>(
     state: State<F>,
     mut engine: Box<dyn MarginEngine<F> + 'a>,
     fallback: Fallback<'a, F>,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Observer<F>,
 ) -> Result<Outcome<F>> {
     let (bias, max_epochs) = (params.bias, params.max_epochs);
     let dim = data.cols() + bias as usize;
@@ -135,8 +160,39 @@ pub fn run<'a, F: Real>(
     }
     let mut lp = Loop::new(data, bias, state);
     lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
+    lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
+    if params.variant == Variant::Averaged && lp.state.average.is_none() {
+        lp.state.average = Some(vec![F::ZERO; dim]);
+    }
     let mut engines = vec![engine.name()];
     let mut engine_stats = EngineStats::default();
+    if params.variant == Variant::Pocket && lp.state.pocket.is_none() {
+        // The initial weights are the first pocket.
+        let mistakes = loop {
+            match lp.count_mistakes(engine.as_mut())? {
+                Ok(m) => break m,
+                Err(e) => {
+                    let old = engine.name();
+                    engine = fallback();
+                    lp.stats.fallbacks += 1;
+                    engines.push(engine.name());
+                    observer.on_warning(&format!(
+                        "{old} failed: {e}; continuing on {}",
+                        engine.name()
+                    ));
+                }
+            }
+        };
+        lp.state.pocket = Some(Pocket {
+            weights: lp.state.weights.clone(),
+            mistakes,
+            run: 0,
+            epoch: 0,
+            current_run: 0,
+            current_evaluated: true,
+            evaluations: 1,
+        });
+    }
     let stop = loop {
         if lp.state.mistakes_per_epoch.len() >= max_epochs {
             break Stop::MaxEpochs;
@@ -144,7 +200,7 @@ pub fn run<'a, F: Real>(
         match lp.run_epoch(engine.as_mut(), observer)? {
             EpochEnd::Done => {
                 let m = lp.finish_epoch();
-                observer.on_epoch_end(lp.state.epoch - 1, m);
+                observer.on_epoch_end(&lp.state)?;
                 if m == 0 {
                     break Stop::Converged;
                 }
@@ -317,11 +373,18 @@ struct Loop<'d, F> {
     before: Vec<F>,
     /// The bound for the host's fast margins (None: reference dots only).
     host_bound: Option<crate::certify::Bound<F>>,
+    /// The margin threshold τ of the mistake rule.
+    tau: F,
+    /// Slacks of the passes that count a pocket candidate's mistakes.
+    eval_slack: Vec<f32>,
     l1_max: f64,
     /// Recent fraction of rows that were mistakes.
     mistake_rate: f64,
     /// Upper limit on the window, from how far recent windows got.
     window_cap: usize,
+    /// Rows per window such that a window is about 2^26 multiply-adds, so
+    /// stop requests are noticed promptly.
+    work_cap: usize,
     modes: Modes,
     stats: LoopStats,
 }
@@ -349,9 +412,16 @@ impl<'d, F: Real> Loop<'d, F> {
             },
             before: Vec::new(),
             host_bound: None,
+            tau: F::ZERO,
+            eval_slack: Vec::new(),
             l1_max: certify::l1_max(&data.features, bias),
             mistake_rate: 0.05,
             window_cap: usize::MAX,
+            work_cap: {
+                let terms =
+                    data.features.storage_bytes() / std::mem::size_of::<F>().max(1) / rows.max(1);
+                ((1usize << 26) / (terms + 1)).max(1)
+            },
             modes: Modes::new(rows),
             stats: LoopStats::default(),
         }
@@ -370,6 +440,7 @@ impl<'d, F: Real> Loop<'d, F> {
         let w = engine
             .preferred_window(self.mistake_rate)
             .min(self.window_cap)
+            .min(self.work_cap)
             .max(1)
             .min(engine.max_pass().max(1));
         w.min(self.rows - from)
@@ -386,6 +457,7 @@ impl<'d, F: Real> Loop<'d, F> {
             start,
             end,
             weights: &weights,
+            tau: self.tau,
         })?;
         self.stats.passes += 1;
         self.inflight.push_back(InFlight {
@@ -399,11 +471,11 @@ impl<'d, F: Real> Loop<'d, F> {
     fn run_epoch(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        observer: &mut dyn Observer,
+        observer: &mut dyn Observer<F>,
     ) -> Result<EpochEnd> {
-        self.host_bound = engine
-            .certifies()
-            .then(|| certify::Bound::for_weights(&self.state.weights, self.l1_max));
+        self.host_bound = engine.certifies().then(|| {
+            certify::Bound::for_weights(&self.state.weights, self.l1_max).with_margin(self.tau)
+        });
         while self.state.position < self.rows {
             if observer.should_stop() {
                 return Ok(EpochEnd::Interrupted);
@@ -413,14 +485,18 @@ impl<'d, F: Real> Loop<'d, F> {
             if !engine.certifies() {
                 // The textbook loop: every margin by the reference dot.
                 let end = pos + self.window(engine, pos);
-                self.walk_host(end)?;
+                if let Err(e) = self.walk_host(engine, end)? {
+                    return Ok(EpochEnd::EngineFailed(e));
+                }
                 observer.on_progress(self.state.epoch, self.state.position, self.rows);
                 continue;
             }
             if self.modes.host_run > 0 {
                 // The host alone, with its fast certified margins.
-                let end = (pos + self.modes.host_run).min(self.rows);
-                self.walk_host(end)?;
+                let end = (pos + self.modes.host_run.min(self.work_cap)).min(self.rows);
+                if let Err(e) = self.walk_host(engine, end)? {
+                    return Ok(EpochEnd::EngineFailed(e));
+                }
                 self.modes.host_run -= end - pos;
                 self.modes
                     .measured_host(t0.elapsed().as_secs_f64(), end - pos);
@@ -469,15 +545,15 @@ impl<'d, F: Real> Loop<'d, F> {
         self.drift.start(&self.state.weights, &pass.weights);
         let mut drift_fallbacks = 0u64;
         let half = pass.start + (pass.end - pass.start) / 2;
-        let mut next_submitted = !self.inflight.is_empty();
         let mut i = pass.start;
         let mut mistakes = 0u64;
         while i < pass.end {
-            if !next_submitted && i >= half && pass.end < self.rows {
-                if let Err(e) = self.submit(engine, pass.end) {
-                    return Ok(Err(e));
-                }
-                next_submitted = true;
+            if self.inflight.is_empty()
+                && i >= half
+                && pass.end < self.rows
+                && let Err(e) = self.submit(engine, pass.end)
+            {
+                return Ok(Err(e));
             }
             let r = self.slack[i - pass.start];
             let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
@@ -503,9 +579,9 @@ impl<'d, F: Real> Loop<'d, F> {
                     self.host_decides(i)?
                 }
             };
-            if mistake {
-                mistakes += 1;
-                self.update(i, Some(&pass.weights))?;
+            mistakes += mistake as u64;
+            if let Err(e) = self.commit(engine, i, mistake, Some(&pass.weights))? {
+                return Ok(Err(e));
             }
             i += 1;
             self.state.position = i;
@@ -528,14 +604,162 @@ impl<'d, F: Real> Loop<'d, F> {
     }
 
     /// Walks rows up to `end` deciding every row on the host.
-    fn walk_host(&mut self, end: usize) -> Result<()> {
+    fn walk_host(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        end: usize,
+    ) -> Result<std::result::Result<(), EngineError>> {
         for i in self.state.position..end {
-            if self.host_decides(i)? {
-                self.update(i, None)?;
+            let mistake = self.host_decides(i)?;
+            if let Err(e) = self.commit(engine, i, mistake, None)? {
+                return Ok(Err(e));
             }
             self.state.position = i + 1;
         }
-        Ok(())
+        Ok(Ok(()))
+    }
+
+    /// Applies the decision for row `i`: the update on a mistake (keeping
+    /// the drift relative to `pass_weights`), and each variant's bookkeeping.
+    fn commit(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        i: usize,
+        mistake: bool,
+        pass_weights: Option<&[F]>,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        if mistake {
+            self.update(i, pass_weights)?;
+            if let Some(u) = &mut self.state.average {
+                let c = self.state.epoch as u64 * self.rows as u64 + i as u64 + 1;
+                variant::accumulate(
+                    u,
+                    self.data.features.row(i),
+                    self.data.labels[i],
+                    c,
+                    self.bias,
+                )?;
+            }
+            if let Some(p) = &mut self.state.pocket {
+                p.current_run = 0;
+                p.current_evaluated = false;
+            }
+            return Ok(Ok(()));
+        }
+        let Some(p) = &mut self.state.pocket else {
+            return Ok(Ok(()));
+        };
+        p.current_run += 1;
+        if p.current_evaluated || p.current_run <= p.run {
+            return Ok(Ok(()));
+        }
+        p.current_evaluated = true;
+        let mistakes = match self.count_mistakes(engine)? {
+            Ok(m) => m,
+            Err(e) => {
+                // Evaluate again on the next engine.
+                if let Some(p) = &mut self.state.pocket {
+                    p.current_evaluated = false;
+                    p.current_run -= 1;
+                }
+                return Ok(Err(e));
+            }
+        };
+        let (epoch, weights) = (self.state.epoch, &self.state.weights);
+        if let Some(p) = &mut self.state.pocket {
+            p.evaluations += 1;
+            if mistakes < p.mistakes {
+                p.weights.clone_from(weights);
+                p.mistakes = mistakes;
+                p.run = p.current_run;
+                p.epoch = epoch;
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Training mistakes (y·s <= 0) of the current weights over every row,
+    /// certified by engine passes where the engine certifies. Passes in
+    /// flight are dropped first (the walk resubmits).
+    fn count_mistakes(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+    ) -> Result<std::result::Result<u64, EngineError>> {
+        while let Some(stale) = self.inflight.pop_front() {
+            self.eval_slack.resize(stale.end - stale.start, 0.0);
+            if let Err(e) = engine.collect(&mut self.eval_slack) {
+                return Ok(Err(e));
+            }
+        }
+        self.stats.pocket_evaluations += 1;
+        let data = self.data;
+        let w = &self.state.weights;
+        let host = engine
+            .certifies()
+            .then(|| certify::Bound::for_weights(w, self.l1_max));
+        let mut mistakes = 0u64;
+        let mut start = 0;
+        while start < self.rows {
+            let end = (start
+                + engine
+                    .max_pass()
+                    .min(self.work_cap.saturating_mul(4))
+                    .max(1))
+            .min(self.rows);
+            self.eval_slack.clear();
+            self.eval_slack.resize(end - start, 0.0);
+            if engine.certifies() {
+                self.stats.passes += 1;
+                if let Err(e) = engine.submit(&Pass {
+                    start,
+                    end,
+                    weights: w,
+                    tau: F::ZERO,
+                }) {
+                    return Ok(Err(e));
+                }
+                if let Err(e) = engine.collect(&mut self.eval_slack) {
+                    return Ok(Err(e));
+                }
+            }
+            for i in start..end {
+                let y = data.labels[i];
+                let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
+                let mut verdict = if forced {
+                    Settled::Unknown
+                } else {
+                    certify::settle(self.eval_slack[i - start], certify::threshold(0.0))
+                };
+                if let (Settled::Unknown, Some(b), false) = (verdict, &host, forced) {
+                    let row = data.features.row(i);
+                    let (s, t) = crate::cpu::margin(w, row, self.bias);
+                    verdict = b.decide(
+                        y,
+                        s,
+                        t,
+                        F::from_f64((row.stored() + self.bias as usize) as f64),
+                    );
+                }
+                mistakes += match verdict {
+                    Settled::Correct => 0,
+                    Settled::Mistake => 1,
+                    Settled::Unknown => {
+                        self.stats.host_dots += 1;
+                        let s = reference::dot(w, data.features.row(i), self.bias);
+                        if !s.is_finite() {
+                            return Err(Error::Train(format!(
+                                "row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
+                                i + 1,
+                                F::PRECISION
+                            )));
+                        }
+                        reference::is_mistake(y, s) as u64
+                    }
+                };
+            }
+            start = end;
+        }
+        Ok(Ok(mistakes))
     }
 
     /// The reference decision for row `i` under the current weights:
@@ -571,7 +795,11 @@ impl<'d, F: Real> Loop<'d, F> {
                 F::PRECISION
             )));
         }
-        Ok(reference::is_mistake(self.data.labels[i], s))
+        Ok(reference::is_mistake_within(
+            self.data.labels[i],
+            s,
+            self.tau,
+        ))
     }
 
     /// Applies the update for a mistake at row `i`, keeping the drift bound
@@ -606,7 +834,7 @@ impl<'d, F: Real> Loop<'d, F> {
         if let Some(b) = &mut self.host_bound {
             // A subnormal weight adds the flush term (sticky until the next epoch).
             if b.flush == F::ZERO && touched_subnormal(&self.state.weights, row, self.bias) {
-                *b = certify::Bound::new(true, self.l1_max);
+                *b = certify::Bound::new(true, self.l1_max).with_margin(self.tau);
             }
         }
         Ok(())

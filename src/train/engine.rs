@@ -17,6 +17,8 @@ pub struct Pass<'a, F> {
     pub start: usize,
     pub end: usize,
     pub weights: &'a [F],
+    /// The margin threshold τ of the mistake rule y·s <= τ (0: classic).
+    pub tau: F,
 }
 
 impl<F> Pass<'_, F> {

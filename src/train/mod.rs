@@ -9,6 +9,7 @@ pub mod driver;
 pub mod engine;
 pub mod shuffle;
 pub mod theory;
+pub mod variant;
 
 use std::time::Instant;
 
@@ -19,6 +20,7 @@ use crate::float::Real;
 pub use driver::{LoopStats, Observer, Silent, State, Stop};
 pub use engine::{EngineStats, MarginEngine, ReferenceEngine};
 pub use theory::Theory;
+pub use variant::{Margin, Pocket, Variant};
 
 /// What to train. The defaults are the classic algorithm.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +34,10 @@ pub struct TrainParams {
     /// When the loop may skip engine passes in favour of the host's own
     /// certified margins. Never changes the result, only the speed.
     pub passes: PassPolicy,
+    /// Which weights training returns (classic, averaged, pocket).
+    pub variant: Variant,
+    /// Update when y·s <= τ instead of 0.
+    pub margin: Option<Margin>,
 }
 
 impl Default for TrainParams {
@@ -41,6 +47,8 @@ impl Default for TrainParams {
             bias: true,
             shuffle_seed: None,
             passes: PassPolicy::Adaptive,
+            variant: Variant::Classic,
+            margin: None,
         }
     }
 }
@@ -74,6 +82,23 @@ pub struct Fit<F> {
     pub seconds: f64,
     /// The state to resume from (meaningful when interrupted).
     pub state: State<F>,
+    pub variant: Variant,
+    /// The last iterate w~ (equal to `weights` for the classic variant).
+    pub last_weights: Vec<F>,
+    /// For the pocket variant: where the pocket weights came from.
+    pub pocket: Option<PocketReport>,
+}
+
+/// What the pocket variant returned.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PocketReport {
+    /// 0-based epoch in which the returned weights were pocketed.
+    pub epoch: usize,
+    /// Their training mistakes (rows with y·s <= 0).
+    pub mistakes: u64,
+    pub training_accuracy: f64,
+    /// Candidates whose mistakes were counted.
+    pub evaluations: u64,
 }
 
 impl<F: Real> Fit<F> {
@@ -112,15 +137,46 @@ pub fn fit<'a, F: Real>(
     state: State<F>,
     engine: Box<dyn MarginEngine<F> + 'a>,
     fallback: driver::Fallback<'a, F>,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
     let t0 = Instant::now();
     let out = driver::run(data, params, state, engine, fallback, observer)?;
 
     let seconds = t0.elapsed().as_secs_f64();
-    let theory = theory::analyse(data, &out.state.weights, params.bias);
+    let last = &out.state.weights;
+    let (weights, pocket) = match params.variant {
+        Variant::Classic => (last.clone(), None),
+        Variant::Averaged => {
+            let u = out.state.average.as_deref().unwrap_or(&[]);
+            let visits = out.state.visits(data.rows());
+            (
+                if u.len() == last.len() {
+                    variant::averaged(last, u, visits)
+                } else {
+                    last.clone()
+                },
+                None,
+            )
+        }
+        Variant::Pocket => match &out.state.pocket {
+            Some(p) => (
+                p.weights.clone(),
+                Some(PocketReport {
+                    epoch: p.epoch,
+                    mistakes: p.mistakes,
+                    training_accuracy: 1.0 - p.mistakes as f64 / data.rows().max(1) as f64,
+                    evaluations: p.evaluations,
+                }),
+            ),
+            None => (last.clone(), None),
+        },
+    };
+    let theory = theory::analyse(data, &weights, params.bias);
     Ok(Fit {
-        weights: out.state.weights.clone(),
+        variant: params.variant,
+        last_weights: last.clone(),
+        pocket,
+        weights,
         bias: params.bias,
         mistakes_per_epoch: out.state.mistakes_per_epoch.clone(),
         stop: out.stop,

@@ -141,3 +141,95 @@ pub fn random_sparse<F: Real>(
     }
     dataset(Features::Sparse(m), labels)
 }
+
+/// The variants written out from their specification (src/train/variant.rs),
+/// independently of the crate's loop. Returns (returned weights, mistakes
+/// per epoch, pocket epoch and mistakes).
+pub fn textbook_variant<F: Real>(
+    data: &Dataset<F>,
+    bias: bool,
+    max_epochs: usize,
+    variant: perceptron::train::Variant,
+    tau: F,
+) -> (Vec<F>, Vec<u64>, Option<(usize, u64)>) {
+    use perceptron::data::Row;
+    use perceptron::train::Variant;
+    let (n, d) = (data.rows(), data.cols());
+    let dim = d + bias as usize;
+    let entries = |i: usize| -> Vec<(usize, F)> {
+        match data.features.row(i) {
+            Row::Dense(x) => x.iter().copied().enumerate().collect(),
+            Row::Sparse(ix, v) => ix
+                .iter()
+                .map(|&k| k as usize)
+                .zip(v.iter().copied())
+                .collect(),
+        }
+    };
+    let dot = |w: &[F], i: usize| {
+        let mut s = F::ZERO;
+        for (k, v) in entries(i) {
+            s = s + w[k] * v;
+        }
+        if bias {
+            s = s + w[d];
+        }
+        s
+    };
+    let signed = |y: i8, s: F| if y > 0 { s } else { -s };
+    let count = |w: &[F]| {
+        (0..n)
+            .filter(|&i| signed(data.labels[i], dot(w, i)) <= F::ZERO)
+            .count() as u64
+    };
+    let mut w = vec![F::ZERO; dim];
+    let mut u = vec![F::ZERO; dim];
+    let (mut pw, mut pm, mut prun, mut pepoch) = (w.clone(), count(&w), 0u64, 0usize);
+    let (mut run, mut evaluated) = (0u64, true);
+    let mut per_epoch = Vec::new();
+    for epoch in 0..max_epochs {
+        let mut m = 0;
+        for i in 0..n {
+            let y = data.labels[i];
+            let c = (epoch * n + i + 1) as u64;
+            if signed(y, dot(&w, i)) <= tau {
+                m += 1;
+                let k = F::from_f64((c - 1) as f64);
+                for (j, v) in entries(i) {
+                    w[j] = if y > 0 { w[j] + v } else { w[j] - v };
+                    let kv = k * v;
+                    u[j] = if y > 0 { u[j] + kv } else { u[j] - kv };
+                }
+                if bias {
+                    w[d] = if y > 0 { w[d] + F::ONE } else { w[d] - F::ONE };
+                    u[d] = if y > 0 { u[d] + k } else { u[d] - k };
+                }
+                run = 0;
+                evaluated = false;
+            } else {
+                run += 1;
+                if !evaluated && run > prun {
+                    evaluated = true;
+                    let mc = count(&w);
+                    if mc < pm {
+                        (pw, pm, prun, pepoch) = (w.clone(), mc, run, epoch);
+                    }
+                }
+            }
+        }
+        per_epoch.push(m);
+        if m == 0 {
+            break;
+        }
+    }
+    let visits = F::from_f64((per_epoch.len() * n).max(1) as f64);
+    match variant {
+        Variant::Classic => (w, per_epoch, None),
+        Variant::Averaged => (
+            w.iter().zip(&u).map(|(&a, &b)| a - b / visits).collect(),
+            per_epoch,
+            None,
+        ),
+        Variant::Pocket => (pw, per_epoch, Some((pepoch, pm))),
+    }
+}

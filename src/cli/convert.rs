@@ -1,0 +1,172 @@
+//! `perceptron convert`: rewrite a data file in another format, typically the
+//! binary `.pbin` format that loads without parsing.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::args::{DataArgs, PrecisionArg};
+use crate::data::binary::Layout;
+use crate::data::write::{OutputFormat, with_layout, write_raw};
+use crate::data::{self, Features};
+use crate::error::{Error, Result, exit};
+use crate::float::{Precision, Real};
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron convert big.svm big.pbin               LIBSVM to binary (CSR, f32)
+  perceptron convert data.csv data.pbin --precision f64
+  perceptron convert data.csv.gz data.svm           CSV to LIBSVM text
+  perceptron convert big.svm big.pbin --layout dense
+  perceptron train big.pbin                         train from the binary copy
+
+The binary format stores the values already parsed, so loading it runs at
+disk or page-cache speed; its layout is documented in the source
+(src/data/binary.rs) for writing it from other tools.";
+
+/// Convert a data file to the binary .pbin format, CSV or LIBSVM.
+///
+/// Reads CSV or LIBSVM (optionally .gz) or binary; writes binary (.pbin),
+/// CSV (.csv) or LIBSVM (.svm, .libsvm), by OUT's extension. The label values are kept as they are (no -1/+1 mapping), so any label
+/// column converts. CSV input becomes a dense binary file, LIBSVM input a
+/// sparse (CSR) one, unless --layout says otherwise. Values are parsed
+/// directly in the chosen --precision, so an f32 binary file holds exactly
+/// what f32 training of the text would use. OUT is written atomically: an
+/// existing file is replaced only by a complete new one.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct ConvertArgs {
+    /// The data file to read.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+
+    /// The file to write; the extension picks the format: .pbin (binary),
+    /// .csv, or .svm/.libsvm/.svmlight (LIBSVM).
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// Precision of the stored values. Text values are parsed directly in
+    /// it (rounded once); a binary f64 input read as f32 is rounded to
+    /// nearest, which is not always the same as parsing its original text.
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+
+    /// Storage layout: `dense` (every value) or `csr` (only stored entries;
+    /// converting dense data drops its exact zeros). Default: the input's
+    /// (dense for CSV, CSR for LIBSVM).
+    #[arg(long, value_enum)]
+    pub layout: Option<Layout>,
+
+    /// Print the summary as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+/// What was converted.
+#[derive(Serialize, Debug)]
+pub struct ConvertReport {
+    pub input: String,
+    pub input_format: String,
+    pub output: String,
+    pub output_format: OutputFormat,
+    pub layout: Layout,
+    pub precision: Precision,
+    pub rows: usize,
+    pub features: usize,
+    /// Stored values (dense: rows * features).
+    pub nnz: usize,
+    pub labels: usize,
+    pub bytes: u64,
+    pub read_seconds: f64,
+    pub write_seconds: f64,
+}
+
+pub fn run(args: &ConvertArgs) -> Result<i32> {
+    match Precision::from(args.precision) {
+        Precision::F32 => run_in::<f32>(args),
+        Precision::F64 => run_in::<f64>(args),
+    }
+}
+
+fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
+    let format = OutputFormat::from_path(&args.output)?;
+    crate::output::check_destination(&args.output)?;
+    let t0 = Instant::now();
+    let raw = data::load_raw::<F>(&args.input, &args.data_args.load_options(None))?;
+    let read_seconds = t0.elapsed().as_secs_f64();
+    let input_format = raw.format.name().to_owned();
+    let raw = match args.layout {
+        Some(l) => with_layout(raw, l),
+        None => raw,
+    };
+    let t1 = Instant::now();
+    let bytes = write_raw(&args.output, &raw, format)?;
+    let write_seconds = t1.elapsed().as_secs_f64();
+    let nnz = match &raw.features {
+        Features::Dense(m) => m.values.len(),
+        Features::Sparse(m) => m.values.len(),
+    };
+    let report = ConvertReport {
+        input: args.input.display().to_string(),
+        input_format,
+        output: args.output.display().to_string(),
+        output_format: format,
+        layout: Layout::of(&raw.features),
+        precision: F::PRECISION,
+        rows: raw.features.rows(),
+        features: raw.features.cols(),
+        nnz,
+        labels: raw.table.classes().len(),
+        bytes,
+        read_seconds,
+        write_seconds,
+    };
+    if args.json {
+        let text = serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?;
+        println!("{text}");
+    } else {
+        println!(
+            "wrote {}: {} ({}{}), {} rows x {} features, {} stored values, {} label values, \
+             {}; read in {:.3} s, written in {:.3} s",
+            report.output,
+            format.name(),
+            if format == OutputFormat::Binary {
+                format!("{}, ", report.layout.name())
+            } else {
+                String::new()
+            },
+            report.precision,
+            report.rows,
+            report.features,
+            report.nnz,
+            report.labels,
+            human_bytes(report.bytes),
+            read_seconds,
+            write_seconds
+        );
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// Bytes with a decimal unit: `512 B`, `3.2 MB`, `1.07 GB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if n < 1000 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64;
+    let mut unit = "B";
+    for u in UNITS {
+        if v < 1000.0 {
+            break;
+        }
+        v /= 1000.0;
+        unit = u;
+    }
+    format!("{v:.3} {unit}")
+}

@@ -1,0 +1,178 @@
+//! The named variants of the classic loop, each with its own exact reference.
+//!
+//! - **Classic**: Rosenblatt's rule, the default.
+//! - **Averaged** (`--average`): predicts with the average of the weights
+//!   after every row visit, w_avg = (1/T)·Σ_{t=1..T} w_t. Computed without
+//!   work per row: on a mistake at visit c (1-based over all epochs) the
+//!   loop also does u_k <- u_k ± fl(F(c-1)·x_k) (+ for y = +1, - for -1) on
+//!   each stored coordinate and u_bias <- u_bias ± F(c-1); at the end
+//!   w_avg,k = fl(w_k - fl(u_k / F(T))). Because Σ_t w_t = T·w_T - Σ_j (c_j - 1)·y_j·x_j,
+//!   this is the average in exact arithmetic; the order of operations above
+//!   is the definition of its rounding, shared by every backend.
+//! - **Pocket with ratchet** (`--pocket`, Gallant 1990): keeps the weights
+//!   with the fewest training mistakes (rows with y·s <= 0, counted over the
+//!   whole training set) seen so far. The *run* of the current weights is
+//!   the number of consecutive rows they classified correctly. Each distinct
+//!   weight vector is evaluated at most once, when its run first exceeds the
+//!   pocket's run; it replaces the pocket only if it makes strictly fewer
+//!   mistakes (the ratchet), and the pocket's run becomes that run. The
+//!   initial weights are the first pocket, evaluated before training.
+//! - **Margin threshold** (`--margin TAU`, combinable with the others):
+//!   updates when y·s <= τ instead of 0 (see [`crate::certify::Bound::with_margin`]).
+
+use crate::data::Row;
+use crate::error::{Error, Result};
+use crate::float::Real;
+
+/// Which weights training returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    #[default]
+    Classic,
+    Averaged,
+    Pocket,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Classic => "classic",
+            Variant::Averaged => "averaged",
+            Variant::Pocket => "pocket",
+        }
+    }
+}
+
+/// The margin threshold τ as the user wrote it, so it can be read directly
+/// in either precision (no double rounding through f64).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Margin(String);
+
+impl Margin {
+    /// Checks that `text` is a finite number in both precisions.
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        let ok = |t: &str| {
+            t.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .is_some()
+                && t.trim()
+                    .parse::<f32>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .is_some()
+        };
+        if ok(text) {
+            Ok(Margin(text.trim().to_owned()))
+        } else {
+            Err(format!("--margin must be a finite number, got \"{text}\""))
+        }
+    }
+
+    /// τ in precision `F` (0 when unparsable, which `parse` rules out).
+    pub fn value<F: Real>(&self) -> F {
+        self.0.parse::<F>().unwrap_or(F::ZERO)
+    }
+
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for Margin {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Margin::parse(s)
+    }
+}
+
+/// The pocket algorithm's state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pocket<F> {
+    pub weights: Vec<F>,
+    /// Training mistakes (y·s <= 0 over all rows) of the pocket weights.
+    pub mistakes: u64,
+    /// The run of the pocket weights when they were pocketed.
+    pub run: u64,
+    /// 0-based epoch in which the pocket weights were pocketed (0 for the
+    /// initial weights).
+    pub epoch: usize,
+    /// The run of the current weights, and whether they were evaluated.
+    pub current_run: u64,
+    pub current_evaluated: bool,
+    /// Candidates evaluated so far.
+    pub evaluations: u64,
+}
+
+/// The averaged-perceptron accumulator update for a mistake at 1-based
+/// visit `c` on `row` with label `y`.
+pub fn accumulate<F: Real>(u: &mut [F], row: Row<'_, F>, y: i8, c: u64, bias: bool) -> Result<()> {
+    let k = F::from_f64((c - 1) as f64);
+    let mut finite = true;
+    row.for_each(|j, x| {
+        let kx = k * x;
+        u[j] = if y > 0 { u[j] + kx } else { u[j] - kx };
+        finite &= u[j].is_finite();
+    });
+    if bias {
+        let last = u.len() - 1;
+        u[last] = if y > 0 { u[last] + k } else { u[last] - k };
+        finite &= u[last].is_finite();
+    }
+    if finite {
+        Ok(())
+    } else {
+        Err(Error::Train(format!(
+            "the averaged perceptron's accumulator overflowed at visit {c}: too many visits or too large features for {}; use --precision f64",
+            F::PRECISION
+        )))
+    }
+}
+
+/// w_avg = w - u / F(T), coordinate by coordinate.
+pub fn averaged<F: Real>(w: &[F], u: &[F], visits: u64) -> Vec<F> {
+    let t = F::from_f64(visits.max(1) as f64);
+    w.iter().zip(u).map(|(&w, &u)| w - u / t).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn averaged_weights_are_the_mean_of_every_iterate() {
+        // Visits 1..=4; mistakes at visits 1 (+x1) and 3 (-x2), no bias.
+        let (x1, x2) = ([1.0f64, 2.0], [4.0f64, -2.0]);
+        let mut w = [0.0f64; 2];
+        let mut u = [0.0f64; 2];
+        let mut iterates = Vec::new();
+        for c in 1..=4u64 {
+            match c {
+                1 => {
+                    w = [w[0] + x1[0], w[1] + x1[1]];
+                    accumulate(&mut u, Row::Dense(&x1), 1, c, false).unwrap();
+                }
+                3 => {
+                    w = [w[0] - x2[0], w[1] - x2[1]];
+                    accumulate(&mut u, Row::Dense(&x2), -1, c, false).unwrap();
+                }
+                _ => {}
+            }
+            iterates.push(w);
+        }
+        let mean: Vec<f64> = (0..2)
+            .map(|k| iterates.iter().map(|v| v[k]).sum::<f64>() / 4.0)
+            .collect();
+        assert_eq!(averaged(&w, &u, 4), mean);
+    }
+
+    #[test]
+    fn margins_parse_in_both_precisions() {
+        assert_eq!(Margin::parse(" 0.1 ").unwrap().value::<f32>(), 0.1f32);
+        assert_eq!(Margin::parse("0.1").unwrap().value::<f64>(), 0.1f64);
+        assert!(Margin::parse("1e39").is_err(), "infinite in f32");
+        assert!(Margin::parse("nan").is_err());
+    }
+}

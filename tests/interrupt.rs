@@ -1,0 +1,264 @@
+//! Interrupted runs lose nothing: Ctrl-C saves the exact state, SIGKILL at
+//! any moment leaves the last checkpoint intact, and resuming gives the
+//! bit-identical model of an uninterrupted run.
+#![cfg(unix)]
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Rng;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
+}
+
+/// A noisy dataset that takes a couple of seconds to train 60 epochs with
+/// the reference loop in a debug build.
+fn write_data(dir: &Path) -> PathBuf {
+    let mut rng = Rng(0x5eed);
+    let mut text = String::new();
+    for _ in 0..6000 {
+        let x: Vec<f64> = (0..40).map(|_| (rng.unit() * 8.0).round() - 4.0).collect();
+        let s: f64 = x
+            .iter()
+            .enumerate()
+            .map(|(k, v)| v * ((k % 7) as f64 - 3.0))
+            .sum();
+        let y = if (s > 0.0) ^ (rng.unit() < 0.1) {
+            1
+        } else {
+            -1
+        };
+        text.push_str(&y.to_string());
+        for v in x {
+            text.push_str(&format!(",{v}"));
+        }
+        text.push('\n');
+    }
+    let path = dir.join("noisy.csv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn train(data: &Path, model: &Path, extra: &[&str]) -> Command {
+    train_for(60, data, model, extra)
+}
+
+fn train_for(epochs: usize, data: &Path, model: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("train")
+        .arg(data)
+        .args([
+            "--max-epochs",
+            &epochs.to_string(),
+            "--backend",
+            "reference",
+            "-o",
+        ])
+        .arg(model)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// The parts of a model file that training determines (not timings).
+fn essence(model: &Path) -> (Vec<f64>, f64, Vec<u64>) {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+    let w = v["weights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let m = v["training"]["mistakes_per_epoch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    (w, v["bias"].as_f64().unwrap(), m)
+}
+
+fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} failed");
+}
+
+fn wait_for(path: &Path, limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn ctrl_c_saves_the_state_and_resuming_gives_the_same_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let full = dir.path().join("full.json");
+    let st = train(&data, &full, &[]).status().unwrap();
+    assert_eq!(st.code(), Some(3), "the noisy data does not converge");
+
+    let model = dir.path().join("model.json");
+    let ck = dir.path().join("ck.json");
+    let ck_arg = ck.to_str().unwrap();
+    let child = train(&data, &model, &["--checkpoint", ck_arg])
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(&ck, Duration::from_secs(60)),
+        "no checkpoint after the first epoch"
+    );
+    signal(&child, "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    assert!(!model.exists(), "an interrupted run writes no model");
+
+    let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(3));
+    assert_eq!(essence(&model), essence(&full));
+}
+
+#[test]
+fn repeated_sigkill_then_resume_gives_the_same_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let full = dir.path().join("full.json");
+    let t0 = Instant::now();
+    train(&data, &full, &[]).status().unwrap();
+    // Kill at random moments within a whole run's duration.
+    let whole = t0.elapsed().as_secs_f64();
+
+    let model = dir.path().join("model.json");
+    let ck = dir.path().join("ck.json");
+    let ck_arg = ck.to_str().unwrap();
+    let mut rng = Rng(0xdead);
+    let mut resumed_at = Vec::new();
+    let mut killed = 0;
+    for _ in 0..5 {
+        let mut args = vec!["--checkpoint", ck_arg];
+        if ck.exists() {
+            args.extend(["--resume", ck_arg]);
+            let c: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&ck).unwrap()).unwrap();
+            resumed_at.push(c["epoch"].as_u64().unwrap());
+        }
+        let mut child = train(&data, &model, &args).spawn().unwrap();
+        std::thread::sleep(Duration::from_secs_f64(whole * (0.15 + 0.6 * rng.unit())));
+        signal(&child, "-KILL");
+        if child.wait().unwrap().signal() == Some(9) {
+            killed += 1;
+        }
+    }
+    assert!(
+        killed >= 3,
+        "only {killed} of 5 runs were killed mid-training"
+    );
+    assert!(ck.exists(), "some checkpoint must have been written");
+    let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(3));
+    assert_eq!(
+        essence(&model),
+        essence(&full),
+        "resumed at epochs {resumed_at:?}"
+    );
+}
+
+#[test]
+fn resuming_with_other_data_or_options_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let model = dir.path().join("model.json");
+    let ck = dir.path().join("ck.json");
+    let ck_arg = ck.to_str().unwrap();
+    train_for(2, &data, &model, &["--checkpoint", ck_arg])
+        .status()
+        .unwrap();
+    assert!(ck.exists());
+    let other = dir.path().join("other.csv");
+    let text = std::fs::read_to_string(&data)
+        .unwrap()
+        .replacen(",4", ",3", 1);
+    std::fs::write(&other, text).unwrap();
+    let cases: Vec<(PathBuf, usize, Vec<&str>, &str)> = vec![
+        (other.clone(), 2, vec![], "the data differ"),
+        (data.clone(), 3, vec![], "--max-epochs was 2, now 3"),
+        (data.clone(), 2, vec!["--no-bias"], "now --no-bias"),
+        (
+            data.clone(),
+            2,
+            vec!["--precision", "f64"],
+            "--precision was f32, now f64",
+        ),
+        (
+            data.clone(),
+            2,
+            vec!["--shuffle", "--seed", "3"],
+            "--shuffle --seed 3",
+        ),
+    ];
+    for (d, epochs, extra, fragment) in cases {
+        let mut c = train_for(epochs, &d, &model, &["--resume", ck_arg]);
+        c.args(&extra);
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(fragment), "{extra:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_killed_run_leaves_an_existing_model_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let t0 = Instant::now();
+    train(&data, &dir.path().join("timing.json"), &[])
+        .status()
+        .unwrap();
+    let whole = t0.elapsed().as_secs_f64();
+    let model = dir.path().join("model.json");
+    std::fs::write(&model, b"{\"precious\": true}\n").unwrap();
+    // Kill mid-run; retry earlier if the run happened to finish first.
+    let mut fraction = 0.5;
+    loop {
+        let mut child = train(&data, &model, &[]).spawn().unwrap();
+        std::thread::sleep(Duration::from_secs_f64(whole * fraction));
+        signal(&child, "-KILL");
+        if child.wait().unwrap().signal() == Some(9) {
+            break;
+        }
+        fraction /= 2.0;
+        assert!(fraction > 0.01, "could not kill the run before it finished");
+        std::fs::write(&model, b"{\"precious\": true}\n").unwrap();
+    }
+    assert_eq!(std::fs::read(&model).unwrap(), b"{\"precious\": true}\n");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(
+        leftovers.is_empty() || leftovers.len() == 1,
+        "at most one stray temporary file"
+    );
+}

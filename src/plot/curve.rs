@@ -61,7 +61,7 @@ impl Curve {
         let bound = match self.bound {
             Some(b) => format!("; the bound (D/γ)² = {}", style::fmt_sig(b, 6)),
             None if self.converged => {
-                "; no bound drawn: the classic bound is for updates at y w~·x~ <= 0".into()
+                "; no bound drawn: Novikoff's bound is for the classic rule, not --margin".into()
             }
             None => "; no bound: the model does not separate the data".into(),
         };

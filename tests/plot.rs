@@ -243,7 +243,7 @@ fn boundary_svg_has_one_mark_per_row_and_the_line_of_the_model() {
     );
 
     // The boundary: both ends of the drawn segment lie on w·x + b = 0.
-    let segment = longest_polyline(&doc, INK, "2");
+    let segment = longest_polyline(&doc, INK, "3");
     let w = [model.weights[0], model.weights[1]];
     let d = pixel_distance(&segment, [(ax, cx), (ay, cy)], w, model.bias);
     assert!(d < 1.5, "the drawn line is {d} px off w·x + b = 0");
@@ -330,7 +330,7 @@ fn projected_boundary_puts_rows_at_their_projection_onto_w() {
     let (a, c, worst) = fit_axis(&values, &pixels);
     assert!(worst < 1.5, "rows are not at w·x/||w||: {worst} px");
     // The boundary is the vertical line w·x/||w|| = -b/||w||.
-    let segment = longest_polyline(&doc, INK, "2");
+    let segment = longest_polyline(&doc, INK, "3");
     assert!((segment[0].0 - segment[1].0).abs() <= 1.0, "{segment:?}");
     let at = (segment[0].0 - c) / a;
     let want = -model.bias / norm;

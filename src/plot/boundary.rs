@@ -286,7 +286,7 @@ impl Panel {
             } else {
                 "decision boundary"
             };
-            keys.push((Key::Line(INK, 2), what.into()));
+            keys.push((Key::Line(INK, 3), what.into()));
             keys.push((Key::Arrow(REFERENCE), "w (points to the +1 side)".into()));
         }
         if let (Some(m), Some(line)) = (self.band, self.line) {
@@ -434,7 +434,7 @@ impl Panel {
         if let Some(line) = self.line {
             match line.clip(x, y) {
                 Some((p, q)) => {
-                    chart.draw_series(LineSeries::new([p, q], INK.stroke_width(2)))?;
+                    chart.draw_series(LineSeries::new([p, q], INK.stroke_width(3)))?;
                     self.draw_normal(&mut chart, line, (p, q), (x, y), pixels)?;
                 }
                 None if self.previous.is_some() || self.highlight.is_some() => {

@@ -269,7 +269,7 @@ impl Trace {
             ),
             (Key::Ring(INK, 3), "the mistake used".into()),
             (Key::Dashed(GHOST, 2), "before the update".into()),
-            (Key::Line(INK, 2), "after".into()),
+            (Key::Line(INK, 3), "after".into()),
             (Key::Arrow(REFERENCE), "w after".into()),
         ]
     }

@@ -275,3 +275,40 @@ impl<'a> DrawingBackend for Pixels<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plotters::prelude::*;
+
+    /// Total ink (0..1 per pixel) of a black line from `a` to `b`.
+    fn ink(a: (i32, i32), b: (i32, i32), width: u32) -> f64 {
+        let mut rgb = vec![255u8; 120 * 120 * 3];
+        {
+            let mut canvas = Pixels::with_buffer(&mut rgb, (120, 120));
+            canvas
+                .draw_line(a, b, &plotters::style::Color::stroke_width(&BLACK, width))
+                .unwrap();
+            canvas.present().unwrap();
+        }
+        rgb.iter().map(|&v| (255 - v) as f64 / 255.0).sum::<f64>() / 3.0
+    }
+
+    #[test]
+    fn wide_lines_are_equally_wide_at_every_slope() {
+        let length = 80f64;
+        for width in [2u32, 3] {
+            let flat = ink((20, 20), (100, 20), width);
+            let steep = ink((20, 20), (20, 100), width);
+            let (dx, dy) = (length / 2f64.sqrt(), length / 2f64.sqrt());
+            let diagonal = ink((20, 20), (20 + dx as i32, 20 + dy as i32), width);
+            for (name, v) in [("flat", flat), ("steep", steep), ("diagonal", diagonal)] {
+                let per_pixel = v / length;
+                assert!(
+                    (per_pixel - width as f64).abs() < 0.35 * width as f64,
+                    "{name} line of width {width}: {per_pixel} px wide"
+                );
+            }
+        }
+    }
+}

@@ -14,19 +14,30 @@ struct Params {
     // Feature columns (the bias excluded) and whether the bias is on.
     cols: u32,
     bias: u32,
-    _pad0: u32,
+    // Perceptrons evaluated together (one-vs-rest classes; 1 for binary).
+    // Thread groups work on virtual rows: one per (row, head) pair.
+    heads: u32,
     _pad1: u32,
     _pad2: u32,
+}
+
+// Head `head`'s label of chunk-local `row`: the -1/+1 label bit with one
+// head, "class id == head" with several.
+fn positive_for(row: u32, head: u32) -> bool {
+    if params.heads == 1u {
+        return ((labels[row / 32u] >> (row % 32u)) & 1u) == 1u;
+    }
+    return class_ids[row] == head;
 }
 
 // The normalised slack of src/certify.rs for the rule y*s <= TAU
 // (bound[3]; 0 for the classic rule). With a = y*s - TAU and
 // E = (m*REL)*t + (m*ABS + FLUSH): (a - E)/N if a > E, (a + E)/N if a < -E,
 // else 0 (also when anything is non-finite, t is huge, or N is tiny).
-fn write_slack(q: u32, row: u32, s: real, t: real, m: u32) {
+fn write_slack(q: u32, row: u32, head: u32, s: real, t: real, m: u32) {
     let mr = real(m);
     let e = (mr * bound[0]) * t + (mr * bound[1] + bound[2]);
-    let positive = ((labels[row / 32u] >> (row % 32u)) & 1u) == 1u;
+    let positive = positive_for(row, head);
     let ys = select(-s, s, positive) - bound[3];
     let nrm = real(norms[row]);
     var r: f32 = 0.0;

@@ -9,6 +9,7 @@
 @group(0) @binding(4) var<storage, read> norms: array<f32>;     // >= ||x~|| per row
 @group(0) @binding(5) var<storage, read> bound: array<real>;    // REL, ABS, FLUSH
 @group(0) @binding(6) var<storage, read_write> slack: array<f32>;
+@group(0) @binding(9) var<storage, read> class_ids: array<u32>; // one-vs-rest
 
 @compute @workgroup_size(256)
 fn margins_dense(
@@ -19,18 +20,21 @@ fn margins_dense(
     let rows_per_group = WG / LANES;
     let lane = li % LANES;
     let slot = li / LANES;
-    let groups = (params.row_count + rows_per_group - 1u) / rows_per_group;
+    let virtual_rows = params.row_count * params.heads;
+    let groups = (virtual_rows + rows_per_group - 1u) / rows_per_group;
     // Grid-stride over groups of rows; the bound is uniform per workgroup.
     for (var g = wg.x; g < groups; g = g + nwg.x) {
-        let r = g * rows_per_group + slot;
-        let live = r < params.row_count;
-        let row = params.row_begin + r;
+        let vr = g * rows_per_group + slot;
+        let live = vr < virtual_rows;
+        let head = vr % params.heads;
+        let row = params.row_begin + vr / params.heads;
+        let wbase = head * (params.cols + params.bias);
         var s: real = 0.0;
         var t: real = 0.0;
         if live {
             let xbase = row * params.cols;
             for (var k = lane; k < params.cols; k = k + LANES) {
-                let p = weights[k] * x[xbase + k];
+                let p = weights[wbase + k] * x[xbase + k];
                 s = s + p;
                 t = t + abs(p);
             }
@@ -42,11 +46,11 @@ fn margins_dense(
             var s_row = part_s[li];
             var t_row = part_t[li];
             if params.bias != 0u {
-                let b = weights[params.cols];
+                let b = weights[wbase + params.cols];
                 s_row = s_row + b;
                 t_row = t_row + abs(b);
             }
-            write_slack(params.pos_offset + r, row, s_row, t_row, params.cols + params.bias);
+            write_slack(params.pos_offset * params.heads + vr, row, head, s_row, t_row, params.cols + params.bias);
         }
         workgroupBarrier();
     }

@@ -8,6 +8,7 @@
 @group(0) @binding(4) var<storage, read> norms: array<f32>;
 @group(0) @binding(5) var<storage, read> bound: array<real>;
 @group(0) @binding(6) var<storage, read_write> slack: array<f32>;
+@group(0) @binding(9) var<storage, read> class_ids: array<u32>; // one-vs-rest
 @group(0) @binding(7) var<storage, read> col_index: array<u32>;
 @group(0) @binding(8) var<storage, read> values: array<real>;
 
@@ -20,11 +21,14 @@ fn margins_sparse(
     let rows_per_group = WG / LANES;
     let lane = li % LANES;
     let slot = li / LANES;
-    let groups = (params.row_count + rows_per_group - 1u) / rows_per_group;
+    let virtual_rows = params.row_count * params.heads;
+    let groups = (virtual_rows + rows_per_group - 1u) / rows_per_group;
     for (var g = wg.x; g < groups; g = g + nwg.x) {
-        let r = g * rows_per_group + slot;
-        let live = r < params.row_count;
-        let row = params.row_begin + r;
+        let vr = g * rows_per_group + slot;
+        let live = vr < virtual_rows;
+        let head = vr % params.heads;
+        let row = params.row_begin + vr / params.heads;
+        let wbase = head * (params.cols + params.bias);
         var s: real = 0.0;
         var t: real = 0.0;
         var stored = 0u;
@@ -33,7 +37,7 @@ fn margins_sparse(
             let end = row_ptr[row + 1u];
             stored = end - begin;
             for (var e = begin + lane; e < end; e = e + LANES) {
-                let p = weights[col_index[e]] * values[e];
+                let p = weights[wbase + col_index[e]] * values[e];
                 s = s + p;
                 t = t + abs(p);
             }
@@ -45,11 +49,11 @@ fn margins_sparse(
             var s_row = part_s[li];
             var t_row = part_t[li];
             if params.bias != 0u {
-                let b = weights[params.cols];
+                let b = weights[wbase + params.cols];
                 s_row = s_row + b;
                 t_row = t_row + abs(b);
             }
-            write_slack(params.pos_offset + r, row, s_row, t_row, stored + params.bias);
+            write_slack(params.pos_offset * params.heads + vr, row, head, s_row, t_row, stored + params.bias);
         }
         workgroupBarrier();
     }

@@ -193,6 +193,7 @@ fn device_ceiling<F: Real>(
         .collect();
     let rows = data.rows().min(e.max_pass());
     let pass = Pass {
+        heads: 1,
         start: 0,
         end: rows,
         weights: &weights,

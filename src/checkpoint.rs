@@ -37,11 +37,22 @@ pub struct RunIdentity {
     pub margin: Option<Margin>,
     /// Fingerprint of the `--init` weights (None: started from zero).
     pub init: Option<String>,
+    /// One-vs-rest training (one head per class).
+    #[serde(default)]
+    pub multiclass: bool,
+    /// Perceptrons trained together (the classes in one-vs-rest, else 1).
+    #[serde(default = "one")]
+    pub heads: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl RunIdentity {
     /// Explains every difference from `other` (the run trying to resume).
     pub fn differences(&self, other: &RunIdentity) -> Vec<String> {
+        let on = |b: bool| if b { "on" } else { "off" };
         let mut d = Vec::new();
         if self.fingerprint != other.fingerprint
             || self.rows != other.rows
@@ -100,6 +111,13 @@ impl RunIdentity {
                 says(&other.margin)
             ));
         }
+        if self.multiclass != other.multiclass {
+            d.push(format!(
+                "--multiclass was {}, now {}",
+                on(self.multiclass),
+                on(other.multiclass)
+            ));
+        }
         if self.init != other.init {
             d.push("the --init model differs".to_owned());
         }
@@ -129,6 +147,10 @@ struct CheckpointFile {
     average: Option<Vec<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pocket: Option<PocketFile>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    head_mistakes_in_epoch: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    head_mistakes_per_epoch: Vec<Vec<u64>>,
 }
 
 /// The pocket state in a checkpoint.
@@ -166,6 +188,8 @@ pub fn save<F: Real>(path: &Path, identity: &RunIdentity, state: &State<F>) -> R
             current_evaluated: p.current_evaluated,
             evaluations: p.evaluations,
         }),
+        head_mistakes_in_epoch: state.head_mistakes_in_epoch.clone(),
+        head_mistakes_per_epoch: state.head_mistakes_per_epoch.clone(),
     };
     crate::output::write_atomic(path, |w| {
         serde_json::to_writer(&mut *w, &file).map_err(std::io::Error::other)?;
@@ -213,7 +237,7 @@ pub fn load<F: Real>(path: &Path, expected: &RunIdentity) -> Result<State<F>> {
             diffs.join("; ")
         )));
     }
-    let dim = expected.features + expected.bias as usize;
+    let dim = (expected.features + expected.bias as usize) * expected.heads;
     if file.weights.len() != dim {
         return Err(Error::model(
             path,
@@ -264,6 +288,8 @@ pub fn load<F: Real>(path: &Path, expected: &RunIdentity) -> Result<State<F>> {
         mistakes_in_epoch: file.mistakes_in_epoch,
         average,
         pocket,
+        head_mistakes_in_epoch: file.head_mistakes_in_epoch,
+        head_mistakes_per_epoch: file.head_mistakes_per_epoch,
     })
 }
 

@@ -20,6 +20,7 @@ pub mod r#gen;
 pub mod gpu;
 pub mod model;
 pub mod output;
+pub mod ovr;
 pub mod plot;
 pub mod reference;
 pub mod train;

@@ -77,13 +77,16 @@ pub struct Model<F> {
 pub enum AnyModel {
     F32(Model<f32>),
     F64(Model<f64>),
+    /// One-vs-rest multiclass models (see [`crate::ovr`]).
+    OvrF32(crate::ovr::OvrModel<f32>),
+    OvrF64(crate::ovr::OvrModel<f64>),
 }
 
 impl AnyModel {
     pub fn precision(&self) -> Precision {
         match self {
-            AnyModel::F32(_) => Precision::F32,
-            AnyModel::F64(_) => Precision::F64,
+            AnyModel::F32(_) | AnyModel::OvrF32(_) => Precision::F32,
+            AnyModel::F64(_) | AnyModel::OvrF64(_) => Precision::F64,
         }
     }
 }
@@ -229,6 +232,18 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
             return Err(Error::model(
                 path,
                 "has a missing or invalid \"format_version\" (expected a positive integer)",
+            ));
+        }
+    }
+    match value.get("kind").and_then(|v| v.as_str()) {
+        None => {}
+        Some(crate::ovr::KIND) => return crate::ovr::parse_value(path, value),
+        Some(other) => {
+            return Err(Error::model(
+                path,
+                format!(
+                    "is a \"{other}\" model, which this build does not know: upgrade perceptron"
+                ),
             ));
         }
     }

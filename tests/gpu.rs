@@ -322,6 +322,7 @@ fn device_slacks_agree_with_the_cpu_twin() {
             end: 4990,
             weights: &weights,
             tau: 0.25,
+            heads: 1,
         };
         let Some(mut gpu) = engine(d, true, &options()) else {
             return;
@@ -409,5 +410,66 @@ fn variants_match_their_definitions_on_the_gpu() {
             (bits(&w), m),
             "sparse {variant:?} {margin:?}"
         );
+    }
+}
+
+/// One-vs-rest on the GPU (one pass computes every class's slacks) equals
+/// each class trained alone with the textbook loop.
+#[test]
+fn one_vs_rest_on_the_gpu_is_k_independent_perceptrons() {
+    let mut rng = Rng(0x0f6);
+    for (case, classes) in [3usize, 7, 10].into_iter().enumerate() {
+        let d = common::random_multiclass::<f32>(&mut rng, 1000, 9 + 20 * case, classes, 0.05);
+        let sparse = Dataset {
+            features: Features::Sparse(d.features.to_sparse()),
+            ..d.clone()
+        };
+        for data in [&d, &sparse] {
+            let Some(gpu) = engine(data, true, &options()) else {
+                return;
+            };
+            let params = TrainParams {
+                max_epochs: 4,
+                passes: PassPolicy::Always,
+                multiclass: true,
+                ..Default::default()
+            };
+            let dim = (data.cols() + 1) * classes;
+            let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
+            let fit = train::fit(
+                data,
+                &params,
+                State::initial(dim),
+                Box::new(gpu),
+                &mut fb,
+                &mut Silent,
+            )
+            .unwrap();
+            let reference = train::fit_reference(data, &params).unwrap();
+            assert_eq!(
+                bits(&fit.weights),
+                bits(&reference.weights),
+                "{classes} classes"
+            );
+            assert_eq!(
+                fit.state.head_mistakes_per_epoch,
+                reference.state.head_mistakes_per_epoch
+            );
+            for h in 0..classes {
+                let (w, _, _) = common::textbook_variant(
+                    &common::head_dataset(data, h),
+                    true,
+                    fit.epochs(),
+                    perceptron::train::Variant::Classic,
+                    0.0,
+                );
+                let stride = data.cols() + 1;
+                assert_eq!(
+                    bits(&fit.weights[h * stride..(h + 1) * stride]),
+                    bits(&w),
+                    "head {h}"
+                );
+            }
+        }
     }
 }

@@ -163,7 +163,7 @@ fn load_f64(path: &Path) -> Dataset<f64> {
 fn model_f64(path: &Path) -> Model<f64> {
     match model::load(path).unwrap() {
         AnyModel::F64(m) => m,
-        AnyModel::F32(_) => panic!("expected an f64 model"),
+        _ => panic!("expected a binary f64 model"),
     }
 }
 
@@ -383,7 +383,7 @@ fn curve_shows_every_epoch_the_total_and_the_bound() {
     let doc = roxmltree::Document::parse(&text).unwrap();
     let info = match model::load(&m).unwrap() {
         AnyModel::F32(m) => m.training,
-        AnyModel::F64(m) => m.training,
+        _ => panic!("expected a binary f32 model"),
     };
     assert_eq!(info.mistakes_per_epoch, vec![19, 10, 4, 2, 2, 0]);
     // One dot per epoch with mistakes, one in the legend; the mistake-free
@@ -703,6 +703,39 @@ fn bad_requests_fail_clearly_and_leave_files_alone() {
         "precious"
     );
     assert!(!dir.path().join("c.svg").exists());
+
+    // One-vs-rest models have a curve but no single hyperplane.
+    std::fs::write(
+        dir.path().join("three.csv"),
+        "a,1,1\nb,5,1\nc,1,5\na,1.5,1\nb,5,1.5\nc,1.5,5\n",
+    )
+    .unwrap();
+    cmd(dir.path())
+        .args([
+            "train",
+            "three.csv",
+            "--multiclass",
+            "ovr",
+            "-o",
+            "ovr.json",
+        ])
+        .assert()
+        .success();
+    plot(dir.path(), &["curve", "ovr.json", "-o", "ovr.svg"]);
+    roxmltree::Document::parse(&read_svg(&dir.path().join("ovr.svg"))).unwrap();
+    for kind in ["margins", "boundary"] {
+        cmd(dir.path())
+            .args(["plot", kind, "ovr.json", "three.csv", "-o", "keep.svg"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(format!(
+                "is a one-vs-rest model of 3 classes; `plot {kind}` draws a binary model"
+            )));
+    }
+    cmd(dir.path())
+        .args(["train", "three.csv", "--multiclass", "ovr", "--plot", "p"])
+        .assert()
+        .code(2);
 }
 
 #[test]

@@ -27,6 +27,7 @@ fn params(
         passes,
         variant,
         margin: margin.map(|m| Margin::parse(m).unwrap()),
+        multiclass: false,
     }
 }
 

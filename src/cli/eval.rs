@@ -11,6 +11,7 @@ use crate::data::{LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{self, AnyModel, Model};
+use crate::ovr::OvrModel;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -93,16 +94,30 @@ pub struct EvalReport {
 
 pub fn run(args: &EvalArgs) -> Result<i32> {
     let opts = args.data_args.load_options(None);
-    let report = match model::load(&args.model)? {
-        AnyModel::F32(m) => evaluate(args, &m, &opts)?,
-        AnyModel::F64(m) => evaluate(args, &m, &opts)?,
+    let (json, text) = match model::load(&args.model)? {
+        AnyModel::F32(m) => {
+            let r = evaluate(args, &m, &opts)?;
+            (serde_json::to_string(&r), render(&r))
+        }
+        AnyModel::F64(m) => {
+            let r = evaluate(args, &m, &opts)?;
+            (serde_json::to_string(&r), render(&r))
+        }
+        AnyModel::OvrF32(m) => {
+            let r = evaluate_ovr(args, &m, &opts)?;
+            (serde_json::to_string(&r), render_ovr(&r))
+        }
+        AnyModel::OvrF64(m) => {
+            let r = evaluate_ovr(args, &m, &opts)?;
+            (serde_json::to_string(&r), render_ovr(&r))
+        }
     };
     let text = if args.json {
-        let mut t = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
+        let mut t = json.map_err(|e| Error::Train(e.to_string()))?;
         t.push('\n');
         t
     } else {
-        render(&report)
+        text
     };
     write_stdout(|out| out.write_all(text.as_bytes()))?;
     Ok(exit::SUCCESS)
@@ -169,7 +184,7 @@ pub fn evaluate<F: Real>(
     model: &Model<F>,
     opts: &LoadOptions,
 ) -> Result<EvalReport> {
-    let raw = load_for_model(model, &args.model, &args.data, opts)?;
+    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
     let signs = true_signs(model, &args.model, &raw, &args.data)?;
     let w = model.augmented_weights();
     // [true][predicted], index 0 = -1, 1 = +1.
@@ -301,5 +316,218 @@ pub fn render(r: &EvalReport) -> String {
         "F1",
         metric(p.f1, "no row is +1, truly or predicted"),
     );
+    s
+}
+
+/// One class's scores in a one-vs-rest evaluation.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct OvrClassScores {
+    pub label: String,
+    /// Rows truly of this class.
+    pub support: u64,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub f1: Option<f64>,
+}
+
+/// Everything `eval` reports for a one-vs-rest model.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct OvrEvalReport {
+    pub model: String,
+    pub data: String,
+    pub format: String,
+    pub precision: Precision,
+    pub rows: usize,
+    pub features: usize,
+    pub correct: u64,
+    pub accuracy: f64,
+    /// The model's classes, in matrix order.
+    pub labels: Vec<String>,
+    /// `confusion[t][p]`: rows of true class `labels[t]` predicted `labels[p]`.
+    pub confusion: Vec<Vec<u64>>,
+    pub classes: Vec<OvrClassScores>,
+    /// Unweighted means over the classes where the score is defined.
+    pub macro_precision: Option<f64>,
+    pub macro_recall: Option<f64>,
+    pub macro_f1: Option<f64>,
+}
+
+/// Scores a one-vs-rest model on the labelled file: the predicted class is
+/// the highest-scoring one, as in `predict`.
+pub fn evaluate_ovr<F: Real>(
+    args: &EvalArgs,
+    model: &OvrModel<F>,
+    opts: &LoadOptions,
+) -> Result<OvrEvalReport> {
+    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let k = model.classes.len();
+    // Map the file's classes to the model's, refusing unknown labels.
+    let mut map = Vec::new();
+    for class in raw.table.classes() {
+        match model
+            .classes
+            .iter()
+            .position(|c| labels_equal(c, &class.text))
+        {
+            Some(j) => map.push(j),
+            None => {
+                let message = format!(
+                    "label \"{}\" ({} rows) is not a class of the model {}, which knows {}",
+                    class.text,
+                    class.count,
+                    args.model.display(),
+                    model
+                        .classes
+                        .iter()
+                        .map(|c| format!("\"{c}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                return Err(if class.first_line > 0 {
+                    Error::parse(&args.data, class.first_line, None, message)
+                } else {
+                    Error::data(&args.data, message)
+                });
+            }
+        }
+    }
+    let w: Vec<Vec<F>> = (0..k).map(|c| model.augmented(c)).collect();
+    let mut confusion = vec![vec![0u64; k]; k];
+    let mut scores = Vec::with_capacity(k);
+    for (i, &c) in raw.class_ids.iter().enumerate() {
+        let predicted = model.predict(&w, raw.features.row(i), &mut scores);
+        confusion[map[c as usize]][predicted] += 1;
+    }
+    let rows = raw.class_ids.len();
+    let correct: u64 = (0..k).map(|c| confusion[c][c]).sum();
+    let classes: Vec<OvrClassScores> = (0..k)
+        .map(|c| {
+            let tp = confusion[c][c];
+            let support: u64 = confusion[c].iter().sum();
+            let predicted: u64 = (0..k).map(|t| confusion[t][c]).sum();
+            OvrClassScores {
+                label: model.classes[c].clone(),
+                support,
+                precision: ratio(tp, predicted),
+                recall: ratio(tp, support),
+                f1: ratio(2 * tp, predicted + support),
+            }
+        })
+        .collect();
+    let mean = |f: fn(&OvrClassScores) -> Option<f64>| {
+        let v: Vec<f64> = classes.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    Ok(OvrEvalReport {
+        model: args.model.display().to_string(),
+        data: args.data.display().to_string(),
+        format: raw.format.name().into(),
+        precision: F::PRECISION,
+        rows,
+        features: raw.features.cols(),
+        correct,
+        accuracy: if rows == 0 {
+            0.0
+        } else {
+            correct as f64 / rows as f64
+        },
+        labels: model.classes.clone(),
+        confusion,
+        macro_precision: mean(|c| c.precision),
+        macro_recall: mean(|c| c.recall),
+        macro_f1: mean(|c| c.f1),
+        classes,
+    })
+}
+
+/// Label texts name the same class when equal as text or as numbers
+/// (`1`, `+1` and `1.0`), as the label rules of the data module do.
+fn labels_equal(a: &str, b: &str) -> bool {
+    a == b || matches!((a.trim().parse::<f64>(), b.trim().parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// The human-readable one-vs-rest report.
+pub fn render_ovr(r: &OvrEvalReport) -> String {
+    let mut s = String::new();
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        &mut s,
+        "model",
+        format!(
+            "{} ({}, one-vs-rest over {} classes)",
+            r.model,
+            r.precision,
+            r.labels.len()
+        ),
+    );
+    line(
+        &mut s,
+        "data",
+        format!(
+            "{} ({}, {} rows x {} features)",
+            r.data, r.format, r.rows, r.features
+        ),
+    );
+    line(
+        &mut s,
+        "accuracy",
+        format!(
+            "{:.2}% ({} of {} rows correct)",
+            100.0 * r.accuracy,
+            r.correct,
+            r.rows
+        ),
+    );
+    s.push_str("\nconfusion matrix (rows: true class, columns: predicted class)\n");
+    let names: Vec<String> = r.labels.iter().map(|l| format!("\"{l}\"")).collect();
+    let w0 = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let w = r
+        .confusion
+        .iter()
+        .flatten()
+        .map(|v| v.to_string().len())
+        .chain(names.iter().map(|n| n.chars().count()))
+        .max()
+        .unwrap_or(1)
+        .max(5);
+    s.push_str(&format!("  {:<w0$}", ""));
+    for n in &names {
+        s.push_str(&format!("  {n:>w$}"));
+    }
+    s.push('\n');
+    for (t, n) in names.iter().enumerate() {
+        s.push_str(&format!("  {n:<w0$}"));
+        for v in &r.confusion[t] {
+            s.push_str(&format!("  {v:>w$}"));
+        }
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "\n  {:<w0$}  {:>9}  {:>9}  {:>9}  {:>9}\n",
+        "class", "support", "precision", "recall", "F1"
+    ));
+    let f = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.4}"));
+    for (c, n) in r.classes.iter().zip(&names) {
+        s.push_str(&format!(
+            "  {n:<w0$}  {:>9}  {:>9}  {:>9}  {:>9}\n",
+            c.support,
+            f(c.precision),
+            f(c.recall),
+            f(c.f1)
+        ));
+    }
+    s.push_str(&format!(
+        "  {:<w0$}  {:>9}  {:>9}  {:>9}  {:>9}\n",
+        "macro",
+        "",
+        f(r.macro_precision),
+        f(r.macro_recall),
+        f(r.macro_f1)
+    ));
     s
 }

@@ -11,7 +11,9 @@ pub mod info;
 pub mod plot;
 pub mod predict;
 pub mod progress;
+pub mod split;
 pub mod train;
+pub mod train_ovr;
 
 use clap::{Parser, Subcommand};
 
@@ -57,6 +59,7 @@ pub enum Command {
     Info(info::InfoArgs),
     Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
+    Split(split::SplitArgs),
     Convert(convert::ConvertArgs),
     Gen(r#gen::GenArgs),
     Plot(plot::PlotArgs),
@@ -73,6 +76,7 @@ pub fn main() -> i32 {
         Command::Info(a) => info::run(a),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Split(a) => split::run(a),
         Command::Convert(a) => convert::run(a),
         Command::Gen(a) => r#gen::run(a),
         Command::Plot(a) => plot::run(a),

@@ -292,6 +292,12 @@ pub fn run(args: &PlotArgs) -> Result<i32> {
             match model::load(&a.model)? {
                 AnyModel::F32(m) => margins(a, &m)?,
                 AnyModel::F64(m) => margins(a, &m)?,
+                AnyModel::OvrF32(m) => {
+                    return Err(binary_only(&a.model, m.classes.len(), "margins"));
+                }
+                AnyModel::OvrF64(m) => {
+                    return Err(binary_only(&a.model, m.classes.len(), "margins"));
+                }
             }
         }
         PlotKind::Boundary(a) => {
@@ -299,6 +305,12 @@ pub fn run(args: &PlotArgs) -> Result<i32> {
             match model::load(&a.model)? {
                 AnyModel::F32(m) => boundary(a, &m)?,
                 AnyModel::F64(m) => boundary(a, &m)?,
+                AnyModel::OvrF32(m) => {
+                    return Err(binary_only(&a.model, m.classes.len(), "boundary"));
+                }
+                AnyModel::OvrF64(m) => {
+                    return Err(binary_only(&a.model, m.classes.len(), "boundary"));
+                }
             }
         }
         PlotKind::Bias(a) => match Precision::from(a.precision) {
@@ -318,6 +330,8 @@ fn curve(a: &CurveArgs) -> Result<()> {
     let info = match model::load(&a.model)? {
         AnyModel::F32(m) => m.training,
         AnyModel::F64(m) => m.training,
+        AnyModel::OvrF32(m) => m.training,
+        AnyModel::OvrF64(m) => m.training,
     };
     plot::save(
         &plot::curve::Curve::from_training(&info),
@@ -334,10 +348,26 @@ fn labelled<F: Real>(
     data_path: &Path,
     data_args: &DataArgs,
 ) -> Result<(crate::data::Features<F>, Vec<i8>)> {
-    let raw = load_for_model(model, model_path, data_path, &data_args.load_options(None))?;
+    let raw = load_for_model(
+        model.feature_count(),
+        model_path,
+        data_path,
+        &data_args.load_options(None),
+    )?;
     let signs = true_signs(model, model_path, &raw, data_path)?;
     let labels = raw.class_ids.iter().map(|&c| signs[c as usize]).collect();
     Ok((raw.features, labels))
+}
+
+/// `margins` and `boundary` draw one hyperplane.
+fn binary_only(model: &Path, classes: usize, kind: &str) -> Error {
+    Error::model(
+        model,
+        format!(
+            "is a one-vs-rest model of {classes} classes; `plot {kind}` draws a binary model \
+             (train one class against the rest with --positive CLASS)"
+        ),
+    )
 }
 
 fn margins<F: Real>(a: &MarginsArgs, model: &Model<F>) -> Result<()> {

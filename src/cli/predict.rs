@@ -10,6 +10,7 @@ use crate::data::{self, LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
 use crate::model::{self, AnyModel, Model};
+use crate::ovr::OvrModel;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -67,19 +68,21 @@ pub fn run(args: &PredictArgs) -> Result<i32> {
     match model::load(&args.model)? {
         AnyModel::F32(m) => run_in(args, &m, &opts),
         AnyModel::F64(m) => run_in(args, &m, &opts),
+        AnyModel::OvrF32(m) => run_ovr(args, &m, &opts),
+        AnyModel::OvrF64(m) => run_ovr(args, &m, &opts),
     }
 }
 
 /// Reads `path` in the model's precision and checks that its rows fit the
 /// model: no more feature columns than the model has weights.
 pub(crate) fn load_for_model<F: Real>(
-    model: &Model<F>,
+    want: usize,
     model_path: &Path,
     path: &Path,
     opts: &LoadOptions,
 ) -> Result<RawData<F>> {
     let raw = data::load_raw::<F>(path, opts)?;
-    let (cols, want) = (raw.features.cols(), model.feature_count());
+    let cols = raw.features.cols();
     if cols > want {
         return Err(Error::model(
             model_path,
@@ -94,7 +97,7 @@ pub(crate) fn load_for_model<F: Real>(
 }
 
 fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> Result<i32> {
-    let raw = load_for_model(model, &args.model, &args.data, opts)?;
+    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
     let w = model.augmented_weights();
     let write = |out: &mut dyn Write| -> io::Result<()> {
         for i in 0..raw.features.rows() {
@@ -105,6 +108,34 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
             } else {
                 writeln!(out, "{label}")?;
             }
+        }
+        Ok(())
+    };
+    match &args.output {
+        Some(path) => crate::output::write_atomic(path, write)?,
+        None => write_stdout(write)?,
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// One-vs-rest: the highest-scoring class per row (ties: the class listed
+/// first); with `--scores`, then every class's score in the model's order.
+fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions) -> Result<i32> {
+    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let w: Vec<Vec<F>> = (0..model.classes.len())
+        .map(|k| model.augmented(k))
+        .collect();
+    let write = |out: &mut dyn Write| -> io::Result<()> {
+        let mut scores = Vec::with_capacity(w.len());
+        for i in 0..raw.features.rows() {
+            let best = model.predict(&w, raw.features.row(i), &mut scores);
+            write!(out, "{}", model.classes[best])?;
+            if args.scores {
+                for s in &scores {
+                    write!(out, "\t{s}")?;
+                }
+            }
+            writeln!(out)?;
         }
         Ok(())
     };

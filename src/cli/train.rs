@@ -89,6 +89,12 @@ pub struct TrainArgs {
     #[arg(long, value_name = "MODEL")]
     pub init: Option<PathBuf>,
 
+    /// Train one perceptron per label value (one-vs-rest), all in the same
+    /// passes over the data; `predict` then returns the class that scores
+    /// highest (ties go to the class seen first in the training data).
+    #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
+    pub multiclass: Option<MulticlassArg>,
+
     /// Visit rows in a fixed pseudo-random order (needs --seed).
     #[arg(long, requires = "seed")]
     pub shuffle: bool,
@@ -128,8 +134,8 @@ pub struct TrainArgs {
 
     /// Also draw the learning curve and the margins on the training data,
     /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`). DIR is
-    /// created if needed.
-    #[arg(long, value_name = "DIR")]
+    /// created if needed. Binary models only.
+    #[arg(long, value_name = "DIR", conflicts_with = "multiclass")]
     pub plot: Option<PathBuf>,
 
     #[command(flatten)]
@@ -187,6 +193,13 @@ pub fn run(args: &TrainArgs) -> Result<i32> {
 
 fn load<F: Real>(args: &TrainArgs) -> Result<Dataset<F>> {
     let opts = args.data_args.load_options(args.positive.clone());
+    if args.multiclass.is_some() {
+        let (raw, path) = match &args.data {
+            Some(path) => (data::load_raw::<F>(path, &opts)?, path.clone()),
+            None => data::bundled::raw_digits_3v5::<F>(&opts)?,
+        };
+        return Dataset::from_raw_classes(raw, &path);
+    }
     match &args.data {
         Some(path) => data::load(path, &opts),
         None => data::bundled::digits_3v5(&opts),
@@ -219,6 +232,8 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             Some(p) => Some(init_fingerprint(p)?),
             None => None,
         },
+        multiclass: args.multiclass.is_some(),
+        heads: heads_of(args, &data),
     };
     let start = match &args.resume {
         Some(path) => checkpoint::load::<F>(path, &identity)?,
@@ -234,6 +249,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         passes: args.passes,
         variant: variant_of(args),
         margin: args.margin.clone(),
+        multiclass: args.multiclass.is_some(),
     };
     let (backend, gpu_options) = args.backend.resolve();
     let chosen = crate::backend::choose(backend, &gpu_options, &data, params.bias)?;
@@ -269,6 +285,18 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             checkpoint_path.display()
         );
         return Ok(exit::INTERRUPTED);
+    }
+    if args.multiclass.is_some() {
+        let warnings = observer.progress.take_warnings();
+        let run = super::train_ovr::Run {
+            args,
+            data: &data,
+            fit: &fit,
+            output: &output,
+            seed,
+            backend_note: chosen_note,
+        };
+        return run.finish(warnings);
     }
     let progress = &mut observer.progress;
 
@@ -380,7 +408,7 @@ pub fn abbreviate(values: &[u64]) -> String {
 }
 
 /// Six significant figures, in scientific notation outside [1e-3, 1e7).
-fn fmt_g(v: f64) -> String {
+pub(super) fn fmt_g(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return v.to_string();
     }
@@ -621,37 +649,70 @@ fn init_fingerprint(path: &std::path::Path) -> Result<String> {
 /// Zero, or the `--init` model's weights after checking they fit the data.
 fn initial_weights<F: Real>(args: &TrainArgs, data: &Dataset<F>) -> Result<Vec<F>> {
     let bias = !args.no_bias;
+    let heads = heads_of(args, data);
     let dim = data.cols() + bias as usize;
     let Some(path) = &args.init else {
-        return Ok(vec![F::ZERO; dim]);
+        return Ok(vec![F::ZERO; dim * heads]);
     };
-    let model = crate::model::load(path)?;
-    let (weights, has_bias, labels, count) = match &model {
-        AnyModel::F32(m) => (
-            m.augmented_weights()
-                .iter()
-                .map(|v| F::from_f64(*v as f64))
-                .collect::<Vec<F>>(),
+    let exact_f64 = |kind: &str| {
+        Error::Usage(format!(
+            "--init {} is an f64 {kind}model; train with --precision f64 to start from it exactly",
+            path.display()
+        ))
+    };
+    let widen32 = |w: Vec<f32>| {
+        w.into_iter()
+            .map(|v| F::from_f64(v as f64))
+            .collect::<Vec<F>>()
+    };
+    let widen64 = |w: Vec<f64>| w.into_iter().map(F::from_f64).collect::<Vec<F>>();
+    // (weights, has_bias, feature count, what the labels must be)
+    let (weights, has_bias, count, labels_match) = match crate::model::load(path)? {
+        AnyModel::F32(m) if heads == 1 => (
+            widen32(m.augmented_weights()),
             m.has_bias,
-            &m.labels,
             m.feature_count(),
+            m.labels == data.label_map,
         ),
-        AnyModel::F64(m) => {
+        AnyModel::F64(m) if heads == 1 => {
             if F::PRECISION == Precision::F32 {
-                return Err(Error::Usage(format!(
-                    "--init {} is an f64 model; train with --precision f64 to start from it exactly",
-                    path.display()
-                )));
+                return Err(exact_f64(""));
             }
             (
-                m.augmented_weights()
-                    .iter()
-                    .map(|v| F::from_f64(*v))
-                    .collect(),
+                widen64(m.augmented_weights()),
                 m.has_bias,
-                &m.labels,
                 m.feature_count(),
+                m.labels == data.label_map,
             )
+        }
+        AnyModel::OvrF32(m) if heads > 1 => {
+            let same = class_texts(data) == m.classes;
+            let w = (0..m.classes.len()).flat_map(|k| m.augmented(k)).collect();
+            (widen32(w), m.has_bias, m.feature_count(), same)
+        }
+        AnyModel::OvrF64(m) if heads > 1 => {
+            if F::PRECISION == Precision::F32 {
+                return Err(exact_f64("one-vs-rest "));
+            }
+            let same = class_texts(data) == m.classes;
+            let w = (0..m.classes.len()).flat_map(|k| m.augmented(k)).collect();
+            (widen64(w), m.has_bias, m.feature_count(), same)
+        }
+        _ => {
+            return Err(Error::Usage(format!(
+                "--init {} is {} model but this run trains {}",
+                path.display(),
+                if heads > 1 {
+                    "a binary"
+                } else {
+                    "a one-vs-rest"
+                },
+                if heads > 1 {
+                    "one-vs-rest (--multiclass)"
+                } else {
+                    "a binary model"
+                }
+            )));
         }
     };
     if count != data.cols() {
@@ -673,13 +734,32 @@ fn initial_weights<F: Real>(args: &TrainArgs, data: &Dataset<F>) -> Result<Vec<F
             }
         )));
     }
-    if labels != &data.label_map {
+    if !labels_match {
         return Err(Error::Usage(format!(
-            "--init {} maps +1 to \"{}\", this data to \"{}\"; use the same --positive",
-            path.display(),
-            labels.positive,
-            data.label_map.positive
+            "--init {} maps the labels differently from this data (check --positive, or the classes and their order)",
+            path.display()
         )));
     }
     Ok(weights)
+}
+
+/// The class label texts of one-vs-rest data, in head order.
+pub(super) fn class_texts<F: Real>(data: &Dataset<F>) -> Vec<String> {
+    data.classes.iter().map(|c| c.text.clone()).collect()
+}
+
+/// Multiclass schemes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MulticlassArg {
+    /// One binary perceptron per class against all the others.
+    Ovr,
+}
+
+/// Perceptrons trained together: the classes in one-vs-rest, else 1.
+fn heads_of<F: Real>(args: &TrainArgs, data: &Dataset<F>) -> usize {
+    if args.multiclass.is_some() {
+        data.classes.len()
+    } else {
+        1
+    }
 }

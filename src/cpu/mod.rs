@@ -56,22 +56,27 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
     fn submit(&mut self, pass: &Pass<'_, F>) -> Result<(), EngineError> {
         let t0 = Instant::now();
         let bound = Bound::<F>::for_weights(pass.weights, self.l1_max).with_margin(pass.tau);
-        let mut out = self.done.buffer(pass.len());
-        let per_task = pass.len().div_ceil(self.threads * 4).max(256);
+        let heads = pass.heads;
+        let mut out = self.done.buffer(pass.slots());
+        let rows_per_task = pass.len().div_ceil(self.threads * 4).max(256);
         let (data, bias, norms, w) = (self.data, self.bias, &self.norms, pass.weights);
+        let dim = w.len() / heads.max(1);
         let uncertain: u64 = out
-            .par_chunks_mut(per_task)
+            .par_chunks_mut(rows_per_task * heads)
             .enumerate()
             .map(|(task, slice)| {
-                let lo = pass.start + task * per_task;
+                let lo = pass.start + task * rows_per_task;
                 let mut zero = 0;
-                for (j, r) in slice.iter_mut().enumerate() {
+                for (j, row_slacks) in slice.chunks_mut(heads).enumerate() {
                     let p = lo + j;
                     let row = data.features.row(p);
-                    let (s, t) = kernel::margin(w, row, bias);
                     let m = F::from_f64((row.stored() + bias as usize) as f64);
-                    *r = bound.slack(data.labels[p], s, t, m, F::from_f64(norms[p] as f64));
-                    zero += (*r == 0.0) as u64;
+                    let norm = F::from_f64(norms[p] as f64);
+                    for (h, r) in row_slacks.iter_mut().enumerate() {
+                        let (s, t) = kernel::margin(&w[h * dim..(h + 1) * dim], row, bias);
+                        *r = bound.slack(data.label_for(h, heads, p), s, t, m, norm);
+                        zero += (*r == 0.0) as u64;
+                    }
                 }
                 zero
             })

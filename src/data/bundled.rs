@@ -18,7 +18,17 @@ pub const DIGITS_3V5_CSV: &str = include_str!("../../data/digits_3v5.csv");
 
 /// Parses the bundled dataset.
 pub fn digits_3v5<F: Real>(opts: &LoadOptions) -> Result<Dataset<F>> {
+    let (raw, path) = raw_digits_3v5(opts)?;
+    Dataset::from_raw(raw, &path, opts.positive.as_deref())
+}
+
+/// The bundled dataset before its labels are mapped, with its display path.
+pub fn raw_digits_3v5<F: Real>(
+    opts: &LoadOptions,
+) -> Result<(super::RawData<F>, std::path::PathBuf)> {
     let path = Path::new(NAME);
-    let raw = super::csv::parse(DIGITS_3V5_CSV.as_bytes(), path, opts)?;
-    Dataset::from_raw(raw, path, opts.positive.as_deref())
+    Ok((
+        super::csv::parse(DIGITS_3V5_CSV.as_bytes(), path, opts)?,
+        path.to_path_buf(),
+    ))
 }

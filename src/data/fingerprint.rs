@@ -65,6 +65,13 @@ pub fn fingerprint<F: Real>(data: &Dataset<F>) -> String {
         }
     }
     h.bytes(bytemuck::cast_slice(&data.labels));
+    if !data.class_ids.is_empty() && data.labels.is_empty() {
+        // One-vs-rest data: the classes instead of the -1/+1 labels.
+        h.bytes(bytemuck::cast_slice(&data.class_ids));
+        for c in &data.classes {
+            h.bytes(c.text.as_bytes());
+        }
+    }
     h.bytes(data.label_map.positive.as_bytes());
     h.bytes(
         data.label_map
@@ -94,6 +101,7 @@ mod tests {
                 negative: Some("-1".into()),
             },
             classes: vec![],
+            class_ids: vec![],
             source: "x".into(),
             format: Format::Csv,
         }

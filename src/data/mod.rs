@@ -120,6 +120,9 @@ pub struct Dataset<F> {
     pub label_map: LabelMap,
     /// The distinct label values with their row counts.
     pub classes: Vec<ClassLabel>,
+    /// Per row, its index in `classes` (for one-vs-rest multiclass
+    /// training); empty for data built without class information.
+    pub class_ids: Vec<u32>,
     /// Where the data came from, for messages and reports.
     pub source: PathBuf,
     pub format: Format,
@@ -144,6 +147,48 @@ impl<F: Real> Dataset<F> {
             labels,
             label_map,
             classes: raw.table.classes().to_vec(),
+            class_ids: raw.class_ids,
+            source: source.to_path_buf(),
+            format: raw.format,
+        })
+    }
+
+    /// Head `head`'s label of row `row` when training `heads` perceptrons:
+    /// the -1/+1 label with one head, +1 iff the class id is `head` otherwise.
+    #[inline]
+    pub fn label_for(&self, head: usize, heads: usize, row: usize) -> i8 {
+        if heads == 1 {
+            self.labels[row]
+        } else if self.class_ids[row] as usize == head {
+            1
+        } else {
+            -1
+        }
+    }
+
+    /// Keeps every label value as its own class, for one-vs-rest training:
+    /// `class_ids` indexes `classes` (in order of first appearance) and the
+    /// -1/+1 `labels` stay empty.
+    pub fn from_raw_classes(raw: RawData<F>, source: &Path) -> Result<Self> {
+        let classes = raw.table.classes().to_vec();
+        if classes.len() < 2 {
+            return Err(Error::data(
+                source,
+                format!(
+                    "one-vs-rest training needs at least two label values; found {}",
+                    raw.table.describe()
+                ),
+            ));
+        }
+        Ok(Dataset {
+            features: raw.features,
+            labels: Vec::new(),
+            label_map: LabelMap {
+                positive: String::new(),
+                negative: None,
+            },
+            classes,
+            class_ids: raw.class_ids,
             source: source.to_path_buf(),
             format: raw.format,
         })
@@ -153,9 +198,18 @@ impl<F: Real> Dataset<F> {
     pub fn permuted(&self, order: &[usize]) -> Self {
         Dataset {
             features: self.features.permuted(order),
-            labels: order.iter().map(|&i| self.labels[i]).collect(),
+            labels: if self.labels.is_empty() {
+                Vec::new()
+            } else {
+                order.iter().map(|&i| self.labels[i]).collect()
+            },
             label_map: self.label_map.clone(),
             classes: self.classes.clone(),
+            class_ids: if self.class_ids.is_empty() {
+                Vec::new()
+            } else {
+                order.iter().map(|&i| self.class_ids[i]).collect()
+            },
             source: self.source.clone(),
             format: self.format,
         }

@@ -59,7 +59,8 @@ struct Params {
     pos_offset: u32,
     cols: u32,
     bias: u32,
-    _pad: [u32; 3],
+    heads: u32,
+    _pad: [u32; 2],
 }
 
 /// Device buffers of one chunk's features.
@@ -117,6 +118,7 @@ pub struct GpuEngine<'d, F: Real> {
     ring: Vec<Readback>,
     pending: VecDeque<Pending>,
     max_pass: usize,
+    max_heads: usize,
     fail_at_pass: Option<u64>,
     stats: EngineStats,
     name: String,
@@ -209,7 +211,15 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             cache: None,
         });
 
-        let max_pass = data.rows().clamp(1, ((binding / 4) as usize).min(1 << 24));
+        // The most heads a pass may carry: one per class for one-vs-rest.
+        let max_heads = if data.class_ids.is_empty() {
+            1
+        } else {
+            data.classes.len().max(1)
+        };
+        let max_pass = data
+            .rows()
+            .clamp(1, ((binding / 4) as usize / max_heads).clamp(1, 1 << 24));
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor {
@@ -219,9 +229,9 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 mapped_at_creation: false,
             })
         };
-        let weights = buffer("weights", dim as u64 * elem, storage);
+        let weights = buffer("weights", (dim * max_heads) as u64 * elem, storage);
         let bound = buffer("bound", 4 * elem, storage);
-        let slack_bytes = max_pass as u64 * 4;
+        let slack_bytes = (max_pass * max_heads) as u64 * 4;
         let slack = buffer("slack", slack_bytes, storage | wgpu::BufferUsages::COPY_SRC);
         let ring = (0..RING)
             .map(|_| Readback {
@@ -252,6 +262,14 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 bytemuck::cast_slice(&layout::label_bits(&data.labels, plan.rows.clone())),
             );
             let chunk_norms = init("norms", bytemuck::cast_slice(&norms[plan.rows.clone()]));
+            let class_ids = if data.class_ids.is_empty() {
+                init("class_ids", &[])
+            } else {
+                init(
+                    "class_ids",
+                    bytemuck::cast_slice(&data.class_ids[plan.rows.clone()]),
+                )
+            };
             let params = buffer(
                 "params",
                 std::mem::size_of::<Params>() as u64,
@@ -301,6 +319,10 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 wgpu::BindGroupEntry {
                     binding: 6,
                     resource: slack.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 9,
+                    resource: class_ids.as_entire_binding(),
                 },
             ];
             match data_buffers {
@@ -358,6 +380,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             ring,
             pending: VecDeque::new(),
             max_pass,
+            max_heads,
             fail_at_pass: options.fail_at_pass,
             stats: EngineStats::default(),
         })
@@ -427,7 +450,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             0,
             bytes_of(&[bound.rel, bound.abs, bound.flush, bound.tau]),
         );
-        let rows = pass.len();
+        let rows = pass.slots();
         let mut encoder = device.create_command_encoder(&Default::default());
         let max_groups = self.gpu.limits.max_compute_workgroups_per_dimension;
         let rows_per_group = (256 / self.lanes) as usize;
@@ -443,7 +466,8 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 pos_offset: (lo - pass.start) as u32,
                 cols: self.data.cols() as u32,
                 bias: self.bias as u32,
-                _pad: [0; 3],
+                heads: pass.heads as u32,
+                _pad: [0; 2],
             };
             queue.write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
             if !chunk.resident {
@@ -457,7 +481,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                     stream_into(queue, staging, &self.data.features, &chunk.plan);
                 }
             }
-            let groups = (hi - lo).div_ceil(rows_per_group) as u32;
+            let groups = ((hi - lo) * pass.heads).div_ceil(rows_per_group) as u32;
             {
                 let mut cp = encoder.begin_compute_pass(&Default::default());
                 cp.set_pipeline(&self.pipeline);
@@ -679,6 +703,12 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
             return Err(EngineError(format!(
                 "{}: injected device failure at pass {} (PERCEPTRON_GPU_FAIL_AT_PASS)",
                 self.name, self.stats.passes
+            )));
+        }
+        if pass.heads > self.max_heads {
+            return Err(EngineError(format!(
+                "{}: {} heads requested; the engine was set up for {}",
+                self.name, pass.heads, self.max_heads
             )));
         }
         if pass.len() > self.max_pass {

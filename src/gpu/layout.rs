@@ -66,9 +66,11 @@ pub fn plan<F: Real>(features: &Features<F>, max_bytes: u64) -> Result<Vec<Chunk
 }
 
 /// Bitmask of +1 labels for rows `rows`: bit j of word j/32 is row start+j.
+/// One-vs-rest data has no -1/+1 labels (the kernels read class ids
+/// instead): then every bit is 0.
 pub fn label_bits(labels: &[i8], rows: Range<usize>) -> Vec<u32> {
     let mut bits = vec![0u32; rows.len().div_ceil(32).max(1)];
-    for (j, &y) in labels[rows].iter().enumerate() {
+    for (j, &y) in labels.get(rows).unwrap_or(&[]).iter().enumerate() {
         if y > 0 {
             bits[j / 32] |= 1 << (j % 32);
         }

@@ -129,20 +129,26 @@ impl<'d, F: Real> TwinEngine<'d, F> {
     pub fn slacks(&self, pass: &Pass<'_, F>, out: &mut [f32]) {
         let bound = Bound::<F>::for_weights(pass.weights, self.l1_max).with_margin(pass.tau);
         let cols = self.data.cols();
-        for p in pass.start..pass.end {
+        let heads = pass.heads;
+        let stride = cols + self.bias as usize;
+        // As in the kernels: one virtual row per (row, head) pair.
+        for (vr, slot) in out.iter_mut().enumerate().take(pass.slots()) {
+            let p = pass.start + vr / heads;
+            let head = vr % heads;
+            let w = &pass.weights[head * stride..(head + 1) * stride];
             let (s, t, stored) = match self.data.features.row(p) {
                 Row::Dense(x) => {
-                    let (s, t) = dense_row(self.lanes, pass.weights, x, self.bias);
+                    let (s, t) = dense_row(self.lanes, w, x, self.bias);
                     (s, t, x.len())
                 }
                 Row::Sparse(idx, val) => {
-                    let (s, t) = sparse_row(self.lanes, pass.weights, idx, val, cols, self.bias);
+                    let (s, t) = sparse_row(self.lanes, w, idx, val, cols, self.bias);
                     (s, t, idx.len())
                 }
             };
             let m = stored as u32 + self.bias as u32;
-            out[p - pass.start] =
-                write_slack(&bound, self.data.labels[p] > 0, s, t, m, self.norms[p]);
+            let positive = self.data.label_for(head, heads, p) > 0;
+            *slot = write_slack(&bound, positive, s, t, m, self.norms[p]);
         }
     }
 }
@@ -157,7 +163,7 @@ impl<F: Real> MarginEngine<F> for TwinEngine<'_, F> {
     }
 
     fn submit(&mut self, pass: &Pass<'_, F>) -> Result<(), EngineError> {
-        let mut out = self.done.buffer(pass.len());
+        let mut out = self.done.buffer(pass.slots());
         self.slacks(pass, &mut out);
         self.stats.passes += 1;
         self.stats.rows_evaluated += pass.len() as u64;

@@ -45,6 +45,10 @@ pub struct State<F> {
     pub average: Option<Vec<F>>,
     /// The pocket algorithm's state.
     pub pocket: Option<Pocket<F>>,
+    /// One-vs-rest: mistakes per head in the epoch in progress, and per
+    /// completed epoch (empty with a single head).
+    pub head_mistakes_in_epoch: Vec<u64>,
+    pub head_mistakes_per_epoch: Vec<Vec<u64>>,
 }
 
 impl<F: Real> State<F> {
@@ -63,6 +67,8 @@ impl<F: Real> State<F> {
             mistakes_in_epoch: 0,
             average: None,
             pocket: None,
+            head_mistakes_in_epoch: Vec::new(),
+            head_mistakes_per_epoch: Vec::new(),
         }
     }
 
@@ -151,18 +157,40 @@ pub fn run<'a, F: Real>(
     observer: &mut dyn Observer<F>,
 ) -> Result<Outcome<F>> {
     let (bias, max_epochs) = (params.bias, params.max_epochs);
+    let heads = if params.multiclass {
+        data.classes.len()
+    } else {
+        1
+    };
+    if params.multiclass {
+        if data.class_ids.len() != data.rows() || heads < 2 {
+            return Err(Error::Usage(format!(
+                "one-vs-rest training needs at least two classes, with a class for every row (found {heads})"
+            )));
+        }
+        if params.variant == Variant::Pocket {
+            return Err(Error::Usage(
+                "--pocket is not available with --multiclass".into(),
+            ));
+        }
+    }
     let dim = data.cols() + bias as usize;
-    if state.weights.len() != dim {
+    if state.weights.len() != dim * heads {
         return Err(Error::Usage(format!(
-            "initial weights have {} entries but the data needs {dim}",
-            state.weights.len()
+            "initial weights have {} entries but the data needs {}",
+            state.weights.len(),
+            dim * heads
         )));
     }
-    let mut lp = Loop::new(data, bias, state);
+    let mut state = state;
+    if heads > 1 && state.head_mistakes_in_epoch.len() != heads {
+        state.head_mistakes_in_epoch = vec![0; heads];
+    }
+    let mut lp = Loop::new(data, bias, heads, state);
     lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
     lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
     if params.variant == Variant::Averaged && lp.state.average.is_none() {
-        lp.state.average = Some(vec![F::ZERO; dim]);
+        lp.state.average = Some(vec![F::ZERO; dim * heads]);
     }
     let mut engines = vec![engine.name()];
     let mut engine_stats = EngineStats::default();
@@ -361,14 +389,18 @@ impl Modes {
 struct Loop<'d, F> {
     data: &'d Dataset<F>,
     bias: bool,
+    /// Weights per head (features plus the bias).
     dim: usize,
+    /// Perceptrons trained together (one-vs-rest classes; 1 for binary).
+    heads: usize,
     rows: usize,
     state: State<F>,
     /// Bit i set: row i must never be settled by slack (`certify::needs_host`).
     host_only: Vec<u64>,
     inflight: VecDeque<InFlight<F>>,
     slack: Vec<f32>,
-    drift: Drift,
+    /// One drift bound per head.
+    drift: Vec<Drift>,
     /// Scratch: touched weights before an update.
     before: Vec<F>,
     /// The bound for the host's fast margins (None: reference dots only).
@@ -390,7 +422,7 @@ struct Loop<'d, F> {
 }
 
 impl<'d, F: Real> Loop<'d, F> {
-    fn new(data: &'d Dataset<F>, bias: bool, state: State<F>) -> Self {
+    fn new(data: &'d Dataset<F>, bias: bool, heads: usize, state: State<F>) -> Self {
         let rows = data.rows();
         let mut host_only = vec![0u64; rows.div_ceil(64)];
         for i in certify::host_only_rows(&data.features, bias) {
@@ -400,16 +432,19 @@ impl<'d, F: Real> Loop<'d, F> {
             data,
             bias,
             dim: data.cols() + bias as usize,
+            heads,
             rows,
             state,
             host_only,
             inflight: VecDeque::new(),
             slack: Vec::new(),
-            drift: Drift {
-                sq: 0.0,
-                err: 0.0,
-                threshold: certify::threshold(0.0),
-            },
+            drift: (0..heads)
+                .map(|_| Drift {
+                    sq: 0.0,
+                    err: 0.0,
+                    threshold: certify::threshold(0.0),
+                })
+                .collect(),
             before: Vec::new(),
             host_bound: None,
             tau: F::ZERO,
@@ -430,6 +465,11 @@ impl<'d, F: Real> Loop<'d, F> {
     fn finish_epoch(&mut self) -> u64 {
         let m = self.state.mistakes_in_epoch;
         self.state.mistakes_per_epoch.push(m);
+        if self.heads > 1 {
+            let per_head =
+                std::mem::replace(&mut self.state.head_mistakes_in_epoch, vec![0; self.heads]);
+            self.state.head_mistakes_per_epoch.push(per_head);
+        }
         self.state.epoch += 1;
         self.state.position = 0;
         self.state.mistakes_in_epoch = 0;
@@ -458,6 +498,7 @@ impl<'d, F: Real> Loop<'d, F> {
             end,
             weights: &weights,
             tau: self.tau,
+            heads: self.heads,
         })?;
         self.stats.passes += 1;
         self.inflight.push_back(InFlight {
@@ -514,7 +555,8 @@ impl<'d, F: Real> Loop<'d, F> {
                 let Some(front) = self.inflight.pop_front() else {
                     continue;
                 };
-                self.slack.resize(front.end - front.start, 0.0);
+                self.slack
+                    .resize((front.end - front.start) * self.heads, 0.0);
                 if let Err(e) = engine.collect(&mut self.slack) {
                     return Ok(EpochEnd::EngineFailed(e));
                 }
@@ -542,7 +584,13 @@ impl<'d, F: Real> Loop<'d, F> {
         engine: &mut dyn MarginEngine<F>,
         pass: &InFlight<F>,
     ) -> Result<std::result::Result<(), EngineError>> {
-        self.drift.start(&self.state.weights, &pass.weights);
+        let dim = self.dim;
+        for (h, d) in self.drift.iter_mut().enumerate() {
+            d.start(
+                &self.state.weights[h * dim..(h + 1) * dim],
+                &pass.weights[h * dim..(h + 1) * dim],
+            );
+        }
         let mut drift_fallbacks = 0u64;
         let half = pass.start + (pass.end - pass.start) / 2;
         let mut i = pass.start;
@@ -555,38 +603,44 @@ impl<'d, F: Real> Loop<'d, F> {
             {
                 return Ok(Err(e));
             }
-            let r = self.slack[i - pass.start];
             let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
-            let verdict = if forced {
-                Settled::Unknown
-            } else {
-                certify::settle(r, self.drift.threshold)
-            };
-            let mistake = match verdict {
-                Settled::Correct => {
-                    self.stats.certified_correct += 1;
-                    false
-                }
-                Settled::Mistake => {
-                    self.stats.certified_mistakes += 1;
-                    true
-                }
-                Settled::Unknown => {
-                    if r != 0.0 && !forced {
-                        self.stats.drift_fallbacks += 1;
-                        drift_fallbacks += 1;
+            for h in 0..self.heads {
+                let r = self.slack[(i - pass.start) * self.heads + h];
+                let verdict = if forced {
+                    Settled::Unknown
+                } else {
+                    certify::settle(r, self.drift[h].threshold)
+                };
+                let mistake = match verdict {
+                    Settled::Correct => {
+                        self.stats.certified_correct += 1;
+                        false
                     }
-                    self.host_decides(i)?
+                    Settled::Mistake => {
+                        self.stats.certified_mistakes += 1;
+                        true
+                    }
+                    Settled::Unknown => {
+                        if r != 0.0 && !forced {
+                            self.stats.drift_fallbacks += 1;
+                            drift_fallbacks += 1;
+                        }
+                        self.host_decides(i, h)?
+                    }
+                };
+                mistakes += mistake as u64;
+                let base = &pass.weights[h * dim..(h + 1) * dim];
+                if let Err(e) = self.commit(engine, i, h, mistake, Some(base))? {
+                    return Ok(Err(e));
                 }
-            };
-            mistakes += mistake as u64;
-            if let Err(e) = self.commit(engine, i, mistake, Some(&pass.weights))? {
-                return Ok(Err(e));
             }
             i += 1;
             self.state.position = i;
             let walked = (i - pass.start) as u64;
-            if drift_fallbacks >= BREAK_AFTER && drift_fallbacks * 10 > walked && i < pass.end {
+            if drift_fallbacks >= BREAK_AFTER
+                && drift_fallbacks * 10 > walked * self.heads as u64
+                && i < pass.end
+            {
                 // Windows this long are all drift allows: ask for about
                 // that much next time.
                 self.stats.early_breaks += 1;
@@ -598,7 +652,7 @@ impl<'d, F: Real> Loop<'d, F> {
             self.window_cap = self.window_cap.saturating_mul(2);
         }
 
-        let walked = (i - pass.start).max(1) as f64;
+        let walked = ((i - pass.start) * self.heads).max(1) as f64;
         self.mistake_rate = 0.5 * self.mistake_rate + 0.5 * (mistakes as f64 / walked);
         Ok(Ok(()))
     }
@@ -610,9 +664,11 @@ impl<'d, F: Real> Loop<'d, F> {
         end: usize,
     ) -> Result<std::result::Result<(), EngineError>> {
         for i in self.state.position..end {
-            let mistake = self.host_decides(i)?;
-            if let Err(e) = self.commit(engine, i, mistake, None)? {
-                return Ok(Err(e));
+            for h in 0..self.heads {
+                let mistake = self.host_decides(i, h)?;
+                if let Err(e) = self.commit(engine, i, h, mistake, None)? {
+                    return Ok(Err(e));
+                }
             }
             self.state.position = i + 1;
         }
@@ -625,17 +681,20 @@ impl<'d, F: Real> Loop<'d, F> {
         &mut self,
         engine: &mut dyn MarginEngine<F>,
         i: usize,
+        h: usize,
         mistake: bool,
         pass_weights: Option<&[F]>,
     ) -> Result<std::result::Result<(), EngineError>> {
         if mistake {
-            self.update(i, pass_weights)?;
+            self.update(i, h, pass_weights)?;
+            let dim = self.dim;
             if let Some(u) = &mut self.state.average {
                 let c = self.state.epoch as u64 * self.rows as u64 + i as u64 + 1;
+                let y = self.data.label_for(h, self.heads, i);
                 variant::accumulate(
-                    u,
+                    &mut u[h * dim..(h + 1) * dim],
                     self.data.features.row(i),
-                    self.data.labels[i],
+                    y,
                     c,
                     self.bias,
                 )?;
@@ -715,6 +774,7 @@ impl<'d, F: Real> Loop<'d, F> {
                     end,
                     weights: w,
                     tau: F::ZERO,
+                    heads: 1,
                 }) {
                     return Ok(Err(e));
                 }
@@ -765,14 +825,17 @@ impl<'d, F: Real> Loop<'d, F> {
     /// The reference decision for row `i` under the current weights:
     /// first from a fast (8-lane) margin with its certificate when the
     /// engine certifies at all, else from the reference dot itself.
-    fn host_decides(&mut self, i: usize) -> Result<bool> {
+    fn host_decides(&mut self, i: usize, h: usize) -> Result<bool> {
+        let dim = self.dim;
+        let w = &self.state.weights[h * dim..(h + 1) * dim];
+        let y = self.data.label_for(h, self.heads, i);
+        let row = self.data.features.row(i);
         if let Some(bound) = &self.host_bound {
-            let row = self.data.features.row(i);
             let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
             if !forced {
-                let (s, t) = crate::cpu::margin(&self.state.weights, row, self.bias);
+                let (s, t) = crate::cpu::margin(w, row, self.bias);
                 let m = F::from_f64((row.stored() + self.bias as usize) as f64);
-                match bound.decide(self.data.labels[i], s, t, m) {
+                match bound.decide(y, s, t, m) {
                     Settled::Correct => {
                         self.stats.host_certified += 1;
                         return Ok(false);
@@ -786,7 +849,7 @@ impl<'d, F: Real> Loop<'d, F> {
             }
         }
         self.stats.host_dots += 1;
-        let s = reference::dot(&self.state.weights, self.data.features.row(i), self.bias);
+        let s = reference::dot(w, row, self.bias);
         if !s.is_finite() {
             return Err(Error::Train(format!(
                 "epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
@@ -795,30 +858,29 @@ impl<'d, F: Real> Loop<'d, F> {
                 F::PRECISION
             )));
         }
-        Ok(reference::is_mistake_within(
-            self.data.labels[i],
-            s,
-            self.tau,
-        ))
+        Ok(reference::is_mistake_within(y, s, self.tau))
     }
 
-    /// Applies the update for a mistake at row `i`, keeping the drift bound
-    /// relative to `pass_weights` current.
-    fn update(&mut self, i: usize, pass_weights: Option<&[F]>) -> Result<()> {
+    /// Applies head `h`'s update for a mistake at row `i`, keeping its
+    /// drift bound relative to `pass_weights` (that head's slice) current.
+    fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
         self.state.mistakes_in_epoch += 1;
+        if self.heads > 1 {
+            self.state.head_mistakes_in_epoch[h] += 1;
+        }
         let data = self.data;
         let row = data.features.row(i);
+        let dim = self.dim;
+        let w = &mut self.state.weights[h * dim..(h + 1) * dim];
         if pass_weights.is_some() {
             // The touched coordinates' values before the update.
-            let w = &self.state.weights;
             self.before.clear();
             row.for_each(|k, _| self.before.push(w[k]));
             if self.bias {
-                self.before.push(w[self.dim - 1]);
+                self.before.push(w[dim - 1]);
             }
         }
-        if let Err(o) =
-            reference::apply_update(&mut self.state.weights, row, data.labels[i], self.bias)
+        if let Err(o) = reference::apply_update(w, row, data.label_for(h, self.heads, i), self.bias)
         {
             return Err(Error::Train(format!(
                 "epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
@@ -828,22 +890,24 @@ impl<'d, F: Real> Loop<'d, F> {
                 F::PRECISION
             )));
         }
+        let subnormal = touched_subnormal(w, row, self.bias);
         if let Some(base) = pass_weights {
-            self.record_drift(row, base);
+            self.record_drift(row, h, base);
         }
         if let Some(b) = &mut self.host_bound {
             // A subnormal weight adds the flush term (sticky until the next epoch).
-            if b.flush == F::ZERO && touched_subnormal(&self.state.weights, row, self.bias) {
+            if b.flush == F::ZERO && subnormal {
                 *b = certify::Bound::new(true, self.l1_max).with_margin(self.tau);
             }
         }
         Ok(())
     }
 
-    fn record_drift(&mut self, row: Row<'_, F>, base: &[F]) {
-        let w = &self.state.weights;
+    fn record_drift(&mut self, row: Row<'_, F>, h: usize, base: &[F]) {
+        let dim = self.dim;
+        let w = &self.state.weights[h * dim..(h + 1) * dim];
         let before = &self.before;
-        let drift = &mut self.drift;
+        let drift = &mut self.drift[h];
         let mut j = 0;
         row.for_each(|k, _| {
             let b = base[k].to_f64();
@@ -851,7 +915,7 @@ impl<'d, F: Real> Loop<'d, F> {
             j += 1;
         });
         if self.bias {
-            let k = self.dim - 1;
+            let k = dim - 1;
             let b = base[k].to_f64();
             drift.change(before[j].to_f64() - b, w[k].to_f64() - b);
         }

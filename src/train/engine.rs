@@ -11,7 +11,13 @@ use std::collections::VecDeque;
 
 use crate::float::Real;
 
-/// One evaluation request: rows `start..end` (in training order) under `weights`.
+/// One evaluation request: rows `start..end` (in training order) under
+/// `weights`, for `heads` perceptrons at once.
+///
+/// With one head the labels are the dataset's -1/+1 labels. With K > 1
+/// heads (one-vs-rest), `weights` holds K weight vectors one after the
+/// other, head h's label of a row is +1 iff the row's class id is h, and
+/// the slacks come out row by row, head by head: `slack[(p - start)·K + h]`.
 #[derive(Clone, Copy, Debug)]
 pub struct Pass<'a, F> {
     pub start: usize,
@@ -19,11 +25,17 @@ pub struct Pass<'a, F> {
     pub weights: &'a [F],
     /// The margin threshold τ of the mistake rule y·s <= τ (0: classic).
     pub tau: F,
+    pub heads: usize,
 }
 
 impl<F> Pass<'_, F> {
     pub fn len(&self) -> usize {
         self.end - self.start
+    }
+
+    /// Slack values of the pass: rows × heads.
+    pub fn slots(&self) -> usize {
+        self.len() * self.heads
     }
 
     pub fn is_empty(&self) -> bool {

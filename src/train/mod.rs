@@ -38,6 +38,9 @@ pub struct TrainParams {
     pub variant: Variant,
     /// Update when y·s <= τ instead of 0.
     pub margin: Option<Margin>,
+    /// Train one perceptron per class (one-vs-rest) in the same pass over
+    /// the data: head h learns "class h" against the rest.
+    pub multiclass: bool,
 }
 
 impl Default for TrainParams {
@@ -49,6 +52,7 @@ impl Default for TrainParams {
             passes: PassPolicy::Adaptive,
             variant: Variant::Classic,
             margin: None,
+            multiclass: false,
         }
     }
 }
@@ -87,6 +91,9 @@ pub struct Fit<F> {
     pub last_weights: Vec<F>,
     /// For the pocket variant: where the pocket weights came from.
     pub pocket: Option<PocketReport>,
+    /// One-vs-rest: the theorem's figures for each class's perceptron
+    /// (`theory` then holds the overall argmax accuracy and the radius).
+    pub head_theory: Vec<Theory>,
 }
 
 /// What the pocket variant returned.
@@ -171,8 +178,33 @@ pub fn fit<'a, F: Real>(
             None => (last.clone(), None),
         },
     };
-    let theory = theory::analyse(data, &weights, params.bias);
+    let heads = if params.multiclass {
+        data.classes.len()
+    } else {
+        1
+    };
+    let (theory, head_theory) = if heads > 1 {
+        let dim = data.cols() + params.bias as usize;
+        let per_head = (0..heads)
+            .map(|h| {
+                theory::analyse_head(
+                    data,
+                    &weights[h * dim..(h + 1) * dim],
+                    params.bias,
+                    h,
+                    heads,
+                )
+            })
+            .collect();
+        (
+            theory::analyse_ovr(data, &weights, params.bias, heads),
+            per_head,
+        )
+    } else {
+        (theory::analyse(data, &weights, params.bias), Vec::new())
+    };
     Ok(Fit {
+        head_theory,
         variant: params.variant,
         last_weights: last.clone(),
         pocket,
@@ -191,7 +223,12 @@ pub fn fit<'a, F: Real>(
 
 /// Trains with the reference engine: the textbook sequential algorithm.
 pub fn fit_reference<F: Real>(data: &Dataset<F>, params: &TrainParams) -> Result<Fit<F>> {
-    let dim = data.cols() + params.bias as usize;
+    let heads = if params.multiclass {
+        data.classes.len()
+    } else {
+        1
+    };
+    let dim = (data.cols() + params.bias as usize) * heads;
     let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     fit(
         data,

@@ -53,6 +53,18 @@ impl Theory {
 /// Computes D, gamma, the bound and the training accuracy of `w` (bias last
 /// when `bias`).
 pub fn analyse<F: Real>(data: &Dataset<F>, w: &[F], bias: bool) -> Theory {
+    analyse_head(data, w, bias, 0, 1)
+}
+
+/// [`analyse`] for head `head` of `heads` one-vs-rest perceptrons (labels
+/// from [`Dataset::label_for`]).
+pub fn analyse_head<F: Real>(
+    data: &Dataset<F>,
+    w: &[F],
+    bias: bool,
+    head: usize,
+    heads: usize,
+) -> Theory {
     let rows = data.rows();
     let radius = crate::data::stats::radius(&data.features, bias);
     let norm = w
@@ -64,7 +76,7 @@ pub fn analyse<F: Real>(data: &Dataset<F>, w: &[F], bias: bool) -> Theory {
     let mut min_margin = f64::INFINITY;
     for i in 0..rows {
         let row = data.features.row(i);
-        let y = data.labels[i];
+        let y = data.label_for(head, heads, i);
         // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
         // anything else -1 (so a -1 row scoring exactly 0 is right here,
         // though the training rule counts it a mistake).
@@ -91,6 +103,30 @@ pub fn analyse<F: Real>(data: &Dataset<F>, w: &[F], bias: bool) -> Theory {
     }
 }
 
+/// One-vs-rest as a whole: rows whose highest-scoring class is their own
+/// (ties to the lowest class index, as [`crate::ovr::argmax`]), with the
+/// radius; per-class figures come from [`analyse_head`].
+pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) -> Theory {
+    let dim = data.cols() + bias as usize;
+    let mut scores = Vec::with_capacity(heads);
+    let mut correct = 0;
+    for i in 0..data.rows() {
+        let row = data.features.row(i);
+        scores.clear();
+        scores.extend((0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)));
+        if crate::ovr::argmax(&scores) == data.class_ids[i] as usize {
+            correct += 1;
+        }
+    }
+    Theory {
+        radius: crate::data::stats::radius(&data.features, bias),
+        margin: None,
+        mistake_bound: None,
+        correct,
+        rows: data.rows(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +145,7 @@ mod tests {
                 negative: Some("-1".into()),
             },
             classes: vec![],
+            class_ids: vec![],
             source: "t".into(),
             format: crate::data::Format::Csv,
         }

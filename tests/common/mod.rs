@@ -78,6 +78,7 @@ pub fn dataset<F: Real>(features: Features<F>, labels: Vec<i8>) -> Dataset<F> {
         labels,
         label_map: labels_map(),
         classes: vec![],
+        class_ids: vec![],
         source: "generated".into(),
         format: Format::Csv,
     }
@@ -232,4 +233,65 @@ pub fn textbook_variant<F: Real>(
         ),
         Variant::Pocket => (pw, per_epoch, Some((pepoch, pm))),
     }
+}
+
+/// Dense data with `classes` classes: the label is the class whose random
+/// plane scores highest, with a fraction `noise` relabelled at random.
+pub fn random_multiclass<F: Real>(
+    rng: &mut Rng,
+    rows: usize,
+    cols: usize,
+    classes: usize,
+    noise: f64,
+) -> Dataset<F> {
+    use perceptron::data::ClassLabel;
+    let planes: Vec<Vec<f64>> = (0..classes)
+        .map(|_| (0..cols).map(|_| rng.unit() - 0.5).collect())
+        .collect();
+    let mut values = Vec::with_capacity(rows * cols);
+    let mut class_ids = Vec::with_capacity(rows);
+    for _ in 0..rows {
+        let x: Vec<F> = (0..cols)
+            .map(|_| F::from_f64((rng.unit() - 0.5) * 4.0))
+            .collect();
+        let score = |p: &Vec<f64>| p.iter().zip(&x).map(|(a, b)| a * b.to_f64()).sum::<f64>();
+        let mut c = (0..classes)
+            .max_by(|&a, &b| score(&planes[a]).total_cmp(&score(&planes[b])))
+            .unwrap_or(0);
+        if rng.unit() < noise {
+            c = rng.below(classes);
+        }
+        values.extend(x);
+        class_ids.push(c as u32);
+    }
+    let classes = (0..classes)
+        .map(|c| ClassLabel {
+            text: format!("c{c}"),
+            number: None,
+            count: class_ids.iter().filter(|&&k| k as usize == c).count() as u64,
+            first_line: 0,
+        })
+        .collect();
+    Dataset {
+        features: Features::Dense(DenseMatrix { rows, cols, values }),
+        labels: Vec::new(),
+        label_map: LabelMap {
+            positive: String::new(),
+            negative: None,
+        },
+        classes,
+        class_ids,
+        source: "generated".into(),
+        format: Format::Csv,
+    }
+}
+
+/// Head `h`'s binary dataset of one-vs-rest data.
+pub fn head_dataset<F: Real>(data: &Dataset<F>, h: usize) -> Dataset<F> {
+    let labels = data
+        .class_ids
+        .iter()
+        .map(|&c| if c as usize == h { 1 } else { -1 })
+        .collect();
+    dataset(data.features.clone(), labels)
 }

@@ -1,0 +1,117 @@
+//! `perceptron split`: a reproducible train/test split of a data file.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::args::{DataArgs, PrecisionArg};
+use crate::data::write::{OutputFormat, write_raw};
+use crate::data::{self, RawData};
+use crate::error::{Error, Result, exit};
+use crate::float::{Precision, Real};
+use crate::train::shuffle;
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron split data.csv -o train.csv --test test.csv                 80/20, seed 0
+  perceptron split big.svm --test-fraction 0.1 --seed 7 -o tr.svm --test te.svm
+  perceptron split data.csv -o train.pbin --test test.pbin               binary outputs
+
+Rows keep their file order within each part. The output format follows
+each output's extension (.csv, .svm, .pbin); values are written exactly.";
+
+/// Split a data file into a training part and a held-out test part.
+///
+/// The test rows are chosen by the same seeded permutation as `train
+/// --shuffle` (SplitMix64 + Fisher-Yates), so a split is reproducible
+/// everywhere: the first `test-fraction` of the permutation is the test set.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct SplitArgs {
+    /// The data file to split (CSV, LIBSVM, .pbin; .gz for text).
+    pub data: PathBuf,
+
+    /// Where to write the training rows.
+    #[arg(short, long, value_name = "TRAIN")]
+    pub output: PathBuf,
+
+    /// Where to write the test rows.
+    #[arg(long, value_name = "TEST")]
+    pub test: PathBuf,
+
+    /// The fraction of rows held out for testing (0 < F < 1).
+    #[arg(long, default_value_t = 0.2, value_name = "F")]
+    pub test_fraction: f64,
+
+    /// Seed of the permutation that picks the test rows.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+
+    /// Precision the values are read in (and written to .pbin outputs).
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+pub fn run(args: &SplitArgs) -> Result<i32> {
+    match Precision::from(args.precision) {
+        Precision::F32 => run_in::<f32>(args),
+        Precision::F64 => run_in::<f64>(args),
+    }
+}
+
+/// The rows `rows` (in increasing order) of `raw`.
+fn subset<F: Real>(raw: &RawData<F>, rows: &[usize]) -> RawData<F> {
+    RawData {
+        features: raw.features.permuted(rows),
+        class_ids: rows.iter().map(|&i| raw.class_ids[i]).collect(),
+        table: raw.table.clone(),
+        format: raw.format,
+    }
+}
+
+fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
+    if !(args.test_fraction > 0.0 && args.test_fraction < 1.0) {
+        return Err(Error::Usage(format!(
+            "--test-fraction must be between 0 and 1, got {}",
+            args.test_fraction
+        )));
+    }
+    let (train_format, test_format) = (
+        OutputFormat::from_path(&args.output)?,
+        OutputFormat::from_path(&args.test)?,
+    );
+    crate::output::check_destination(&args.output)?;
+    crate::output::check_destination(&args.test)?;
+    let raw = data::load_raw::<F>(&args.data, &args.data_args.load_options(None))?;
+    let rows = raw.features.rows();
+    let tests = ((rows as f64) * args.test_fraction).round() as usize;
+    if tests == 0 || tests == rows {
+        return Err(Error::Usage(format!(
+            "{} has {rows} rows: a test fraction of {} leaves one part empty",
+            args.data.display(),
+            args.test_fraction
+        )));
+    }
+    let order = shuffle::permutation(rows, args.seed);
+    let mut is_test = vec![false; rows];
+    for &i in &order[..tests] {
+        is_test[i] = true;
+    }
+    let test_rows: Vec<usize> = (0..rows).filter(|&i| is_test[i]).collect();
+    let train_rows: Vec<usize> = (0..rows).filter(|&i| !is_test[i]).collect();
+    let train_bytes = write_raw(&args.output, &subset(&raw, &train_rows), train_format)?;
+    let test_bytes = write_raw(&args.test, &subset(&raw, &test_rows), test_format)?;
+    eprintln!(
+        "split {} ({rows} rows) with seed {}: {} training rows -> {} ({train_bytes} bytes), {} test rows -> {} ({test_bytes} bytes)",
+        args.data.display(),
+        args.seed,
+        train_rows.len(),
+        args.output.display(),
+        test_rows.len(),
+        args.test.display()
+    );
+    Ok(exit::SUCCESS)
+}

@@ -21,6 +21,7 @@ pub mod gpu;
 pub mod model;
 pub mod output;
 pub mod ovr;
+pub mod plot;
 pub mod reference;
 pub mod train;
 

@@ -125,7 +125,7 @@ pub fn run(args: &EvalArgs) -> Result<i32> {
 
 /// The -1/+1 class of every class id of `raw` under the model's label map, or
 /// an error naming the first label value the model does not know.
-fn true_signs<F: Real>(
+pub(crate) fn true_signs<F: Real>(
     model: &Model<F>,
     model_path: &Path,
     raw: &RawData<F>,

@@ -8,6 +8,7 @@ pub mod eval;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub mod r#gen;
 pub mod info;
+pub mod plot;
 pub mod predict;
 pub mod progress;
 pub mod split;
@@ -38,6 +39,7 @@ Examples:
   perceptron info data.csv              shape, labels and radius of a file
   perceptron convert big.svm big.pbin   binary copy that loads without parsing
   perceptron gen --rows 100000 -o x.pbin   synthetic separable data
+  perceptron plot curve m.json -o c.svg pictures: curve, margins, boundary, bias, trace
 
 Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
 converge within --max-epochs (the model is still saved).";
@@ -60,6 +62,7 @@ pub enum Command {
     Split(split::SplitArgs),
     Convert(convert::ConvertArgs),
     Gen(r#gen::GenArgs),
+    Plot(plot::PlotArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -76,6 +79,7 @@ pub fn main() -> i32 {
         Command::Split(a) => split::run(a),
         Command::Convert(a) => convert::run(a),
         Command::Gen(a) => r#gen::run(a),
+        Command::Plot(a) => plot::run(a),
     };
     match result {
         Ok(code) => code,

@@ -27,6 +27,7 @@ Examples:
   perceptron train data/heart_scale.svm --max-epochs 50
   perceptron train letters.csv --label-column class --positive A
   perceptron train big.svm.gz --precision f64 --shuffle --seed 7 --json
+  perceptron train data/digits_3v5.csv --plot pictures/
 
 Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
 last model is still saved); 1 error; 2 bad command line.";
@@ -131,6 +132,12 @@ pub struct TrainArgs {
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
 
+    /// Also draw the learning curve and the margins on the training data,
+    /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`). DIR is
+    /// created if needed. Binary models only.
+    #[arg(long, value_name = "DIR", conflicts_with = "multiclass")]
+    pub plot: Option<PathBuf>,
+
     #[command(flatten)]
     pub data_args: DataArgs,
 }
@@ -173,6 +180,8 @@ pub struct TrainReport {
     pub loop_stats: train::LoopStats,
     pub engine_stats: train::EngineStats,
     pub warnings: Vec<String>,
+    /// Pictures written by --plot.
+    pub plots: Vec<String>,
 }
 
 pub fn run(args: &TrainArgs) -> Result<i32> {
@@ -203,6 +212,9 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     }
     let output = args.output.clone().unwrap_or_else(default_model_path);
     crate::output::check_destination(&output)?;
+    if let Some(dir) = &args.plot {
+        super::plot::prepare_dir(dir)?;
+    }
     let mut data = load::<F>(args)?;
     let seed = if args.shuffle { args.seed } else { None };
     let identity = RunIdentity {
@@ -316,6 +328,10 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         },
     };
     model.save(&output)?;
+    let plots = match &args.plot {
+        Some(dir) => super::plot::training_pictures(dir, &model, &output, &data)?,
+        None => Vec::new(),
+    };
 
     let positive_rows = data.labels.iter().filter(|&&y| y > 0).count();
     let report = TrainReport {
@@ -353,6 +369,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         loop_stats: fit.loop_stats.clone(),
         engine_stats: fit.engine_stats.clone(),
         warnings: progress.take_warnings(),
+        plots: plots.iter().map(|p| p.display().to_string()).collect(),
     };
     if args.json {
         let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
@@ -543,6 +560,9 @@ pub fn render(r: &TrainReport) -> String {
         ),
     }
     line(&mut s, "model", r.model.clone());
+    if !r.plots.is_empty() {
+        line(&mut s, "pictures", r.plots.join(", "));
+    }
     line(
         &mut s,
         "time",

@@ -1,0 +1,858 @@
+//! `boundary`: the data coloured by label with the line w·x + b = 0, the
+//! normal vector w and the margin band; and `bias`, the same picture for
+//! data trained without and with the bias, side by side.
+//!
+//! 2-D data is drawn as it is, with one unit the same length on both axes
+//! so that w looks normal to the line. Data with more features is projected
+//! onto w/||w|| (horizontal axis, where the boundary is the vertical line
+//! w·x/||w|| = -b/||w||) and onto the data's first principal direction
+//! orthogonal to w (vertical axis); the title says so. 1-D data is drawn
+//! against the row number.
+
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use super::geometry::{self, Line, Span};
+use super::style::{self, AXIS, BAND, GHOST, INK, Key, NEGATIVE, POSITIVE, REFERENCE};
+use super::{DrawResult, Figure};
+use crate::data::{Dataset, Features, LabelMap};
+use crate::error::{Error, Result};
+use crate::float::Real;
+use crate::model::Model;
+use crate::reference;
+use crate::train::{self, TrainParams};
+
+/// How the rows were placed in the plane.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Placement {
+    /// Two features, drawn as they are.
+    Plane,
+    /// One feature, against the row number.
+    Line,
+    /// More features, projected onto w and a principal direction.
+    Projected { features: usize },
+}
+
+/// One plot of rows and a hyperplane (also a frame of `trace`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Panel {
+    /// A line above the plot.
+    pub caption: Option<String>,
+    pub points: Vec<(f64, f64)>,
+    pub labels: Vec<i8>,
+    /// Rows ringed as misclassified.
+    pub misclassified: Vec<bool>,
+    /// The decision boundary in plot coordinates: value = w·x + b.
+    pub line: Option<Line>,
+    /// A second line drawn dashed for comparison (trace: before the update).
+    pub previous: Option<Line>,
+    /// The band |w·x + b| < m, with m the smallest y (w·x + b).
+    pub band: Option<f64>,
+    /// A row to single out, with its label (trace: the mistake that caused
+    /// the update).
+    pub highlight: Option<((f64, f64), i8)>,
+    /// Rows of the data (`points` may hold only every `stride`-th).
+    pub rows: usize,
+    pub stride: usize,
+    /// Rows misclassified, of all `rows`.
+    pub wrong: usize,
+    /// Rows of the +1 and of the -1 class, of all `rows`.
+    pub class_rows: [usize; 2],
+    pub x_desc: String,
+    pub y_desc: String,
+    pub placement: Placement,
+    /// Keep the origin in view (without the bias, the line passes through it).
+    pub include_origin: bool,
+    /// A fixed view instead of one fitted to the points.
+    pub view: Option<(Span, Span)>,
+}
+
+/// At most this many rows are drawn; larger data is thinned to every k-th
+/// row (the title says so), so that an SVG stays a reasonable size.
+pub const MAX_POINTS: usize = 20_000;
+
+/// The look of a panel: full size, or small for small multiples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Look {
+    pub compact: bool,
+}
+
+impl Look {
+    fn label_size(&self) -> f64 {
+        if self.compact {
+            13.0
+        } else {
+            style::LABEL_SIZE
+        }
+    }
+    fn desc_size(&self) -> f64 {
+        if self.compact { 14.0 } else { style::DESC_SIZE }
+    }
+    fn caption_size(&self) -> f64 {
+        if self.compact {
+            15.0
+        } else {
+            style::SUBTITLE_SIZE
+        }
+    }
+}
+
+/// The feature weights and bias of a model, as f64 (exact).
+fn as_f64<F: Real>(w: &[F]) -> Vec<f64> {
+    w.iter().map(|v| v.to_f64()).collect()
+}
+
+impl Panel {
+    /// Places the rows and the hyperplane w·x + b = 0 (`weights` are the
+    /// feature weights, `bias` is 0 without one). Misclassified rows are
+    /// found with the reference arithmetic in F, as `predict` finds them.
+    pub fn new<F: Real>(
+        weights: &[F],
+        bias: F,
+        has_bias: bool,
+        features: &Features<F>,
+        labels: &[i8],
+    ) -> Result<Panel> {
+        let d = weights.len().max(features.cols());
+        let w = {
+            let mut w = as_f64(weights);
+            w.resize(d, 0.0);
+            w
+        };
+        let b = bias.to_f64();
+        let rows = features.rows();
+        let mut augmented = weights.to_vec();
+        if has_bias {
+            augmented.push(bias);
+        }
+        let mut misclassified = Vec::with_capacity(rows);
+        let mut smallest = f64::INFINITY;
+        for (i, &y) in labels.iter().enumerate().take(rows) {
+            let row = features.row(i);
+            let s = reference::dot(&augmented, row, has_bias);
+            misclassified.push(Model::<F>::decide(s) != y);
+            let mut v = b;
+            row.for_each(|k, x| v += w[k] * x.to_f64());
+            smallest = smallest.min(y as f64 * v);
+        }
+        let separated = !misclassified.iter().any(|&m| m) && smallest > 0.0;
+        let unit = geometry::unit(&w);
+        let (points, line, placement, x_desc, y_desc) = match d {
+            0 => return Err(Error::Usage("the data has no features to draw".into())),
+            1 => {
+                let points = (0..rows)
+                    .map(|i| (coordinate(features, i, 0), (i + 1) as f64))
+                    .collect();
+                let line = Line {
+                    a: w[0],
+                    b: 0.0,
+                    c: b,
+                };
+                (points, line, Placement::Line, "x1".into(), "row".into())
+            }
+            2 => {
+                let points = (0..rows)
+                    .map(|i| (coordinate(features, i, 0), coordinate(features, i, 1)))
+                    .collect();
+                let line = Line {
+                    a: w[0],
+                    b: w[1],
+                    c: b,
+                };
+                (points, line, Placement::Plane, "x1".into(), "x2".into())
+            }
+            _ => {
+                let Some(u) = unit.clone() else {
+                    return Err(Error::Usage(
+                        "the model's weights are all zero: there is no boundary to draw, and no direction to project the data onto".into(),
+                    ));
+                };
+                let along = geometry::row_dots(features, &u);
+                let across = match geometry::principal_direction(features, d, Some(&u)) {
+                    Some(v) => geometry::row_dots(features, &v),
+                    None => vec![0.0; rows],
+                };
+                let norm = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+                let line = Line {
+                    a: norm,
+                    b: 0.0,
+                    c: b,
+                };
+                (
+                    along.into_iter().zip(across).collect(),
+                    line,
+                    Placement::Projected { features: d },
+                    "w·x / ‖w‖  (projection onto w)".into(),
+                    "first principal direction ⊥ w".into(),
+                )
+            }
+        };
+        let wrong = misclassified.iter().filter(|&&m| m).count();
+        let mut panel = Panel {
+            caption: None,
+            points,
+            labels: labels[..rows].to_vec(),
+            misclassified,
+            line: unit.is_some().then_some(line),
+            previous: None,
+            band: separated.then_some(smallest),
+            highlight: None,
+            rows,
+            stride: 1,
+            wrong,
+            class_rows: class_rows(&labels[..rows]),
+            x_desc,
+            y_desc,
+            placement,
+            include_origin: !has_bias,
+            view: None,
+        };
+        panel.thin(MAX_POINTS);
+        Ok(panel)
+    }
+
+    /// Keeps every k-th row, with k the smallest that leaves at most `max`.
+    pub fn thin(&mut self, max: usize) {
+        let n = self.points.len();
+        if n <= max || max == 0 {
+            return;
+        }
+        let stride = n.div_ceil(max);
+        fn every<T>(v: &mut Vec<T>, stride: usize) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                (i - 1) % stride == 0
+            });
+        }
+        every(&mut self.points, stride);
+        every(&mut self.labels, stride);
+        every(&mut self.misclassified, stride);
+        self.stride = stride;
+    }
+
+    /// Says how many rows are drawn when not all are.
+    pub fn thinning_note(&self) -> Option<String> {
+        (self.stride > 1).then(|| {
+            format!(
+                "every {} row drawn ({} of {})",
+                ordinal(self.stride),
+                self.points.len(),
+                self.rows
+            )
+        })
+    }
+
+    pub fn misclassified_count(&self) -> usize {
+        self.wrong
+    }
+
+    /// The view fitted to the points (and the origin when asked).
+    pub fn fitted_view(&self) -> (Span, Span) {
+        let origin = self.include_origin.then_some(0.0);
+        let x = Span::covering(self.points.iter().map(|p| p.0).chain(origin), 0.08);
+        let y = Span::covering(self.points.iter().map(|p| p.1).chain(origin), 0.08);
+        (x, y)
+    }
+
+    /// 2-D data keeps one unit the same length on both axes, so that w
+    /// looks normal to the line. Projected and 1-D data need not: their
+    /// boundary is vertical and w horizontal at any scale, and their axes
+    /// may span very different ranges.
+    fn equal_aspect(&self) -> bool {
+        self.placement == Placement::Plane
+    }
+
+    /// The legend entries this panel needs.
+    pub fn legend(&self, labels: &LabelMap) -> Vec<(Key, String)> {
+        let count = |s: i8| self.class_rows[if s > 0 { 0 } else { 1 }];
+        let mut keys = vec![
+            (
+                Key::Circle(POSITIVE),
+                format!("+1 = \"{}\" ({} rows)", labels.positive, count(1)),
+            ),
+            (
+                Key::Triangle(NEGATIVE),
+                format!("-1 = \"{}\" ({} rows)", labels.negative_text(), count(-1)),
+            ),
+        ];
+        if self.previous.is_some() {
+            keys.push((Key::Dashed(GHOST, 2), "before the update".into()));
+        }
+        if self.line.is_some() {
+            let what = if self.previous.is_some() {
+                "after the update"
+            } else {
+                "decision boundary"
+            };
+            keys.push((Key::Line(INK, 3), what.into()));
+            keys.push((Key::Arrow(REFERENCE), "w (points to the +1 side)".into()));
+        }
+        if let (Some(m), Some(line)) = (self.band, self.line) {
+            keys.push((
+                Key::Patch(BAND),
+                format!(
+                    "margin band, {} wide on each side: no row inside",
+                    style::fmt_sig(m / line.normal_length(), 3)
+                ),
+            ));
+        }
+        if self.highlight.is_some() {
+            keys.push((
+                Key::Ring(INK, 3),
+                "the mistake that caused the update".into(),
+            ));
+        } else if self.misclassified_count() > 0 {
+            keys.push((
+                Key::Ring(INK, 2),
+                format!("misclassified ({})", self.misclassified_count()),
+            ));
+        }
+        keys
+    }
+
+    /// The height of the caption on `area`.
+    pub fn caption_height<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        look: Look,
+    ) -> DrawResult<i32, DB> {
+        match &self.caption {
+            Some(c) => style::title_height(area, &[(c, look.caption_size())]),
+            None => Ok(0),
+        }
+    }
+
+    /// Draws the panel on `area`, its caption taking at least
+    /// `caption_height` pixels.
+    pub fn draw<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        look: Look,
+        caption_height: i32,
+    ) -> DrawResult<(), DB> {
+        let area = match &self.caption {
+            Some(c) => style::titled_min(area, &[(c, look.caption_size())], caption_height)?,
+            None => area.split_vertically(caption_height).1,
+        };
+        let (x_area, y_area, margin) = if look.compact {
+            (44, 56, 6)
+        } else {
+            (56, 72, 12)
+        };
+        let builder = |x: Span, y: Span| {
+            ChartBuilder::on(&area)
+                .margin(margin)
+                .margin_right(margin + 10)
+                .x_label_area_size(x_area)
+                .y_label_area_size(y_area)
+                .build_cartesian_2d(x.lo..x.hi, y.lo..y.hi)
+        };
+        let (mut x, mut y) = self.view.unwrap_or_else(|| self.fitted_view());
+        let pixels = builder(x, y)?.plotting_area().dim_in_pixel();
+        if self.equal_aspect() {
+            (x, y) = geometry::equal_aspect(x, y, pixels);
+        }
+        let mut chart = builder(x, y)?;
+        let (xs, ys) = (x.width(), y.width());
+        let x_fmt = |v: &f64| style::tick(*v, xs);
+        let y_fmt = |v: &f64| style::tick(*v, ys);
+        let ticks = if look.compact { 5 } else { 9 };
+        chart
+            .configure_mesh()
+            .x_desc(self.x_desc.as_str())
+            .y_desc(self.y_desc.as_str())
+            .axis_desc_style(style::font(look.desc_size()))
+            .label_style(style::font(look.label_size()))
+            .axis_style(AXIS)
+            .light_line_style(style::GRID_LIGHT)
+            .bold_line_style(style::GRID)
+            .max_light_lines(1)
+            .x_labels(ticks)
+            .y_labels(ticks)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .draw()?;
+
+        if let (Some(line), Some(m)) = (self.line, self.band) {
+            let poly = geometry::band(&line, -m, m, x, y);
+            if poly.len() >= 3 {
+                chart.draw_series(std::iter::once(Polygon::new(poly, BAND.mix(0.55).filled())))?;
+            }
+            for level in [-m, m] {
+                if let Some((p, q)) = line.at_level(level).clip(x, y) {
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        [p, q],
+                        GHOST.stroke_width(1),
+                    )))?;
+                }
+            }
+        }
+        if let Some(prev) = self.previous
+            && let Some((p, q)) = prev.clip(x, y)
+        {
+            chart.draw_series(DashedLineSeries::new([p, q], 9, 6, GHOST.stroke_width(2)))?;
+        }
+
+        let small = self.points.len() > 2000;
+        let (r, t) = if small {
+            (2, 3)
+        } else if look.compact {
+            (3, 5)
+        } else {
+            (style::POINT_RADIUS, style::TRIANGLE_SIZE)
+        };
+        let opacity = if small { 0.6 } else { 1.0 };
+        let faded = self.highlight.is_some();
+        let alpha = if faded { 0.55 } else { opacity };
+        chart.draw_series(
+            self.points
+                .iter()
+                .zip(&self.labels)
+                .filter(|(_, y)| **y < 0)
+                .map(|(&p, _)| TriangleMarker::new(p, t, NEGATIVE.mix(alpha).filled())),
+        )?;
+        chart.draw_series(
+            self.points
+                .iter()
+                .zip(&self.labels)
+                .filter(|(_, y)| **y > 0)
+                .map(|(&p, _)| Circle::new(p, r, POSITIVE.mix(alpha).filled())),
+        )?;
+        if self.highlight.is_none() {
+            chart.draw_series(
+                self.points
+                    .iter()
+                    .zip(&self.misclassified)
+                    .filter(|(_, m)| **m)
+                    .map(|(&p, _)| Circle::new(p, r + 5, INK.stroke_width(2))),
+            )?;
+        }
+
+        let mut notes = Vec::new();
+        if let Some(line) = self.line {
+            match line.clip(x, y) {
+                Some((p, q)) => {
+                    chart.draw_series(LineSeries::new([p, q], INK.stroke_width(3)))?;
+                    self.draw_normal(&mut chart, line, (p, q), (x, y), pixels)?;
+                }
+                None if self.previous.is_some() || self.highlight.is_some() => {
+                    notes.push("the boundary after is outside this view")
+                }
+                None => notes.push("the boundary is outside this view"),
+            }
+        } else if self.highlight.is_some() {
+            notes.push("w = 0 after the update: no boundary");
+        }
+        if self.highlight.is_some() {
+            match self.previous {
+                None => notes.push("before: w = 0, no boundary"),
+                Some(prev) if prev.clip(x, y).is_none() => {
+                    notes.push("the boundary before is outside this view")
+                }
+                Some(_) => {}
+            }
+        }
+        let note_style = style::font(look.label_size()).color(&AXIS);
+        for (k, note) in notes.iter().enumerate() {
+            let at = (
+                x.lo + 0.03 * x.width(),
+                y.hi - 0.03 * y.width()
+                    - k as f64 * (look.label_size() + 4.0) * y.width() / pixels.1.max(1) as f64,
+            );
+            chart
+                .plotting_area()
+                .draw(&Text::new(*note, at, note_style.clone()))?;
+        }
+
+        if let Some((p, label)) = self.highlight {
+            if label > 0 {
+                chart.draw_series(std::iter::once(Circle::new(p, r + 1, POSITIVE.filled())))?;
+            } else {
+                chart.draw_series(std::iter::once(TriangleMarker::new(
+                    p,
+                    t + 1,
+                    NEGATIVE.filled(),
+                )))?;
+            }
+            chart.draw_series(std::iter::once(Circle::new(p, r + 7, INK.stroke_width(3))))?;
+        }
+        Ok(())
+    }
+
+    /// Draws w as an arrow from a point of the visible boundary segment.
+    fn draw_normal<DB: DrawingBackend>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+        line: Line,
+        (p, q): ((f64, f64), (f64, f64)),
+        (x, y): (Span, Span),
+        pixels: (u32, u32),
+    ) -> DrawResult<(), DB> {
+        let (sx, sy) = (
+            pixels.0.max(1) as f64 / x.width(),
+            pixels.1.max(1) as f64 / y.width(),
+        );
+        // The direction of w in pixels (y grows downwards there).
+        let (px, py) = (line.a * sx, -line.b * sy);
+        let n = px.hypot(py);
+        if n == 0.0 || !n.is_finite() {
+            return Ok(());
+        }
+        let (ux, uy) = (px / n, py / n);
+        let inside = |v: (f64, f64)| {
+            let (ix, iy) = (0.02 * x.width(), 0.02 * y.width());
+            v.0 >= x.lo + ix && v.0 <= x.hi - ix && v.1 >= y.lo + iy && v.1 <= y.hi - iy
+        };
+        let mut length = 0.16 * pixels.0.min(pixels.1) as f64;
+        let mut chosen = None;
+        'search: for _ in 0..4 {
+            for f in [0.5, 0.35, 0.65, 0.2, 0.8] {
+                let a = (p.0 + f * (q.0 - p.0), p.1 + f * (q.1 - p.1));
+                let tip = (a.0 + ux * length / sx, a.1 - uy * length / sy);
+                if inside(tip) {
+                    chosen = Some((a, tip));
+                    break 'search;
+                }
+            }
+            length *= 0.5;
+        }
+        let Some((a, tip)) = chosen else {
+            return Ok(());
+        };
+        let style = REFERENCE.stroke_width(3);
+        chart.draw_series(std::iter::once(PathElement::new([a, tip], style)))?;
+        let head = |turn: f64| {
+            let (c, s) = (turn.cos(), turn.sin());
+            let (bx, by) = (-ux, -uy);
+            (
+                ((bx * c - by * s) * 11.0).round() as i32,
+                ((bx * s + by * c) * 11.0).round() as i32,
+            )
+        };
+        let spread = 28f64.to_radians();
+        chart.draw_series(std::iter::once(
+            EmptyElement::at(tip)
+                + PathElement::new([head(spread), (0, 0), head(-spread)], style)
+                + Text::new(
+                    "w",
+                    (
+                        (ux * 14.0).round() as i32 - 5,
+                        (uy * 14.0).round() as i32 - 9,
+                    ),
+                    style::font(style::LABEL_SIZE + 2.0).color(&REFERENCE),
+                ),
+        ))?;
+        Ok(())
+    }
+}
+
+/// 2nd, 3rd, 4th, 11th, 21st, ...
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// Rows of the +1 and of the -1 class.
+pub fn class_rows(labels: &[i8]) -> [usize; 2] {
+    let positive = labels.iter().filter(|&&y| y > 0).count();
+    [positive, labels.len() - positive]
+}
+
+/// Feature `k` of row `i` (0 when not stored).
+fn coordinate<F: Real>(features: &Features<F>, i: usize, k: usize) -> f64 {
+    let mut v = 0.0;
+    features.row(i).for_each(|j, x| {
+        if j == k {
+            v = x.to_f64();
+        }
+    });
+    v
+}
+
+/// Whether some line through the origin separates the rows (y w·x > 0 for
+/// all): decidable exactly enough for 1-D and 2-D data, None otherwise or
+/// when the answer is within rounding. In 2-D the points z = y x must lie in
+/// an open half-plane: sorted by angle, some gap between neighbours exceeds
+/// pi (Gordan's alternative).
+pub fn separable_through_origin(points: &[(f64, f64)], labels: &[i8], dims: usize) -> Option<bool> {
+    let z: Vec<(f64, f64)> = points
+        .iter()
+        .zip(labels)
+        .map(|(&(a, b), &y)| (y as f64 * a, if dims == 2 { y as f64 * b } else { 0.0 }))
+        .collect();
+    if z.is_empty() {
+        return None;
+    }
+    if z.iter().any(|&(a, b)| a == 0.0 && b == 0.0) {
+        return Some(false);
+    }
+    match dims {
+        1 => Some(z.iter().all(|p| p.0 > 0.0) || z.iter().all(|p| p.0 < 0.0)),
+        2 => {
+            let mut angles: Vec<f64> = z.iter().map(|&(a, b)| b.atan2(a)).collect();
+            angles.sort_by(f64::total_cmp);
+            let pi = std::f64::consts::PI;
+            let mut gap = angles[0] + 2.0 * pi - angles[angles.len() - 1];
+            for pair in angles.windows(2) {
+                gap = gap.max(pair[1] - pair[0]);
+            }
+            if (gap - pi).abs() < 1e-12 {
+                None
+            } else {
+                Some(gap > pi)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A boundary picture: one panel, or two side by side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Boundary {
+    pub title: String,
+    pub subtitle: String,
+    pub labels: LabelMap,
+    pub panels: Vec<Panel>,
+}
+
+fn placement_note(placement: &Placement) -> Option<String> {
+    match placement {
+        Placement::Projected { features } => Some(format!(
+            "{features} features, projected onto w (across the boundary) and the data's first principal direction orthogonal to w"
+        )),
+        Placement::Line => Some("1 feature, drawn against the row number".into()),
+        Placement::Plane => None,
+    }
+}
+
+fn numbers(w: &[f64]) -> String {
+    let parts: Vec<String> = w.iter().map(|v| style::fmt_sig(*v, 4)).collect();
+    format!("({})", parts.join(", "))
+}
+
+impl Boundary {
+    /// A model's boundary on a dataset (`labels` in the model's -1/+1).
+    pub fn for_model<F: Real>(
+        model: &Model<F>,
+        features: &Features<F>,
+        labels: &[i8],
+        model_name: &str,
+        data_name: &str,
+    ) -> Result<Boundary> {
+        let panel = Panel::new(&model.weights, model.bias, model.has_bias, features, labels)?;
+        let rows = panel.rows;
+        let bad = panel.misclassified_count();
+        let mut fit = if bad == 0 {
+            format!("all {rows} rows classified correctly")
+        } else {
+            format!("{bad} of {rows} rows misclassified (ringed)")
+        };
+        if let Some(note) = panel.thinning_note() {
+            fit = format!("{fit}; {note}");
+        }
+        let equation = if panel.placement == Placement::Plane {
+            let w = as_f64(&model.weights);
+            if model.has_bias {
+                format!(
+                    "w = {}, b = {}; ",
+                    numbers(&w),
+                    style::fmt_sig(model.bias.to_f64(), 4)
+                )
+            } else {
+                format!("w = {}, no bias; ", numbers(&w))
+            }
+        } else {
+            String::new()
+        };
+        let subtitle = match placement_note(&panel.placement) {
+            Some(note) => format!("{note}; {fit}"),
+            None => format!("{equation}{fit}"),
+        };
+        Ok(Boundary {
+            title: format!(
+                "Decision boundary: {} on {}",
+                style::short_name(model_name),
+                style::short_name(data_name)
+            ),
+            subtitle,
+            labels: model.labels.clone(),
+            panels: vec![panel],
+        })
+    }
+
+    /// Trains on `data` without and with the bias (the reference loop, at
+    /// most `max_epochs` each) and shows both boundaries side by side.
+    pub fn compare_bias<F: Real>(data: &Dataset<F>, max_epochs: usize) -> Result<Boundary> {
+        let mut panels = Vec::with_capacity(2);
+        for bias in [false, true] {
+            let params = TrainParams {
+                max_epochs,
+                bias,
+                ..TrainParams::default()
+            };
+            let fit = train::fit_reference(data, &params)?;
+            let mut panel = Panel::new(
+                fit.feature_weights(),
+                fit.intercept(),
+                bias,
+                &data.features,
+                &data.labels,
+            )?;
+            panel.include_origin = true;
+            let e = fit.epochs();
+            let wrong = match panel.misclassified_count() {
+                1 => "1 row misclassified (ringed)".to_owned(),
+                n => format!("{n} rows misclassified (ringed)"),
+            };
+            let caption = match (bias, fit.converged()) {
+                (false, true) => format!(
+                    "without the bias: a line through the origin separates them too (converged in {e} epochs)"
+                ),
+                (false, false) => {
+                    match separable_through_origin(&panel.points, &panel.labels, data.cols()) {
+                        Some(false) => format!(
+                            "without the bias: no line through the origin separates them; after {e} epochs, {wrong}"
+                        ),
+                        _ => format!("without the bias: not separated within {e} epochs; {wrong}"),
+                    }
+                }
+                (true, true) => format!(
+                    "with the bias: converged in {e} epochs after {} mistakes",
+                    fit.total_mistakes()
+                ),
+                (true, false) => {
+                    format!("with the bias: not separated within {e} epochs; {wrong}")
+                }
+            };
+            panel.caption = Some(caption);
+            panels.push(panel);
+        }
+        let note = placement_note(&panels[0].placement)
+            .into_iter()
+            .chain(panels[0].thinning_note())
+            .map(|n| format!("{n}; "))
+            .collect::<String>();
+        Ok(Boundary {
+            title: format!(
+                "Why the bias: {} trained without and with it",
+                style::short_name(&data.source.display().to_string())
+            ),
+            subtitle: format!(
+                "{note}{} rows, {}; the classic perceptron, rows in file order, at most {max_epochs} epochs",
+                data.rows(),
+                F::PRECISION
+            ),
+            labels: data.label_map.clone(),
+            panels,
+        })
+    }
+
+    fn legend(&self) -> Vec<(Key, String)> {
+        let mut keys: Vec<(Key, String)> = Vec::new();
+        for panel in &self.panels {
+            for entry in panel.legend(&self.labels) {
+                if !keys.iter().any(|k| k.0 == entry.0) {
+                    keys.push(entry);
+                }
+            }
+        }
+        // Each panel has its own count of misclassified rows: say it once.
+        for k in &mut keys {
+            if k.0 == Key::Ring(INK, 2) && self.panels.len() > 1 {
+                k.1 = "misclassified".into();
+            }
+        }
+        keys
+    }
+}
+
+impl Figure for Boundary {
+    fn default_size(&self) -> (u32, u32) {
+        if self.panels.len() > 1 {
+            (1300, 700)
+        } else {
+            (760, 720)
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<(), DB> {
+        root.fill(&WHITE)?;
+        let area = style::titled(
+            root,
+            &[
+                (&self.title, style::TITLE_SIZE),
+                (&self.subtitle, style::SUBTITLE_SIZE - 2.0),
+            ],
+        )?;
+        let plots = style::legend_below(&area, &self.legend())?;
+        let cells = plots.split_evenly((1, self.panels.len()));
+        let look = Look { compact: false };
+        let mut caption = 0;
+        for (panel, cell) in self.panels.iter().zip(&cells) {
+            caption = caption.max(panel.caption_height(cell, look)?);
+        }
+        for (panel, cell) in self.panels.iter().zip(&cells) {
+            panel.draw(cell, look, caption)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_data_is_thinned_for_drawing_only() {
+        use crate::data::DenseMatrix;
+        let n = 50;
+        let values: Vec<f64> = (0..n).flat_map(|i| [i as f64, 1.0]).collect();
+        let labels: Vec<i8> = (0..n).map(|i| if i < 20 { 1 } else { -1 }).collect();
+        let features = Features::Dense(DenseMatrix {
+            rows: n,
+            cols: 2,
+            values,
+        });
+        // w·x + b = -x1 + 19.5: every row on its side.
+        let mut panel = Panel::new(&[-1.0, 0.0], 19.5, true, &features, &labels).unwrap();
+        assert_eq!((panel.points.len(), panel.stride), (50, 1));
+        assert_eq!(panel.thinning_note(), None);
+        panel.thin(20);
+        assert_eq!((panel.points.len(), panel.stride), (17, 3));
+        assert_eq!(panel.points[1], (3.0, 1.0));
+        assert_eq!(panel.labels.len(), 17);
+        assert_eq!(
+            panel.thinning_note().unwrap(),
+            "every 3rd row drawn (17 of 50)"
+        );
+        // Counts are of all rows.
+        assert_eq!(panel.class_rows, [20, 30]);
+        assert_eq!(panel.band, Some(0.5));
+    }
+
+    #[test]
+    fn origin_separability_in_two_dimensions() {
+        // All in the upper half-plane after multiplying by y: separable.
+        let pts = [(1.0, 1.0), (-1.0, 2.0), (1.0, -0.5)];
+        assert_eq!(separable_through_origin(&pts, &[1, 1, -1], 2), Some(true));
+        // XOR-like around the origin: not separable.
+        let pts = [(1.0, 1.0), (-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0)];
+        assert_eq!(
+            separable_through_origin(&pts, &[1, 1, -1, -1], 2),
+            Some(false)
+        );
+        // 1-D: positives at 1, 2 and negatives at 3: no threshold at 0 works.
+        let pts = [(1.0, 0.0), (2.0, 0.0), (3.0, 0.0)];
+        assert_eq!(separable_through_origin(&pts, &[1, 1, -1], 1), Some(false));
+        assert_eq!(separable_through_origin(&pts, &[1, 1, 1], 1), Some(true));
+        assert_eq!(separable_through_origin(&pts, &[1, 1, 1], 5), None);
+    }
+}

@@ -13,6 +13,7 @@ pub mod libsvm;
 pub mod matrix;
 pub mod source;
 pub mod stats;
+pub mod stream;
 pub mod write;
 
 use std::path::{Path, PathBuf};

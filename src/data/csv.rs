@@ -250,7 +250,7 @@ impl Layout {
                         return Err(Error::parse(
                             path,
                             first_no,
-                            Some(column_at(&first, fields[b].start)),
+                            Some(column_at(first, fields[b].start)),
                             format!(
                                 "the header names columns {} and {} both {}; give the label \
                                  column's number instead",

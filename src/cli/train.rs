@@ -285,6 +285,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             init: args.init.as_ref().map(|p| p.display().to_string()),
             pocket_epoch: fit.pocket.as_ref().map(|p| p.epoch),
             pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
+            online: None,
         },
     };
     model.save(&output)?;

@@ -8,6 +8,7 @@ pub mod eval;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub mod r#gen;
 pub mod info;
+pub mod interrupt;
 pub mod predict;
 pub mod progress;
 pub mod train;

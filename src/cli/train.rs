@@ -242,7 +242,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             .as_ref()
             .map(|p| (p.clone(), args.checkpoint_every.max(1))),
         identity: &identity,
-        interrupted: interrupt_flag(),
+        interrupted: super::interrupt::flag(),
     };
     let fit = train::fit(&data, &params, start, engine, &mut fallback, &mut observer);
     observer.progress.finish();
@@ -558,25 +558,6 @@ impl<F: Real> Observer<F> for TrainObserver<'_> {
     fn should_stop(&mut self) -> bool {
         self.interrupted.load(Ordering::Relaxed)
     }
-}
-
-/// Set on the first Ctrl-C (training then stops at the next safe point and
-/// saves its state); a second Ctrl-C exits at once with status 130.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let seen = flag.clone();
-        // Without a handler (e.g. it cannot be installed), Ctrl-C simply
-        // ends the process, which never leaves a half-written file either.
-        let _ = ctrlc::set_handler(move || {
-            if seen.swap(true, Ordering::SeqCst) {
-                std::process::exit(exit::INTERRUPTED);
-            }
-        });
-        flag
-    })
-    .clone()
 }
 
 fn variant_of(args: &TrainArgs) -> Variant {

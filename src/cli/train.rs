@@ -364,7 +364,7 @@ pub fn abbreviate(values: &[u64]) -> String {
 }
 
 /// Six significant figures, in scientific notation outside [1e-3, 1e7).
-fn fmt_g(v: f64) -> String {
+pub(crate) fn fmt_g(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return v.to_string();
     }

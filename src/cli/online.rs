@@ -29,8 +29,13 @@ Examples:
   perceptron online data/iris_setosa.csv --report-bound  reads the file twice for gamma
 
 Labels: with --init, the model's labels (a label it does not know is an
-error); otherwise with --positive L, L is +1 and every other label -1;
-otherwise every label must be -1, +1, 0 or 1 (0 and -1 are the -1 class).
+error); otherwise with --positive L, L is +1 and every other label -1
+(predicted as `rest`); otherwise every label must be -1, +1, 0 or 1 (0 and
+-1 are the -1 class; predictions print 1 and -1).
+
+Ctrl-C stops after the current example (at once if the input is idle),
+saves the model (-o) and the snapshot, and exits with 130; a second Ctrl-C
+exits at once without saving.
 
 Exit status: 0 the input ended (or the reader of --predictions went away);
 1 error; 2 bad command line; 130 interrupted by Ctrl-C, after saving the
@@ -47,9 +52,9 @@ model and the snapshot.";
 ///
 /// Over a file this is exactly one epoch of `perceptron train --backend
 /// reference --max-epochs 1`, bit for bit. The cumulative mistakes are
-/// reported on stderr as it goes. On a stream that some unit vector separates
-/// with margin gamma, they never exceed (D/gamma)^2, D = max ||(x, 1)||,
-/// however long the stream.
+/// reported on stderr as it goes. Starting from w = 0 on a stream that some
+/// unit vector separates with margin gamma, they never exceed (D/gamma)^2,
+/// D = max ||(x, 1)||, however long the stream.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct OnlineArgs {

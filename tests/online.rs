@@ -230,7 +230,7 @@ fn noisy_files(dir: &Path) -> (PathBuf, PathBuf) {
     for _ in 0..400 {
         let x: Vec<f64> = (0..7)
             .map(|k| {
-                let v = (rng.unit() - 0.45) * 10f64.powi(k as i32 % 3 - 1);
+                let v = (rng.unit() - 0.45) * 10f64.powi(k % 3 - 1);
                 if rng.unit() < 0.3 { 0.0 } else { v }
             })
             .collect();
@@ -815,7 +815,7 @@ fn bad_lines_are_errors_with_file_line_and_column() {
         .stdout("-1\n")
         .stderr("perceptron: error: <stdin>:2:6: expected a number in column 3, found \"abc\"\n");
     assert!(!d.join("m.json").exists(), "no model after an error");
-    let bad = write(d, "bad.svm", "1 1:2\n1 0:1\n");
+    write(d, "bad.svm", "1 1:2\n1 0:1\n");
     cmd(d)
         .args(["online", "bad.svm"])
         .assert()

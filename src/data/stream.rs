@@ -4,8 +4,8 @@
 //! hands out one example at a time: its label text and its features, in
 //! buffers that the next example reuses. Nothing accumulates, so memory stays
 //! O(features) however long the stream. Each line is read by the batch
-//! parsers' own code ([`super::csv::Layout`], [`super::libsvm::Line`], the
-//! bounded [`LineReader`]), so a bad line gives the same message, with the
+//! parsers' own code (`csv::Layout`, `libsvm::Line`, the
+//! bounded `LineReader`), so a bad line gives the same message, with the
 //! same file (`<stdin>` for standard input), line and column, as `train`
 //! would give for it.
 //!

@@ -19,6 +19,7 @@ pub mod float;
 pub mod r#gen;
 pub mod gpu;
 pub mod model;
+pub mod online;
 pub mod output;
 pub mod ovr;
 pub mod plot;

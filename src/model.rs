@@ -59,6 +59,13 @@ pub struct TrainingInfo {
     pub pocket_epoch: Option<usize>,
     #[serde(default)]
     pub pocket_training_accuracy: Option<f64>,
+    /// Models written by `perceptron online`: examples, wrong predictions
+    /// and the state of the run. There `epochs` is 1, `total_mistakes` counts
+    /// updates, `radius` is D over the examples seen, and
+    /// `training_accuracy` is the share of predictions, each made before
+    /// learning from its example, that were right.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online: Option<crate::online::OnlineInfo>,
 }
 
 /// A trained binary perceptron: h(x) = sign(w·x + b).
@@ -344,6 +351,7 @@ mod tests {
                 init: None,
                 pocket_epoch: None,
                 pocket_training_accuracy: None,
+                online: None,
             },
         }
     }

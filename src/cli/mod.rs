@@ -8,6 +8,8 @@ pub mod eval;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub mod r#gen;
 pub mod info;
+pub mod interrupt;
+pub mod online;
 pub mod plot;
 pub mod predict;
 pub mod progress;
@@ -36,6 +38,7 @@ Examples:
   perceptron train data.csv -o m.json   train on your data, save the model
   perceptron predict m.json new.csv     one predicted label per line
   perceptron eval m.json test.csv       accuracy, confusion matrix, F1
+  producer | perceptron online --predictions   predict, then learn, per example
   perceptron info data.csv              shape, labels and radius of a file
   perceptron convert big.svm big.pbin   binary copy that loads without parsing
   perceptron gen --rows 100000 -o x.pbin   synthetic separable data
@@ -56,6 +59,7 @@ pub enum Command {
     Train(train::TrainArgs),
     Predict(predict::PredictArgs),
     Eval(eval::EvalArgs),
+    Online(online::OnlineArgs),
     Info(info::InfoArgs),
     Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
@@ -73,6 +77,7 @@ pub fn main() -> i32 {
         Command::Train(a) => train::run(a),
         Command::Predict(a) => predict::run(a),
         Command::Eval(a) => eval::run(a),
+        Command::Online(a) => online::run(a),
         Command::Info(a) => info::run(a),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a),

@@ -270,7 +270,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             .as_ref()
             .map(|p| (p.clone(), args.checkpoint_every.max(1))),
         identity: &identity,
-        interrupted: interrupt_flag(),
+        interrupted: super::interrupt::flag(),
     };
     let fit = train::fit(&data, &params, start, engine, &mut fallback, &mut observer);
     observer.progress.finish();
@@ -325,6 +325,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             init: args.init.as_ref().map(|p| p.display().to_string()),
             pocket_epoch: fit.pocket.as_ref().map(|p| p.epoch),
             pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
+            online: None,
         },
     };
     model.save(&output)?;
@@ -408,7 +409,7 @@ pub fn abbreviate(values: &[u64]) -> String {
 }
 
 /// Six significant figures, in scientific notation outside [1e-3, 1e7).
-pub(super) fn fmt_g(v: f64) -> String {
+pub(crate) fn fmt_g(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return v.to_string();
     }
@@ -605,25 +606,6 @@ impl<F: Real> Observer<F> for TrainObserver<'_> {
     fn should_stop(&mut self) -> bool {
         self.interrupted.load(Ordering::Relaxed)
     }
-}
-
-/// Set on the first Ctrl-C (training then stops at the next safe point and
-/// saves its state); a second Ctrl-C exits at once with status 130.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let seen = flag.clone();
-        // Without a handler (e.g. it cannot be installed), Ctrl-C simply
-        // ends the process, which never leaves a half-written file either.
-        let _ = ctrlc::set_handler(move || {
-            if seen.swap(true, Ordering::SeqCst) {
-                std::process::exit(exit::INTERRUPTED);
-            }
-        });
-        flag
-    })
-    .clone()
 }
 
 fn variant_of(args: &TrainArgs) -> Variant {

@@ -125,6 +125,7 @@ impl<F: Real> Run<'_, F> {
                 init: self.args.init.as_ref().map(|p| p.display().to_string()),
                 pocket_epoch: None,
                 pocket_training_accuracy: None,
+                online: None,
             },
             per_class: per_class.clone(),
         };

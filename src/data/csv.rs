@@ -49,7 +49,7 @@ fn delimiter_name(d: u8) -> String {
     }
 }
 
-fn is_skipped(line: &str) -> bool {
+pub(crate) fn is_skipped(line: &str) -> bool {
     let t = line.trim();
     t.is_empty() || t.starts_with('#')
 }
@@ -69,129 +69,15 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
             Some((no, l)) => break (l.to_owned(), no),
         }
     };
-    let delim = match opts.delimiter {
-        Some(d) if !d.is_ascii() || matches!(d, b'"' | b'\n' | b'\r' | b'#') => {
-            return Err(Error::Usage(format!(
-                "cannot use {:?} as the CSV delimiter; use `,`, `;` or tab",
-                char::from(d)
-            )));
-        }
-        Some(d) => d,
-        None => detect_delimiter(&first),
-    };
-    let at = |line: &str, no: u64, (byte, msg): (usize, String)| {
-        Error::parse(path, no, Some(column_at(line, byte)), msg)
-    };
-    let mut fields = Vec::new();
-    for f in Fields::new(&first, delim) {
-        fields.push(f.map_err(|e| at(&first, first_no, e))?);
-    }
-    let n = fields.len();
-    if n < 2 {
-        return Err(Error::parse(
-            path,
-            first_no,
-            Some(1),
-            format!(
-                "no feature columns: found the single field {}; expected the label and at \
-                 least one feature separated by {}",
-                quote(fields.first().map(|f| f.text.as_ref()).unwrap_or("")),
-                match opts.delimiter {
-                    Some(d) => delimiter_name(d),
-                    None => "`,`, `;` or tab".to_owned(),
-                }
-            ),
-        ));
-    }
-
-    let has_header;
-    let label = match &opts.label_column {
-        None => {
-            has_header = header_by_content(opts.header, &fields, 0);
-            0
-        }
-        Some(LabelColumn::Index(k)) => {
-            if *k == 0 || *k > n {
-                return Err(Error::parse(
-                    path,
-                    first_no,
-                    Some(1),
-                    format!(
-                        "label column {k} is out of range: the file has {n} columns \
-                         (numbered from 1)"
-                    ),
-                ));
-            }
-            has_header = header_by_content(opts.header, &fields, k - 1);
-            k - 1
-        }
-        Some(LabelColumn::Name(name)) => {
-            if opts.header == HeaderMode::Absent {
-                return Err(Error::parse(
-                    path,
-                    first_no,
-                    Some(1),
-                    format!(
-                        "the label column is given by name ({}) but the file is read without \
-                         a header line; give its number instead",
-                        quote(name)
-                    ),
-                ));
-            }
-            has_header = true;
-            let found: Vec<usize> = (0..n)
-                .filter(|&k| fields[k].text == name.as_str())
-                .collect();
-            match found[..] {
-                [k] => k,
-                [] => {
-                    let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
-                    return Err(Error::parse(
-                        path,
-                        first_no,
-                        Some(1),
-                        format!(
-                            "no column named {} in the header; its columns are {}",
-                            quote(name),
-                            names.join(", ")
-                        ),
-                    ));
-                }
-                [a, b, ..] => {
-                    return Err(Error::parse(
-                        path,
-                        first_no,
-                        Some(column_at(&first, fields[b].start)),
-                        format!(
-                            "the header names columns {} and {} both {}; give the label \
-                             column's number instead",
-                            a + 1,
-                            b + 1,
-                            quote(name)
-                        ),
-                    ));
-                }
-            }
-        }
-    };
-
+    let (layout, has_header) = Layout::detect(&first, first_no, path, opts)?;
+    let cols = layout.cols();
     let mut rows = Rows {
         path,
-        delim,
-        expected: n,
-        label,
-        shape_line: first_no,
-        names: if has_header {
-            fields.iter().map(|f| f.text.clone().into_owned()).collect()
-        } else {
-            Vec::new()
-        },
+        layout,
         values: Vec::new(),
         class_ids: Vec::new(),
         table: LabelTable::default(),
     };
-    drop(fields);
-    let cols = n - 1;
     let mut reserved = false;
     let mut reserve = |rows: &mut Rows<F>, line_bytes: usize| {
         if reserved {
@@ -245,6 +131,235 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
     })
 }
 
+/// The shape of a CSV file, fixed by its first line that is not blank or a
+/// comment: the delimiter, the number of fields, the label column and the
+/// header names. Shared by the batch parser and the row stream
+/// ([`super::stream`]), so both read a line the same way and say the same
+/// thing about a bad one.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    delim: u8,
+    /// Fields every line must have.
+    expected: usize,
+    /// 0-based label field.
+    label: usize,
+    /// The line that fixed `expected`, for messages.
+    shape_line: u64,
+    /// Header names, empty without a header.
+    names: Vec<String>,
+}
+
+impl Layout {
+    /// Reads the layout from `first`, line `first_no`, the first line that is
+    /// not blank or a comment; also says whether that line is a header
+    /// (otherwise it is the first data row).
+    pub(crate) fn detect(
+        first: &str,
+        first_no: u64,
+        path: &Path,
+        opts: &LoadOptions,
+    ) -> Result<(Layout, bool)> {
+        let delim = match opts.delimiter {
+            Some(d) if !d.is_ascii() || matches!(d, b'"' | b'\n' | b'\r' | b'#') => {
+                return Err(Error::Usage(format!(
+                    "cannot use {:?} as the CSV delimiter; use `,`, `;` or tab",
+                    char::from(d)
+                )));
+            }
+            Some(d) => d,
+            None => detect_delimiter(first),
+        };
+        let at = |line: &str, no: u64, (byte, msg): (usize, String)| {
+            Error::parse(path, no, Some(column_at(line, byte)), msg)
+        };
+        let mut fields = Vec::new();
+        for f in Fields::new(first, delim) {
+            fields.push(f.map_err(|e| at(first, first_no, e))?);
+        }
+        let n = fields.len();
+        if n < 2 {
+            return Err(Error::parse(
+                path,
+                first_no,
+                Some(1),
+                format!(
+                    "no feature columns: found the single field {}; expected the label and at \
+                     least one feature separated by {}",
+                    quote(fields.first().map(|f| f.text.as_ref()).unwrap_or("")),
+                    match opts.delimiter {
+                        Some(d) => delimiter_name(d),
+                        None => "`,`, `;` or tab".to_owned(),
+                    }
+                ),
+            ));
+        }
+        let has_header;
+        let label = match &opts.label_column {
+            None => {
+                has_header = header_by_content(opts.header, &fields, 0);
+                0
+            }
+            Some(LabelColumn::Index(k)) => {
+                if *k == 0 || *k > n {
+                    return Err(Error::parse(
+                        path,
+                        first_no,
+                        Some(1),
+                        format!(
+                            "label column {k} is out of range: the file has {n} columns \
+                             (numbered from 1)"
+                        ),
+                    ));
+                }
+                has_header = header_by_content(opts.header, &fields, k - 1);
+                k - 1
+            }
+            Some(LabelColumn::Name(name)) => {
+                if opts.header == HeaderMode::Absent {
+                    return Err(Error::parse(
+                        path,
+                        first_no,
+                        Some(1),
+                        format!(
+                            "the label column is given by name ({}) but the file is read without \
+                             a header line; give its number instead",
+                            quote(name)
+                        ),
+                    ));
+                }
+                has_header = true;
+                let found: Vec<usize> = (0..n)
+                    .filter(|&k| fields[k].text == name.as_str())
+                    .collect();
+                match found[..] {
+                    [k] => k,
+                    [] => {
+                        let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
+                        return Err(Error::parse(
+                            path,
+                            first_no,
+                            Some(1),
+                            format!(
+                                "no column named {} in the header; its columns are {}",
+                                quote(name),
+                                names.join(", ")
+                            ),
+                        ));
+                    }
+                    [a, b, ..] => {
+                        return Err(Error::parse(
+                            path,
+                            first_no,
+                            Some(column_at(first, fields[b].start)),
+                            format!(
+                                "the header names columns {} and {} both {}; give the label \
+                                 column's number instead",
+                                a + 1,
+                                b + 1,
+                                quote(name)
+                            ),
+                        ));
+                    }
+                }
+            }
+        };
+
+        let layout = Layout {
+            delim,
+            expected: n,
+            label,
+            shape_line: first_no,
+            names: if has_header {
+                fields.iter().map(|f| f.text.clone().into_owned()).collect()
+            } else {
+                Vec::new()
+            },
+        };
+        Ok((layout, has_header))
+    }
+
+    /// Feature columns per row (every field but the label).
+    pub(crate) fn cols(&self) -> usize {
+        self.expected - 1
+    }
+
+    /// Parses data line `no` of `path`: appends its feature values to
+    /// `values`, in column order, and calls `on_label(text, byte offset)`
+    /// with its label when the label field is reached (so an error there is
+    /// reported before errors in later fields). On an error `values` may
+    /// hold part of the row.
+    pub(crate) fn parse_row<F: Real>(
+        &self,
+        path: &Path,
+        line: &str,
+        no: u64,
+        values: &mut Vec<F>,
+        mut on_label: impl FnMut(&str, usize) -> Result<()>,
+    ) -> Result<()> {
+        let err =
+            |byte: usize, msg: String| Error::parse(path, no, Some(column_at(line, byte)), msg);
+        let mut fields = Fields::new(line, self.delim);
+        let mut count = 0usize;
+        for field in fields.by_ref() {
+            let field = field.map_err(|(b, m)| err(b, m))?;
+            let k = count;
+            count += 1;
+            if k >= self.expected {
+                // Count the rest, then say how many there were.
+                let extra = fields.by_ref().take_while(|f| f.is_ok()).count();
+                return Err(err(
+                    field.start,
+                    format!(
+                        "expected {} fields {}, found {} (the first extra field is {})",
+                        self.expected,
+                        self.shape_hint(),
+                        count + extra,
+                        quote(&field.text)
+                    ),
+                ));
+            }
+            let name = ColumnName(k, self.names.get(k).map(String::as_str));
+            if k == self.label {
+                if field.text.is_empty() {
+                    return Err(err(field.start, format!("empty label {name}")));
+                }
+                on_label(&field.text, field.start)?;
+            } else {
+                let v = parse_value::<F>(&field.text, &name).map_err(|m| err(field.start, m))?;
+                values.push(v);
+            }
+        }
+        if count < self.expected {
+            return Err(err(
+                line.len(),
+                format!(
+                    "expected {} fields {}, found {}",
+                    self.expected,
+                    self.shape_hint(),
+                    count
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn shape_hint(&self) -> String {
+        if self.names.is_empty() {
+            format!(
+                "separated by {} (as on line {})",
+                delimiter_name(self.delim),
+                self.shape_line
+            )
+        } else {
+            format!(
+                "separated by {} (as in the header on line {})",
+                delimiter_name(self.delim),
+                self.shape_line
+            )
+        }
+    }
+}
+
 /// Whether the first line is a header under `mode`: with `Auto`, when a field
 /// other than the label is not a number.
 fn header_by_content(mode: HeaderMode, fields: &[Field<'_>], label: usize) -> bool {
@@ -286,15 +401,7 @@ fn detect_delimiter(line: &str) -> u8 {
 /// The data rows read so far.
 struct Rows<'p, F> {
     path: &'p Path,
-    delim: u8,
-    /// Fields every line must have.
-    expected: usize,
-    /// 0-based label field.
-    label: usize,
-    /// The line that fixed `expected`, for messages.
-    shape_line: u64,
-    /// Header names, empty without a header.
-    names: Vec<String>,
+    layout: Layout,
     values: Vec<F>,
     class_ids: Vec<u32>,
     table: LabelTable,
@@ -317,86 +424,35 @@ impl<F: Real> Rows<'_, F> {
     /// Parses one data line and appends it.
     fn push(&mut self, line: &str, no: u64) -> Result<()> {
         let path = self.path;
-        let err =
-            |byte: usize, msg: String| Error::parse(path, no, Some(column_at(line, byte)), msg);
         let start = self.values.len();
-        let mut fields = Fields::new(line, self.delim);
-        let mut count = 0usize;
+        let label_column = self.layout.label + 1;
+        let table = &mut self.table;
         let mut class = None;
-        for field in fields.by_ref() {
-            let field = field.map_err(|(b, m)| err(b, m))?;
-            let k = count;
-            count += 1;
-            if k >= self.expected {
-                // Count the rest, then say how many there were.
-                let extra = fields.by_ref().take_while(|f| f.is_ok()).count();
-                return Err(err(
-                    field.start,
-                    format!(
-                        "expected {} fields {}, found {} (the first extra field is {})",
-                        self.expected,
-                        self.shape_hint(),
-                        count + extra,
-                        quote(&field.text)
-                    ),
-                ));
-            }
-            let name = ColumnName(k, self.names.get(k).map(String::as_str));
-            if k == self.label {
-                if field.text.is_empty() {
-                    return Err(err(field.start, format!("empty label {name}")));
-                }
-                class = Some(self.table.intern(&field.text, no).ok_or_else(|| {
-                    err(
-                        field.start,
+        self.layout
+            .parse_row(path, line, no, &mut self.values, |text, at| {
+                let id = table.intern(text, no).ok_or_else(|| {
+                    Error::parse(
+                        path,
+                        no,
+                        Some(column_at(line, at)),
                         format!(
                             "more than {MAX_DISTINCT_LABELS} distinct label values (this one is \
-                             {}); is column {} really the label?",
-                            quote(&field.text),
-                            k + 1
+                             {}); is column {label_column} really the label?",
+                            quote(text),
                         ),
                     )
-                })?);
-            } else {
-                let v = parse_value::<F>(&field.text, &name).map_err(|m| err(field.start, m))?;
-                self.values.push(v);
-            }
-        }
-        if count < self.expected {
-            return Err(err(
-                line.len(),
-                format!(
-                    "expected {} fields {}, found {}",
-                    self.expected,
-                    self.shape_hint(),
-                    count
-                ),
-            ));
-        }
+                })?;
+                class = Some(id);
+                Ok(())
+            })?;
         match class {
             Some(c) => self.class_ids.push(c),
             None => {
-                // Unreachable: count == expected > label. Keep the matrix whole anyway.
+                // Unreachable: every complete line has a label. Keep the matrix whole anyway.
                 self.values.truncate(start);
             }
         }
         Ok(())
-    }
-
-    fn shape_hint(&self) -> String {
-        if self.names.is_empty() {
-            format!(
-                "separated by {} (as on line {})",
-                delimiter_name(self.delim),
-                self.shape_line
-            )
-        } else {
-            format!(
-                "separated by {} (as in the header on line {})",
-                delimiter_name(self.delim),
-                self.shape_line
-            )
-        }
     }
 }
 

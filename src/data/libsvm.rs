@@ -37,32 +37,54 @@ fn tokens(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .map(move |t| ((t.as_ptr() as usize).wrapping_sub(base), t))
 }
 
-pub(crate) fn parse_lines<F: Real, R: BufRead>(
-    mut lines: LineReader<'_, R>,
-    path: &Path,
-    size_hint: Option<u64>,
-) -> Result<RawData<F>> {
-    let mut m = CsrMatrix::<F> {
-        cols: 0,
-        row_ptr: vec![0],
-        indices: Vec::new(),
-        values: Vec::new(),
-    };
-    let mut class_ids: Vec<u32> = Vec::new();
-    let mut table = LabelTable::default();
-    let mut max_index: u64 = 0;
-    let mut reserved = false;
+/// The largest feature index a reader accepts, and what to add to the
+/// message when an index exceeds it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IndexLimit<'a> {
+    pub max: u64,
+    /// Appended to "exceeds the limit of N" (empty for the format's own limit).
+    pub why: &'a str,
+}
 
-    while let Some((no, line)) = lines.next_line()? {
-        let err =
-            |byte: usize, msg: String| Error::parse(path, no, Some(column_at(line, byte)), msg);
+/// The format's own limit, [`MAX_FEATURE_INDEX`].
+pub(crate) const FORMAT_LIMIT: IndexLimit<'static> = IndexLimit {
+    max: MAX_FEATURE_INDEX,
+    why: "",
+};
+
+/// A data line whose label has been checked; its features are read by
+/// [`Line::parse_features`]. Shared by the batch parser and the row stream
+/// ([`super::stream`]), so both read a line the same way and say the same
+/// thing about a bad one.
+pub(crate) struct Line<'a> {
+    path: &'a Path,
+    no: u64,
+    line: &'a str,
+    /// The line without its comment.
+    pub data: &'a str,
+    pub label: &'a str,
+    /// Byte offset of the label in the line.
+    pub label_at: usize,
+}
+
+impl<'a> Line<'a> {
+    /// Splits line `no` of `path`: `None` when it is blank or only a comment,
+    /// an error when its first token is not a label.
+    pub(crate) fn split(path: &'a Path, no: u64, line: &'a str) -> Result<Option<Self>> {
         let data = line.split_once('#').map_or(line, |(d, _)| d);
-        let mut toks = tokens(data);
-        let Some((at, label)) = toks.next() else {
-            continue; // blank or comment-only
+        let Some((at, label)) = tokens(data).next() else {
+            return Ok(None); // blank or comment-only
+        };
+        let this = Line {
+            path,
+            no,
+            line,
+            data,
+            label,
+            label_at: at,
         };
         if label.contains(':') {
-            return Err(err(
+            return Err(this.err(
                 at,
                 format!(
                     "expected a label before the features, found {}",
@@ -70,33 +92,26 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
                 ),
             ));
         }
-        if !reserved {
-            reserved = true;
-            if let Some(total) = size_hint {
-                // Lines like this one would fill the file; a few percent over
-                // rather than a regrowth.
-                let rows = usize::try_from(total / (line.len() as u64 + 1)).unwrap_or(usize::MAX);
-                let rows = rows.saturating_add(rows / 32).saturating_add(1);
-                let per_row = data.split_ascii_whitespace().count().saturating_sub(1);
-                let nnz = rows.saturating_mul(per_row);
-                let _ = m.row_ptr.try_reserve(rows);
-                let _ = class_ids.try_reserve(rows);
-                let _ = m.indices.try_reserve(nnz);
-                let _ = m.values.try_reserve(nnz);
-            }
-        }
-        let class = table.intern(label, no).ok_or_else(|| {
-            err(
-                at,
-                format!(
-                    "more than {MAX_DISTINCT_LABELS} distinct label values (this one is {}); \
-                     this looks like regression data, not two classes",
-                    quote(label)
-                ),
-            )
-        })?;
+        Ok(Some(this))
+    }
+
+    /// An error at byte `byte` of the line.
+    pub(crate) fn err(&self, byte: usize, msg: String) -> Error {
+        Error::parse(self.path, self.no, Some(column_at(self.line, byte)), msg)
+    }
+
+    /// Appends the features to `indices` (0-based) and `values`, checking
+    /// every token; returns the largest 1-based index (0 for none). On an
+    /// error the vectors may hold part of the row.
+    pub(crate) fn parse_features<F: Real>(
+        &self,
+        limit: IndexLimit<'_>,
+        indices: &mut Vec<u32>,
+        values: &mut Vec<F>,
+    ) -> Result<u64> {
+        let err = |byte: usize, msg: String| self.err(byte, msg);
         let mut prev: u64 = 0;
-        for (at, tok) in toks {
+        for (at, tok) in tokens(self.data).skip(1) {
             let Some((name, value)) = tok.split_once(':') else {
                 return Err(err(
                     at,
@@ -155,11 +170,13 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
                     ),
                 ));
             }
-            if index > MAX_FEATURE_INDEX {
+            let max = limit.max.min(MAX_FEATURE_INDEX);
+            if index > max {
+                let why = if max < limit.max { "" } else { limit.why };
                 return Err(err(
                     at,
                     format!(
-                        "feature index {name} in {} exceeds the limit of {MAX_FEATURE_INDEX}",
+                        "feature index {name} in {} exceeds the limit of {max}{why}",
                         quote(tok)
                     ),
                 ));
@@ -185,11 +202,66 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
             let v = parse_value::<F>(value, &format_args!("for feature {index}"))
                 .map_err(|msg| err(at + name.len() + 1, msg))?;
             // index <= MAX_FEATURE_INDEX < 2^31, so index - 1 fits in u32.
-            m.indices.push(u32::try_from(index - 1).unwrap_or(u32::MAX));
-            m.values.push(v);
+            indices.push(u32::try_from(index - 1).unwrap_or(u32::MAX));
+            values.push(v);
             prev = index;
         }
-        max_index = max_index.max(prev);
+        Ok(prev)
+    }
+}
+
+pub(crate) fn parse_lines<F: Real, R: BufRead>(
+    mut lines: LineReader<'_, R>,
+    path: &Path,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    let mut m = CsrMatrix::<F> {
+        cols: 0,
+        row_ptr: vec![0],
+        indices: Vec::new(),
+        values: Vec::new(),
+    };
+    let mut class_ids: Vec<u32> = Vec::new();
+    let mut table = LabelTable::default();
+    let mut max_index: u64 = 0;
+    let mut reserved = false;
+
+    while let Some((no, line)) = lines.next_line()? {
+        let Some(parsed) = Line::split(path, no, line)? else {
+            continue;
+        };
+        if !reserved {
+            reserved = true;
+            if let Some(total) = size_hint {
+                // Lines like this one would fill the file; a few percent over
+                // rather than a regrowth.
+                let rows = usize::try_from(total / (line.len() as u64 + 1)).unwrap_or(usize::MAX);
+                let rows = rows.saturating_add(rows / 32).saturating_add(1);
+                let per_row = parsed
+                    .data
+                    .split_ascii_whitespace()
+                    .count()
+                    .saturating_sub(1);
+                let nnz = rows.saturating_mul(per_row);
+                let _ = m.row_ptr.try_reserve(rows);
+                let _ = class_ids.try_reserve(rows);
+                let _ = m.indices.try_reserve(nnz);
+                let _ = m.values.try_reserve(nnz);
+            }
+        }
+        let label = parsed.label;
+        let class = table.intern(label, no).ok_or_else(|| {
+            parsed.err(
+                parsed.label_at,
+                format!(
+                    "more than {MAX_DISTINCT_LABELS} distinct label values (this one is {}); \
+                     this looks like regression data, not two classes",
+                    quote(label)
+                ),
+            )
+        })?;
+        let last = parsed.parse_features(FORMAT_LIMIT, &mut m.indices, &mut m.values)?;
+        max_index = max_index.max(last);
         m.row_ptr.push(m.indices.len());
         class_ids.push(class);
     }

@@ -3,6 +3,8 @@
 //!
 //! Parsing streams through the file once; only the in-memory matrix (f32/f64
 //! dense rows or CSR) and one small class id per row are kept.
+//! [`stream::RowStream`] reads the same text one example at a time instead,
+//! for online learning, keeping nothing.
 
 pub mod binary;
 pub mod bundled;
@@ -13,6 +15,7 @@ pub mod libsvm;
 pub mod matrix;
 pub mod source;
 pub mod stats;
+pub mod stream;
 pub mod write;
 
 use std::path::{Path, PathBuf};

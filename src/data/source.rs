@@ -82,7 +82,7 @@ fn read_up_to(reader: &mut dyn Read, out: &mut Vec<u8>, limit: usize) -> io::Res
 
 /// Rewords the decompressor's errors so that a truncated or corrupt `.gz`
 /// says so (flate2 alone reports, for example, just "unexpected end of file").
-struct GzipErrors<R>(R);
+pub(crate) struct GzipErrors<R>(pub R);
 
 impl<R: Read> Read for GzipErrors<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -106,17 +106,8 @@ pub fn infer_format(path: &Path, head: &[u8]) -> Result<Format> {
     if super::binary::is_binary(head) {
         return Ok(Format::Binary);
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
-    let ext = name.rsplit_once('.').map(|(_, e)| e);
-    match ext {
-        Some("csv" | "tsv") => return Ok(Format::Csv),
-        Some("svm" | "libsvm" | "svmlight") => return Ok(Format::Libsvm),
-        Some(super::binary::EXTENSION) => return Ok(Format::Binary),
-        _ => {}
+    if let Some(format) = format_from_name(path) {
+        return Ok(format);
     }
     let complete = head.len() < HEAD_BYTES;
     let mut lines = head.split(|&b| b == b'\n').peekable();
@@ -129,11 +120,8 @@ pub fn infer_format(path: &Path, head: &[u8]) -> Result<Format> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if looks_like_libsvm(line, cut) {
-            return Ok(Format::Libsvm);
-        }
-        if line.contains([',', ';', '\t']) {
-            return Ok(Format::Csv);
+        if let Some(format) = format_from_line(line, cut) {
+            return Ok(format);
         }
         return Err(Error::data(
             path,
@@ -152,6 +140,35 @@ pub fn infer_format(path: &Path, head: &[u8]) -> Result<Format> {
             "cannot tell the format: the first bytes hold no data line; \
              use --format csv or --format libsvm",
         ))
+    }
+}
+
+/// The format a file name says (`.gz` stripped first): `.csv .tsv`, `.svm
+/// .libsvm .svmlight` or `.pbin`.
+pub(crate) fn format_from_name(path: &Path) -> Option<Format> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    match name.rsplit_once('.').map(|(_, e)| e) {
+        Some("csv" | "tsv") => Some(Format::Csv),
+        Some("svm" | "libsvm" | "svmlight") => Some(Format::Libsvm),
+        Some(super::binary::EXTENSION) => Some(Format::Binary),
+        _ => None,
+    }
+}
+
+/// The format a data line (trimmed, not a comment) looks like: LIBSVM when
+/// it is a label and `index:value` tokens, CSV when it holds `,` `;` or a
+/// tab. `cut` says the line may end mid-token.
+pub(crate) fn format_from_line(line: &str, cut: bool) -> Option<Format> {
+    if looks_like_libsvm(line, cut) {
+        Some(Format::Libsvm)
+    } else if line.contains([',', ';', '\t']) {
+        Some(Format::Csv)
+    } else {
+        None
     }
 }
 

@@ -1,0 +1,469 @@
+//! Reading examples one at a time from a file or stdin, for online learning.
+//!
+//! A [`RowStream`] reads CSV or LIBSVM text (gzipped or not) line by line and
+//! hands out one example at a time: its label text and its features, in
+//! buffers that the next example reuses. Nothing accumulates, so memory stays
+//! O(features) however long the stream. Each line is read by the batch
+//! parsers' own code (`csv::Layout`, `libsvm::Line`, the
+//! bounded `LineReader`), so a bad line gives the same message, with the
+//! same file (`<stdin>` for standard input), line and column, as `train`
+//! would give for it.
+//!
+//! The format comes from `--format`, else the file name, else the first data
+//! line (a label and `index:value` tokens is LIBSVM; `,` `;` or a tab is
+//! CSV). Gzip is recognised by a file's `.gz` name or by the gzip magic bytes
+//! at the start of the input (stdin included). Binary `.pbin` files cannot be
+//! streamed and are refused.
+//!
+//! The input is read by a helper thread in chunks, as soon as any bytes
+//! arrive, so a line written into a pipe is processed at once, and a stop
+//! flag (Ctrl-C) ends a wait for input that may never come.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, ErrorKind, Read};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::float::Real;
+
+use super::csv::{Layout, is_skipped};
+use super::libsvm::{IndexLimit, Line};
+use super::source::{
+    GzipErrors, LineReader, NO_DATA_ROWS, column_at, format_from_line, format_from_name, quote,
+};
+use super::{Format, LoadOptions, Row};
+
+/// How standard input is named in messages.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Bytes the reading thread asks for at a time.
+const CHUNK_BYTES: usize = 64 << 10;
+
+/// How often a wait for input checks the stop flag.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Appended to the message for a feature index beyond the stream's limit.
+const MAX_FEATURES_WHY: &str =
+    " (--max-features): the weight vector grows to the largest feature index seen";
+
+/// Where a stream comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamSource<'p> {
+    File(&'p Path),
+    Stdin,
+}
+
+impl<'p> StreamSource<'p> {
+    /// `-` is standard input, anything else a file.
+    pub fn from_arg(arg: &'p Path) -> Self {
+        if arg.as_os_str() == "-" {
+            StreamSource::Stdin
+        } else {
+            StreamSource::File(arg)
+        }
+    }
+
+    /// The name used in messages: the path, or `<stdin>`.
+    pub fn name(&self) -> &'p Path {
+        match self {
+            StreamSource::File(p) => p,
+            StreamSource::Stdin => Path::new(STDIN_NAME),
+        }
+    }
+}
+
+/// One example of a stream, valid until the next is read.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamRow<'a, F> {
+    /// 1-based line number.
+    pub line: u64,
+    /// The label as written (unquoted).
+    pub label: &'a str,
+    /// 1-based character column of the label, for messages.
+    pub label_column: u64,
+    pub row: Row<'a, F>,
+    /// Weights the row needs: the feature columns of a CSV row, the largest
+    /// index of a LIBSVM row (0 when it has no features).
+    pub features: usize,
+}
+
+/// Examples read one at a time; see the module documentation.
+pub struct RowStream<'p, F> {
+    path: &'p Path,
+    lines: LineReader<'p, Box<dyn BufRead>>,
+    format: Format,
+    /// The CSV layout (None for LIBSVM).
+    csv: Option<Layout>,
+    /// The first data line, read to detect the format and layout and not yet
+    /// handed out.
+    pending: Option<(u64, String)>,
+    max_features: u64,
+    stop: Option<Arc<AtomicBool>>,
+    values: Vec<F>,
+    indices: Vec<u32>,
+    label: String,
+}
+
+impl<'p, F: Real> RowStream<'p, F> {
+    /// Opens `source` and reads up to its first data line (to settle the
+    /// format and, for CSV, the layout and header). CSV options come from
+    /// `opts` (`positive` is ignored). Rows needing more than `max_features`
+    /// weights are refused. When `stop` becomes true, a wait for input ends
+    /// with an error (see [`RowStream::stopped`]).
+    pub fn open(
+        source: StreamSource<'p>,
+        opts: &LoadOptions,
+        max_features: u64,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> Result<Self> {
+        let path = source.name();
+        let (raw, regular): (Box<dyn Read + Send>, bool) = match source {
+            StreamSource::File(p) => {
+                let file = File::open(p).map_err(|e| Error::io(p, "cannot open data file", e))?;
+                let meta = file
+                    .metadata()
+                    .map_err(|e| Error::io(p, "cannot open data file", e))?;
+                if meta.is_dir() {
+                    return Err(Error::io(
+                        p,
+                        "cannot open data file",
+                        io::Error::new(ErrorKind::IsADirectory, "it is a directory, not a file"),
+                    ));
+                }
+                (Box::new(file), meta.is_file())
+            }
+            StreamSource::Stdin => (Box::new(io::stdin()), false),
+        };
+        let named = match source {
+            StreamSource::File(p) => format_from_name(p),
+            StreamSource::Stdin => None,
+        };
+        let gzip_name = matches!(source, StreamSource::File(p) if super::source::is_gzip(p));
+        Self::from_reader(
+            path,
+            raw,
+            regular,
+            named,
+            gzip_name,
+            opts,
+            max_features,
+            stop,
+        )
+    }
+
+    /// [`RowStream::open`] on an opened reader. `regular`: a plain file,
+    /// whose first bytes can be awaited without delaying a live stream.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_reader(
+        path: &'p Path,
+        raw: Box<dyn Read + Send>,
+        regular: bool,
+        named: Option<Format>,
+        gzip_name: bool,
+        opts: &LoadOptions,
+        max_features: u64,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> Result<Self> {
+        let said = opts.format.or(named);
+        if said == Some(Format::Binary) {
+            return Err(binary_refused(path));
+        }
+        let mut pump = Pump::spawn(raw, stop.clone())
+            .map_err(|e| Error::io(path, "cannot start reading", e))?;
+        // A live stream is only asked for two bytes (the gzip magic) before
+        // its first line is read, so its first example is not held back.
+        let want = if regular {
+            super::binary::MAGIC.len()
+        } else {
+            2
+        };
+        let head = pump
+            .peek(want)
+            .map_err(|e| Error::io(path, "cannot read", e))?;
+        if head.len() >= 2 && super::binary::MAGIC.starts_with(&head[..head.len().min(8)]) {
+            return Err(binary_refused(path));
+        }
+        let gzip = gzip_name || head.starts_with(&[0x1f, 0x8b]);
+        let reader: Box<dyn BufRead> = if gzip {
+            let gz = flate2::read::MultiGzDecoder::new(pump);
+            Box::new(BufReader::with_capacity(CHUNK_BYTES, GzipErrors(gz)))
+        } else {
+            Box::new(BufReader::with_capacity(CHUNK_BYTES, pump))
+        };
+        let mut lines = LineReader::new(reader, path);
+        let (no, first) = loop {
+            match lines.next_line()? {
+                None => return Err(Error::data(path, NO_DATA_ROWS)),
+                Some((_, l)) if is_skipped(l) => continue,
+                Some((no, l)) => break (no, l.to_owned()),
+            }
+        };
+        let format = match said.or_else(|| format_from_line(first.trim(), false)) {
+            Some(f) => f,
+            None => {
+                return Err(Error::parse(
+                    path,
+                    no,
+                    None,
+                    format!(
+                        "cannot tell the format from the {}first data line {}; use --format \
+                         csv or --format libsvm",
+                        if regular || named.is_some() {
+                            "file name or from its "
+                        } else {
+                            ""
+                        },
+                        quote(first.trim())
+                    ),
+                ));
+            }
+        };
+        let (csv, pending) = match format {
+            Format::Csv => {
+                let (layout, header) = Layout::detect(&first, no, path, opts)?;
+                if layout.cols() as u64 > max_features {
+                    return Err(Error::parse(
+                        path,
+                        no,
+                        Some(1),
+                        format!(
+                            "{} feature columns exceed the limit of {max_features}{MAX_FEATURES_WHY}",
+                            layout.cols()
+                        ),
+                    ));
+                }
+                (Some(layout), (!header).then_some((no, first)))
+            }
+            Format::Libsvm => (None, Some((no, first))),
+            Format::Binary => return Err(binary_refused(path)),
+        };
+        Ok(RowStream {
+            path,
+            lines,
+            format,
+            csv,
+            pending,
+            max_features,
+            stop,
+            values: Vec::new(),
+            indices: Vec::new(),
+            label: String::new(),
+        })
+    }
+
+    /// The next example, or `None` at the end of the input. After an error
+    /// the stream should not be read further.
+    pub fn next_row(&mut self) -> Result<Option<StreamRow<'_, F>>> {
+        let RowStream {
+            path,
+            lines,
+            csv,
+            pending,
+            max_features,
+            values,
+            indices,
+            label,
+            ..
+        } = self;
+        let path: &Path = path;
+        loop {
+            let held;
+            let (no, line): (u64, &str) = match pending.take() {
+                Some((no, l)) => {
+                    held = l;
+                    (no, held.as_str())
+                }
+                None => match lines.next_line()? {
+                    None => return Ok(None),
+                    Some(x) => x,
+                },
+            };
+            values.clear();
+            if let Some(layout) = csv {
+                if is_skipped(line) {
+                    continue;
+                }
+                let mut column = 1;
+                layout.parse_row(path, line, no, values, |text, at| {
+                    label.clear();
+                    label.push_str(text);
+                    column = column_at(line, at);
+                    Ok(())
+                })?;
+                return Ok(Some(StreamRow {
+                    line: no,
+                    label,
+                    label_column: column,
+                    row: Row::Dense(values),
+                    features: layout.cols(),
+                }));
+            }
+            let Some(parsed) = Line::split(path, no, line)? else {
+                continue;
+            };
+            label.clear();
+            label.push_str(parsed.label);
+            let column = column_at(line, parsed.label_at);
+            indices.clear();
+            let limit = IndexLimit {
+                max: *max_features,
+                why: MAX_FEATURES_WHY,
+            };
+            let last = parsed.parse_features(limit, indices, values)?;
+            return Ok(Some(StreamRow {
+                line: no,
+                label,
+                label_column: column,
+                row: Row::Sparse(indices, values),
+                features: usize::try_from(last).unwrap_or(usize::MAX),
+            }));
+        }
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The name used in messages.
+    pub fn path(&self) -> &'p Path {
+        self.path
+    }
+
+    /// Whether the stop flag is set: an error from [`RowStream::next_row`]
+    /// may then just mean that a wait for input was cut short.
+    pub fn stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+}
+
+fn binary_refused(path: &Path) -> Error {
+    Error::data(
+        path,
+        "binary (.pbin) data cannot be read as a stream; give CSV or LIBSVM text (`perceptron \
+         convert DATA.pbin DATA.svm` writes one)",
+    )
+}
+
+/// Reads a source on a helper thread, a chunk at a time, and hands the bytes
+/// over as they arrive; a wait can be cut short by the stop flag.
+struct Pump {
+    rx: Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    pos: usize,
+    done: bool,
+    stop: Option<Arc<AtomicBool>>,
+}
+
+impl Pump {
+    fn spawn(mut src: Box<dyn Read + Send>, stop: Option<Arc<AtomicBool>>) -> io::Result<Self> {
+        // A few chunks in flight at most: memory stays bounded however far
+        // the reader runs ahead.
+        let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
+        std::thread::Builder::new()
+            .name("perceptron-input".into())
+            .spawn(move || {
+                loop {
+                    let mut buf = vec![0u8; CHUNK_BYTES];
+                    let n = match src.read(&mut buf) {
+                        Ok(n) => n,
+                        Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    buf.truncate(n);
+                    if n < CHUNK_BYTES / 4 {
+                        buf.shrink_to_fit();
+                    }
+                    // An empty chunk marks the end; a closed channel means
+                    // nobody reads any more.
+                    if tx.send(Ok(buf)).is_err() || n == 0 {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Pump {
+            rx,
+            chunk: Vec::new(),
+            pos: 0,
+            done: false,
+            stop,
+        })
+    }
+
+    /// Appends the next chunk to the unread bytes; false at the end of the
+    /// input.
+    fn fill(&mut self) -> io::Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        loop {
+            match self.rx.recv_timeout(POLL) {
+                Ok(Ok(buf)) if buf.is_empty() => {
+                    self.done = true;
+                    return Ok(false);
+                }
+                Ok(Ok(buf)) => {
+                    if self.pos >= self.chunk.len() {
+                        self.chunk = buf;
+                    } else {
+                        self.chunk.drain(..self.pos);
+                        self.chunk.extend_from_slice(&buf);
+                    }
+                    self.pos = 0;
+                    return Ok(true);
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if self
+                        .stop
+                        .as_ref()
+                        .is_some_and(|s| s.load(Ordering::Relaxed))
+                    {
+                        return Err(io::Error::other("stopped while waiting for input"));
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.done = true;
+                    return Ok(false);
+                }
+            }
+        }
+    }
+
+    /// At least `n` unread bytes, or all that remain before the end.
+    fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        while self.chunk.len() - self.pos < n && self.fill()? {}
+        Ok(&self.chunk[self.pos..])
+    }
+}
+
+impl Read for Pump {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        while self.pos >= self.chunk.len() {
+            if !self.fill()? {
+                return Ok(0);
+            }
+        }
+        let n = out.len().min(self.chunk.len() - self.pos);
+        out[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -161,6 +161,8 @@ pub struct TrainReport {
     pub backend_note: Option<String>,
     pub variant: Variant,
     pub margin_threshold: Option<String>,
+    /// Started from `--init` (the theorem's bound then does not apply).
+    pub warm_start: bool,
     pub pocket: Option<crate::train::PocketReport>,
     pub seed: Option<u64>,
     pub epochs: usize,
@@ -313,7 +315,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             converged: fit.converged(),
             radius: fit.theory.radius,
             margin: fit.theory.margin,
-            mistake_bound: fit.theory.mistake_bound,
+            mistake_bound: fit.theory.mistake_bound.filter(|_| args.init.is_none()),
             backend: fit.engines.join(", then "),
             seed,
             data: data.source.display().to_string(),
@@ -351,6 +353,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         backend_note: chosen_note,
         variant: fit.variant,
         margin_threshold: args.margin.as_ref().map(|m| m.text().to_owned()),
+        warm_start: args.init.is_some(),
         pocket: fit.pocket.clone(),
         seed,
         epochs: fit.epochs(),
@@ -362,8 +365,11 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         training_accuracy: fit.theory.accuracy(),
         radius: fit.theory.radius,
         margin: fit.theory.margin,
-        mistake_bound: fit.theory.mistake_bound,
-        bound_holds: fit.theory.bound_holds(fit.total_mistakes()),
+        mistake_bound: fit.theory.mistake_bound.filter(|_| args.init.is_none()),
+        bound_holds: fit
+            .theory
+            .bound_holds(fit.total_mistakes())
+            .filter(|_| args.init.is_none()),
         model: output.display().to_string(),
         seconds: fit.seconds,
         seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
@@ -531,6 +537,19 @@ pub fn render(r: &TrainReport) -> String {
         format!("D = max ||x~|| = {}", fmt_g(r.radius)),
     );
     match (r.margin, r.mistake_bound) {
+        (Some(g), _) if r.warm_start => {
+            line(
+                &mut s,
+                "margin",
+                format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
+            );
+            line(
+                &mut s,
+                "bound",
+                "none: training started from --init, and the theorem counts mistakes from w = 0"
+                    .into(),
+            );
+        }
         (Some(g), Some(b)) => {
             line(
                 &mut s,
@@ -542,11 +561,15 @@ pub fn render(r: &TrainReport) -> String {
             } else {
                 "EXCEEDED (only possible through rounding)"
             };
+            let formula = match &r.margin_threshold {
+                Some(t) => format!("(D^2 + 2*{t})/gamma^2"),
+                None => "(D/gamma)^2".to_owned(),
+            };
             line(
                 &mut s,
                 "bound",
                 format!(
-                    "(D/gamma)^2 = {}, and M = {} <= {}: {holds}",
+                    "{formula} = {}, and M = {} <= {}: {holds}",
                     fmt_g(b),
                     r.total_mistakes,
                     fmt_g(b)

@@ -203,6 +203,14 @@ pub fn fit<'a, F: Real>(
     } else {
         (theory::analyse(data, &weights, params.bias), Vec::new())
     };
+    let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
+    let (theory, head_theory) = (
+        theory.with_margin(tau),
+        head_theory
+            .into_iter()
+            .map(|t| t.with_margin(tau))
+            .collect(),
+    );
     Ok(Fit {
         head_theory,
         variant: params.variant,

@@ -37,6 +37,17 @@ impl Theory {
         }
     }
 
+    /// The bound for the rule y·s <= τ (`--margin`): Novikoff's argument
+    /// with ||w||² growing by at most D² + 2τ per update gives
+    /// M <= (D² + 2τ)/gamma² (no bound when D² + 2τ <= 0).
+    pub fn with_margin(mut self, tau: f64) -> Self {
+        if tau != 0.0 {
+            let grow = self.radius * self.radius + 2.0 * tau;
+            self.mistake_bound = self.margin.filter(|_| grow > 0.0).map(|g| grow / (g * g));
+        }
+        self
+    }
+
     /// Whether `mistakes` respects the bound (None without a bound).
     ///
     /// D, gamma and the bound are computed in f64 and carry its rounding, so
@@ -162,5 +173,26 @@ mod tests {
         assert!(b < 1.0 && b > 1.0 - 1e-12, "{b}");
         assert_eq!(t.bound_holds(1), Some(true));
         assert_eq!(t.bound_holds(2), Some(false));
+    }
+
+    #[test]
+    fn the_margin_rule_has_its_own_bound() {
+        let t = Theory {
+            radius: 3.0,
+            margin: Some(0.5),
+            mistake_bound: Some(36.0),
+            correct: 1,
+            rows: 1,
+        };
+        assert_eq!(t.clone().with_margin(0.0).mistake_bound, Some(36.0));
+        assert_eq!(
+            t.clone().with_margin(2.0).mistake_bound,
+            Some((9.0 + 4.0) / 0.25)
+        );
+        assert_eq!(
+            t.with_margin(-5.0).mistake_bound,
+            None,
+            "D^2 + 2 tau <= 0 gives no bound"
+        );
     }
 }

@@ -241,21 +241,62 @@ pub fn to_f32_toward_zero(v: f64) -> f32 {
     }
 }
 
+/// What the engines and the loop need to know about every row, computed in
+/// one parallel pass (see [`crate::data::Dataset::facts`], which caches it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowFacts {
+    /// Upper bounds of ||x~_i|| (the bias feature included), in f32.
+    pub norms: Vec<f32>,
+    /// Upper bound of max_i Σ_k |x~_ik|.
+    pub l1_max: f64,
+    /// Sorted rows no engine may settle ([`needs_host`]).
+    pub host_only: Vec<usize>,
+}
+
+impl RowFacts {
+    pub fn compute<F: Real>(features: &Features<F>, bias: bool) -> Self {
+        use rayon::prelude::*;
+        let rows = features.rows();
+        let per_row: Vec<(f32, f64, bool)> = (0..rows)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|i| {
+                let row = features.row(i);
+                let (mut sq, mut l1, mut sub) = (bias as u8 as f64, bias as u8 as f64, false);
+                row.for_each(|_, v| {
+                    let v = v.to_f64();
+                    sq += v * v;
+                    l1 += v.abs();
+                    sub |= v != 0.0 && v.abs() < F::MIN_NORMAL;
+                });
+                // f64 accumulation over n terms loses at most n·2^-53 relative.
+                let up = (sq * (1.0 + (row.stored() as f64 + 4.0) * 2f64.powi(-50))).sqrt();
+                let norm = up as f32;
+                let norm = if (norm as f64) < up {
+                    f32::from_bits(norm.to_bits() + 1)
+                } else {
+                    norm
+                };
+                let many = row.stored() + bias as usize > max_terms::<F>();
+                (norm, l1 * (1.0 + 1e-12), sub || many)
+            })
+            .collect();
+        RowFacts {
+            norms: per_row.iter().map(|r| r.0).collect(),
+            l1_max: per_row.iter().map(|r| r.1).fold(0.0, f64::max),
+            host_only: per_row
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.2)
+                .map(|(i, _)| i)
+                .collect(),
+        }
+    }
+}
+
 /// Upper bounds of ||x~_i|| (the bias feature included), one per row, in f32.
 pub fn row_norms<F: Real>(features: &Features<F>, bias: bool) -> Vec<f32> {
-    (0..features.rows())
-        .map(|i| {
-            let sq = features.row(i).norm_sq_f64() + bias as u8 as f64;
-            // f64 accumulation over n terms loses at most n·2^-53 relative.
-            let up = (sq * (1.0 + (features.row(i).stored() as f64 + 4.0) * 2f64.powi(-50))).sqrt();
-            let r = up as f32;
-            if (r as f64) < up {
-                f32::from_bits(r.to_bits() + 1)
-            } else {
-                r
-            }
-        })
-        .collect()
+    RowFacts::compute(features, bias).norms
 }
 
 /// Upper bound of ||a - b||_2, computed in f64.
@@ -296,16 +337,12 @@ pub fn needs_host<F: Real>(row: Row<'_, F>, bias: bool) -> bool {
 
 /// The sorted positions of all rows that [`needs_host`].
 pub fn host_only_rows<F: Real>(features: &Features<F>, bias: bool) -> Vec<usize> {
-    (0..features.rows())
-        .filter(|&i| needs_host(features.row(i), bias))
-        .collect()
+    RowFacts::compute(features, bias).host_only
 }
 
 /// Upper bound of max_i Σ_k |x_ik| (the bias term included).
 pub fn l1_max<F: Real>(features: &Features<F>, bias: bool) -> f64 {
-    (0..features.rows())
-        .map(|i| features.row(i).l1_upper_f64() + bias as u8 as f64)
-        .fold(0.0, f64::max)
+    RowFacts::compute(features, bias).l1_max
 }
 
 #[cfg(test)]

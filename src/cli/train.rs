@@ -219,7 +219,11 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     }
     let mut data = load::<F>(args)?;
     let seed = if args.shuffle { args.seed } else { None };
-    let identity = RunIdentity {
+    // The data's fingerprint is for checkpoints only. It is taken of the
+    // rows in file order, so before a shuffle; without checkpointing or a
+    // shuffle it waits until a Ctrl-C needs it.
+    let fingerprint_now = args.checkpoint.is_some() || args.resume.is_some() || seed.is_some();
+    let mut identity = RunIdentity {
         precision: F::PRECISION,
         bias: !args.no_bias,
         max_epochs: args.max_epochs,
@@ -227,7 +231,11 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         labels: data.label_map.clone(),
         rows: data.rows(),
         features: data.cols(),
-        fingerprint: crate::data::fingerprint::fingerprint(&data),
+        fingerprint: if fingerprint_now {
+            crate::data::fingerprint::fingerprint(&data)
+        } else {
+            String::new()
+        },
         variant: variant_of(args),
         margin: args.margin.clone(),
         init: match &args.init {
@@ -278,6 +286,10 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     observer.progress.finish();
     let fit = fit?;
     if fit.stop == Stop::Interrupted {
+        if identity.fingerprint.is_empty() {
+            // Not shuffled: the rows are still in file order.
+            identity.fingerprint = crate::data::fingerprint::fingerprint(&data);
+        }
         checkpoint::save(&checkpoint_path, &identity, &fit.state)?;
         eprintln!(
             "perceptron: interrupted at epoch {}, row {}: the exact training state is saved in {}; continue with the same command plus `--resume {}`",

@@ -23,7 +23,8 @@ pub struct CpuEngine<'d, F> {
     data: &'d Dataset<F>,
     bias: bool,
     l1_max: f64,
-    norms: Vec<f32>,
+    /// Row norms (and the rest of the data's facts), shared with the loop.
+    norms: std::sync::Arc<certify::RowFacts>,
     threads: usize,
     done: Completed,
     stats: EngineStats,
@@ -34,8 +35,8 @@ impl<'d, F: Real> CpuEngine<'d, F> {
         CpuEngine {
             data,
             bias,
-            l1_max: certify::l1_max(&data.features, bias),
-            norms: certify::row_norms(&data.features, bias),
+            l1_max: data.facts(bias).l1_max,
+            norms: data.facts(bias),
             threads: rayon::current_num_threads(),
             done: Completed::default(),
             stats: EngineStats::default(),
@@ -72,7 +73,7 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
                     let p = lo + j;
                     let row = data.features.row(p);
                     let m = F::from_f64((row.stored() + bias as usize) as f64);
-                    let norm = F::from_f64(norms[p] as f64);
+                    let norm = F::from_f64(norms.norms[p] as f64);
                     for (h, r) in row_slacks.iter_mut().enumerate() {
                         let (s, t) = kernel::margin(&w[h * dim..(h + 1) * dim], row, bias);
                         *r = bound.slack(data.label_for(h, heads, p), s, t, m, norm);

@@ -104,6 +104,7 @@ mod tests {
             class_ids: vec![],
             source: "x".into(),
             format: Format::Csv,
+            facts: Default::default(),
         }
     }
 

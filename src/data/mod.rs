@@ -129,6 +129,20 @@ pub struct Dataset<F> {
     /// Where the data came from, for messages and reports.
     pub source: PathBuf,
     pub format: Format,
+    /// Per-row facts for engines, computed on first use (see [`Dataset::facts`]).
+    pub facts: FactsCache,
+}
+
+/// [`crate::certify::RowFacts`] for the data with and without the bias,
+/// each computed at most once.
+#[derive(Clone, Debug, Default)]
+pub struct FactsCache([std::sync::OnceLock<std::sync::Arc<crate::certify::RowFacts>>; 2]);
+
+impl PartialEq for FactsCache {
+    /// A cache never makes two datasets differ.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl<F: Real> Dataset<F> {
@@ -153,7 +167,18 @@ impl<F: Real> Dataset<F> {
             class_ids: raw.class_ids,
             source: source.to_path_buf(),
             format: raw.format,
+            facts: FactsCache::default(),
         })
+    }
+
+    /// Row norms, the L1 maximum and the host-only rows (with the bias
+    /// feature when `bias`), computed in one parallel pass on first use.
+    pub fn facts(&self, bias: bool) -> std::sync::Arc<crate::certify::RowFacts> {
+        self.facts.0[bias as usize]
+            .get_or_init(|| {
+                std::sync::Arc::new(crate::certify::RowFacts::compute(&self.features, bias))
+            })
+            .clone()
     }
 
     /// Head `head`'s label of row `row` when training `heads` perceptrons:
@@ -194,6 +219,7 @@ impl<F: Real> Dataset<F> {
             class_ids: raw.class_ids,
             source: source.to_path_buf(),
             format: raw.format,
+            facts: FactsCache::default(),
         })
     }
 
@@ -215,6 +241,7 @@ impl<F: Real> Dataset<F> {
             },
             source: self.source.clone(),
             format: self.format,
+            facts: FactsCache::default(),
         }
     }
 }

@@ -20,7 +20,7 @@ use wgpu::util::DeviceExt;
 use super::context::{self, AdapterRequest, Gpu};
 use super::layout::{self, ChunkPlan};
 use super::shaders::{self, Kernel};
-use crate::certify::{self, Bound};
+use crate::certify::Bound;
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
@@ -244,7 +244,8 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             })
             .collect();
 
-        let norms = certify::row_norms(&data.features, bias);
+        let facts = data.facts(bias);
+        let norms = &facts.norms;
         let layout = pipeline.get_bind_group_layout(0);
         let mut budget = options.memory_budget.unwrap_or(u64::MAX);
         let mut staging: Option<ChunkBuffers> = None;
@@ -369,7 +370,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             gpu,
             data,
             bias,
-            l1_max: certify::l1_max(&data.features, bias),
+            l1_max: facts.l1_max,
             lanes,
             pipeline,
             chunks,

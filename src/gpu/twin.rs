@@ -102,7 +102,8 @@ pub struct TwinEngine<'d, F: Real> {
     bias: bool,
     lanes: u32,
     l1_max: f64,
-    norms: Vec<f32>,
+    /// Row norms (and the rest of the data's facts), shared with the loop.
+    norms: std::sync::Arc<certify::RowFacts>,
     done: Completed,
     stats: EngineStats,
 }
@@ -118,8 +119,8 @@ impl<'d, F: Real> TwinEngine<'d, F> {
             data,
             bias,
             lanes: lanes.unwrap_or_else(|| super::shaders::lanes_for(terms)),
-            l1_max: certify::l1_max(&data.features, bias),
-            norms: certify::row_norms(&data.features, bias),
+            l1_max: data.facts(bias).l1_max,
+            norms: data.facts(bias),
             done: Completed::default(),
             stats: EngineStats::default(),
         }
@@ -148,7 +149,7 @@ impl<'d, F: Real> TwinEngine<'d, F> {
             };
             let m = stored as u32 + self.bias as u32;
             let positive = self.data.label_for(head, heads, p) > 0;
-            *slot = write_slack(&bound, positive, s, t, m, self.norms[p]);
+            *slot = write_slack(&bound, positive, s, t, m, self.norms.norms[p]);
         }
     }
 }

@@ -425,7 +425,8 @@ impl<'d, F: Real> Loop<'d, F> {
     fn new(data: &'d Dataset<F>, bias: bool, heads: usize, state: State<F>) -> Self {
         let rows = data.rows();
         let mut host_only = vec![0u64; rows.div_ceil(64)];
-        for i in certify::host_only_rows(&data.features, bias) {
+        let facts = data.facts(bias);
+        for &i in &facts.host_only {
             host_only[i / 64] |= 1 << (i % 64);
         }
         Loop {
@@ -449,7 +450,7 @@ impl<'d, F: Real> Loop<'d, F> {
             host_bound: None,
             tau: F::ZERO,
             eval_slack: Vec::new(),
-            l1_max: certify::l1_max(&data.features, bias),
+            l1_max: facts.l1_max,
             mistake_rate: 0.05,
             window_cap: usize::MAX,
             work_cap: {

@@ -81,6 +81,7 @@ pub fn dataset<F: Real>(features: Features<F>, labels: Vec<i8>) -> Dataset<F> {
         class_ids: vec![],
         source: "generated".into(),
         format: Format::Csv,
+        facts: Default::default(),
     }
 }
 
@@ -283,6 +284,7 @@ pub fn random_multiclass<F: Real>(
         class_ids,
         source: "generated".into(),
         format: Format::Csv,
+        facts: Default::default(),
     }
 }
 

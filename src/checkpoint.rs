@@ -300,16 +300,6 @@ fn widen<F: Real>(v: &[F]) -> Vec<f64> {
 /// Reads exact values back, refusing any that are not finite values of `F`.
 fn narrow<F: Real>(path: &Path, v: &[f64]) -> Result<Vec<F>> {
     v.iter()
-        .map(|&v| {
-            let x = F::from_f64(v);
-            if x.to_f64() == v && v.is_finite() {
-                Ok(x)
-            } else {
-                Err(Error::model(
-                    path,
-                    format!("is corrupt: {v} is not a finite {} value", F::PRECISION),
-                ))
-            }
-        })
+        .map(|&v| crate::model::exact_value::<F>(path, "a weight", v))
         .collect()
 }

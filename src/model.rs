@@ -281,27 +281,32 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
     }
 }
 
+/// A number read back from a model or checkpoint file: it must be finite
+/// and exactly a value of `F` (files store every value exactly), else the
+/// file is corrupt or claims the wrong precision.
+pub(crate) fn exact_value<F: Real>(path: &Path, what: &str, v: f64) -> Result<F> {
+    let x = F::from_f64(v);
+    if !v.is_finite() {
+        return Err(Error::model(
+            path,
+            format!("is corrupt: {what} is {v}, not a finite number"),
+        ));
+    }
+    if x.to_f64() != v {
+        return Err(Error::model(
+            path,
+            format!(
+                "has the wrong precision: {what} = {v} is not an {} value, though the file says \"precision\": \"{}\"",
+                F::PRECISION,
+                F::PRECISION
+            ),
+        ));
+    }
+    Ok(x)
+}
+
 fn build<F: Real>(path: &Path, file: ModelFile) -> Result<Model<F>> {
-    let convert = |what: &str, v: f64| -> Result<F> {
-        let x = F::from_f64(v);
-        if !v.is_finite() {
-            return Err(Error::model(
-                path,
-                format!("is corrupt: {what} is {v}, not a finite number"),
-            ));
-        }
-        if x.to_f64() != v {
-            return Err(Error::model(
-                path,
-                format!(
-                    "has the wrong precision: {what} = {v} is not an {} value, though the file says \"precision\": \"{}\"",
-                    F::PRECISION,
-                    F::PRECISION
-                ),
-            ));
-        }
-        Ok(x)
-    };
+    let convert = |what: &str, v: f64| exact_value::<F>(path, what, v);
     let weights = file
         .weights
         .iter()

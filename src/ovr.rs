@@ -171,25 +171,7 @@ pub(crate) fn parse_value(path: &Path, value: serde_json::Value) -> Result<crate
 }
 
 fn build<F: Real>(path: &Path, file: OvrFile) -> Result<OvrModel<F>> {
-    let exact = |what: String, v: f64| -> Result<F> {
-        let x = F::from_f64(v);
-        if !v.is_finite() {
-            return Err(Error::model(
-                path,
-                format!("is corrupt: {what} is {v}, not a finite number"),
-            ));
-        }
-        if x.to_f64() != v {
-            return Err(Error::model(
-                path,
-                format!(
-                    "has the wrong precision: {what} = {v} is not an {} value",
-                    F::PRECISION
-                ),
-            ));
-        }
-        Ok(x)
-    };
+    let exact = |what: String, v: f64| crate::model::exact_value::<F>(path, &what, v);
     let mut weights = Vec::with_capacity(file.weights.len());
     for (c, w) in file.weights.iter().enumerate() {
         weights.push(

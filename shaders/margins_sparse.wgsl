@@ -42,12 +42,19 @@ fn margins_sparse(
                 t = t + abs(p);
             }
         }
-        part_s[li] = s;
-        part_t[li] = t;
-        reduce_lanes(li, lane);
+        var s_row = s;
+        var t_row = t;
+        // One lane per row needs no reduction, and no barrier (which some
+        // adapters, such as lavapipe, make very slow). LANES is a pipeline
+        // constant, so this branch is uniform.
+        if LANES > 1u {
+            part_s[li] = s;
+            part_t[li] = t;
+            reduce_lanes(li, lane);
+            s_row = part_s[li];
+            t_row = part_t[li];
+        }
         if live && lane == 0u {
-            var s_row = part_s[li];
-            var t_row = part_t[li];
             if params.bias != 0u {
                 let b = weights[wbase + params.cols];
                 s_row = s_row + b;
@@ -55,6 +62,8 @@ fn margins_sparse(
             }
             write_slack(params.pos_offset * params.heads + vr, row, head, s_row, t_row, stored + params.bias);
         }
-        workgroupBarrier();
+        if LANES > 1u {
+            workgroupBarrier();
+        }
     }
 }

@@ -313,7 +313,15 @@ fn device_slacks_agree_with_the_cpu_twin() {
         features: Features::Sparse(dense.features.to_sparse()),
         ..dense.clone()
     };
-    for d in [&dense, &sparse] {
+    // The default lanes, and forced multi-lane reductions (what real GPUs
+    // run), whatever the adapter.
+    for (d, lanes) in [
+        (&dense, None),
+        (&sparse, None),
+        (&dense, Some(32)),
+        (&sparse, Some(8)),
+        (&dense, Some(4)),
+    ] {
         let dim = d.cols() + 1;
         let weights: Vec<f32> = (0..dim).map(|_| (rng.unit() - 0.5) as f32).collect();
         // A margin threshold, so the kernels' τ path is compared too.
@@ -324,13 +332,13 @@ fn device_slacks_agree_with_the_cpu_twin() {
             tau: 0.25,
             heads: 1,
         };
-        let Some(mut gpu) = engine(d, true, &options()) else {
+        let Some(mut gpu) = engine(d, true, &GpuOptions { lanes, ..options() }) else {
             return;
         };
         let mut got = vec![0f32; pass.len()];
         gpu.submit(&pass).unwrap();
         gpu.collect(&mut got).unwrap();
-        let twin = TwinEngine::new(d, true, None);
+        let twin = TwinEngine::new(d, true, Some(gpu.lanes()));
         let mut want = vec![0f32; pass.len()];
         twin.slacks(&pass, &mut want);
         let nonzero = want.iter().filter(|r| **r != 0.0).count();
@@ -471,5 +479,24 @@ fn one_vs_rest_on_the_gpu_is_k_independent_perceptrons() {
                 );
             }
         }
+    }
+}
+
+/// Training with the multi-lane reduction (what hardware GPUs run) is exact
+/// on this adapter too.
+#[test]
+fn multi_lane_kernels_match_reference() {
+    let mut rng = Rng(0x1a4e);
+    let dense = random_dense::<f32>(&mut rng, 4000, 70, 0.05);
+    let sparse = random_sparse::<f64>(&mut rng, 4000, 500, 40, 0.05);
+    for lanes in [2, 16, 32] {
+        let opts = GpuOptions {
+            lanes: Some(lanes),
+            ..options()
+        };
+        if check_gpu(&dense, true, 4, &opts).is_none() {
+            return;
+        }
+        check_gpu(&sparse, lanes != 16, 4, &opts);
     }
 }

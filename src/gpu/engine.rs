@@ -38,6 +38,10 @@ pub struct GpuOptions {
     pub chunk_bytes: Option<u64>,
     /// Test hook: the engine reports a device failure at this pass.
     pub fail_at_pass: Option<u64>,
+    /// Threads per row in the kernels (a power of two up to 32); default:
+    /// 1 on CPU-type adapters, else chosen from the row length. For tests
+    /// of the multi-lane reduction on any adapter, and for tuning.
+    pub lanes: Option<u32>,
 }
 
 impl GpuOptions {
@@ -192,7 +196,18 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             Features::Dense(m) => (Kernel::Dense, m.cols),
             Features::Sparse(m) => (Kernel::Sparse, m.values.len() / m.rows().max(1)),
         };
-        let lanes = shaders::lanes_for(terms);
+        // CPU-type adapters (lavapipe) gain nothing from lanes sharing a row
+        // and pay dearly for the barriers of their reduction.
+        let lanes = match options.lanes {
+            Some(l) if l.is_power_of_two() && l <= 32 => l,
+            Some(l) => {
+                return Err(Error::Usage(format!(
+                    "lanes must be a power of two from 1 to 32, got {l}"
+                )));
+            }
+            None if gpu.info.device_type == wgpu::DeviceType::Cpu => 1,
+            None => shaders::lanes_for(terms),
+        };
         let device = &gpu.device;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(kernel.entry_point()),
@@ -424,6 +439,11 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             return Err(e);
         }
         Ok(2.0 * size as f64 / best / 1e9)
+    }
+
+    /// Threads that share a row in the kernels (1 on CPU-type adapters).
+    pub fn lanes(&self) -> u32 {
+        self.lanes
     }
 
     /// Chunks that are streamed every pass (0 when all data is resident).

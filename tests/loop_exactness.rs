@@ -215,3 +215,38 @@ fn a_lying_engine_is_caught() {
     assert_ne!(fit.mistakes_per_epoch, mistakes);
     assert_ne!(fit.weights, w);
 }
+
+/// An engine whose slacks are NaN or infinite (a misbehaving device) must
+/// not settle anything wrongly: NaN is never "certain".
+struct Garbage;
+
+impl<F: Real> MarginEngine<F> for Garbage {
+    fn name(&self) -> String {
+        "garbage".into()
+    }
+    fn preferred_window(&self, _: f64) -> usize {
+        777
+    }
+    fn submit(&mut self, _: &Pass<'_, F>) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        for (i, r) in slack.iter_mut().enumerate() {
+            *r = if i % 3 == 0 { f32::NAN } else { 0.0 };
+        }
+        Ok(())
+    }
+    fn stats(&self) -> EngineStats {
+        EngineStats::default()
+    }
+}
+
+#[test]
+fn nan_slacks_settle_nothing() {
+    let mut rng = Rng(7);
+    let data = random_dense::<f32>(&mut rng, 3000, 6, 0.05);
+    let (w, mistakes) = textbook(&data, true, 4);
+    let fit = run(Always, &data, true, 4, Box::new(Garbage));
+    assert_eq!(fit.mistakes_per_epoch, mistakes);
+    assert_eq!(fit.weights, w);
+}

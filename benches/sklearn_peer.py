@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The peer: scikit-learn's classic perceptron on the same data.
+"""The peer: scikit-learn's classic perceptron on the same data (CSV, LIBSVM or .pbin).
 
     python3 benches/sklearn_peer.py DATA (--epochs N) [--positive LABEL] [--model M.json]
 
@@ -21,7 +21,49 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron
 
 
+def load_pbin(path):
+    """Reads perceptron's .pbin format (layout in src/data/binary.rs) with
+    numpy: dense as an ndarray, CSR as a scipy matrix; values widened to f64
+    exactly."""
+    import struct
+
+    import scipy.sparse
+
+    with open(path, "rb") as f:
+        head = f.read(192)
+        magic, version, _, layout, vsize, rows, cols, nnz, classes = struct.unpack("<8sIIIIQQQQ", head[:56])
+        if magic != b"\x89PBN\r\n\x1a\n" or version != 1:
+            raise SystemExit(f"{path}: not a version-1 .pbin file")
+        sections = struct.unpack("<10Q", head[56:136])
+        (o_ids, n_ids, o_val, n_val, o_idx, n_idx, o_ptr, n_ptr, o_tab, n_tab) = sections
+
+        def read(off, n, dtype):
+            if n == 0:
+                return np.zeros(0, dtype)
+            f.seek(off)
+            return np.frombuffer(f.read(n), dtype=dtype)
+
+        ids = read(o_ids, n_ids, "<u4")
+        values = read(o_val, n_val, "<f4" if vsize == 4 else "<f8").astype(np.float64)
+        f.seek(o_tab)
+        table, raw = [], f.read(n_tab)
+        pos = 0
+        while pos < len(raw):
+            (n,) = struct.unpack("<I", raw[pos : pos + 4])
+            table.append(raw[pos + 4 : pos + 4 + n].decode())
+            pos += 4 + n
+        if layout == 0:
+            X = values.reshape(rows, cols)
+        else:
+            indices = read(o_idx, n_idx, "<u4")
+            indptr = read(o_ptr, n_ptr, "<u8")
+            X = scipy.sparse.csr_matrix((values, indices, indptr), shape=(rows, cols))
+    return X, np.array(table)[ids]
+
+
 def load(path):
+    if path.endswith(".pbin"):
+        return load_pbin(path)
     if path.endswith((".svm", ".libsvm", ".svmlight")):
         from sklearn.datasets import load_svmlight_file
 

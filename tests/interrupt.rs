@@ -137,15 +137,23 @@ fn ctrl_c_saves_the_state_and_resuming_gives_the_same_model() {
     assert_eq!(essence(&model), essence(&full));
 }
 
+/// The epoch a checkpoint file records, or None before the first one. The
+/// file is replaced atomically, so a read never sees half of one.
+fn checkpoint_epoch(ck: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(ck).ok()?;
+    let c: serde_json::Value = serde_json::from_str(&text).ok()?;
+    c["epoch"].as_u64()
+}
+
 #[test]
 fn repeated_sigkill_then_resume_gives_the_same_model() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());
     let full = dir.path().join("full.json");
     let t0 = Instant::now();
-    train(&data, &full, &[]).status().unwrap();
-    // Kill at random moments within a whole run's duration.
-    let whole = t0.elapsed().as_secs_f64();
+    let st = train(&data, &full, &[]).status().unwrap();
+    assert_eq!(st.code(), Some(3), "the noisy data does not converge");
+    let epoch = t0.elapsed().as_secs_f64() / 60.0;
 
     let model = dir.path().join("model.json");
     let ck = dir.path().join("ck.json");
@@ -155,23 +163,29 @@ fn repeated_sigkill_then_resume_gives_the_same_model() {
     let mut killed = 0;
     for _ in 0..5 {
         let mut args = vec!["--checkpoint", ck_arg];
-        if ck.exists() {
+        let before = checkpoint_epoch(&ck);
+        if let Some(e) = before {
             args.extend(["--resume", ck_arg]);
-            let c: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&ck).unwrap()).unwrap();
-            resumed_at.push(c["epoch"].as_u64().unwrap());
+            resumed_at.push(e);
         }
         let mut child = train(&data, &model, &args).spawn().unwrap();
-        std::thread::sleep(Duration::from_secs_f64(whole * (0.15 + 0.6 * rng.unit())));
+        // Kill at a random moment after this run has made progress of its
+        // own, so the kill lands mid-epoch or mid-write however fast the
+        // machine is, and every round moves the run forward.
+        let t = Instant::now();
+        while checkpoint_epoch(&ck) == before && t.elapsed() < Duration::from_secs(60) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_secs_f64(epoch * 2.0 * rng.unit()));
         signal(&child, "-KILL");
         if child.wait().unwrap().signal() == Some(9) {
             killed += 1;
         }
     }
-    assert!(
-        killed >= 3,
-        "only {killed} of 5 runs were killed mid-training"
-    );
+    assert_eq!(killed, 5, "every run must be killed mid-training");
     assert!(ck.exists(), "some checkpoint must have been written");
     let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
         .status()

@@ -202,7 +202,13 @@ pub fn save<F: Real>(path: &Path, identity: &RunIdentity, state: &State<F>) -> R
 pub fn load<F: Real>(path: &Path, expected: &RunIdentity) -> Result<State<F>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read checkpoint", e))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
+    parse(path, &text, expected)
+}
+
+/// [`load`] for a checkpoint's text already in memory (`path` is for
+/// messages).
+pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunIdentity) -> Result<State<F>> {
+    let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| Error::model(path, format!("is not a checkpoint (not valid JSON: {e})")))?;
     if value.get("format").and_then(|v| v.as_str()) != Some(FORMAT_NAME) {
         return Err(Error::model(

@@ -505,9 +505,43 @@ fn read_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
     }
 }
 
+/// Where a `.pbin` file's bytes are read from: the file itself, or (for
+/// [`read_from_bytes`]) its bytes already in memory. Positioned reads, so
+/// that large sections can be read in parallel pieces.
+trait Source: Sync {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+}
+
+impl Source for File {
+    #[cfg(unix)]
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
+    }
+
+    /// Seeks and reads (callers are sequential where positioned reads are
+    /// not available).
+    #[cfg(not(unix))]
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let mut file = self;
+        file.seek(SeekFrom::Start(offset))?;
+        file.read_exact(buf)
+    }
+}
+
+impl Source for [u8] {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let src = usize::try_from(offset)
+            .ok()
+            .and_then(|at| self.get(at..)?.get(..buf.len()))
+            .ok_or_else(|| io::Error::from(ErrorKind::UnexpectedEof))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
 /// Reads one section's elements straight into a vector's bytes.
 fn read_section<T: bytemuck::Pod>(
-    file: &mut File,
+    file: &(impl Source + ?Sized),
     path: &Path,
     section: Section,
     n: usize,
@@ -524,29 +558,25 @@ fn read_section<T: bytemuck::Pod>(
 /// Fills `buf` from the file at `offset`. Large reads are split over the
 /// thread pool: the kernel's copy out of the page cache and the page faults
 /// of fresh memory then run on every core.
-fn read_at(file: &mut File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
+fn read_at(file: &(impl Source + ?Sized), path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
     const PIECE: usize = 8 << 20;
     #[cfg(unix)]
     if buf.len() >= 2 * PIECE && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
-        use std::os::unix::fs::FileExt;
-        let file = &*file;
         return buf
             .par_chunks_mut(PIECE)
             .enumerate()
             .try_for_each(|(i, piece)| file.read_exact_at(piece, offset + (i * PIECE) as u64))
             .map_err(read_err(path));
     }
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| Error::io(path, "cannot read", e))?;
-    file.read_exact(buf).map_err(read_err(path))
+    file.read_exact_at(buf, offset).map_err(read_err(path))
 }
 
 /// Reads values stored as `S` into a vector of `F`, converting in chunks
 /// (exact from f32 to f64; round to nearest from f64 to f32), in parallel
 /// where positioned reads are available.
 fn read_converted<S: Real, F: Real>(
-    file: &mut File,
+    file: &(impl Source + ?Sized),
     path: &Path,
     section: Section,
     n: usize,
@@ -562,8 +592,6 @@ fn read_converted<S: Real, F: Real>(
     #[cfg(unix)]
     {
         use rayon::prelude::*;
-        use std::os::unix::fs::FileExt;
-        let file = &*file;
         let size = std::mem::size_of::<S>() as u64;
         out.par_chunks_mut(CHUNK)
             .enumerate()
@@ -581,12 +609,12 @@ fn read_converted<S: Real, F: Real>(
     }
     #[cfg(not(unix))]
     {
-        file.seek(SeekFrom::Start(section.offset))
-            .map_err(|e| Error::io(path, "cannot read", e))?;
+        let size = std::mem::size_of::<S>() as u64;
         let mut buf = vec![S::ZERO; CHUNK.min(n)];
-        for dst in out.chunks_mut(CHUNK) {
+        for (i, dst) in out.chunks_mut(CHUNK).enumerate() {
             let src = &mut buf[..dst.len()];
-            file.read_exact(bytemuck::cast_slice_mut(src))
+            let at = section.offset + (i * CHUNK) as u64 * size;
+            file.read_exact_at(bytemuck::cast_slice_mut(src), at)
                 .map_err(read_err(path))?;
             convert(src, dst);
         }
@@ -648,23 +676,31 @@ fn header_of(file: &mut File, path: &Path) -> Result<Header> {
 pub fn read<F: Real>(path: &Path) -> Result<RawData<F>> {
     let mut file = File::open(path).map_err(|e| Error::io(path, "cannot open data file", e))?;
     let h = header_of(&mut file, path)?;
+    read_body(&file, path, h)
+}
+
+/// [`read`] for a file's bytes already in memory (`path` is for messages),
+/// checking the same rules and allocating no more than [`read`] would.
+pub fn read_from_bytes<F: Real>(bytes: &[u8], path: &Path) -> Result<RawData<F>> {
+    let head = &bytes[..bytes.len().min(HEADER_BYTES as usize)];
+    let h = decode_header(head, bytes.len() as u64).map_err(|m| Error::data(path, m))?;
+    read_body(bytes, path, h)
+}
+
+/// The sections of a file whose header `h` has been checked against its length.
+fn read_body<F: Real>(file: &(impl Source + ?Sized), path: &Path, h: Header) -> Result<RawData<F>> {
     let s = h.sections;
     let rows = count(h.rows, path)?;
     let nnz = count(h.nnz, path)?;
     let cols = count(h.cols, path)?;
 
     // The label table first: it is small, and its size bounds the class ids.
-    let table_bytes: Vec<u8> = read_section(
-        &mut file,
-        path,
-        s[TABLE],
-        s[TABLE].len as usize,
-        "label-table",
-    )?;
+    let table_bytes: Vec<u8> =
+        read_section(file, path, s[TABLE], s[TABLE].len as usize, "label-table")?;
     let texts = decode_table(&table_bytes, h.classes).map_err(|m| Error::data(path, m))?;
     drop(table_bytes);
 
-    let class_ids: Vec<u32> = read_section(&mut file, path, s[CLASS_IDS], rows, "class-id")?;
+    let class_ids: Vec<u32> = read_section(file, path, s[CLASS_IDS], rows, "class-id")?;
     let mut counts = vec![0u64; texts.len()];
     for (i, &c) in class_ids.iter().enumerate() {
         match counts.get_mut(c as usize) {
@@ -698,16 +734,16 @@ pub fn read<F: Real>(path: &Path) -> Result<RawData<F>> {
     })?;
 
     let values: Vec<F> = match (h.precision, F::PRECISION) {
-        (p, q) if p == q => read_section(&mut file, path, s[VALUES], nnz, "values")?,
-        (Precision::F32, _) => read_converted::<f32, F>(&mut file, path, s[VALUES], nnz)?,
-        (Precision::F64, _) => read_converted::<f64, F>(&mut file, path, s[VALUES], nnz)?,
+        (p, q) if p == q => read_section(file, path, s[VALUES], nnz, "values")?,
+        (Precision::F32, _) => read_converted::<f32, F>(file, path, s[VALUES], nnz)?,
+        (Precision::F64, _) => read_converted::<f64, F>(file, path, s[VALUES], nnz)?,
     };
 
     let features = match h.layout {
         Layout::Dense => Features::Dense(DenseMatrix { rows, cols, values }),
         Layout::Csr => {
-            let indices: Vec<u32> = read_section(&mut file, path, s[INDICES], nnz, "indices")?;
-            let row_ptr = read_row_ptr(&mut file, path, s[ROW_PTR], rows + 1)?;
+            let indices: Vec<u32> = read_section(file, path, s[INDICES], nnz, "indices")?;
+            let row_ptr = read_row_ptr(file, path, s[ROW_PTR], rows + 1)?;
             check_csr(&row_ptr, &indices, h.cols, h.nnz).map_err(|m| Error::data(path, m))?;
             Features::Sparse(CsrMatrix {
                 cols,
@@ -725,7 +761,7 @@ pub fn read<F: Real>(path: &Path) -> Result<RawData<F>> {
         let (row, feature) = locate(&features, e);
         let msg = if h.precision != F::PRECISION && e < nnz {
             // Finite as stored (checked below) but out of range after rounding?
-            let stored = reread_value(&mut file, path, &h, e)?;
+            let stored = reread_value(file, path, &h, e)?;
             if stored.is_finite() {
                 format!(
                     "row {row}, feature {feature}: value {stored:e} is too large for {} \
@@ -754,13 +790,11 @@ fn non_finite_message(row: usize, feature: usize, v: f64) -> String {
 }
 
 /// The stored value number `e`, as f64 (for an error message).
-fn reread_value(file: &mut File, path: &Path, h: &Header, e: usize) -> Result<f64> {
+fn reread_value(file: &(impl Source + ?Sized), path: &Path, h: &Header, e: usize) -> Result<f64> {
     let vb = h.value_bytes();
     let at = h.sections[VALUES].offset + e as u64 * vb;
-    file.seek(SeekFrom::Start(at))
-        .map_err(|err| Error::io(path, "cannot read", err))?;
     let mut b = [0u8; 8];
-    file.read_exact(&mut b[..vb as usize])
+    file.read_exact_at(&mut b[..vb as usize], at)
         .map_err(read_err(path))?;
     Ok(match h.precision {
         Precision::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
@@ -769,12 +803,22 @@ fn reread_value(file: &mut File, path: &Path, h: &Header, e: usize) -> Result<f6
 }
 
 #[cfg(target_pointer_width = "64")]
-fn read_row_ptr(file: &mut File, path: &Path, section: Section, n: usize) -> Result<Vec<usize>> {
+fn read_row_ptr(
+    file: &(impl Source + ?Sized),
+    path: &Path,
+    section: Section,
+    n: usize,
+) -> Result<Vec<usize>> {
     read_section::<usize>(file, path, section, n, "row-pointer")
 }
 
 #[cfg(not(target_pointer_width = "64"))]
-fn read_row_ptr(file: &mut File, path: &Path, section: Section, n: usize) -> Result<Vec<usize>> {
+fn read_row_ptr(
+    file: &(impl Source + ?Sized),
+    path: &Path,
+    section: Section,
+    n: usize,
+) -> Result<Vec<usize>> {
     let wide = read_section::<u64>(file, path, section, n, "row-pointer")?;
     wide.into_iter()
         .map(|p| count(p, path))

@@ -769,3 +769,39 @@ fn no_corruption_or_truncation_panics() {
         assert!(ok < good.len() * 3 / 2, "{ok}");
     }
 }
+
+#[test]
+fn reading_from_bytes_matches_reading_the_file() {
+    // Same data or the same message, for good files, every truncation and
+    // a byte flipped at every offset.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.pbin");
+    let same = |bytes: &[u8]| {
+        std::fs::write(&path, bytes).unwrap();
+        let from_file = read::<f64>(&path);
+        let from_bytes = read_from_bytes::<f64>(bytes, &path);
+        match (from_file, from_bytes) {
+            (Ok(a), Ok(b)) => assert_same(&a, &b),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("file: {a:?}\nbytes: {b:?}"),
+        }
+        let narrowed = read_from_bytes::<f32>(bytes, &path).map(|r| bits(&r.features));
+        let from_file = read::<f32>(&path).map(|r| bits(&r.features));
+        assert_eq!(
+            narrowed.map_err(|e| e.to_string()),
+            from_file.map_err(|e| e.to_string())
+        );
+    };
+    let stored_f32 = [to_bytes(&dense::<f32>()), to_bytes(&sparse::<f32>())];
+    for good in [good_dense(), good_csr()].into_iter().chain(stored_f32) {
+        same(&good);
+        for cut in 0..good.len() {
+            same(&good[..cut]);
+        }
+        for at in 0..good.len() {
+            let mut b = good.clone();
+            b[at] ^= 0x81;
+            same(&b);
+        }
+    }
+}

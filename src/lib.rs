@@ -18,6 +18,7 @@ pub mod float;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub mod r#gen;
 pub mod gpu;
+pub mod memory;
 pub mod model;
 pub mod online;
 pub mod output;

@@ -876,6 +876,25 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            // 100 classes x 2^31 weights: more memory than any machine has,
+            // refused at once instead of swapping until killed.
+            name: "LIBSVM index needing more memory than available",
+            args: &["train", "w.svm", "--multiclass", "ovr", "--backend", "cpu"],
+            make: vec![Bytes(
+                "w.svm",
+                (0..100)
+                    .map(|c| format!("{c} 2147483647:1\n"))
+                    .collect::<String>()
+                    .into_bytes(),
+            )],
+            code: 1,
+            stderr: &[
+                "w.svm: 2147483648 weights for each of 100 classes need about 4800.0 GiB of memory",
+                "is available",
+                "renumber the features densely",
+            ],
+        },
+        Case {
             name: "LIBSVM index far beyond u64",
             args: &["train", "b.svm"],
             make: vec![Text("b.svm", "+1 1:1\n-1 99999999999999999999999:1\n")],

@@ -795,6 +795,10 @@ impl<F: Real> Run<'_, F> {
             "time",
             format!("{:.3} s", self.started.elapsed().as_secs_f64()),
         );
+        line(
+            "memory",
+            crate::memory::describe(crate::memory::peak_rss_bytes()),
+        );
         s
     }
 }

@@ -179,6 +179,8 @@ pub struct TrainReport {
     pub model: String,
     pub seconds: f64,
     pub seconds_per_epoch: f64,
+    /// Peak resident memory of the whole run, where the system reports it.
+    pub peak_memory_bytes: Option<u64>,
     pub loop_stats: train::LoopStats,
     pub engine_stats: train::EngineStats,
     pub warnings: Vec<String>,
@@ -195,17 +197,25 @@ pub fn run(args: &TrainArgs) -> Result<i32> {
 
 fn load<F: Real>(args: &TrainArgs) -> Result<Dataset<F>> {
     let opts = args.data_args.load_options(args.positive.clone());
-    if args.multiclass.is_some() {
+    let data = if args.multiclass.is_some() {
         let (raw, path) = match &args.data {
             Some(path) => (data::load_raw::<F>(path, &opts)?, path.clone()),
             None => data::bundled::raw_digits_3v5::<F>(&opts)?,
         };
-        return Dataset::from_raw_classes(raw, &path);
-    }
-    match &args.data {
-        Some(path) => data::load(path, &opts),
-        None => data::bundled::digits_3v5(&opts),
-    }
+        Dataset::from_raw_classes(raw, &path)?
+    } else {
+        match &args.data {
+            Some(path) => data::load(path, &opts)?,
+            None => data::bundled::digits_3v5(&opts)?,
+        }
+    };
+    let classes = if args.multiclass.is_some() {
+        data.classes.len()
+    } else {
+        1
+    };
+    crate::memory::check_weights_fit(&data.source, data.cols() + 1, classes)?;
+    Ok(data)
 }
 
 fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
@@ -385,6 +395,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         model: output.display().to_string(),
         seconds: fit.seconds,
         seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
+        peak_memory_bytes: crate::memory::peak_rss_bytes(),
         loop_stats: fit.loop_stats.clone(),
         engine_stats: fit.engine_stats.clone(),
         warnings: progress.take_warnings(),
@@ -607,6 +618,11 @@ pub fn render(r: &TrainReport) -> String {
             r.seconds,
             1e3 * r.seconds_per_epoch
         ),
+    );
+    line(
+        &mut s,
+        "memory",
+        crate::memory::describe(r.peak_memory_bytes),
     );
     s
 }

@@ -46,6 +46,8 @@ pub struct OvrReport {
     pub radius: f64,
     pub model: String,
     pub seconds: f64,
+    /// Peak resident memory of the whole run, where the system reports it.
+    pub peak_memory_bytes: Option<u64>,
     pub warnings: Vec<String>,
 }
 
@@ -161,6 +163,7 @@ impl<F: Real> Run<'_, F> {
             radius: fit.theory.radius,
             model: self.output.display().to_string(),
             seconds: fit.seconds,
+            peak_memory_bytes: crate::memory::peak_rss_bytes(),
             warnings,
         };
         if self.args.json {
@@ -291,5 +294,10 @@ pub fn render(r: &OvrReport) -> String {
     s.push('\n');
     line(&mut s, "model", r.model.clone());
     line(&mut s, "time", format!("{:.3} s", r.seconds));
+    line(
+        &mut s,
+        "memory",
+        crate::memory::describe(r.peak_memory_bytes),
+    );
     s
 }

@@ -1,0 +1,263 @@
+//! Reliability under load and on machines without a GPU: concurrent runs on
+//! one file, peak memory that grows only with the data, and a clear error
+//! when no adapter exists.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "perceptron {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// The parts of a model file that training determines (not timings).
+fn essence(model: &Path) -> (Vec<u64>, u64, Vec<u64>) {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+    let bits = |x: &serde_json::Value| x.as_f64().unwrap().to_bits();
+    let w = v["weights"].as_array().unwrap().iter().map(bits).collect();
+    let m = v["training"]["mistakes_per_epoch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    (w, bits(&v["bias"]), m)
+}
+
+/// Separable generated data in CSV and in the binary format.
+fn generate(dir: &Path, rows: usize, features: usize) -> (PathBuf, PathBuf) {
+    let csv = dir.join(format!("d{rows}.csv"));
+    let pbin = dir.join(format!("d{rows}.pbin"));
+    let n = rows.to_string();
+    let d = features.to_string();
+    for out in [&csv, &pbin] {
+        run(&[
+            "gen",
+            "--rows",
+            &n,
+            "--features",
+            &d,
+            "--seed",
+            "7",
+            "-o",
+            p(out),
+        ]);
+    }
+    (csv, pbin)
+}
+
+#[test]
+fn concurrent_runs_on_one_file_all_give_the_correct_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, pbin) = generate(dir.path(), 3000, 40);
+    let expected = dir.path().join("expected.json");
+    run(&[
+        "train",
+        p(&csv),
+        "--backend",
+        "reference",
+        "-o",
+        p(&expected),
+    ]);
+    let want = essence(&expected);
+    assert!(want.2.len() > 1, "the data should take several epochs");
+
+    // Eight at once: readers of the same CSV and the same binary file, with
+    // both engines, half of them writing to one shared output path.
+    let shared = dir.path().join("shared.json");
+    let mut children = Vec::new();
+    for k in 0..8 {
+        let data = if k % 2 == 0 { &csv } else { &pbin };
+        let backend = if k % 4 < 2 { "cpu" } else { "reference" };
+        let out = if k < 4 {
+            dir.path().join(format!("own{k}.json"))
+        } else {
+            shared.clone()
+        };
+        let child = Command::new(bin())
+            .args(["train", p(data), "--backend", backend, "-o", p(&out)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push((out, child));
+    }
+    for (out, child) in children {
+        let done = child.wait_with_output().unwrap();
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        assert_eq!(essence(&out), want, "{}", out.display());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn no_adapter_names_what_was_tried_and_suggests_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/iris_setosa.csv");
+    let model = dir.path().join("model.json");
+    std::fs::write(&model, b"precious").unwrap();
+    let nowhere = dir.path().join("no-such-icd.json");
+    let cases: [(&[&str], &str); 2] = [
+        (&["--backend", "gpu"], "no GPU adapter found"),
+        (
+            &["--adapter", "no-such-adapter-anywhere"],
+            "no GPU adapter's name contains \"no-such-adapter-anywhere\"",
+        ),
+    ];
+    for (extra, message) in cases {
+        let mut cmd = Command::new(bin());
+        cmd.args(["train", p(&data), "-o", p(&model)]).args(extra);
+        if extra[0] == "--backend" {
+            // Hide every Vulkan driver, as on a machine without one.
+            cmd.env("VK_ICD_FILENAMES", &nowhere)
+                .env("VK_DRIVER_FILES", &nowhere);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        for fragment in [
+            message,
+            "backends tried: Vulkan, Metal, DX12",
+            "--backend cpu",
+        ] {
+            assert!(stderr.contains(fragment), "{extra:?}: {fragment}: {stderr}");
+        }
+        assert_eq!(std::fs::read(&model).unwrap(), b"precious");
+    }
+}
+
+/// The tools report their own peak memory (Linux's VmHWM): a child's
+/// rusage would start from the test process's high-water mark.
+#[cfg(target_os = "linux")]
+mod memory {
+    use super::*;
+
+    const MIB: f64 = (1 << 20) as f64;
+
+    fn train_peak(data: &Path, model: &Path) -> f64 {
+        let out = Command::new(bin())
+            .args([
+                "train",
+                p(data),
+                "--max-epochs",
+                "2",
+                "--json",
+                "-o",
+                p(model),
+            ])
+            .output()
+            .unwrap();
+        // 3: stopped at --max-epochs, which is all this needs.
+        assert!(
+            matches!(out.status.code(), Some(0 | 3)),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["peak_memory_bytes"].as_u64().expect("Linux reports it") as f64
+    }
+
+    fn online_peak(data: &Path) -> f64 {
+        let out = run(&["online", p(data)]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("memory"))
+            .unwrap_or_else(|| panic!("no memory line: {stderr}"));
+        let mib: f64 = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        mib * MIB
+    }
+
+    /// Training holds the dataset once, as stored values, whatever the input
+    /// format: from a small file to one ten times larger, peak memory grows
+    /// by at most the growth of the values themselves (plus slack for
+    /// allocator rounding), never with the size of the text.
+    #[test]
+    fn training_memory_grows_only_with_the_stored_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let features = 100;
+        let mut peaks = Vec::new();
+        for rows in [4000, 40_000] {
+            let (csv, pbin) = generate(dir.path(), rows, features);
+            let model = dir.path().join("m.json");
+            let stored = (rows * (features * 4 + 4)) as f64;
+            let csv_len = std::fs::metadata(&csv).unwrap().len() as f64;
+            let from_csv = train_peak(&csv, &model);
+            let from_pbin = train_peak(&pbin, &model);
+            eprintln!(
+                "rows {rows}: values {:.1} MiB, CSV text {:.1} MiB; peak from CSV {:.1} MiB, from .pbin {:.1} MiB",
+                stored / MIB,
+                csv_len / MIB,
+                from_csv / MIB,
+                from_pbin / MIB
+            );
+            peaks.push((stored, from_csv, from_pbin));
+        }
+        let (s0, c0, b0) = peaks[0];
+        let (s1, c1, b1) = peaks[1];
+        let allowed = 1.15 * (s1 - s0) + 4.0 * MIB;
+        assert!(
+            c1 - c0 <= allowed,
+            "from CSV: peak grew {:.1} MiB for {:.1} MiB more values",
+            (c1 - c0) / MIB,
+            (s1 - s0) / MIB
+        );
+        assert!(
+            b1 - b0 <= allowed,
+            "from .pbin: peak grew {:.1} MiB for {:.1} MiB more values",
+            (b1 - b0) / MIB,
+            (s1 - s0) / MIB
+        );
+    }
+
+    /// Online learning keeps one example and the weights: ten times the
+    /// stream, the same memory.
+    #[test]
+    fn online_memory_does_not_grow_with_the_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut peaks = Vec::new();
+        for rows in [4000, 40_000] {
+            let (csv, _) = generate(dir.path(), rows, 100);
+            peaks.push(online_peak(&csv));
+        }
+        eprintln!(
+            "online peak: {:.1} MiB then {:.1} MiB",
+            peaks[0] / MIB,
+            peaks[1] / MIB
+        );
+        assert!(
+            peaks[1] - peaks[0] <= 2.0 * MIB,
+            "online memory grew from {:.1} to {:.1} MiB",
+            peaks[0] / MIB,
+            peaks[1] / MIB
+        );
+    }
+}

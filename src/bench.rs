@@ -119,6 +119,7 @@ pub fn run<F: Real>(
     let mut order: Vec<Which> = vec![Which::Reference];
     order.extend(which.iter().copied().filter(|w| *w != Which::Reference));
     for w in order {
+        let mut before = crate::train::EngineStats::default();
         let engine: Box<dyn MarginEngine<F> + '_> = match w {
             Which::Reference => Box::new(ReferenceEngine),
             Which::Cpu => Box::new(crate::cpu::CpuEngine::new(data, params.bias)),
@@ -127,6 +128,8 @@ pub fn run<F: Real>(
                 opts.adapter.allow_software = true;
                 let mut e = GpuEngine::new(data, params.bias, &opts)?;
                 device = Some(device_ceiling(&mut e, data, params.bias)?);
+                // The ceiling's passes are not training's.
+                before = e.stats();
                 Box::new(e)
             }
         };
@@ -161,11 +164,14 @@ pub fn run<F: Real>(
             seconds_per_epoch: per_epoch,
             rows_per_second: data.rows() as f64 / per_epoch,
             gb_per_second: feature_bytes as f64 / per_epoch / 1e9,
-            passes: fit.engine_stats.passes,
-            rows_uncertain: fit.engine_stats.rows_uncertain,
+            passes: fit.engine_stats.passes.saturating_sub(before.passes),
+            rows_uncertain: fit
+                .engine_stats
+                .rows_uncertain
+                .saturating_sub(before.rows_uncertain),
             host_dots: fit.loop_stats.host_dots,
             host_certified: fit.loop_stats.host_certified,
-            engine_seconds: fit.engine_stats.seconds,
+            engine_seconds: (fit.engine_stats.seconds - before.seconds).max(0.0),
             identical,
             speedup_vs_reference: ref_seconds / fit.seconds.max(1e-12),
         });

@@ -4,6 +4,11 @@
 //! The content goes to a temporary file in the destination's directory, is
 //! flushed and fsynced, then renamed over the destination (atomic on POSIX
 //! filesystems), and the directory is fsynced so the rename survives a crash.
+//!
+//! A symbolic link is followed, so the file it points to is replaced and the
+//! link stays. A destination that exists but is not a regular file (a named
+//! pipe, `/dev/stdout`, `/dev/null`, a terminal) cannot be replaced without
+//! destroying it, so it is written in place, like a shell redirection does.
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
@@ -22,7 +27,19 @@ pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    write_atomic_seekable(path, |w| write(w))
+    check_destination(path)?;
+    let target = resolve_links(path);
+    if is_special(&target) {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .map_err(|e| Error::io(path, "cannot open output", e))?;
+        let mut out = BufWriter::new(file);
+        return write(&mut out)
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io(path, "cannot write output", e));
+    }
+    write_atomic_seekable(&target, |w| write(w))
 }
 
 /// [`write_atomic`] for writers that need to seek, such as a streamed binary
@@ -33,6 +50,19 @@ pub fn write_atomic_seekable(
     write: impl FnOnce(&mut dyn WriteSeek) -> std::io::Result<()>,
 ) -> Result<()> {
     check_destination(path)?;
+    let original = path;
+    let target = resolve_links(path);
+    let path = target.as_path();
+    if is_special(path) {
+        return Err(Error::io(
+            original,
+            "cannot write output",
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "this format must be written to a regular file (it is completed out of order), not to a pipe or device",
+            ),
+        ));
+    }
     let dir = directory_of(path);
     let tmp = tempfile::Builder::new()
         .prefix(".perceptron-")
@@ -85,6 +115,65 @@ fn directory_of(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
+    }
+}
+
+/// Follows symbolic links (also dangling ones, whose target will be
+/// created) to the path that would really be written. Gives up after 40
+/// links, as the operating system does, and then returns the last path.
+fn resolve_links(path: &Path) -> std::path::PathBuf {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&current) {
+            Ok(next) => {
+                current = if next.is_absolute() {
+                    next
+                } else {
+                    directory_of(&current).join(next)
+                };
+            }
+            Err(_) => break,
+        }
+    }
+    current
+}
+
+/// Whether `path` exists and is not a regular file (nor a directory).
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .map(|m| !m.is_file() && !m.is_dir())
+        .unwrap_or(false)
+}
+
+/// Refuses an output that is one of the command's inputs (the same file,
+/// whatever the path says), which writing would destroy.
+pub fn check_not_an_input(output: &Path, inputs: &[&Path]) -> Result<()> {
+    for input in inputs {
+        if same_file(output, input) {
+            return Err(Error::Usage(format!(
+                "the output {} is also an input of this command ({}); writing it would destroy the input: choose another output path",
+                output.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.is_file() && x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
     }
 }
 
@@ -151,6 +240,52 @@ mod tests {
         assert!(write_atomic(&nowhere, |w| w.write_all(b"x")).is_err());
         check_destination(&dir.path().join("m.json")).unwrap();
         check_destination(Path::new("m.json")).unwrap();
+    }
+}
+
+#[cfg(all(test, unix))]
+mod special_file_tests {
+    use super::*;
+
+    #[test]
+    fn a_symlink_is_followed_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.json");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("real.json", &link).unwrap();
+        write_atomic(&link, |w| w.write_all(b"new")).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        // A dangling link creates its target.
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink("created.json", &dangling).unwrap();
+        write_atomic(&dangling, |w| w.write_all(b"x")).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("created.json")).unwrap(), b"x");
+    }
+
+    #[test]
+    fn devices_are_written_in_place_not_replaced() {
+        write_atomic(Path::new("/dev/null"), |w| w.write_all(b"discarded")).unwrap();
+        let meta = std::fs::metadata("/dev/null").unwrap();
+        assert!(!meta.is_file(), "/dev/null must still be a device");
+        let e = write_atomic_seekable(Path::new("/dev/null"), |w| w.write_all(b"x"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be written to a regular file"), "{e}");
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        std::fs::write(&a, b"1,2").unwrap();
+        let alias = dir.path().join("./a.csv");
+        let e = check_not_an_input(&alias, &[Path::new("/nonexistent"), &a])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is also an input"), "{e}");
+        check_not_an_input(&dir.path().join("b.csv"), &[&a]).unwrap();
     }
 }
 

@@ -108,12 +108,13 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
     if args.json {
         let mut v = serde_json::to_value(&report).map_err(|e| Error::Usage(e.to_string()))?;
         v["notes"] = serde_json::json!(notes);
-        println!("{v}");
+        super::stdout::print_line(&v.to_string())?;
     } else {
-        print!("{}", bench::render(&report));
+        let mut text = bench::render(&report);
         for n in &notes {
-            println!("note: {n}");
+            text.push_str(&format!("note: {n}\n"));
         }
+        super::stdout::print(&text)?;
     }
     if report.all_identical {
         Ok(exit::SUCCESS)

@@ -96,6 +96,7 @@ pub fn run(args: &ConvertArgs) -> Result<i32> {
 fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     let format = OutputFormat::from_path(&args.output)?;
     crate::output::check_destination(&args.output)?;
+    crate::output::check_not_an_input(&args.output, &[&args.input])?;
     let t0 = Instant::now();
     let raw = data::load_raw::<F>(&args.input, &args.data_args.load_options(None))?;
     let read_seconds = t0.elapsed().as_secs_f64();
@@ -128,9 +129,9 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     };
     if args.json {
         let text = serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?;
-        println!("{text}");
+        super::stdout::print_line(&text)?;
     } else {
-        println!(
+        super::stdout::print_line(&format!(
             "wrote {}: {} ({}{}), {} rows x {} features, {} stored values, {} label values, \
              {}; read in {:.3} s, written in {:.3} s",
             report.output,
@@ -148,7 +149,7 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
             human_bytes(report.bytes),
             read_seconds,
             write_seconds
-        );
+        ))?;
     }
     Ok(exit::SUCCESS)
 }

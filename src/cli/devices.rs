@@ -26,20 +26,20 @@ pub struct DevicesArgs {
 pub fn run(args: &DevicesArgs) -> Result<i32> {
     let adapters = context::list();
     if args.json {
-        println!(
+        super::stdout::print_line(&format!(
             "{}",
             serde_json::to_string(&adapters).map_err(|e| Error::Usage(e.to_string()))?
-        );
+        ))?;
         return Ok(exit::SUCCESS);
     }
     if adapters.is_empty() {
-        println!(
+        super::stdout::print_line(&format!(
             "no GPU adapter found (backends tried: Vulkan, Metal, DX12); training will use the CPU"
-        );
+        ))?;
         return Ok(exit::SUCCESS);
     }
     for a in &adapters {
-        println!(
+        super::stdout::print_line(&format!(
             "[{}] {}\n    backend {}, type {}{}, driver {}\n    f64 shaders: {}, subgroups: {}\n    max storage binding {} MiB, max buffer {} MiB, max workgroups per dimension {}",
             a.index,
             a.name,
@@ -60,7 +60,7 @@ pub fn run(args: &DevicesArgs) -> Result<i32> {
             a.max_storage_buffer_binding_size >> 20,
             a.max_buffer_size >> 20,
             a.max_compute_workgroups_per_dimension
-        );
+        ))?;
     }
     Ok(exit::SUCCESS)
 }

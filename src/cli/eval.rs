@@ -6,7 +6,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::args::DataArgs;
-use super::predict::{load_for_model, write_stdout};
+use super::predict::load_for_model;
+use super::stdout::write_stdout;
 use crate::data::{LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};

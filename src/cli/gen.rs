@@ -179,11 +179,11 @@ fn run_in<F: Real>(args: &GenArgs) -> Result<i32> {
     };
     if args.json {
         let text = serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?;
-        println!("{text}");
+        super::stdout::print_line(&text)?;
         return Ok(exit::SUCCESS);
     }
     let s = &report.summary;
-    println!(
+    super::stdout::print_line(&format!(
         "wrote {}: {}, {} rows x {} features ({}, {}), {} stored values, {}",
         report.output,
         format.name(),
@@ -193,12 +193,12 @@ fn run_in<F: Real>(args: &GenArgs) -> Result<i32> {
         report.precision,
         s.nnz,
         human_bytes(s.bytes)
-    );
-    println!(
+    ))?;
+    super::stdout::print_line(&format!(
         "time     {:.3} s: {:.0} rows/s, {:.1} MB/s",
         s.seconds, report.rows_per_second, report.megabytes_per_second
-    );
-    println!(
+    ))?;
+    super::stdout::print_line(&format!(
         "planted  margin gamma = {}, radius R = {}{}: the perceptron makes at most \
          (R/gamma)^2 = {:.1} mistakes",
         report.margin,
@@ -209,7 +209,7 @@ fn run_in<F: Real>(args: &GenArgs) -> Result<i32> {
             " (no bias)"
         },
         report.mistake_bound
-    );
+    ))?;
     let noise = if s.flipped > 0 {
         format!(
             "; noise {} flipped {} labels, so the data is NOT separable",
@@ -218,10 +218,10 @@ fn run_in<F: Real>(args: &GenArgs) -> Result<i32> {
     } else {
         "; separable".to_owned()
     };
-    println!(
+    super::stdout::print_line(&format!(
         "labels   {} +1, {} -1{noise}",
         s.positive,
         s.rows - s.positive
-    );
+    ))?;
     Ok(exit::SUCCESS)
 }

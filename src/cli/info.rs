@@ -6,7 +6,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::args::{DataArgs, PrecisionArg};
-use super::predict::write_stdout;
+use super::stdout::write_stdout;
 use crate::data::{self, Features, RawData, bundled, labels, stats};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};

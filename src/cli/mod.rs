@@ -14,6 +14,7 @@ pub mod plot;
 pub mod predict;
 pub mod progress;
 pub mod split;
+pub mod stdout;
 pub mod train;
 pub mod train_ovr;
 

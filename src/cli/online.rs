@@ -150,6 +150,7 @@ pub fn run(args: &OnlineArgs) -> Result<i32> {
         .flatten()
     {
         crate::output::check_destination(path)?;
+        crate::output::check_not_an_input(path, &[&args.data])?;
     }
     if args.max_features == 0 || args.max_features > MAX_FEATURE_INDEX {
         return Err(Error::Usage(format!(

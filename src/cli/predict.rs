@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::args::DataArgs;
+use super::stdout::write_stdout;
 use crate::data::{self, LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
@@ -63,6 +64,7 @@ pub struct PredictArgs {
 pub fn run(args: &PredictArgs) -> Result<i32> {
     if let Some(out) = &args.output {
         crate::output::check_destination(out)?;
+        crate::output::check_not_an_input(out, &[&args.model, &args.data])?;
     }
     let opts = args.data_args.load_options(None);
     match model::load(&args.model)? {
@@ -144,16 +146,4 @@ fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions)
         None => write_stdout(write)?,
     }
     Ok(exit::SUCCESS)
-}
-
-/// Writes to stdout, buffered. A closed pipe (`perceptron predict ... | head`)
-/// ends the output quietly rather than as an error.
-pub(crate) fn write_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    match write(&mut out).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Error::io(Path::new("<stdout>"), "cannot write output", e)),
-    }
 }

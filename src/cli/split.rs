@@ -85,6 +85,13 @@ fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
     );
     crate::output::check_destination(&args.output)?;
     crate::output::check_destination(&args.test)?;
+    crate::output::check_not_an_input(&args.output, &[&args.data])?;
+    crate::output::check_not_an_input(&args.test, &[&args.data, &args.output])?;
+    if args.output == args.test {
+        return Err(Error::Usage(
+            "-o and --test name the same file; the two halves need two files".into(),
+        ));
+    }
     let raw = data::load_raw::<F>(&args.data, &args.data_args.load_options(None))?;
     let rows = raw.features.rows();
     let tests = ((rows as f64) * args.test_fraction).round() as usize;

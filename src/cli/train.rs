@@ -224,6 +224,17 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     }
     let output = args.output.clone().unwrap_or_else(default_model_path);
     crate::output::check_destination(&output)?;
+    if let Some(data) = &args.data {
+        crate::output::check_not_an_input(&output, &[data])?;
+        if let Some(c) = &args.checkpoint {
+            crate::output::check_not_an_input(c, &[data, &output])?;
+        }
+    }
+    if args.checkpoint_every == 0 {
+        return Err(Error::Usage(
+            "--checkpoint-every must be at least 1 (epochs between checkpoints)".into(),
+        ));
+    }
     if let Some(dir) = &args.plot {
         super::plot::prepare_dir(dir)?;
     }
@@ -403,9 +414,9 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     };
     if args.json {
         let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
-        println!("{text}");
+        super::stdout::print_line(&text)?;
     } else {
-        print!("{}", render(&report));
+        super::stdout::print(&render(&report))?;
         if !report.converged {
             eprintln!(
                 "perceptron: not converged: the data was not separated within {} epochs (the last epoch made {} mistakes); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",

@@ -168,9 +168,9 @@ impl<F: Real> Run<'_, F> {
         };
         if self.args.json {
             let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
-            println!("{text}");
+            super::stdout::print_line(&text)?;
         } else {
-            print!("{}", render(&report));
+            super::stdout::print(&render(&report))?;
             if !report.converged {
                 eprintln!(
                     "perceptron: not converged: some class was not separated from the rest within {} epochs (the last epoch made {} mistakes in all); the last model was saved to {}",

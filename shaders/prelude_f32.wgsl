@@ -9,7 +9,7 @@ fn is_finite_real(v: real) -> bool {
     return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u;
 }
 
-// Already f32: the slack's one rounding is covered by DRIFT_FACTOR.
+// Already f32: the slack's roundings are covered by DRIFT_FACTOR.
 fn slack_f32(v: real) -> f32 {
     return v;
 }

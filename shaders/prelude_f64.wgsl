@@ -4,9 +4,11 @@ alias real = f64;
 const REAL_QUARTER_MAX: f64 = 4.49423283715579e307; // f64::MAX / 4
 const F32_MAX_AS_REAL: f64 = 3.4028234663852886e38;
 
-// naga cannot bitcast f64, so finiteness is a comparison: NaN and +-inf both
-// fail `abs(v) <= MAX`. naga emits no NotNaN/NotInf fast-math decorations,
-// so drivers must evaluate it as IEEE comparisons.
+// naga cannot bitcast f64, so this is a comparison: NaN and +-inf both fail
+// `abs(v) <= MAX` under IEEE rules. A driver may assume no NaN or infinity
+// and fold it to true, so it is only a second line: the host hands a kernel
+// only weights that cannot overflow (src/certify.rs, "No infinities, by
+// construction").
 fn is_finite_real(v: real) -> bool {
     return abs(v) <= 1.7976931348623157e308;
 }

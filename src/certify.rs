@@ -5,8 +5,8 @@
 //! Notation: the row has `m` terms (stored features plus the bias), exact dot
 //! s* = Σ w_k x_k, exact absolute sum T* = Σ |w_k x_k|, unit roundoff `u`
 //! (2^-24 for f32, 2^-53 for f64), smallest normal `λ` (2^-126, 2^-1022),
-//! γ_m = m·u / (1 - m·u). We require m·u <= 1/16, hence γ_m <= (16/15)·m·u
-//! and 1/(1 - γ_m) <= 15/14; rows with more terms are never certified.
+//! γ_m = m·u / (1 - m·u). We require m·u <= 1/16, hence γ_m <= (16/15)·m·u;
+//! rows with more terms are never certified.
 //!
 //! **Reference** (host, IEEE-754 round-to-nearest, gradual underflow, the
 //! sequential order of [`crate::reference::dot`]): each product is
@@ -16,41 +16,65 @@
 //!
 //!   |s_ref - s*| <= γ_m T* + (16/15)·m·λu.
 //!
-//! **Device** (any summation order and association, any mix of fused
-//! multiply-add and separate operations, subnormal inputs and results flushed
-//! to zero or not): each of the at most 2m operations returns z(1+δ) + η with
-//! |δ| <= u and |η| <= λ (a flushed result loses less than λ). A *flushed
-//! input* drops its whole term; the host never sends rows with subnormal
-//! features to the device (they are resolved on the host, see
-//! [`needs_host`]), and for subnormal weights the dropped terms total at most
-//! F = λ·Σ_k |x_k| <= λ·L1max, which the host passes as `flush` whenever w
-//! has a subnormal entry. With T' the absolute sum over the kept terms
-//! (T' <= T* <= T' + F):
+//! **Device.** WGSL promises less than IEEE: "correctly rounded" there means
+//! either neighbour of the exact result (faithful rounding), subnormal inputs
+//! and results may be flushed to zero, and a driver may fuse a·b + c or
+//! re-associate a sum. So the model is: any summation order and
+//! association, any mix of fused and separate operations, and each of the at
+//! most 2m operations returns z(1+δ) + η with |δ| <= 2u and |η| <= λ (a
+//! faithfully rounded or flushed result is off by less than one ulp of its
+//! binade, or less than λ below it). With u' = 2u, m·u' <= 1/8, so
+//! γ'_m = m·u'/(1 - m·u') <= (16/7)·m·u <= 1/7, and the η of the at most 2m
+//! operations, each amplified by later roundings by at most 1 + γ'_m <= 8/7,
+//! total at most (16/7)·m·λ.
 //!
-//!   |ŝ - s*| <= γ_m T' + (32/15)·m·λ + F,
-//!   |t̂ - T'| <= γ_m T' + (32/15)·m·λ       (t̂ = device's Σ |w_k x_k|),
+//! A *flushed input* drops its whole term. Rows with a subnormal feature are
+//! never settled by a device ([`needs_host`]: the loop decides them itself,
+//! whatever the device returned), and for subnormal weights the dropped terms
+//! total at most F = λ·Σ_k |x_k| <= λ·L1max, which the host passes as `flush`
+//! whenever w has a subnormal entry. With T' the absolute sum over the kept
+//! terms (T' <= T* <= T' + F):
 //!
-//! so T' <= (t̂ + (32/15)mλ)/(1 - γ_m) and
+//!   |ŝ - s*| <= γ'_m T' + (16/7)·m·λ + F,
+//!   |t̂ - T'| <= γ'_m T' + (16/7)·m·λ       (t̂ = device's Σ |w_k x_k|),
 //!
-//!   |ŝ - s_ref| <= 2γ_m T' + (1+γ_m)F + (32/15 + 16u/15)·m·λ
-//!              <= (32/14)·m·u·t̂ + 2.51·m·λ + (16/15)·F
+//! so T' <= (7/6)·(t̂ + (16/7)·m·λ), and
 //!
-//! using γ_m/(1-γ_m) <= (16/14)·m·u and m·u <= 1/16.
+//!   |ŝ - s_ref| <= (γ'_m + γ_m) T' + (1 + γ_m) F + (16/7 + 16u/15)·m·λ
+//!              <= (352/105)(7/6)·m·u·t̂ + (352/105)(7/6)(16/7)(1/16)·m·λ
+//!                 + (16/15)·F + 2.29·m·λ
+//!              <= 3.92·m·u·t̂ + 2.85·m·λ + (16/15)·F.
+//!
+//! (For the m of ordinary rows, m·u is tiny and the factor is 3: 2 from the
+//! device, 1 from the reference. 3.92 is the worst case at m·u = 1/16.)
 //!
 //! **Evaluating the bound on the device** as E = (m·REL)·t̂ + (m·ABS + FLUSH)
-//! with REL = 3u, ABS = 4λ, FLUSH = 1.1·λ·L1max: four roundings lose at most
-//! a factor (1-u)^3 and one flushed product (< λ), so
-//! E >= 3(1-u)^3·m·u·t̂ + 4(1-u)^3·m·λ - λ + 1.1(1-u)^3·F, which exceeds the
-//! bound above term by term (3(1-u)^3 > 32/14; 4(1-u)^3·m - 1 > 2.51·m for
-//! m >= 1; 1.1(1-u)^3 > 16/15). The slack is about 30%.
+//! with REL = 5u, ABS = 5λ, FLUSH = 1.21·λ·L1max (rounded up): five
+//! faithfully rounded operations lose at most a factor (1 - 2u)^3 on each
+//! term's path, and only the product (m·REL)·t̂ can be small enough to be
+//! flushed (m·ABS >= 5λ is normal), losing less than λ. So
+//! E >= (1-2u)^3·5·m·u·t̂ + (1-2u)^3·(5·m·λ + FLUSH) - λ, which exceeds the
+//! bound above term by term: 5(1-2u)^3 > 3.92; 5(1-2u)^3·m - 1 > 2.85·m for
+//! every m >= 1; 1.21(1-2u)^3 > 16/15. The slack is over 27% at the worst
+//! m and 66% for ordinary rows.
 //!
-//! **Decision**: if ŝ and E are finite and y·ŝ > E then y·s_ref >= y·ŝ - E > 0:
-//! the reference also finds the row correct (and if y·ŝ < -E, a mistake).
-//! Otherwise the row is *uncertain* and the host computes the reference dot
-//! itself. A NaN or infinity anywhere fails the test, so non-finite
-//! arithmetic can only leave a row uncertain, never settle it. Rows with
-//! t̂ > MAX/4 are left uncertain too, so a settled row's reference sum can
-//! never overflow (its partial sums are bounded by T* <= 1.07·t̂ + tiny).
+//! **Decision**: if y·ŝ > E then y·s_ref >= y·ŝ - E > 0: the reference also
+//! finds the row correct (and if y·ŝ < -E, a mistake). Otherwise the row is
+//! *uncertain* and the host computes the reference dot itself.
+//!
+//! **No infinities, by construction.** A driver may compile float
+//! comparisons as if NaN and infinity did not exist, so no device-side test
+//! of finiteness is trusted. Instead the loop hands an engine only weights
+//! with ||w||·max_i ||x~_i|| <= [`safe_product`] (about MAX·2^-40), checked
+//! on the host in f64 ([`engine_safe`]); otherwise it decides rows itself.
+//! By Cauchy-Schwarz every partial sum of products, of absolute products and
+//! every quantity derived from them is then at most 1.2·T' <= 1.2·||w||·||x||,
+//! far below overflow, so nothing on the device can become infinite or NaN
+//! (the inputs are finite: data is validated, and the host refuses weights
+//! that overflow). The kernels keep their finiteness and `t <= MAX/4` tests
+//! only as a second line. Rows with ||x~|| >= sqrt(MAX) are never settled by a
+//! device either ([`needs_host`]), which keeps every division within the
+//! range WGSL specifies its accuracy for.
 //!
 //! # Drift: certifying under weights that have moved
 //! The host keeps updating w after a pass was computed. For weights
@@ -65,11 +89,13 @@
 //! r = (y·ŝ - E)/N when y·ŝ > E, r = (y·ŝ + E)/N when y·ŝ < -E, else 0, with
 //! N >= ||x~|| (see [`row_norms`]), and the row is settled under any w' with
 //! ||w' - w|| <= δ when |r| > [`DRIFT_FACTOR`]·δ + [`DRIFT_FLOOR`]:
-//! correct if r > 0, a mistake if r < 0. DRIFT_FACTOR = 1.1 covers
-//! 1 + γ_m <= 16/15 and the few roundings in computing r (each at most a
-//! factor 1 + u) and its conversion to f32; DRIFT_FLOOR = 1e-20 covers the
-//! absolute underflow terms, given N >= [`MIN_NORM`] (rows with a smaller
-//! norm get r = 0).
+//! correct if r > 0, a mistake if r < 0. Computing r takes a subtraction and
+//! a division (WGSL: within 2.5 ulp for divisors in [2^-126, 2^126], which
+//! N in [MIN_NORM, sqrt(MAX)] is) and, in f64 kernels, a conversion to f32
+//! towards zero: together a relative error below 10u plus an underflow below
+//! λ/MIN_NORM. DRIFT_FACTOR = 1.1 covers 1 + γ_m <= 16/15 and the relative
+//! error; DRIFT_FLOOR = 1e-20 covers the underflow, given N >= [`MIN_NORM`]
+//! (rows with a smaller norm get r = 0).
 
 use crate::data::{Features, Row};
 use crate::float::Real;
@@ -82,9 +108,9 @@ pub fn max_terms<F: Real>() -> usize {
 /// The constants a kernel (or its CPU twin) needs for one pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bound<F> {
-    /// Multiplies m·t̂: 3u.
+    /// Multiplies m·t̂: 5u.
     pub rel: F,
-    /// Multiplies m: 4λ.
+    /// Multiplies m: 5λ.
     pub abs: F,
     /// Added once: 1.1·λ·L1max when w has a subnormal entry, else 0.
     pub flush: F,
@@ -110,18 +136,19 @@ impl<F: Real> Bound<F> {
             F::ZERO
         };
         Bound {
-            rel: round_up::<F>(3.0 * F::UNIT_ROUNDOFF),
-            abs: round_up::<F>(4.0 * F::MIN_NORMAL),
+            rel: round_up::<F>(5.0 * F::UNIT_ROUNDOFF),
+            abs: round_up::<F>(5.0 * F::MIN_NORMAL),
             flush,
             tau: F::ZERO,
         }
     }
 
     /// The bound for the rule y·s <= τ. The test then compares
-    /// fl(y·ŝ - τ) with E, and that subtraction rounds: fl(a - τ) is at most
-    /// (a - τ)(1 + u) + λ, so E grows by a factor 1.001 (far above 1 + 4u)
-    /// and by 2.2λ, which keeps every settled decision the reference's. With
-    /// τ = 0 the subtraction is exact and nothing changes.
+    /// fl(y·ŝ - τ) with E, and on a device that subtraction rounds
+    /// faithfully: fl(a - τ) is within (a - τ)·2u + λ of a - τ, so E grows by
+    /// a factor 1.001 (far above 1 + 8u) and by 2.2λ, which keeps every
+    /// settled decision the reference's. With τ = 0 the subtraction is exact
+    /// and nothing changes.
     pub fn with_margin(mut self, tau: F) -> Self {
         if tau != F::ZERO {
             self.rel = round_up::<F>(self.rel.to_f64() * 1.001);
@@ -146,6 +173,22 @@ impl<F: Real> Bound<F> {
         let ys = (if y > 0 { s } else { -s }) - self.tau;
         s.is_finite() && e.is_finite() && ys > e
     }
+}
+
+/// The largest ||w||·max_i ||x~_i|| for which an engine may be used: far
+/// enough below overflow that no partial sum, absolute sum, bound or slack
+/// a device computes can become infinite (see the module documentation).
+pub fn safe_product<F: Real>() -> f64 {
+    F::MAX_VALUE * 2f64.powi(-40)
+}
+
+/// Whether weights `w` may be handed to an engine for data whose rows have
+/// norm at most `max_norm`: ||w||·max_norm <= [`safe_product`], computed in
+/// f64 with room for its own rounding.
+pub fn engine_safe<F: Real>(w: &[F], max_norm: f64) -> bool {
+    let sq: f64 = w.iter().map(|v| v.to_f64() * v.to_f64()).sum();
+    let norm = (sq * (1.0 + (w.len() as f64 + 4.0) * 2f64.powi(-50))).sqrt() * (1.0 + 1e-12);
+    norm.is_finite() && norm * max_norm <= safe_product::<F>()
 }
 
 /// Multiplies the drift δ = ||w' - w|| in the settle test.
@@ -249,6 +292,9 @@ pub struct RowFacts {
     pub norms: Vec<f32>,
     /// Upper bound of max_i Σ_k |x~_ik|.
     pub l1_max: f64,
+    /// Upper bound of max_i ||x~_i||, in f64 (`norms` may round it to f32
+    /// infinity for f64 data).
+    pub max_norm: f64,
     /// Sorted rows no engine may settle ([`needs_host`]).
     pub host_only: Vec<usize>,
 }
@@ -257,7 +303,7 @@ impl RowFacts {
     pub fn compute<F: Real>(features: &Features<F>, bias: bool) -> Self {
         use rayon::prelude::*;
         let rows = features.rows();
-        let per_row: Vec<(f32, f64, bool)> = (0..rows)
+        let per_row: Vec<(f32, f64, bool, f64)> = (0..rows)
             .into_par_iter()
             .with_min_len(1024)
             .map(|i| {
@@ -278,12 +324,14 @@ impl RowFacts {
                     norm
                 };
                 let many = row.stored() + bias as usize > max_terms::<F>();
-                (norm, l1 * (1.0 + 1e-12), sub || many)
+                let huge = up >= F::MAX_VALUE.sqrt();
+                (norm, l1 * (1.0 + 1e-12), sub || many || huge, up)
             })
             .collect();
         RowFacts {
             norms: per_row.iter().map(|r| r.0).collect(),
             l1_max: per_row.iter().map(|r| r.1).fold(0.0, f64::max),
+            max_norm: per_row.iter().map(|r| r.3).fold(0.0, f64::max),
             host_only: per_row
                 .iter()
                 .enumerate()
@@ -325,14 +373,19 @@ fn round_up<F: Real>(v: f64) -> F {
 }
 
 /// Rows a device must never settle: a subnormal feature (a device may flush
-/// it, dropping its whole term) or more terms than [`max_terms`].
+/// it, dropping its whole term), more terms than [`max_terms`], or a norm of
+/// sqrt(MAX) or more (see the module documentation). The same rule as
+/// [`RowFacts::host_only`].
 pub fn needs_host<F: Real>(row: Row<'_, F>, bias: bool) -> bool {
     if row.stored() + bias as usize > max_terms::<F>() {
         return true;
     }
-    let mut sub = false;
-    row.for_each(|_, v| sub |= v.is_subnormal());
-    sub
+    let (mut sub, mut sq) = (false, bias as u8 as f64);
+    row.for_each(|_, v| {
+        sub |= v.is_subnormal();
+        sq += v.to_f64() * v.to_f64();
+    });
+    sub || sq.sqrt() * (1.0 + 1e-9) >= F::MAX_VALUE.sqrt()
 }
 
 /// The sorted positions of all rows that [`needs_host`].
@@ -424,6 +477,33 @@ mod tests {
         let b = Bound::<f32>::for_weights(&[1e-40, 1.0], 100.0);
         assert!(b.flush as f64 >= 1.1 * f32::MIN_POSITIVE as f64 * 100.0);
         assert_eq!(Bound::<f32>::for_weights(&[1.0], 100.0).flush, 0.0);
+    }
+
+    #[test]
+    fn engines_get_only_weights_that_cannot_overflow() {
+        // ||w|| * max ||x|| against MAX * 2^-40 (about 3.1e26 in f32).
+        assert!(engine_safe(&[3.0f32, 4.0], 1e25));
+        assert!(!engine_safe(&[3.0f32, 4.0], 1e26));
+        assert!(!engine_safe(&[f32::MAX, 1.0], 1.0));
+        assert!(engine_safe(&[1e100f64], 1e100));
+        assert!(!engine_safe(&[1e200f64], 1e200));
+    }
+
+    #[test]
+    fn rows_with_huge_norms_are_never_settled_by_a_device() {
+        // sqrt(f32::MAX) is about 1.8e19.
+        assert!(!needs_host(Row::Dense(&[1e19f32, 0.0]), true));
+        assert!(needs_host(Row::Dense(&[2e19f32, 0.0]), true));
+        let facts = RowFacts::compute(
+            &Features::Dense(crate::data::DenseMatrix {
+                rows: 3,
+                cols: 1,
+                values: vec![1.0f32, 3e19, 1e-40],
+            }),
+            false,
+        );
+        assert_eq!(facts.host_only, vec![1, 2]);
+        assert!(facts.max_norm >= 3e19);
     }
 
     #[test]

@@ -760,7 +760,14 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "checkpoints every 0 epochs",
-            args: &["train", "@data/iris_setosa.csv", "--checkpoint", "c.json", "--checkpoint-every", "0"],
+            args: &[
+                "train",
+                "@data/iris_setosa.csv",
+                "--checkpoint",
+                "c.json",
+                "--checkpoint-every",
+                "0",
+            ],
             make: vec![],
             code: 2,
             stderr: &["--checkpoint-every must be at least 1"],
@@ -1237,7 +1244,12 @@ fn closed_or_full_stdout_is_not_a_crash() {
         let out = std::process::Command::new(bin)
             .current_dir(dir.path())
             .args(["train", &data_str("iris_setosa.csv"), "-o", "i.json"])
-            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1258,21 +1270,41 @@ fn outputs_follow_links_and_write_pipes_in_place() {
     let model = dir.path().join("m.json");
     std::fs::write(&model, iris_model_text()).unwrap();
     cmd(dir.path())
-        .args(["predict", "m.json", &data_str("iris_setosa.csv"), "-o", "link.txt"])
+        .args([
+            "predict",
+            "m.json",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "link.txt",
+        ])
         .assert()
         .success();
-    assert!(std::fs::symlink_metadata(dir.path().join("link.txt")).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(std::fs::read_to_string(&real).unwrap().lines().count(), 150);
 
     let fifo = dir.path().join("fifo");
-    let status = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(status.success());
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
     };
     cmd(dir.path())
-        .args(["predict", "m.json", &data_str("iris_setosa.csv"), "-o", "fifo"])
+        .args([
+            "predict",
+            "m.json",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "fifo",
+        ])
         .assert()
         .success();
     assert_eq!(reader.join().unwrap().lines().count(), 150);

@@ -247,9 +247,18 @@ fn adversarial<F: Real>() -> Dataset<F> {
 
 #[test]
 fn adversarial_margins_take_the_uncertain_path_and_still_match() {
-    for bias in [true, false] {
+    // One lane per row sums in the reference order on a CPU-type adapter
+    // (lavapipe), which cannot show a bound that is too small; 32 lanes sum
+    // in a tree, as real GPUs do.
+    for (bias, lanes) in [
+        (true, None),
+        (false, None),
+        (true, Some(32)),
+        (false, Some(32)),
+    ] {
+        let opts = GpuOptions { lanes, ..options() };
         let d32 = adversarial::<f32>();
-        let Some(fit) = check_gpu(&d32, bias, 8, &options()) else {
+        let Some(fit) = check_gpu(&d32, bias, 8, &opts) else {
             return;
         };
         // Rows the device could not certify, which the host resolved; some
@@ -266,7 +275,7 @@ fn adversarial_margins_take_the_uncertain_path_and_still_match() {
         );
 
         let d64 = adversarial::<f64>();
-        let Some(fit) = check_gpu(&d64, bias, 8, &options()) else {
+        let Some(fit) = check_gpu(&d64, bias, 8, &opts) else {
             return;
         };
         assert!(fit.engine_stats.rows_uncertain > 100 && fit.loop_stats.host_dots > 0);
@@ -275,7 +284,7 @@ fn adversarial_margins_take_the_uncertain_path_and_still_match() {
             features: Features::Sparse(d32.features.to_sparse()),
             ..d32.clone()
         };
-        check_gpu(&sparse, bias, 8, &options());
+        check_gpu(&sparse, bias, 8, &opts);
     }
 }
 

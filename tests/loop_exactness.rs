@@ -250,3 +250,44 @@ fn nan_slacks_settle_nothing() {
     assert_eq!(fit.mistakes_per_epoch, mistakes);
     assert_eq!(fit.weights, w);
 }
+
+/// Weights that grow past what a device may be handed (||w||·max||x|| >
+/// MAX·2^-40, about 3e26 in f32) are decided on the host from then on: the
+/// model stays the textbook one, and passes stop once the limit is crossed.
+#[test]
+fn weights_too_large_for_a_device_are_decided_on_the_host() {
+    let mut rng = Rng(0xb16);
+    let small = random_dense::<f32>(&mut rng, 4000, 4, 0.2);
+    let perceptron::data::Features::Dense(m) = &small.features else {
+        unreachable!()
+    };
+    let mut big = small.clone();
+    big.features = perceptron::data::Features::Dense(perceptron::data::DenseMatrix {
+        values: m.values.iter().map(|v| v * 1e13).collect(),
+        ..m.clone()
+    });
+    let (w, mistakes) = textbook(&big, true, 12);
+    let fit = run(Always, &big, true, 12, Box::new(CpuEngine::new(&big, true)));
+    assert_eq!(fit.mistakes_per_epoch, mistakes);
+    assert_eq!(fit.weights, w);
+    let norm = w.iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
+    let max_norm = big.facts(true).max_norm;
+    assert!(
+        norm * max_norm > 3.2e26,
+        "the data must cross the limit: {norm} {max_norm}"
+    );
+    // Far fewer passes than windows: after the crossing the host walks.
+    let small_fit = run(
+        Always,
+        &small,
+        true,
+        12,
+        Box::new(CpuEngine::new(&small, true)),
+    );
+    assert!(
+        fit.loop_stats.passes < small_fit.loop_stats.passes,
+        "{} vs {}",
+        fit.loop_stats.passes,
+        small_fit.loop_stats.passes
+    );
+}

@@ -182,9 +182,16 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 data.rows()
             )));
         }
-        if dim as u64 * elem > binding {
+        // One-vs-rest binds every class's weights at once.
+        let classes = if data.class_ids.is_empty() {
+            1
+        } else {
+            data.classes.len().max(1)
+        };
+        if (dim * classes) as u64 * elem > binding {
             return Err(Error::Gpu(format!(
-                "the model has {dim} weights, more than fit the adapter's storage binding of {binding} bytes"
+                "the model has {} weights ({dim} per class for {classes} classes), more than fit the adapter's largest storage binding of {binding} bytes",
+                dim * classes
             )));
         }
         let plans = layout::plan(&data.features, chunk_limit).map_err(|bytes| {

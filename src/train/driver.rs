@@ -410,6 +410,8 @@ struct Loop<'d, F> {
     /// Slacks of the passes that count a pocket candidate's mistakes.
     eval_slack: Vec<f32>,
     l1_max: f64,
+    /// Upper bound of the largest row norm, for [`certify::engine_safe`].
+    max_norm: f64,
     /// Recent fraction of rows that were mistakes.
     mistake_rate: f64,
     /// Upper limit on the window, from how far recent windows got.
@@ -451,6 +453,7 @@ impl<'d, F: Real> Loop<'d, F> {
             tau: F::ZERO,
             eval_slack: Vec::new(),
             l1_max: facts.l1_max,
+            max_norm: facts.max_norm,
             mistake_rate: 0.05,
             window_cap: usize::MAX,
             work_cap: {
@@ -475,6 +478,12 @@ impl<'d, F: Real> Loop<'d, F> {
         self.state.position = 0;
         self.state.mistakes_in_epoch = 0;
         m
+    }
+
+    /// Whether the current weights may go to an engine: small enough that
+    /// nothing an engine computes can overflow ([`certify::engine_safe`]).
+    fn weights_safe(&self) -> bool {
+        certify::engine_safe(&self.state.weights, self.max_norm)
     }
 
     fn window(&self, engine: &dyn MarginEngine<F>, from: usize) -> usize {
@@ -545,6 +554,16 @@ impl<'d, F: Real> Loop<'d, F> {
                 observer.on_progress(self.state.epoch, self.state.position, self.rows);
                 continue;
             }
+            if self.inflight.is_empty() && !self.weights_safe() {
+                // Weights this large could overflow on a device: the host
+                // decides every row until they are handed out again.
+                let end = (pos + self.work_cap).min(self.rows);
+                if let Err(e) = self.walk_host(engine, end)? {
+                    return Ok(EpochEnd::EngineFailed(e));
+                }
+                observer.on_progress(self.state.epoch, self.state.position, self.rows);
+                continue;
+            }
             // Collect the pass that starts here, dropping any stale one.
             let pass = loop {
                 if self.inflight.is_empty()
@@ -596,13 +615,15 @@ impl<'d, F: Real> Loop<'d, F> {
         let half = pass.start + (pass.end - pass.start) / 2;
         let mut i = pass.start;
         let mut mistakes = 0u64;
+        let mut next_considered = false;
         while i < pass.end {
-            if self.inflight.is_empty()
-                && i >= half
-                && pass.end < self.rows
-                && let Err(e) = self.submit(engine, pass.end)
-            {
-                return Ok(Err(e));
+            if !next_considered && self.inflight.is_empty() && i >= half && pass.end < self.rows {
+                next_considered = true;
+                if self.weights_safe()
+                    && let Err(e) = self.submit(engine, pass.end)
+                {
+                    return Ok(Err(e));
+                }
             }
             if self.heads == 1 && self.state.pocket.is_none() {
                 // The common case, rows settled correct, in a tight loop:
@@ -786,6 +807,7 @@ impl<'d, F: Real> Loop<'d, F> {
         self.stats.pocket_evaluations += 1;
         let data = self.data;
         let w = &self.state.weights;
+        let use_engine = engine.certifies() && certify::engine_safe(w, self.max_norm);
         let host = engine
             .certifies()
             .then(|| certify::Bound::for_weights(w, self.l1_max));
@@ -800,7 +822,7 @@ impl<'d, F: Real> Loop<'d, F> {
             .min(self.rows);
             self.eval_slack.clear();
             self.eval_slack.resize(end - start, 0.0);
-            if engine.certifies() {
+            if use_engine {
                 self.stats.passes += 1;
                 if let Err(e) = engine.submit(&Pass {
                     start,

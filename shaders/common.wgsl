@@ -1,10 +1,6 @@
 // Shared by the margin kernels: the pass layout and the certified slack.
 // CPU twin: src/gpu/twin.rs (same names, same order of operations).
 
-// Rows handled by one workgroup = WG / LANES; LANES threads share a row.
-const WG: u32 = 256u;
-override LANES: u32 = 32u;
-
 struct Params {
     // First chunk-local row this dispatch evaluates, and how many.
     row_begin: u32,
@@ -49,25 +45,4 @@ fn write_slack(q: u32, row: u32, head: u32, s: real, t: real, m: u32) {
         }
     }
     slack[q] = r;
-}
-
-var<workgroup> part_s: array<real, WG>;
-var<workgroup> part_t: array<real, WG>;
-
-// Tree reduction of part_s/part_t within each group of LANES threads; the
-// group's lane 0 ends with the sums. Call from uniform control flow.
-fn reduce_lanes(li: u32, lane: u32) {
-    workgroupBarrier();
-    var off = LANES / 2u;
-    loop {
-        if off == 0u {
-            break;
-        }
-        if lane < off {
-            part_s[li] = part_s[li] + part_s[li + off];
-            part_t[li] = part_t[li] + part_t[li + off];
-        }
-        workgroupBarrier();
-        off = off / 2u;
-    }
 }

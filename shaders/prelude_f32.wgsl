@@ -13,3 +13,10 @@ fn is_finite_real(v: real) -> bool {
 fn slack_f32(v: real) -> f32 {
     return v;
 }
+
+// Subnormal test on the bit pattern (exponent 0, mantissa not 0), which no
+// flushing can disturb.
+fn is_subnormal_real(v: real) -> bool {
+    let b = bitcast<u32>(v);
+    return (b & 0x7f800000u) == 0u && (b & 0x007fffffu) != 0u;
+}

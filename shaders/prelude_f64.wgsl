@@ -23,3 +23,9 @@ fn slack_f32(v: real) -> f32 {
     }
     return r;
 }
+
+// Subnormal test by comparison (naga cannot bitcast f64). The walk applies it
+// only to finite values, for which comparisons are exact.
+fn is_subnormal_real(v: real) -> bool {
+    return v != 0.0 && abs(v) < 2.2250738585072014e-308;
+}

@@ -249,42 +249,104 @@ fn adversarial<F: Real>() -> Dataset<F> {
 fn adversarial_margins_take_the_uncertain_path_and_still_match() {
     // One lane per row sums in the reference order on a CPU-type adapter
     // (lavapipe), which cannot show a bound that is too small; 32 lanes sum
-    // in a tree, as real GPUs do.
-    for (bias, lanes) in [
-        (true, None),
-        (false, None),
-        (true, Some(32)),
-        (false, Some(32)),
+    // in a tree, as real GPUs do. Both the walk and pass windows.
+    for (bias, lanes, no_walk) in [
+        (true, None, false),
+        (false, None, false),
+        (true, Some(32), false),
+        (false, Some(32), true),
+        (true, None, true),
     ] {
-        let opts = GpuOptions { lanes, ..options() };
+        let opts = GpuOptions {
+            lanes,
+            no_walk,
+            ..options()
+        };
         let d32 = adversarial::<f32>();
         let Some(fit) = check_gpu(&d32, bias, 8, &opts) else {
             return;
         };
-        // Rows the device could not certify, which the host resolved; some
-        // needed the reference dot itself (margins within rounding of 0).
-        let uncertain = fit.engine_stats.rows_uncertain;
-        assert!(
-            uncertain > 100,
-            "uncertain path exercised only {uncertain} times"
-        );
-        assert!(
-            fit.loop_stats.host_dots > 100,
-            "reference dots: {}",
-            fit.loop_stats.host_dots
-        );
+        if no_walk {
+            // Rows the device could not certify, which the host resolved;
+            // some needed the reference dot itself.
+            let uncertain = fit.engine_stats.rows_uncertain;
+            assert!(
+                uncertain > 100,
+                "uncertain path exercised only {uncertain} times"
+            );
+            assert!(
+                fit.loop_stats.host_dots > 100,
+                "reference dots: {}",
+                fit.loop_stats.host_dots
+            );
+        } else {
+            // The walk decided rows within rounding of 0 by its own reference
+            // dot, and the host re-decided each with its reference dot.
+            let ls = &fit.loop_stats;
+            assert!(ls.walk_speculative > 20, "speculative: {ls:?}");
+            assert!(ls.host_dots > 10, "reference dots: {ls:?}");
+            assert_eq!(ls.drift_fallbacks, 0, "the walk has no drift: {ls:?}");
+        }
 
         let d64 = adversarial::<f64>();
         let Some(fit) = check_gpu(&d64, bias, 8, &opts) else {
             return;
         };
-        assert!(fit.engine_stats.rows_uncertain > 100 && fit.loop_stats.host_dots > 0);
+        // Fewer rows are uncertain in f64; some still need the host.
+        assert!(fit.loop_stats.host_dots > 0, "{:?}", fit.loop_stats);
         // Sparse layout of the same rows.
         let sparse = Dataset {
             features: Features::Sparse(d32.features.to_sparse()),
             ..d32.clone()
         };
         check_gpu(&sparse, bias, 8, &opts);
+    }
+}
+
+/// The walk decides on the device: far fewer round trips than mistakes,
+/// across chunk boundaries and batch boundaries, dense and sparse, with and
+/// without the bias, with the result of the textbook loop.
+#[test]
+fn the_walk_needs_far_fewer_round_trips_than_mistakes() {
+    let mut rng = Rng(0x3a1c);
+    for (case, (sparse, bias, iterations, chunk)) in [
+        (false, true, 128, None),
+        (false, false, 3, Some(64 << 10)),
+        (true, true, 5, Some(32 << 10)),
+        (true, false, 128, None),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let data = if sparse {
+            random_sparse::<f32>(&mut rng, 20_000, 400, 12, 0.01)
+        } else {
+            random_dense::<f32>(&mut rng, 20_000, 24, 0.01)
+        };
+        let opts = GpuOptions {
+            walk_iterations: Some(iterations),
+            chunk_bytes: chunk,
+            ..options()
+        };
+        let Some(fit) = check_gpu(&data, bias, 4, &opts) else {
+            return;
+        };
+        let mistakes: u64 = fit.mistakes_per_epoch.iter().sum();
+        let trips = fit.engine_stats.passes;
+        assert!(
+            fit.loop_stats.certified_mistakes > 0,
+            "case {case}: {:?}",
+            fit.loop_stats
+        );
+        assert_eq!(
+            fit.loop_stats.drift_fallbacks, 0,
+            "case {case}: windows were used"
+        );
+        let per_trip = if iterations >= 100 { 20 } else { 1 };
+        assert!(
+            trips * per_trip < mistakes,
+            "case {case}: {trips} round trips for {mistakes} mistakes"
+        );
     }
 }
 

@@ -9,8 +9,11 @@ use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
 use perceptron::gpu::twin::TwinEngine;
-use perceptron::train::PassPolicy::{self, Adaptive, Always};
-use perceptron::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
+use perceptron::gpu::walk_twin::TwinWalkEngine;
+use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
+use perceptron::train::engine::{
+    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, WalkStats, Walker,
+};
 use perceptron::train::{self, ReferenceEngine, Silent, State, TrainParams};
 
 /// Wraps an engine and weakens its slacks at random: zeroing a slack
@@ -78,6 +81,64 @@ fn run<'a, F: Real>(
     .unwrap()
 }
 
+/// Wraps a walking engine and meddles with its batches the way a device
+/// with other arithmetic could: flips speculative decisions and corrupts
+/// the values of some updates. The loop must notice every time (rolling the
+/// walk back, or turning it off), so results must not change.
+struct Meddler<'d> {
+    inner: TwinWalkEngine<'d, f32>,
+    rng: Rng,
+    flip: f64,
+    corrupt: f64,
+}
+
+impl MarginEngine<f32> for Meddler<'_> {
+    fn name(&self) -> String {
+        format!("meddler({})", self.inner.name())
+    }
+    fn preferred_window(&self, r: f64) -> usize {
+        self.inner.preferred_window(r)
+    }
+    fn submit(&mut self, pass: &Pass<'_, f32>) -> Result<(), EngineError> {
+        self.inner.submit(pass)
+    }
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        self.inner.collect(slack)
+    }
+    fn stats(&self) -> EngineStats {
+        self.inner.stats()
+    }
+    fn walker(&mut self) -> Option<&mut dyn Walker<f32>> {
+        Some(self)
+    }
+}
+
+impl Walker<f32> for Meddler<'_> {
+    fn begin(&mut self, start: &WalkStart<'_, f32>) -> Result<(), EngineError> {
+        self.inner.begin(start)
+    }
+    fn next(&mut self) -> Result<WalkBatch<f32>, EngineError> {
+        let mut b = self.inner.next()?;
+        for d in &mut b.decisions {
+            if d.speculative && self.rng.unit() < self.flip {
+                d.mistake = !d.mistake;
+            }
+            if let Some(at) = d.values_at
+                && self.rng.unit() < self.corrupt
+            {
+                b.values[at] = b.values[at].next_up();
+            }
+        }
+        Ok(b)
+    }
+    fn cancel(&mut self) -> Result<(), EngineError> {
+        self.inner.cancel()
+    }
+    fn walk_stats(&self) -> WalkStats {
+        self.inner.walk_stats()
+    }
+}
+
 /// Totals over every run of a test, to show which paths were exercised.
 #[derive(Default, Debug)]
 struct Exercised {
@@ -110,7 +171,12 @@ fn check<F: Real>(data: &Dataset<F>, bias: bool, epochs: usize, seed: u64, ex: &
                 rate: 0.3,
             }),
         ),
+        // The GPU walk's twins: small batches cross batch boundaries often.
+        (Always, Box::new(TwinWalkEngine::new(data, bias, 1, 7))),
+        (Always, Box::new(TwinWalkEngine::new(data, bias, 32, 64))),
+        (Adaptive, Box::new(TwinWalkEngine::new(data, bias, 4, 16))),
         // The GPU kernels' CPU twins, with one lane and with many lanes.
+        (Windows, Box::new(TwinWalkEngine::new(data, bias, 8, 16))),
         (Always, Box::new(TwinEngine::new(data, bias, None))),
         (Always, Box::new(TwinEngine::new(data, bias, Some(1)))),
         (
@@ -290,4 +356,77 @@ fn weights_too_large_for_a_device_are_decided_on_the_host() {
         fit.loop_stats.passes,
         small_fit.loop_stats.passes
     );
+}
+
+/// Collects warnings.
+#[derive(Default)]
+struct Warnings(Vec<String>);
+
+impl<F> perceptron::train::Observer<F> for Warnings {
+    fn on_warning(&mut self, message: &str) {
+        self.0.push(message.to_owned());
+    }
+}
+
+/// Random rows with all-zero rows mixed in: without the bias their margin
+/// is exactly 0, so every walk decides them speculatively.
+fn with_zero_rows(rng: &mut Rng, rows: usize, cols: usize) -> Dataset<f32> {
+    let mut d = random_dense::<f32>(rng, rows, cols, 0.1);
+    if let perceptron::data::Features::Dense(m) = &mut d.features {
+        for r in (0..rows).step_by(9) {
+            m.values[r * cols..(r + 1) * cols].fill(0.0);
+        }
+    }
+    d
+}
+
+/// The loop catches a walker whose speculative decisions or update values
+/// differ from its own, and the model stays the textbook one.
+#[test]
+fn a_meddling_walker_is_caught_and_the_model_is_unchanged() {
+    let mut rng = Rng(0x3edd1e);
+    let (mut rollbacks, mut off) = (0, 0);
+    for case in 0..12 {
+        let data = with_zero_rows(&mut rng, 1500, 1 + case % 7);
+        let (w, mistakes) = textbook(&data, false, 6);
+        let (flip, corrupt) = if case % 2 == 0 {
+            (0.3, 0.0)
+        } else {
+            (0.0, 0.02)
+        };
+        let engine = Meddler {
+            inner: TwinWalkEngine::new(&data, false, 1, 5 + case),
+            rng: Rng(case as u64 + 1),
+            flip,
+            corrupt,
+        };
+        let params = TrainParams {
+            max_epochs: 6,
+            bias: false,
+            passes: Always,
+            ..Default::default()
+        };
+        let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
+        let mut warnings = Warnings::default();
+        let fit = train::fit(
+            &data,
+            &params,
+            State::initial(data.cols()),
+            Box::new(engine),
+            &mut fb,
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(fit.mistakes_per_epoch, mistakes, "case {case}");
+        assert_eq!(fit.weights, w, "case {case}");
+        rollbacks += fit.loop_stats.walk_rollbacks;
+        off += warnings
+            .0
+            .iter()
+            .filter(|m| m.contains("walk is off"))
+            .count();
+        assert!(fit.loop_stats.walk_speculative > 0, "case {case}");
+    }
+    assert!(rollbacks > 10, "rollbacks {rollbacks}");
+    assert!(off >= 3, "walks turned off {off}");
 }

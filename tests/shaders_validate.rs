@@ -19,7 +19,7 @@ fn validate(kernel: Kernel, precision: Precision) -> Result<(), String> {
         .iter()
         .map(|e| e.name.as_str())
         .collect();
-    if names != [kernel.entry_point()] {
+    if names != kernel.entry_points() {
         return Err(format!("entry points {names:?}"));
     }
     Ok(())

@@ -24,7 +24,11 @@ use crate::certify::Bound;
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-use crate::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
+use crate::train::engine::{
+    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, WalkStats, Walker,
+};
+
+use super::walk::{GpuWalk, RowBuffers};
 
 /// How to run on the GPU.
 #[derive(Clone, Debug, Default)]
@@ -42,6 +46,10 @@ pub struct GpuOptions {
     /// 1 on CPU-type adapters, else chosen from the row length. For tests
     /// of the multi-lane reduction on any adapter, and for tuning.
     pub lanes: Option<u32>,
+    /// Never walk on the device (use margin passes over windows only).
+    pub no_walk: bool,
+    /// Iterations (decisions) per walk batch; default 128.
+    pub walk_iterations: Option<usize>,
 }
 
 impl GpuOptions {
@@ -85,6 +93,16 @@ struct Chunk {
     bind_group: wgpu::BindGroup,
     /// False when the chunk's data is uploaded into the staging chunk each pass.
     resident: bool,
+    /// The chunk's rows on the device, when resident (for the walk).
+    rows: Option<ChunkBuffers>,
+}
+
+/// Whether the walk has been set up.
+enum WalkSetup<F: Real> {
+    NotTried,
+    Ready(Box<GpuWalk<F>>),
+    /// Not possible here (streamed data, or setting it up failed).
+    Unavailable,
 }
 
 type MapResult = Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>;
@@ -126,6 +144,9 @@ pub struct GpuEngine<'d, F: Real> {
     fail_at_pass: Option<u64>,
     stats: EngineStats,
     name: String,
+    walk: WalkSetup<F>,
+    no_walk: bool,
+    walk_iterations: usize,
 }
 
 const MIN_BUFFER: u64 = 16;
@@ -382,6 +403,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 params,
                 bind_group,
                 resident: is_resident,
+                rows: resident,
             });
         }
         if let Some(e) = gpu.take_failure() {
@@ -406,6 +428,9 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             max_heads,
             fail_at_pass: options.fail_at_pass,
             stats: EngineStats::default(),
+            walk: WalkSetup::NotTried,
+            no_walk: options.no_walk,
+            walk_iterations: options.walk_iterations.unwrap_or(128).max(1),
         })
     }
 
@@ -708,6 +733,118 @@ fn stream_into<F: Real>(
     }
 }
 
+impl<F: Real> GpuEngine<'_, F> {
+    /// Sets up the walk the first time it is asked for: every chunk must be
+    /// resident (streamed chunks change between passes).
+    fn setup_walk(&mut self) {
+        if !matches!(self.walk, WalkSetup::NotTried) {
+            return;
+        }
+        let mut rows = Vec::with_capacity(self.chunks.len());
+        for c in &self.chunks {
+            match &c.rows {
+                Some(ChunkBuffers::Dense { x }) => {
+                    rows.push((c.plan.clone(), RowBuffers::Dense { x }))
+                }
+                Some(ChunkBuffers::Sparse {
+                    row_ptr,
+                    col_index,
+                    values,
+                }) => rows.push((
+                    c.plan.clone(),
+                    RowBuffers::Sparse {
+                        row_ptr,
+                        col_index,
+                        values,
+                    },
+                )),
+                None => {
+                    self.walk = WalkSetup::Unavailable;
+                    return;
+                }
+            }
+        }
+        self.walk = match GpuWalk::new(
+            &self.gpu.device,
+            &self.gpu.queue,
+            self.gpu.failure.clone(),
+            &self.gpu.limits,
+            self.data,
+            self.bias,
+            self.lanes,
+            self.walk_iterations,
+            &rows,
+        ) {
+            Ok(w) => WalkSetup::Ready(Box::new(w)),
+            Err(_) => WalkSetup::Unavailable,
+        };
+    }
+
+    fn walk_mut(&mut self) -> Result<&mut GpuWalk<F>, EngineError> {
+        match &mut self.walk {
+            WalkSetup::Ready(w) => Ok(w),
+            _ => Err(EngineError(format!(
+                "{}: the walk is not set up",
+                self.name
+            ))),
+        }
+    }
+
+    /// The fault-injection hook, counted in round trips (passes and walk
+    /// batches alike).
+    fn injected_failure(&self) -> Result<(), EngineError> {
+        if self.fail_at_pass == Some(self.stats.passes) {
+            return Err(EngineError(format!(
+                "{}: injected device failure at pass {} (PERCEPTRON_GPU_FAIL_AT_PASS)",
+                self.name, self.stats.passes
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<F: Real> Walker<F> for GpuEngine<'_, F> {
+    fn begin(&mut self, start: &WalkStart<'_, F>) -> Result<(), EngineError> {
+        self.injected_failure()?;
+        let name = self.name.clone();
+        self.walk_mut()?
+            .begin(start)
+            .map_err(|e| EngineError(format!("{name}: {e}")))
+    }
+
+    fn next(&mut self) -> Result<WalkBatch<F>, EngineError> {
+        self.injected_failure()?;
+        let name = self.name.clone();
+        let walk = self.walk_mut()?;
+        let before = walk.seconds;
+        let batch = walk
+            .next_batch()
+            .map_err(|e| EngineError(format!("{name}: {e}")))?;
+        let waited = walk.seconds - before;
+        self.stats.passes += 1;
+        self.stats.rows_evaluated += (batch.end - batch.start) as u64;
+        self.stats.rows_uncertain +=
+            batch.decisions.iter().filter(|d| d.speculative).count() as u64;
+        self.stats.seconds += waited;
+        Ok(batch)
+    }
+
+    fn cancel(&mut self) -> Result<(), EngineError> {
+        let name = self.name.clone();
+        match &mut self.walk {
+            WalkSetup::Ready(w) => w.cancel().map_err(|e| EngineError(format!("{name}: {e}"))),
+            _ => Ok(()),
+        }
+    }
+
+    fn walk_stats(&self) -> WalkStats {
+        match &self.walk {
+            WalkSetup::Ready(w) => w.stats(),
+            _ => WalkStats::default(),
+        }
+    }
+}
+
 impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
     fn name(&self) -> String {
         self.name.clone()
@@ -727,12 +864,7 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
 
     fn submit(&mut self, pass: &Pass<'_, F>) -> std::result::Result<(), EngineError> {
         let t0 = Instant::now();
-        if self.fail_at_pass == Some(self.stats.passes) {
-            return Err(EngineError(format!(
-                "{}: injected device failure at pass {} (PERCEPTRON_GPU_FAIL_AT_PASS)",
-                self.name, self.stats.passes
-            )));
-        }
+        self.injected_failure()?;
         if pass.heads > self.max_heads {
             return Err(EngineError(format!(
                 "{}: {} heads requested; the engine was set up for {}",
@@ -773,5 +905,16 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
 
     fn stats(&self) -> EngineStats {
         self.stats.clone()
+    }
+
+    fn walker(&mut self) -> Option<&mut dyn Walker<F>> {
+        if self.no_walk {
+            return None;
+        }
+        self.setup_walk();
+        match self.walk {
+            WalkSetup::Ready(_) => Some(self),
+            _ => None,
+        }
     }
 }

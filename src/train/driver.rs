@@ -24,7 +24,7 @@ use crate::data::{Dataset, Row};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::reference;
-use crate::train::engine::{EngineError, EngineStats, MarginEngine, Pass};
+use crate::train::engine::{EngineError, EngineStats, MarginEngine, Pass, WalkStart, WalkStop};
 use crate::train::variant::{self, Pocket, Variant};
 use crate::train::{PassPolicy, TrainParams};
 
@@ -111,6 +111,11 @@ pub struct LoopStats {
     pub fallbacks: u64,
     /// Pocket candidates whose training mistakes were counted.
     pub pocket_evaluations: u64,
+    /// Rows an engine's walk decided speculatively (by its own reference
+    /// dot), each re-decided by the host.
+    pub walk_speculative: u64,
+    /// Walks discarded after a row where the host decided otherwise.
+    pub walk_rollbacks: u64,
 }
 
 /// What the loop reports while it runs, and how it is told to stop.
@@ -188,6 +193,7 @@ pub fn run<'a, F: Real>(
     }
     let mut lp = Loop::new(data, bias, heads, state);
     lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
+    lp.walk_enabled = params.passes != PassPolicy::Windows;
     lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
     if params.variant == Variant::Averaged && lp.state.average.is_none() {
         lp.state.average = Some(vec![F::ZERO; dim * heads]);
@@ -239,6 +245,8 @@ pub fn run<'a, F: Real>(
                 accumulate(&mut engine_stats, &engine.stats());
                 engine = fallback();
                 lp.inflight.clear();
+                lp.walk_active = false;
+                lp.walker_version = None;
                 lp.stats.fallbacks += 1;
                 engines.push(engine.name());
                 observer.on_warning(&format!(
@@ -421,6 +429,15 @@ struct Loop<'d, F> {
     work_cap: usize,
     modes: Modes,
     stats: LoopStats,
+    /// Whether to use an engine's walk when it has one.
+    walk_enabled: bool,
+    /// A walk is in flight (begun, not yet stopped or cancelled).
+    walk_active: bool,
+    /// Counts every update of the weights, whoever decided it.
+    weights_version: u64,
+    /// The version the walker's copy of the weights is known to equal
+    /// (verified bit for bit, or uploaded); `None` if unknown.
+    walker_version: Option<u64>,
 }
 
 impl<'d, F: Real> Loop<'d, F> {
@@ -463,6 +480,10 @@ impl<'d, F: Real> Loop<'d, F> {
             },
             modes: Modes::new(rows),
             stats: LoopStats::default(),
+            walk_enabled: true,
+            walk_active: false,
+            weights_version: 0,
+            walker_version: None,
         }
     }
 
@@ -529,6 +550,9 @@ impl<'d, F: Real> Loop<'d, F> {
         });
         while self.state.position < self.rows {
             if observer.should_stop() {
+                if let Err(e) = self.end_walk(engine) {
+                    return Ok(EpochEnd::EngineFailed(e));
+                }
                 return Ok(EpochEnd::Interrupted);
             }
             let pos = self.state.position;
@@ -544,6 +568,9 @@ impl<'d, F: Real> Loop<'d, F> {
             }
             if self.modes.host_run > 0 {
                 // The host alone, with its fast certified margins.
+                if let Err(e) = self.end_walk(engine) {
+                    return Ok(EpochEnd::EngineFailed(e));
+                }
                 let end = (pos + self.modes.host_run.min(self.work_cap)).min(self.rows);
                 if let Err(e) = self.walk_host(engine, end)? {
                     return Ok(EpochEnd::EngineFailed(e));
@@ -551,6 +578,16 @@ impl<'d, F: Real> Loop<'d, F> {
                 self.modes.host_run -= end - pos;
                 self.modes
                     .measured_host(t0.elapsed().as_secs_f64(), end - pos);
+                observer.on_progress(self.state.epoch, self.state.position, self.rows);
+                continue;
+            }
+            if self.walks(engine) {
+                match self.walk_device(engine, observer)? {
+                    Ok(()) => {}
+                    Err(e) => return Ok(EpochEnd::EngineFailed(e)),
+                }
+                self.modes
+                    .measured_passes(t0.elapsed().as_secs_f64(), self.state.position - pos);
                 observer.on_progress(self.state.epoch, self.state.position, self.rows);
                 continue;
             }
@@ -595,6 +632,181 @@ impl<'d, F: Real> Loop<'d, F> {
         // Passes for rows beyond this epoch's end cannot exist: windows stop
         // at the last row.
         Ok(EpochEnd::Done)
+    }
+
+    /// Whether this run walks with the engine's walker: one head, no pocket
+    /// (whose evaluations need passes), and an engine that has one.
+    fn walks(&self, engine: &mut dyn MarginEngine<F>) -> bool {
+        self.walk_enabled
+            && self.heads == 1
+            && self.state.pocket.is_none()
+            && engine.walker().is_some()
+    }
+
+    /// Cancels a walk in flight, if any: its decisions past the loop's
+    /// position are dropped, and the walker's weights need a resync.
+    fn end_walk(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+    ) -> std::result::Result<(), EngineError> {
+        if self.walk_active {
+            // The walker may have gone on past the loop's position.
+            self.walk_active = false;
+            self.walker_version = None;
+            if let Some(w) = engine.walker() {
+                w.cancel()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays the engine's walk for a stretch of rows (about `work_cap`
+    /// rows, or to a stop): every listed decision is applied with the
+    /// reference arithmetic, the weights each update produced are compared
+    /// with the walker's bit for bit, speculative decisions are re-decided,
+    /// and unlisted rows are certainly correct.
+    fn walk_device(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        observer: &mut dyn Observer<F>,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        let max_updates = crate::gpu::walk_twin::safe_updates(&self.state.weights, self.max_norm);
+        if max_updates == 0 {
+            // Weights this large could overflow on a device.
+            if let Err(e) = self.end_walk(engine) {
+                return Ok(Err(e));
+            }
+            let end = (self.state.position + self.work_cap).min(self.rows);
+            return self.walk_host(engine, end);
+        }
+        if !self.walk_active {
+            let start = WalkStart {
+                position: self.state.position,
+                end: self.rows,
+                weights: &self.state.weights,
+                resync: self.walker_version != Some(self.weights_version),
+                tau: self.tau,
+                max_updates,
+            };
+            let Some(walker) = engine.walker() else {
+                return Ok(Err(EngineError("the engine has no walker".into())));
+            };
+            if let Err(e) = walker.begin(&start) {
+                return Ok(Err(e));
+            }
+            self.walk_active = true;
+            self.walker_version = Some(self.weights_version);
+        }
+        let target = (self.state.position + self.work_cap).min(self.rows);
+        while self.walk_active && self.state.position < target {
+            let Some(walker) = engine.walker() else {
+                return Ok(Err(EngineError("the engine has no walker".into())));
+            };
+            let batch = match walker.next() {
+                Ok(b) => b,
+                Err(e) => return Ok(Err(e)),
+            };
+            if batch.start != self.state.position
+                || batch.end < batch.start
+                || batch.end > self.rows
+            {
+                return Ok(Err(EngineError(format!(
+                    "the walk returned rows {}..{} while the loop is at row {}",
+                    batch.start, batch.end, self.state.position
+                ))));
+            }
+            for d in &batch.decisions {
+                let i = d.row;
+                if i < self.state.position || i >= batch.end || (!d.speculative && !d.mistake) {
+                    return Ok(Err(EngineError(format!(
+                        "the walk returned an invalid decision for row {i} (loop at row {})",
+                        self.state.position
+                    ))));
+                }
+                self.stats.certified_correct += (i - self.state.position) as u64;
+                self.state.position = i;
+                let mistake = if d.speculative {
+                    self.stats.walk_speculative += 1;
+                    let host = self.host_decides(i, 0)?;
+                    if host != d.mistake {
+                        // The device's reference dot came out otherwise (a
+                        // fused multiply-add can do that): the host's
+                        // decision stands, and the walk after it is void.
+                        self.stats.walk_rollbacks += 1;
+                        if let Err(e) = self.commit(engine, i, 0, host, None)? {
+                            return Ok(Err(e));
+                        }
+                        self.state.position = i + 1;
+                        return Ok(self.end_walk(engine));
+                    }
+                    host
+                } else {
+                    self.stats.certified_mistakes += 1;
+                    true
+                };
+                if let Err(e) = self.commit(engine, i, 0, mistake, None)? {
+                    return Ok(Err(e));
+                }
+                self.state.position = i + 1;
+                if mistake {
+                    match d.values_at {
+                        Some(at) => {
+                            // The walker applied this very update to weights
+                            // equal to the loop's (verified so far).
+                            self.walker_version = self.walker_version.map(|_| self.weights_version);
+                            if let Some(k) = self.differing_weight(i, &batch.values, at) {
+                                observer.on_warning(&format!(
+                                    "the device's update of weight {} at epoch {}, row {} differs from IEEE round-to-nearest; its walk is off for the rest of this run (the result is unaffected)",
+                                    k + 1,
+                                    self.state.epoch + 1,
+                                    i + 1
+                                ));
+                                self.walk_enabled = false;
+                                return Ok(self.end_walk(engine));
+                            }
+                        }
+                        None => self.walker_version = None,
+                    }
+                }
+            }
+            self.stats.certified_correct += (batch.end - self.state.position) as u64;
+            self.state.position = batch.end;
+            match batch.stop {
+                WalkStop::Running => {}
+                WalkStop::End | WalkStop::Updates => self.walk_active = false,
+                WalkStop::Resync => {
+                    self.walk_active = false;
+                    self.walker_version = None;
+                }
+            }
+            if observer.should_stop() {
+                break;
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// The first coordinate (0-based, the bias last) whose weight after the
+    /// update of row `i` differs from the walker's value, if any.
+    fn differing_weight(&self, i: usize, values: &[F], at: usize) -> Option<usize> {
+        let w = &self.state.weights;
+        let mut j = at;
+        let mut differs = None;
+        self.data.features.row(i).for_each(|k, _| {
+            if differs.is_none()
+                && values.get(j).map(|v| v.to_f64().to_bits()) != Some(w[k].to_f64().to_bits())
+            {
+                differs = Some(k);
+            }
+            j += 1;
+        });
+        if differs.is_none() && self.bias {
+            let k = self.dim - 1;
+            if values.get(j).map(|v| v.to_f64().to_bits()) != Some(w[k].to_f64().to_bits()) {
+                differs = Some(k);
+            }
+        }
+        differs
     }
 
     /// Walks the rows of `pass` from the current position, settling by slack
@@ -920,6 +1132,7 @@ impl<'d, F: Real> Loop<'d, F> {
     /// drift bound relative to `pass_weights` (that head's slice) current.
     fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
         self.state.mistakes_in_epoch += 1;
+        self.weights_version += 1;
         if self.heads > 1 {
             self.state.head_mistakes_in_epoch[h] += 1;
         }

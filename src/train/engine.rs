@@ -94,6 +94,102 @@ pub trait MarginEngine<F: Real> {
     fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError>;
 
     fn stats(&self) -> EngineStats;
+
+    /// The engine's walker, if it can walk rows itself (see [`Walker`]) for
+    /// this data and these settings.
+    fn walker(&mut self) -> Option<&mut dyn Walker<F>> {
+        None
+    }
+}
+
+/// Where a walk starts: the loop's exact state at a row boundary.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkStart<'a, F> {
+    /// The next row to decide (in training order) and where the epoch ends.
+    pub position: usize,
+    pub end: usize,
+    /// The exact weights at `position`.
+    pub weights: &'a [F],
+    /// The walker's copy of the weights may differ from `weights` (the loop
+    /// changed them since the walker last saw them): upload them.
+    pub resync: bool,
+    /// The margin threshold τ.
+    pub tau: F,
+    /// Updates the walker may make before its weights could overflow (see
+    /// [`crate::certify::engine_safe`]); at least 1.
+    pub max_updates: u64,
+}
+
+/// One decision a walker made, in row order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkDecision {
+    pub row: usize,
+    pub mistake: bool,
+    /// Decided by the reference dot on the device rather than certified: the
+    /// loop re-decides the row and discards the walk after it on a difference.
+    pub speculative: bool,
+    /// For a mistake: where the new values of the coordinates the update
+    /// touched start in [`WalkBatch::values`] (the row's stored features in
+    /// order, then the bias), for the loop to compare with its own update;
+    /// `None` when the device may have flushed a subnormal (no comparison,
+    /// and the walk stops there).
+    pub values_at: Option<usize>,
+}
+
+/// Why a walker stopped after a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkStop {
+    /// Still walking: more batches follow.
+    Running,
+    /// Reached the end of the epoch.
+    End,
+    /// The walker's weights need the loop's copy before it can continue
+    /// (an update met a subnormal value).
+    Resync,
+    /// The walker made as many updates as it was allowed.
+    Updates,
+}
+
+/// Decisions of a stretch of rows: every row in `start..end` that is not
+/// listed is certainly correct under the weights of its moment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WalkBatch<F> {
+    pub start: usize,
+    pub end: usize,
+    pub decisions: Vec<WalkDecision>,
+    pub values: Vec<F>,
+    pub stop: WalkStop,
+}
+
+/// An engine that walks the rows itself, one decision after another, with
+/// its own copy of the weights: it certifies each row under the weights of
+/// that moment, applies the updates of certain mistakes to its copy, and
+/// decides uncertain rows speculatively with the reference dot. The loop
+/// replays every decision with its own arithmetic, compares the weights an
+/// update produced bit for bit, and re-decides speculative rows, so the
+/// result is the reference's whatever the walker did.
+pub trait Walker<F> {
+    /// Starts walking from `start.position` (abandoning any walk in flight).
+    fn begin(&mut self, start: &WalkStart<'_, F>) -> Result<(), EngineError>;
+
+    /// The next batch of decisions, in row order, continuing the previous
+    /// one. After a batch that stopped, call [`Walker::begin`] first.
+    fn next(&mut self) -> Result<WalkBatch<F>, EngineError>;
+
+    /// Abandons the walk in flight (its results are never returned).
+    fn cancel(&mut self) -> Result<(), EngineError>;
+
+    /// Counters for reports: batches (GPU: round trips) and iterations.
+    fn walk_stats(&self) -> WalkStats;
+}
+
+/// What a walker did.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct WalkStats {
+    pub batches: u64,
+    /// Decisions made by the walker (one device iteration each), and
+    /// stretches of certainly correct rows walked to a stop.
+    pub iterations: u64,
 }
 
 /// The engine that certifies nothing: with it the loop *is* the textbook

@@ -66,8 +66,12 @@ pub enum PassPolicy {
     /// mistakes, since each update makes pending passes stale).
     #[default]
     Adaptive,
-    /// Always use engine passes (for testing and measuring an engine).
+    /// Always use the engine: its walk where it has one (the GPU), else
+    /// passes over windows of rows (for testing and measuring an engine).
     Always,
+    /// Always use engine passes over windows of rows, never the engine's
+    /// walk (to measure one against the other).
+    Windows,
 }
 
 /// A trained perceptron and the story of its training.

@@ -1,0 +1,27 @@
+// Shared by every kernel: LANES threads share a row, and their partial
+// sums meet in a tree. CPU twin: src/gpu/twin.rs::reduce_lanes.
+
+// Rows handled by one workgroup = WG / LANES.
+const WG: u32 = 256u;
+override LANES: u32 = 32u;
+
+var<workgroup> part_s: array<real, WG>;
+var<workgroup> part_t: array<real, WG>;
+
+// Tree reduction of part_s/part_t within each group of LANES threads; the
+// group's lane 0 ends with the sums. Call from uniform control flow.
+fn reduce_lanes(li: u32, lane: u32) {
+    workgroupBarrier();
+    var off = LANES / 2u;
+    loop {
+        if off == 0u {
+            break;
+        }
+        if lane < off {
+            part_s[li] = part_s[li] + part_s[li + off];
+            part_t[li] = part_t[li] + part_t[li + off];
+        }
+        workgroupBarrier();
+        off = off / 2u;
+    }
+}

@@ -1,0 +1,163 @@
+// The GPU walk over CSR rows (see walk_common.wgsl).
+// CPU twins: src/gpu/walk_twin.rs::scan_sparse and ::step_sparse.
+
+@group(0) @binding(0) var<uniform> params: WalkParams;
+@group(0) @binding(1) var<storage, read> row_ptr: array<u32>;     // chunk-local offsets
+@group(0) @binding(2) var<storage, read> bits: array<u32>;        // labels, then host-only rows
+@group(0) @binding(3) var<storage, read_write> weights: array<real>;
+@group(0) @binding(4) var<storage, read_write> state: WalkState;
+@group(0) @binding(5) var<storage, read_write> entry_rows: array<u32>;
+@group(0) @binding(6) var<storage, read_write> entry_values: array<real>;
+@group(0) @binding(7) var<storage, read> col_index: array<u32>;
+@group(0) @binding(8) var<storage, read> values: array<real>;
+
+@compute @workgroup_size(256)
+fn walk_scan_sparse(
+    @builtin(local_invocation_index) li: u32,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    if uniform_stop(li) != 0u {
+        return;
+    }
+    if li == 0u {
+        wg_u32 = state.p;
+    }
+    let p = workgroupUniformLoad(&wg_u32);
+    if li == 0u {
+        wg_u32 = state.limit;
+    }
+    let limit = workgroupUniformLoad(&wg_u32);
+    let rows_per_group = WG / LANES;
+    let lane = li % LANES;
+    let slot = li / LANES;
+    let groups = (limit - p + rows_per_group - 1u) / rows_per_group;
+    for (var g = wg.x; g < groups; g = g + nwg.x) {
+        let first = p + g * rows_per_group;
+        if (uniform_found(li) >> 1u) < first {
+            break;
+        }
+        let row = first + slot;
+        let live = row < limit;
+        var s: real = 0.0;
+        var t: real = 0.0;
+        var stored = 0u;
+        if live {
+            let begin = row_ptr[row];
+            let end = row_ptr[row + 1u];
+            stored = end - begin;
+            for (var e = begin + lane; e < end; e = e + LANES) {
+                let prod = weights[col_index[e]] * values[e];
+                s = s + prod;
+                t = t + abs(prod);
+            }
+        }
+        var s_row = s;
+        var t_row = t;
+        if LANES > 1u {
+            part_s[li] = s;
+            part_t[li] = t;
+            reduce_lanes(li, lane);
+            s_row = part_s[li];
+            t_row = part_t[li];
+        }
+        if live && lane == 0u {
+            if params.bias != 0u {
+                let b = weights[params.cols];
+                s_row = s_row + b;
+                t_row = t_row + abs(b);
+            }
+            let verdict = certify(row, s_row, t_row, stored + params.bias);
+            if verdict != 0u {
+                atomicMin(&state.found, 2u * row + select(0u, 1u, verdict == 2u));
+            }
+        }
+        if LANES > 1u {
+            workgroupBarrier();
+        }
+    }
+}
+
+@compute @workgroup_size(256)
+fn walk_step_sparse(@builtin(local_invocation_index) li: u32) {
+    if li == 0u {
+        atomicStore(&wg_flag, 0u);
+    }
+    if uniform_stop(li) != 0u {
+        return;
+    }
+    let found = uniform_found(li);
+    if found == NONE {
+        if li == 0u {
+            state.iterations = state.iterations + 1u;
+            state.p = state.limit;
+            state.stop = STOP_LIMIT;
+            state.stop_row = state.limit;
+        }
+        return;
+    }
+    let q = found >> 1u;
+    let plus = positive(q);
+    // Uniform values of the row's extent, for the loops with barriers.
+    if li == 0u {
+        wg_u32 = row_ptr[q];
+    }
+    let begin = workgroupUniformLoad(&wg_u32);
+    if li == 0u {
+        wg_u32 = row_ptr[q + 1u];
+    }
+    let end = workgroupUniformLoad(&wg_u32);
+    var mistake = true;
+    var flags = ENTRY_MISTAKE;
+    if (found & 1u) == 1u {
+        flags = ENTRY_SPECULATIVE;
+        var s: real = 0.0;
+        for (var base = begin; base < end; base = base + WG) {
+            let e = base + li;
+            if e < end {
+                products[li] = weights[col_index[e]] * values[e];
+            }
+            workgroupBarrier();
+            if li == 0u {
+                let n = min(WG, end - base);
+                for (var j = 0u; j < n; j = j + 1u) {
+                    s = s + products[j];
+                }
+            }
+            workgroupBarrier();
+        }
+        if li == 0u {
+            if params.bias != 0u {
+                s = s + weights[params.cols];
+            }
+            let ys = select(-s, s, plus);
+            wg_u32 = select(0u, 1u, ys <= params.tau);
+        }
+        mistake = workgroupUniformLoad(&wg_u32) == 1u;
+        if mistake {
+            flags = flags | ENTRY_MISTAKE;
+        }
+    }
+    let n = entry_rows[0];
+    if mistake {
+        let out = n * params.stride;
+        for (var e = begin + li; e < end; e = e + WG) {
+            update_coordinate(col_index[e], values[e], plus, out + (e - begin));
+        }
+        if li == 0u && params.bias != 0u {
+            update_coordinate(params.cols, 1.0, plus, out + (end - begin));
+        }
+    }
+    workgroupBarrier();
+    if li == 0u {
+        let subnormal = atomicLoad(&wg_flag) != 0u;
+        if subnormal {
+            flags = flags | ENTRY_SUBNORMAL;
+        }
+        if mistake {
+            state.updates_left = state.updates_left - 1u;
+        }
+        record(n, q, flags);
+        advance(q, subnormal);
+    }
+}

@@ -1,0 +1,577 @@
+//! The GPU walk: the device decides row after row with its own copy of the
+//! weights, in batches of iterations that need no host between them.
+//!
+//! The kernels (shaders/walk_*.wgsl, their twins in [`super::walk_twin`])
+//! each make one decision per iteration. A batch records `iterations` such
+//! iterations in one command buffer, then copies the walk state and the
+//! batch's entries to a readback buffer; two batches are in flight, so the
+//! device walks on while the host replays the previous batch. A batch is
+//! confined to one data chunk (one storage binding): when the device
+//! reaches a chunk's end, the host points the walk at the next chunk.
+//!
+//! The host replays every decision with its own arithmetic (see
+//! `train::driver`), so nothing here needs to be trusted beyond the
+//! certificate: wrong speculative decisions and updates that differ from
+//! the host's are caught there.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::layout::ChunkPlan;
+use super::shaders::{self, Kernel};
+use super::walk_twin::{self, Entries, WalkState};
+use crate::certify::Bound;
+use crate::data::Dataset;
+use crate::float::Real;
+use crate::train::engine::{EngineError, WalkBatch, WalkStart, WalkStats};
+
+/// The device buffers a walk reads a chunk's rows from (resident chunks).
+pub enum RowBuffers<'a> {
+    Dense {
+        x: &'a wgpu::Buffer,
+    },
+    Sparse {
+        row_ptr: &'a wgpu::Buffer,
+        col_index: &'a wgpu::Buffer,
+        values: &'a wgpu::Buffer,
+    },
+}
+
+/// Batches in flight at once.
+const DEPTH: usize = 2;
+
+type MapResult = Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>;
+
+struct ChunkWalk {
+    rows: std::ops::Range<usize>,
+    params: wgpu::Buffer,
+    /// One bind group per readback slot.
+    bind_groups: Vec<wgpu::BindGroup>,
+}
+
+struct Slot {
+    entry_rows: wgpu::Buffer,
+    entry_values: wgpu::Buffer,
+    readback: wgpu::Buffer,
+}
+
+struct InFlight {
+    slot: usize,
+    chunk: usize,
+    iterations: usize,
+    index: wgpu::SubmissionIndex,
+    mapped: MapResult,
+}
+
+/// The smallest batch. Batches grow while they run through, and are sized
+/// to the decisions still expected before the walk's limit, so that the
+/// iterations left over when it stops (which still cost a dispatch each)
+/// stay few.
+const MIN_BATCH: usize = 8;
+
+/// The walk on one device, over the chunks of one dataset.
+pub struct GpuWalk<F: Real> {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    failure: Arc<Mutex<Option<String>>>,
+    scan: wgpu::ComputePipeline,
+    step: wgpu::ComputePipeline,
+    weights: wgpu::Buffer,
+    state: wgpu::Buffer,
+    chunks: Vec<ChunkWalk>,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    pending: VecDeque<InFlight>,
+    /// Iterations per batch at most (the entry buffers' capacity), the cap
+    /// that doubles while batches run through, values per entry, rows per
+    /// scan workgroup.
+    iterations: usize,
+    growth: usize,
+    stride: usize,
+    rows_per_group: usize,
+    max_groups: u32,
+    /// Rows per decision in the last batch, and the scan's rows per grid
+    /// step adapted to it.
+    gap: usize,
+    step_rows: usize,
+    cols: usize,
+    bias: bool,
+    l1_max: f64,
+    /// The walk in progress: its chunk, the row the next batch starts at,
+    /// the end of the epoch, the bound, and whether it stopped.
+    chunk: usize,
+    next_start: usize,
+    epoch_end: usize,
+    bound: Option<Bound<F>>,
+    stopped: bool,
+    stats: WalkStats,
+    /// Seconds spent waiting for batches.
+    pub seconds: f64,
+}
+
+/// Readback layout: the state, the entry rows (padded to 8 bytes), values.
+fn rows_bytes(iterations: usize) -> u64 {
+    (4 * (1 + 2 * iterations) as u64).next_multiple_of(8)
+}
+
+impl<F: Real> GpuWalk<F> {
+    /// Sets up a walk over `chunks` (every chunk resident, in row order).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        failure: Arc<Mutex<Option<String>>>,
+        limits: &wgpu::Limits,
+        data: &Dataset<F>,
+        bias: bool,
+        lanes: u32,
+        iterations: usize,
+        chunks: &[(ChunkPlan, RowBuffers<'_>)],
+    ) -> Result<Self, String> {
+        let kernel = match chunks.first().map(|c| &c.1) {
+            Some(RowBuffers::Dense { .. }) | None => Kernel::WalkDense,
+            Some(RowBuffers::Sparse { .. }) => Kernel::WalkSparse,
+        };
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("walk"),
+            source: wgpu::ShaderSource::Wgsl(shaders::source(kernel, F::PRECISION).into()),
+        });
+        // One explicit layout for both entry points: the scan does not touch
+        // the entries, so layouts inferred per entry point would differ.
+        let sparse = kernel == Kernel::WalkSparse;
+        let storage = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let mut layout_entries = vec![
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            },
+            storage(1, true),
+            storage(2, true),
+            storage(3, false),
+            storage(4, false),
+            storage(5, false),
+            storage(6, false),
+        ];
+        if sparse {
+            layout_entries.push(storage(7, true));
+            layout_entries.push(storage(8, true));
+        }
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("walk"),
+            entries: &layout_entries,
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("walk"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let constants = [("LANES", lanes as f64)];
+        let pipeline = |entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    zero_initialize_workgroup_memory: true,
+                },
+                cache: None,
+            })
+        };
+        let [scan_name, step_name] = kernel.entry_points() else {
+            return Err("walk kernel entry points".into());
+        };
+        let scan = pipeline(scan_name);
+        let step = pipeline(step_name);
+
+        let elem = std::mem::size_of::<F>() as u64;
+        let dim = data.cols() + bias as usize;
+        let stride = walk_twin::entry_stride(&data.features, bias);
+        let iterations = iterations.max(1);
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: size.max(16).next_multiple_of(8),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let storage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC;
+        let weights = buffer("walk weights", dim as u64 * elem, storage);
+        let state = buffer(
+            "walk state",
+            std::mem::size_of::<WalkState>() as u64,
+            storage,
+        );
+        let values_bytes = (iterations * stride) as u64 * elem;
+        if values_bytes > limits.max_storage_buffer_binding_size {
+            return Err(format!(
+                "a batch's entries need {values_bytes} bytes, more than a storage binding"
+            ));
+        }
+        let slots: Vec<Slot> = (0..DEPTH + 1)
+            .map(|_| Slot {
+                entry_rows: buffer("walk entry rows", rows_bytes(iterations), storage),
+                entry_values: buffer("walk entry values", values_bytes, storage),
+                readback: buffer(
+                    "walk readback",
+                    32 + rows_bytes(iterations) + values_bytes,
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                ),
+            })
+            .collect();
+
+        let facts = data.facts(bias);
+        let mut walks = Vec::with_capacity(chunks.len());
+        for (plan, rows) in chunks {
+            let params = buffer(
+                "walk params",
+                4 * elem + 16,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            );
+            let bits = walk_twin::walk_bits(&data.labels, &facts.host_only, plan.rows.clone());
+            let bits = {
+                use wgpu::util::DeviceExt;
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("walk bits"),
+                    contents: bytemuck::cast_slice(&bits),
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+            };
+            let bind_groups = slots
+                .iter()
+                .map(|slot| {
+                    let mut entries = vec![
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: params.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: bits.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 3,
+                            resource: weights.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 4,
+                            resource: state.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 5,
+                            resource: slot.entry_rows.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 6,
+                            resource: slot.entry_values.as_entire_binding(),
+                        },
+                    ];
+                    match rows {
+                        RowBuffers::Dense { x } => entries.push(wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: x.as_entire_binding(),
+                        }),
+                        RowBuffers::Sparse {
+                            row_ptr,
+                            col_index,
+                            values,
+                        } => {
+                            entries.push(wgpu::BindGroupEntry {
+                                binding: 1,
+                                resource: row_ptr.as_entire_binding(),
+                            });
+                            entries.push(wgpu::BindGroupEntry {
+                                binding: 7,
+                                resource: col_index.as_entire_binding(),
+                            });
+                            entries.push(wgpu::BindGroupEntry {
+                                binding: 8,
+                                resource: values.as_entire_binding(),
+                            });
+                        }
+                    }
+                    device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("walk"),
+                        layout: &layout,
+                        entries: &entries,
+                    })
+                })
+                .collect();
+            walks.push(ChunkWalk {
+                rows: plan.rows.clone(),
+                params,
+                bind_groups,
+            });
+        }
+        if let Some(e) = pollster::block_on(oom.pop()) {
+            return Err(format!("out of memory setting up the walk: {e}"));
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(format!("setting up the walk failed: {e:?}"));
+        }
+        Ok(GpuWalk {
+            device: device.clone(),
+            queue: queue.clone(),
+            failure,
+            scan,
+            step,
+            weights,
+            state,
+            chunks: walks,
+            free: (0..slots.len()).collect(),
+            slots,
+            pending: VecDeque::new(),
+            iterations,
+            growth: MIN_BATCH.min(iterations),
+            stride,
+            rows_per_group: (256 / lanes.max(1)) as usize,
+            max_groups: limits.max_compute_workgroups_per_dimension,
+            gap: 64,
+            step_rows: 4096,
+            cols: data.cols(),
+            bias,
+            l1_max: facts.l1_max,
+            chunk: 0,
+            next_start: 0,
+            epoch_end: 0,
+            bound: None,
+            stopped: true,
+            stats: WalkStats::default(),
+            seconds: 0.0,
+        })
+    }
+
+    fn check_failure(&self) -> Result<(), EngineError> {
+        match self.failure.lock().ok().and_then(|mut f| f.take()) {
+            Some(e) => Err(EngineError(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the chunk's parameters and a fresh walk state, from chunk-local
+    /// row `p` to the chunk's end (or the epoch's).
+    fn point_at(&mut self, chunk: usize, global_p: usize, updates_left: u64) {
+        let Some(bound) = self.bound else { return };
+        let c = &self.chunks[chunk];
+        let limit = c.rows.end.min(self.epoch_end) - c.rows.start;
+        let mut bytes: Vec<u8> =
+            bytemuck::cast_slice(&[bound.rel, bound.abs, bound.flush, bound.tau]).to_vec();
+        bytes.extend_from_slice(bytemuck::cast_slice(&[
+            self.cols as u32,
+            self.bias as u32,
+            c.rows.len() as u32,
+            self.stride as u32,
+        ]));
+        self.queue.write_buffer(&c.params, 0, &bytes);
+        let state = WalkState::start(global_p - c.rows.start, limit, updates_left);
+        self.queue
+            .write_buffer(&self.state, 0, bytemuck::bytes_of(&state));
+        self.chunk = chunk;
+        self.next_start = global_p;
+        self.stopped = false;
+    }
+
+    /// Records and submits one batch of `iterations` on the current chunk.
+    fn submit(&mut self, iterations: usize) -> Result<(), EngineError> {
+        let iterations = iterations.clamp(1, self.iterations);
+        let slot = self
+            .free
+            .pop()
+            .ok_or_else(|| EngineError("no free walk slot".into()))?;
+        let s = &self.slots[slot];
+        self.queue
+            .write_buffer(&s.entry_rows, 0, bytemuck::bytes_of(&0u32));
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let groups = (self.step_rows.div_ceil(self.rows_per_group) as u32)
+            .min(self.max_groups)
+            .max(1);
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_bind_group(0, &self.chunks[self.chunk].bind_groups[slot], &[]);
+            for _ in 0..iterations {
+                pass.set_pipeline(&self.scan);
+                pass.dispatch_workgroups(groups, 1, 1);
+                pass.set_pipeline(&self.step);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+        }
+        let rows = rows_bytes(self.iterations);
+        let values = s.entry_values.size();
+        encoder.copy_buffer_to_buffer(&self.state, 0, &s.readback, 0, 32);
+        encoder.copy_buffer_to_buffer(&s.entry_rows, 0, &s.readback, 32, rows);
+        encoder.copy_buffer_to_buffer(&s.entry_values, 0, &s.readback, 32 + rows, values);
+        let index = self.queue.submit([encoder.finish()]);
+        let mapped: MapResult = Arc::new(Mutex::new(None));
+        let sink = mapped.clone();
+        s.readback
+            .slice(..)
+            .map_async(wgpu::MapMode::Read, move |r| {
+                if let Ok(mut m) = sink.lock() {
+                    *m = Some(r);
+                }
+            });
+        self.pending.push_back(InFlight {
+            slot,
+            chunk: self.chunk,
+            iterations,
+            index,
+            mapped,
+        });
+        Ok(())
+    }
+
+    /// The size of the next batch: the decisions still expected before the
+    /// walk's limit (rows left over the recent gap between decisions, less
+    /// the iterations already in flight), a quarter more, within the cap.
+    fn next_size(&self, from: usize) -> usize {
+        let c = &self.chunks[self.chunk];
+        let limit = c.rows.end.min(self.epoch_end);
+        let expected = limit.saturating_sub(from).div_ceil(self.gap.max(1));
+        let in_flight: usize = self.pending.iter().map(|p| p.iterations).sum();
+        let need = expected.saturating_sub(in_flight);
+        let floor = MIN_BATCH.min(self.iterations);
+        (need + need / 4 + 2).clamp(floor, self.growth.max(floor))
+    }
+
+    /// Waits for the oldest batch and reads its state and entries.
+    fn receive(&mut self) -> Result<(usize, WalkState, Entries<F>), EngineError> {
+        let t0 = Instant::now();
+        let p = self
+            .pending
+            .pop_front()
+            .ok_or_else(|| EngineError("no walk batch in flight".into()))?;
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(p.index),
+                timeout: Some(Duration::from_secs(600)),
+            })
+            .map_err(|e| EngineError(format!("waiting for the GPU failed: {e}")))?;
+        self.check_failure()?;
+        match p.mapped.lock().ok().and_then(|mut m| m.take()) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(EngineError(format!("reading the walk back failed: {e}"))),
+            None => return Err(EngineError("the GPU did not return the walk".into())),
+        }
+        let s = &self.slots[p.slot];
+        let rows = rows_bytes(self.iterations) as usize;
+        let (state, entries) = {
+            let view = s
+                .readback
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| EngineError(format!("reading the walk back failed: {e}")))?;
+            let state: WalkState = bytemuck::pod_read_unaligned(&view[..32]);
+            let entry_rows: Vec<u32> = bytemuck::pod_collect_to_vec(&view[32..32 + rows]);
+            let values: Vec<F> = bytemuck::pod_collect_to_vec(&view[32 + rows..]);
+            (
+                state,
+                Entries {
+                    rows: entry_rows,
+                    values,
+                },
+            )
+        };
+        s.readback.unmap();
+        self.free.push(p.slot);
+        self.seconds += t0.elapsed().as_secs_f64();
+        Ok((p.chunk, state, entries))
+    }
+
+    /// Waits for every batch in flight and drops its results.
+    fn drain(&mut self) -> Result<(), EngineError> {
+        while !self.pending.is_empty() {
+            self.receive()?;
+        }
+        Ok(())
+    }
+
+    /// The chunk holding row `row`.
+    fn chunk_of(&self, row: usize) -> Option<usize> {
+        self.chunks.iter().position(|c| c.rows.contains(&row))
+    }
+
+    pub fn begin(&mut self, start: &WalkStart<'_, F>) -> Result<(), EngineError> {
+        self.drain()?;
+        if start.resync {
+            self.queue
+                .write_buffer(&self.weights, 0, bytemuck::cast_slice(start.weights));
+        }
+        self.bound =
+            Some(Bound::<F>::for_weights(start.weights, self.l1_max).with_margin(start.tau));
+        self.epoch_end = start.end;
+        let chunk = self
+            .chunk_of(start.position)
+            .ok_or_else(|| EngineError(format!("no data chunk holds row {}", start.position)))?;
+        self.point_at(chunk, start.position, start.max_updates);
+        self.growth = MIN_BATCH.min(self.iterations);
+        for _ in 0..DEPTH {
+            self.submit(self.next_size(start.position))?;
+        }
+        self.check_failure()
+    }
+
+    pub fn next_batch(&mut self) -> Result<WalkBatch<F>, EngineError> {
+        if self.stopped {
+            return Err(EngineError("the walk stopped: begin it again".into()));
+        }
+        let (chunk, state, entries) = self.receive()?;
+        let offset = self.chunks[chunk].rows.start;
+        let start = self.next_start;
+        let batch =
+            walk_twin::to_batch(&state, &entries, self.stride, offset, start, self.epoch_end);
+        self.stats.batches += 1;
+        self.stats.iterations += state.iterations as u64;
+        self.next_start = batch.end;
+        let decided = batch.decisions.len().max(1);
+        self.gap = ((batch.end - start) / decided).max(1);
+        self.step_rows = (2 * self.gap).clamp(256, 1 << 16);
+        if state.stop == 0 {
+            self.growth = (2 * self.growth).min(self.iterations);
+            self.submit(self.next_size(batch.end))?;
+        } else if state.stop == walk_twin::STOP_LIMIT && batch.end < self.epoch_end {
+            // The chunk is done: the batches behind this one did nothing.
+            self.drain()?;
+            let next = self
+                .chunk_of(batch.end)
+                .ok_or_else(|| EngineError(format!("no data chunk holds row {}", batch.end)))?;
+            self.point_at(next, batch.end, state.updates_left as u64);
+            for _ in 0..DEPTH {
+                self.submit(self.next_size(batch.end))?;
+            }
+        } else {
+            self.stopped = true;
+        }
+        Ok(batch)
+    }
+
+    pub fn cancel(&mut self) -> Result<(), EngineError> {
+        self.stopped = true;
+        self.drain()
+    }
+
+    pub fn stats(&self) -> WalkStats {
+        self.stats.clone()
+    }
+}

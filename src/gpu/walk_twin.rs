@@ -1,0 +1,636 @@
+//! CPU twins of the walk kernels, line for line, and an engine that walks
+//! with them, so the loop's walk mode is tested where no adapter exists.
+//!
+//! shaders/walk_common.wgsl <-> [`WalkParams`], [`WalkState`], [`certify`],
+//!                              [`advance`], [`update_coordinate`]
+//! shaders/walk_dense.wgsl  <-> [`scan_dense`], [`step_dense`]
+//! shaders/walk_sparse.wgsl <-> [`scan_sparse`], [`step_sparse`]
+//!
+//! The device runs the scan's rows in parallel and keeps the smallest code
+//! with atomicMin; the twin visits them in order and keeps the first, which
+//! is the same row.
+
+use super::twin::{dense_row, sparse_row};
+use crate::certify::{self, Bound};
+use crate::data::{Dataset, Features};
+use crate::float::Real;
+use crate::train::engine::{
+    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart, WalkStats,
+    WalkStop, Walker,
+};
+
+pub const NONE: u32 = 0xffff_ffff;
+pub const STOP_LIMIT: u32 = 1;
+pub const STOP_SUBNORMAL: u32 = 3;
+pub const STOP_SAFETY: u32 = 4;
+pub const ENTRY_MISTAKE: u32 = 1;
+pub const ENTRY_SPECULATIVE: u32 = 2;
+pub const ENTRY_SUBNORMAL: u32 = 4;
+
+/// walk_common.wgsl `WalkParams`.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkParams<F> {
+    pub rel: F,
+    pub abs: F,
+    pub flush: F,
+    pub tau: F,
+    pub cols: u32,
+    pub bias: u32,
+    pub rows: u32,
+    pub stride: u32,
+}
+
+impl<F: Real> WalkParams<F> {
+    pub fn new(bound: &Bound<F>, cols: usize, bias: bool, rows: usize, stride: usize) -> Self {
+        WalkParams {
+            rel: bound.rel,
+            abs: bound.abs,
+            flush: bound.flush,
+            tau: bound.tau,
+            cols: cols as u32,
+            bias: bias as u32,
+            rows: rows as u32,
+            stride: stride as u32,
+        }
+    }
+}
+
+/// walk_common.wgsl `WalkState`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct WalkState {
+    pub p: u32,
+    pub limit: u32,
+    pub stop: u32,
+    pub stop_row: u32,
+    pub updates_left: u32,
+    pub iterations: u32,
+    pub found: u32,
+    pub pad: u32,
+}
+
+impl WalkState {
+    /// A run from chunk-local row `p` to `limit`.
+    pub fn start(p: usize, limit: usize, updates_left: u64) -> Self {
+        WalkState {
+            p: p as u32,
+            limit: limit as u32,
+            stop: 0,
+            stop_row: 0,
+            updates_left: updates_left.clamp(1, u32::MAX as u64) as u32,
+            iterations: 0,
+            found: NONE,
+            pad: 0,
+        }
+    }
+}
+
+/// The label bits then the host-only bits of `rows` rows, as the kernels
+/// read them (`positive`, `host_only`).
+pub fn walk_bits(labels: &[i8], host_only: &[usize], rows: std::ops::Range<usize>) -> Vec<u32> {
+    let words = rows.len().div_ceil(32);
+    let mut bits = vec![0u32; (2 * words).max(1)];
+    for (j, &y) in labels[rows.clone()].iter().enumerate() {
+        if y > 0 {
+            bits[j / 32] |= 1 << (j % 32);
+        }
+    }
+    let from = host_only.partition_point(|&r| r < rows.start);
+    for &r in host_only[from..].iter().take_while(|&&r| r < rows.end) {
+        let j = r - rows.start;
+        bits[words + j / 32] |= 1 << (j % 32);
+    }
+    bits
+}
+
+/// A batch's entries: the header word (the count), then (row, flags) pairs;
+/// and `stride` values per entry.
+#[derive(Clone, Debug, Default)]
+pub struct Entries<F> {
+    pub rows: Vec<u32>,
+    pub values: Vec<F>,
+}
+
+impl<F: Real> Entries<F> {
+    pub fn new(capacity: usize, stride: usize) -> Self {
+        Entries {
+            rows: vec![0; 1 + 2 * capacity],
+            values: vec![F::ZERO; capacity * stride],
+        }
+    }
+}
+
+fn positive(bits: &[u32], row: u32) -> bool {
+    (bits[(row / 32) as usize] >> (row % 32)) & 1 == 1
+}
+
+fn host_only<F>(params: &WalkParams<F>, bits: &[u32], row: u32) -> bool {
+    let words = params.rows.div_ceil(32);
+    (bits[(words + row / 32) as usize] >> (row % 32)) & 1 == 1
+}
+
+/// walk_common.wgsl `certify`: 0 certainly correct, 1 certainly a mistake,
+/// 2 uncertain.
+pub fn certify<F: Real>(params: &WalkParams<F>, bits: &[u32], row: u32, s: F, t: F, m: u32) -> u32 {
+    if host_only(params, bits, row) {
+        return 2;
+    }
+    let mr = F::from_f64(m as f64);
+    let e = (mr * params.rel) * t + (mr * params.abs + params.flush);
+    let ys = (if positive(bits, row) { s } else { -s }) - params.tau;
+    if !(s.is_finite() && e.is_finite() && t.to_f64() <= F::MAX_VALUE / 4.0) {
+        return 2;
+    }
+    if ys > e {
+        return 0;
+    }
+    if ys < -e {
+        return 1;
+    }
+    2
+}
+
+/// walk_common.wgsl `record`.
+fn record<F>(entries: &mut Entries<F>, n: u32, q: u32, flags: u32) {
+    entries.rows[1 + 2 * n as usize] = q;
+    entries.rows[2 + 2 * n as usize] = flags;
+    entries.rows[0] = n + 1;
+}
+
+/// walk_common.wgsl `advance`.
+pub fn advance(state: &mut WalkState, q: u32, subnormal: bool) {
+    state.p = q + 1;
+    state.iterations += 1;
+    state.found = NONE;
+    if subnormal {
+        state.stop = STOP_SUBNORMAL;
+        state.stop_row = q + 1;
+    } else if state.updates_left == 0 {
+        state.stop = STOP_SAFETY;
+        state.stop_row = q + 1;
+    } else if q + 1 >= state.limit {
+        state.stop = STOP_LIMIT;
+        state.stop_row = state.limit;
+    }
+}
+
+/// walk_common.wgsl `update_coordinate`; returns the subnormal flag.
+fn update_coordinate<F: Real>(
+    weights: &mut [F],
+    values: &mut [F],
+    k: usize,
+    v: F,
+    plus: bool,
+    entry: usize,
+) -> bool {
+    let old = weights[k];
+    let updated = if plus { old + v } else { old - v };
+    let signed_v = if plus { v } else { -v };
+    let flag = old.is_subnormal()
+        || v.is_subnormal()
+        || updated.is_subnormal()
+        || (updated == F::ZERO && old != -signed_v);
+    weights[k] = updated;
+    values[entry] = updated;
+    flag
+}
+
+/// walk_dense.wgsl `walk_scan_dense` (`x` holds the chunk's rows).
+pub fn scan_dense<F: Real>(
+    params: &WalkParams<F>,
+    lanes: u32,
+    x: &[F],
+    bits: &[u32],
+    weights: &[F],
+    state: &mut WalkState,
+) {
+    if state.stop != 0 {
+        return;
+    }
+    let cols = params.cols as usize;
+    for row in state.p..state.limit {
+        let xr = &x[row as usize * cols..(row as usize + 1) * cols];
+        let (s_row, t_row) = dense_row(lanes, weights, xr, params.bias != 0);
+        let verdict = certify(params, bits, row, s_row, t_row, params.cols + params.bias);
+        if verdict != 0 {
+            state.found = state.found.min(2 * row + (verdict == 2) as u32);
+            // The device's later rows can only raise the minimum.
+            return;
+        }
+    }
+}
+
+/// walk_sparse.wgsl `walk_scan_sparse` (chunk-local CSR arrays).
+pub fn scan_sparse<F: Real>(
+    params: &WalkParams<F>,
+    lanes: u32,
+    csr: (&[usize], &[u32], &[F]),
+    bits: &[u32],
+    weights: &[F],
+    state: &mut WalkState,
+) {
+    if state.stop != 0 {
+        return;
+    }
+    let (row_ptr, col_index, values) = csr;
+    for row in state.p..state.limit {
+        let (begin, end) = (row_ptr[row as usize], row_ptr[row as usize + 1]);
+        let (s_row, t_row) = sparse_row(
+            lanes,
+            weights,
+            &col_index[begin..end],
+            &values[begin..end],
+            params.cols as usize,
+            params.bias != 0,
+        );
+        let stored = (end - begin) as u32;
+        let verdict = certify(params, bits, row, s_row, t_row, stored + params.bias);
+        if verdict != 0 {
+            state.found = state.found.min(2 * row + (verdict == 2) as u32);
+            return;
+        }
+    }
+}
+
+/// The start of `walk_step_*` shared by both layouts: `None` when the step
+/// is over (stopped, or nothing found), else (q, found).
+fn step_head(state: &mut WalkState) -> Option<(u32, u32)> {
+    if state.stop != 0 {
+        return None;
+    }
+    let found = state.found;
+    if found == NONE {
+        state.iterations += 1;
+        state.p = state.limit;
+        state.stop = STOP_LIMIT;
+        state.stop_row = state.limit;
+        return None;
+    }
+    Some((found >> 1, found))
+}
+
+/// The end of `walk_step_*`: count the update, record, advance.
+fn step_tail<F>(
+    state: &mut WalkState,
+    entries: &mut Entries<F>,
+    n: u32,
+    q: u32,
+    mut flags: u32,
+    mistake: bool,
+    subnormal: bool,
+) {
+    if subnormal {
+        flags |= ENTRY_SUBNORMAL;
+    }
+    if mistake {
+        state.updates_left -= 1;
+    }
+    record(entries, n, q, flags);
+    advance(state, q, subnormal);
+}
+
+/// The speculative decision: products rounded on their own, summed in order
+/// from 0, the bias last (as `walk_step_*` does through workgroup memory).
+fn reference_decision<F: Real>(
+    params: &WalkParams<F>,
+    weights: &[F],
+    products: impl Iterator<Item = F>,
+    plus: bool,
+) -> bool {
+    let mut s = F::ZERO;
+    for p in products {
+        s = s + p;
+    }
+    if params.bias != 0 {
+        s = s + weights[params.cols as usize];
+    }
+    let ys = if plus { s } else { -s };
+    ys <= params.tau
+}
+
+/// walk_dense.wgsl `walk_step_dense`.
+pub fn step_dense<F: Real>(
+    params: &WalkParams<F>,
+    x: &[F],
+    bits: &[u32],
+    weights: &mut [F],
+    state: &mut WalkState,
+    entries: &mut Entries<F>,
+) {
+    let Some((q, found)) = step_head(state) else {
+        return;
+    };
+    let plus = positive(bits, q);
+    let cols = params.cols as usize;
+    let xbase = q as usize * cols;
+    let mut mistake = true;
+    let mut flags = ENTRY_MISTAKE;
+    if found & 1 == 1 {
+        flags = ENTRY_SPECULATIVE;
+        let products = (0..cols).map(|k| weights[k] * x[xbase + k]);
+        mistake = reference_decision(params, weights, products, plus);
+        if mistake {
+            flags |= ENTRY_MISTAKE;
+        }
+    }
+    let n = entries.rows[0];
+    let mut subnormal = false;
+    if mistake {
+        let base = n as usize * params.stride as usize;
+        for k in 0..cols {
+            subnormal |= update_coordinate(
+                weights,
+                &mut entries.values,
+                k,
+                x[xbase + k],
+                plus,
+                base + k,
+            );
+        }
+        if params.bias != 0 {
+            subnormal |= update_coordinate(
+                weights,
+                &mut entries.values,
+                cols,
+                F::ONE,
+                plus,
+                base + cols,
+            );
+        }
+    }
+    step_tail(state, entries, n, q, flags, mistake, subnormal);
+}
+
+/// walk_sparse.wgsl `walk_step_sparse`.
+pub fn step_sparse<F: Real>(
+    params: &WalkParams<F>,
+    csr: (&[usize], &[u32], &[F]),
+    bits: &[u32],
+    weights: &mut [F],
+    state: &mut WalkState,
+    entries: &mut Entries<F>,
+) {
+    let Some((q, found)) = step_head(state) else {
+        return;
+    };
+    let (row_ptr, col_index, values) = csr;
+    let plus = positive(bits, q);
+    let (begin, end) = (row_ptr[q as usize], row_ptr[q as usize + 1]);
+    let mut mistake = true;
+    let mut flags = ENTRY_MISTAKE;
+    if found & 1 == 1 {
+        flags = ENTRY_SPECULATIVE;
+        let products = (begin..end).map(|e| weights[col_index[e] as usize] * values[e]);
+        mistake = reference_decision(params, weights, products, plus);
+        if mistake {
+            flags |= ENTRY_MISTAKE;
+        }
+    }
+    let n = entries.rows[0];
+    let mut subnormal = false;
+    if mistake {
+        let out = n as usize * params.stride as usize;
+        for e in begin..end {
+            let k = col_index[e] as usize;
+            subnormal |= update_coordinate(
+                weights,
+                &mut entries.values,
+                k,
+                values[e],
+                plus,
+                out + (e - begin),
+            );
+        }
+        if params.bias != 0 {
+            let at = out + (end - begin);
+            subnormal |= update_coordinate(
+                weights,
+                &mut entries.values,
+                params.cols as usize,
+                F::ONE,
+                plus,
+                at,
+            );
+        }
+    }
+    step_tail(state, entries, n, q, flags, mistake, subnormal);
+}
+
+/// Values per entry: the longest row's stored terms plus the bias.
+pub fn entry_stride<F: Real>(features: &Features<F>, bias: bool) -> usize {
+    let longest = match features {
+        Features::Dense(m) => m.cols,
+        Features::Sparse(m) => m.row_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
+    };
+    longest + bias as usize
+}
+
+/// Turns a finished batch's state and entries into the loop's terms, with
+/// rows offset by `offset` (the chunk's first row) and the batch starting
+/// at `start`.
+pub fn to_batch<F: Real>(
+    state: &WalkState,
+    entries: &Entries<F>,
+    stride: usize,
+    offset: usize,
+    start: usize,
+    epoch_end: usize,
+) -> WalkBatch<F> {
+    let n = entries.rows[0] as usize;
+    let mut decisions = Vec::with_capacity(n);
+    for j in 0..n {
+        let row = entries.rows[1 + 2 * j] as usize + offset;
+        let flags = entries.rows[2 + 2 * j];
+        let mistake = flags & ENTRY_MISTAKE != 0;
+        decisions.push(WalkDecision {
+            row,
+            mistake,
+            speculative: flags & ENTRY_SPECULATIVE != 0,
+            values_at: (mistake && flags & ENTRY_SUBNORMAL == 0).then_some(j * stride),
+        });
+    }
+    let end = if state.stop == 0 {
+        state.p as usize + offset
+    } else {
+        state.stop_row as usize + offset
+    };
+    let stop = match state.stop {
+        0 => WalkStop::Running,
+        STOP_LIMIT if end >= epoch_end => WalkStop::End,
+        STOP_LIMIT => WalkStop::Running,
+        STOP_SUBNORMAL => WalkStop::Resync,
+        _ => WalkStop::Updates,
+    };
+    WalkBatch {
+        start,
+        end,
+        decisions,
+        values: entries.values[..n * stride].to_vec(),
+        stop,
+    }
+}
+
+/// An engine that walks with the twins: the GPU walk's logic on the CPU,
+/// the whole dataset as one chunk, `iterations` per batch. Margin passes
+/// (for the pocket variant) come from the margin kernels' twins.
+pub struct TwinWalkEngine<'d, F: Real> {
+    passes: super::twin::TwinEngine<'d, F>,
+    data: &'d Dataset<F>,
+    bias: bool,
+    lanes: u32,
+    iterations: usize,
+    stride: usize,
+    bits: Vec<u32>,
+    weights: Vec<F>,
+    params: Option<WalkParams<F>>,
+    state: WalkState,
+    epoch_end: usize,
+    stats: WalkStats,
+}
+
+impl<'d, F: Real> TwinWalkEngine<'d, F> {
+    pub fn new(data: &'d Dataset<F>, bias: bool, lanes: u32, iterations: usize) -> Self {
+        let facts = data.facts(bias);
+        TwinWalkEngine {
+            passes: super::twin::TwinEngine::new(data, bias, Some(lanes)),
+            data,
+            bias,
+            lanes,
+            iterations: iterations.max(1),
+            stride: entry_stride(&data.features, bias),
+            bits: walk_bits(&data.labels, &facts.host_only, 0..data.rows()),
+            weights: Vec::new(),
+            params: None,
+            state: WalkState::default(),
+            epoch_end: data.rows(),
+            stats: WalkStats::default(),
+        }
+    }
+}
+
+impl<F: Real> MarginEngine<F> for TwinWalkEngine<'_, F> {
+    fn name(&self) -> String {
+        format!("gpu walk twin (lanes {})", self.lanes)
+    }
+    fn preferred_window(&self, mistake_rate: f64) -> usize {
+        self.passes.preferred_window(mistake_rate)
+    }
+    fn submit(&mut self, pass: &Pass<'_, F>) -> Result<(), EngineError> {
+        self.passes.submit(pass)
+    }
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        self.passes.collect(slack)
+    }
+    fn stats(&self) -> EngineStats {
+        self.passes.stats()
+    }
+    fn walker(&mut self) -> Option<&mut dyn Walker<F>> {
+        Some(self)
+    }
+}
+
+impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
+    fn begin(&mut self, start: &WalkStart<'_, F>) -> Result<(), EngineError> {
+        if start.resync || self.weights.len() != start.weights.len() {
+            self.weights = start.weights.to_vec();
+        }
+        let facts = self.data.facts(self.bias);
+        let bound = Bound::<F>::for_weights(&self.weights, facts.l1_max).with_margin(start.tau);
+        self.params = Some(WalkParams::new(
+            &bound,
+            self.data.cols(),
+            self.bias,
+            self.data.rows(),
+            self.stride,
+        ));
+        self.epoch_end = start.end;
+        self.state = WalkState::start(start.position, start.end, start.max_updates);
+        Ok(())
+    }
+
+    fn next(&mut self) -> Result<WalkBatch<F>, EngineError> {
+        let params = self
+            .params
+            .ok_or_else(|| EngineError("walk without begin".into()))?;
+        let start = self.state.p as usize;
+        let mut entries = Entries::new(self.iterations, self.stride);
+        for _ in 0..self.iterations {
+            match &self.data.features {
+                Features::Dense(m) => {
+                    scan_dense(
+                        &params,
+                        self.lanes,
+                        &m.values,
+                        &self.bits,
+                        &self.weights,
+                        &mut self.state,
+                    );
+                    step_dense(
+                        &params,
+                        &m.values,
+                        &self.bits,
+                        &mut self.weights,
+                        &mut self.state,
+                        &mut entries,
+                    );
+                }
+                Features::Sparse(m) => {
+                    let csr = (&m.row_ptr[..], &m.indices[..], &m.values[..]);
+                    scan_sparse(
+                        &params,
+                        self.lanes,
+                        csr,
+                        &self.bits,
+                        &self.weights,
+                        &mut self.state,
+                    );
+                    step_sparse(
+                        &params,
+                        csr,
+                        &self.bits,
+                        &mut self.weights,
+                        &mut self.state,
+                        &mut entries,
+                    );
+                }
+            }
+        }
+        self.stats.batches += 1;
+        self.stats.iterations += self.state.iterations as u64;
+        self.state.iterations = 0;
+        Ok(to_batch(
+            &self.state,
+            &entries,
+            self.stride,
+            0,
+            start,
+            self.epoch_end,
+        ))
+    }
+
+    fn cancel(&mut self) -> Result<(), EngineError> {
+        self.params = None;
+        Ok(())
+    }
+
+    fn walk_stats(&self) -> WalkStats {
+        self.stats.clone()
+    }
+}
+
+/// The updates a run from `weights` may make before ||w||·max||x|| could
+/// pass [`certify::safe_product`]: each update adds at most max||x|| to ||w||.
+pub fn safe_updates<F: Real>(weights: &[F], max_norm: f64) -> u64 {
+    let norm = weights
+        .iter()
+        .map(|v| v.to_f64() * v.to_f64())
+        .sum::<f64>()
+        .sqrt()
+        * (1.0 + 1e-9);
+    let room = certify::safe_product::<F>() / max_norm.max(f64::MIN_POSITIVE) - norm;
+    if room.is_finite() && room > 0.0 {
+        (room / max_norm.max(f64::MIN_POSITIVE)).min(u32::MAX as f64) as u64
+    } else {
+        0
+    }
+}

@@ -255,13 +255,21 @@ mod special_file_tests {
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink("real.json", &link).unwrap();
         write_atomic(&link, |w| w.write_all(b"new")).unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
         // A dangling link creates its target.
         let dangling = dir.path().join("dangling.json");
         std::os::unix::fs::symlink("created.json", &dangling).unwrap();
         write_atomic(&dangling, |w| w.write_all(b"x")).unwrap();
-        assert_eq!(std::fs::read(dir.path().join("created.json")).unwrap(), b"x");
+        assert_eq!(
+            std::fs::read(dir.path().join("created.json")).unwrap(),
+            b"x"
+        );
     }
 
     #[test]

@@ -682,6 +682,121 @@ fn info_describes_sparse_files_and_any_number_of_labels() {
     assert!(stdout_of(out.get_output()).contains("+1 = \"b\" (2 rows), -1 = the rest (2 rows)"));
 }
 
+#[test]
+fn a_skipped_header_line_is_reported_by_train_and_info() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("h.csv"),
+        "# made by hand\ny,a,b\n1,2,3\n-1,4,5\n",
+    )
+    .unwrap();
+    let out = cmd(dir.path())
+        .args(["train", "h.csv", "-o", "h.json"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert!(
+        text.starts_with(
+            "data        h.csv (CSV, header on line 2, 2 rows x 2 features, dense, f32, with bias)\n"
+        ),
+        "{text}"
+    );
+    let out = cmd(dir.path())
+        .args(["train", "h.csv", "-o", "h.json", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(v["header_line"], 2);
+    let out = cmd(dir.path()).args(["info", "h.csv"]).assert().success();
+    assert!(
+        stdout_of(out.get_output()).starts_with("data        h.csv (CSV, header on line 2)\n"),
+        "{}",
+        stdout_of(out.get_output())
+    );
+    let out = cmd(dir.path())
+        .args(["info", "h.csv", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(
+        (v["header_line"].as_u64(), v["rows"].as_u64()),
+        (Some(2), Some(2))
+    );
+    // Without a header: nothing said, null in JSON.
+    let out = cmd(dir.path())
+        .args(["info", &data_str("iris_setosa.csv"), "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert!(v["header_line"].is_null());
+    let out = cmd(dir.path())
+        .args(["train", &data_str("iris_setosa.csv"), "-o", "i.json"])
+        .assert()
+        .success();
+    assert!(!stdout_of(out.get_output()).contains("header"));
+}
+
+#[test]
+fn gzip_data_is_read_whatever_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::fs::read(data("iris_setosa.csv.gz")).unwrap();
+    assert_eq!(gz[..2], [0x1f, 0x8b]);
+    // Named as plain CSV, and with no extension at all (format from the content).
+    for name in ["iris.csv", "iris"] {
+        std::fs::write(dir.path().join(name), &gz).unwrap();
+        let out = cmd(dir.path())
+            .args(["info", name, "--json"])
+            .assert()
+            .success();
+        let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+        assert_eq!(
+            (
+                v["format"].as_str(),
+                v["rows"].as_u64(),
+                v["features"].as_u64()
+            ),
+            (Some("CSV"), Some(150), Some(4)),
+            "{name}"
+        );
+    }
+    let plain = cmd(dir.path())
+        .args([
+            "train",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "a.json",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let packed = cmd(dir.path())
+        .args(["train", "iris.csv", "-o", "b.json", "--json"])
+        .assert()
+        .success();
+    let epochs = |o: &std::process::Output| {
+        let v: Value = serde_json::from_str(&stdout_of(o)).unwrap();
+        (v["epochs"].clone(), v["mistakes_per_epoch"].clone())
+    };
+    assert_eq!(epochs(plain.get_output()), epochs(packed.get_output()));
+    // A stream without a name, as from `<(gzip -c f)`, on the command line.
+    #[cfg(unix)]
+    {
+        let status = std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(format!(
+                "cat iris.csv | {} info /dev/stdin --json > out.json",
+                assert_cmd::cargo::cargo_bin!("perceptron").display()
+            ))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+        assert_eq!(v["rows"], 150);
+    }
+}
+
 // ---------------------------------------------------------------- help
 
 #[test]
@@ -760,7 +875,14 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "checkpoints every 0 epochs",
-            args: &["train", "@data/iris_setosa.csv", "--checkpoint", "c.json", "--checkpoint-every", "0"],
+            args: &[
+                "train",
+                "@data/iris_setosa.csv",
+                "--checkpoint",
+                "c.json",
+                "--checkpoint-every",
+                "0",
+            ],
             make: vec![],
             code: 2,
             stderr: &["--checkpoint-every must be at least 1"],
@@ -788,6 +910,88 @@ fn cases() -> Vec<Case> {
             make: vec![Text("n.csv", "1,2,3\n-1,4,abc\n")],
             code: 1,
             stderr: &["n.csv:2:6: expected a number in column 3, found \"abc\""],
+        },
+        Case {
+            // Not a header: the other fields of line 1 are numbers.
+            name: "one text field in line 1",
+            args: &["train", "n.csv"],
+            make: vec![Text("n.csv", "1,2,abc\n-1,4,5\n1,6,7\n")],
+            code: 1,
+            stderr: &[
+                "n.csv:1:5: expected a number in column 3, found \"abc\" (line 1 was read as data because other fields on it are numbers; if it is a header, pass --header)",
+            ],
+        },
+        Case {
+            name: "one text field in line 1, online",
+            args: &["online", "n.csv"],
+            make: vec![Text("n.csv", "1,2,abc\n-1,4,5\n1,6,7\n")],
+            code: 1,
+            stderr: &["n.csv:1:5: expected a number in column 3, found \"abc\""],
+        },
+        Case {
+            name: "a CSV file named .svm",
+            args: &["train", "x.svm"],
+            make: vec![Text("x.svm", "1,2\n-1,3\n")],
+            code: 1,
+            stderr: &[
+                "x.svm:1:1: expected a numeric label, found \"1,2\" (is this a CSV file? pass --format csv)",
+            ],
+        },
+        Case {
+            name: "a CSV file read with --format libsvm",
+            args: &["info", "@data/iris_setosa.csv", "--format", "libsvm"],
+            make: vec![],
+            code: 1,
+            stderr: &[
+                "@data/iris_setosa.csv:1:1: expected a numeric label, found \"1,5.1,3.5,1.4,0.2\" (is this a CSV file? pass --format csv)",
+            ],
+        },
+        Case {
+            name: "LIBSVM label that is not a number",
+            args: &["train", "l.svm"],
+            make: vec![Text("l.svm", "+1 1:2\nyes 1:3\n")],
+            code: 1,
+            stderr: &["l.svm:2:1: expected a numeric label, found \"yes\""],
+        },
+        Case {
+            name: "LIBSVM label that is not a number, online",
+            args: &["online", "l.svm"],
+            make: vec![Text("l.svm", "+1 1:2\nyes 1:3\n")],
+            code: 1,
+            stderr: &["l.svm:2:1: expected a numeric label, found \"yes\""],
+        },
+        Case {
+            name: "LIBSVM label that is not finite",
+            args: &["train", "l.svm"],
+            make: vec![Text("l.svm", "+1 1:2\nnan 1:3\n")],
+            code: 1,
+            stderr: &["l.svm:2:1: expected a numeric label (a finite number), found \"nan\""],
+        },
+        Case {
+            // The .svm would not read back.
+            name: "text labels written as LIBSVM",
+            args: &["convert", "t.csv", "out.svm"],
+            make: vec![Text("t.csv", "a,1\nb,2\n")],
+            code: 1,
+            stderr: &[
+                "out.svm: label \"a\" is not a number and cannot be written as LIBSVM, whose labels are numbers; write CSV or .pbin instead",
+            ],
+        },
+        Case {
+            name: "150 label values",
+            args: &["train", "m.csv"],
+            make: vec![Bytes(
+                "m.csv",
+                (0..150)
+                    .map(|k| format!("x{k},{k}\n"))
+                    .collect::<String>()
+                    .into_bytes(),
+            )],
+            code: 1,
+            stderr: &[
+                "m.csv: more than two label values (\"x0\" (1 row), \"x1\" (1 row), ",
+                "\"x19\" (1 row), and 130 more); choose the +1 class with --positive",
+            ],
         },
         Case {
             name: "NaN",
@@ -846,7 +1050,7 @@ fn cases() -> Vec<Case> {
             make: vec![Text("t.csv", "a,1\nb,2\n")],
             code: 1,
             stderr: &[
-                "t.csv: --positive \"z\" is not a label in this file; labels found: \"a\" (1 rows), \"b\" (1 rows)",
+                "t.csv: --positive \"z\" is not a label in this file; labels found: \"a\" (1 row), \"b\" (1 row)",
             ],
         },
         Case {
@@ -930,7 +1134,10 @@ fn cases() -> Vec<Case> {
             args: &["train", "t.csv.gz"],
             make: vec![Bytes("t.csv.gz", truncated_gzip())],
             code: 1,
-            stderr: &["t.csv.gz: cannot read: the gzip data is truncated or corrupt"],
+            stderr: &[
+                "t.csv.gz: cannot read: the gzip data is truncated or corrupt",
+                ", after line ",
+            ],
         },
         Case {
             name: "not gzip at all",
@@ -1237,7 +1444,12 @@ fn closed_or_full_stdout_is_not_a_crash() {
         let out = std::process::Command::new(bin)
             .current_dir(dir.path())
             .args(["train", &data_str("iris_setosa.csv"), "-o", "i.json"])
-            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1258,21 +1470,41 @@ fn outputs_follow_links_and_write_pipes_in_place() {
     let model = dir.path().join("m.json");
     std::fs::write(&model, iris_model_text()).unwrap();
     cmd(dir.path())
-        .args(["predict", "m.json", &data_str("iris_setosa.csv"), "-o", "link.txt"])
+        .args([
+            "predict",
+            "m.json",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "link.txt",
+        ])
         .assert()
         .success();
-    assert!(std::fs::symlink_metadata(dir.path().join("link.txt")).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(std::fs::read_to_string(&real).unwrap().lines().count(), 150);
 
     let fifo = dir.path().join("fifo");
-    let status = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(status.success());
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
     };
     cmd(dir.path())
-        .args(["predict", "m.json", &data_str("iris_setosa.csv"), "-o", "fifo"])
+        .args([
+            "predict",
+            "m.json",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "fifo",
+        ])
         .assert()
         .success();
     assert_eq!(reader.join().unwrap().lines().count(), 150);

@@ -80,6 +80,8 @@ pub struct Mapping {
 pub struct InfoReport {
     pub data: String,
     pub format: String,
+    /// The line of the CSV header that was skipped, if any.
+    pub header_line: Option<u64>,
     pub rows: usize,
     /// Feature columns (the bias excluded). For LIBSVM, the largest index.
     pub features: usize,
@@ -219,6 +221,7 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     Ok(InfoReport {
         data: path.display().to_string(),
         format: raw.format.name().into(),
+        header_line: raw.csv.as_ref().and_then(|c| c.header_line),
         rows,
         features: cols,
         nonzeros,
@@ -268,7 +271,16 @@ pub fn human_bytes(n: usize) -> String {
 pub fn render(r: &InfoReport) -> String {
     let mut s = String::new();
     let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
-    line(&mut s, "data", format!("{} ({})", r.data, r.format));
+    line(
+        &mut s,
+        "data",
+        format!(
+            "{} ({}{})",
+            r.data,
+            r.format,
+            super::train::header_note(r.header_line)
+        ),
+    );
     line(
         &mut s,
         "shape",

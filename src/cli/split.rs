@@ -69,6 +69,7 @@ fn subset<F: Real>(raw: &RawData<F>, rows: &[usize]) -> RawData<F> {
         class_ids: rows.iter().map(|&i| raw.class_ids[i]).collect(),
         table: raw.table.clone(),
         format: raw.format,
+        csv: raw.csv.clone(),
     }
 }
 

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::args::{BackendArgs, DataArgs, PrecisionArg, default_model_path};
 use super::progress::TrainProgress;
-use crate::data::{self, Dataset};
+use crate::data::{self, CsvInfo, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{Model, TrainingInfo};
@@ -147,6 +147,8 @@ pub struct TrainArgs {
 pub struct TrainReport {
     pub data: String,
     pub format: String,
+    /// The line of the CSV header that was skipped, if any.
+    pub header_line: Option<u64>,
     pub rows: usize,
     pub features: usize,
     pub sparse: bool,
@@ -195,19 +197,19 @@ pub fn run(args: &TrainArgs) -> Result<i32> {
     }
 }
 
-fn load<F: Real>(args: &TrainArgs) -> Result<Dataset<F>> {
+/// The training data, and the layout of a CSV file (for the report and the
+/// model file).
+fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
     let opts = args.data_args.load_options(args.positive.clone());
+    let (raw, path) = match &args.data {
+        Some(path) => (data::load_raw::<F>(path, &opts)?, path.clone()),
+        None => data::bundled::raw_digits_3v5::<F>(&opts)?,
+    };
+    let csv = raw.csv.clone();
     let data = if args.multiclass.is_some() {
-        let (raw, path) = match &args.data {
-            Some(path) => (data::load_raw::<F>(path, &opts)?, path.clone()),
-            None => data::bundled::raw_digits_3v5::<F>(&opts)?,
-        };
         Dataset::from_raw_classes(raw, &path)?
     } else {
-        match &args.data {
-            Some(path) => data::load(path, &opts)?,
-            None => data::bundled::digits_3v5(&opts)?,
-        }
+        Dataset::from_raw(raw, &path, opts.positive.as_deref())?
     };
     let classes = if args.multiclass.is_some() {
         data.classes.len()
@@ -215,7 +217,7 @@ fn load<F: Real>(args: &TrainArgs) -> Result<Dataset<F>> {
         1
     };
     crate::memory::check_weights_fit(&data.source, data.cols() + 1, classes)?;
-    Ok(data)
+    Ok((data, csv))
 }
 
 fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
@@ -238,7 +240,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     if let Some(dir) = &args.plot {
         super::plot::prepare_dir(dir)?;
     }
-    let mut data = load::<F>(args)?;
+    let (mut data, csv) = load::<F>(args)?;
     let seed = if args.shuffle { args.seed } else { None };
     // The data's fingerprint is for checkpoints only. It is taken of the
     // rows in file order, so before a shuffle; without checkpointing or a
@@ -330,6 +332,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             output: &output,
             seed,
             backend_note: chosen_note,
+            csv: csv.as_ref(),
         };
         return run.finish(warnings);
     }
@@ -373,6 +376,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     let report = TrainReport {
         data: data.source.display().to_string(),
         format: data.format.name().into(),
+        header_line: csv.as_ref().and_then(|c| c.header_line),
         rows: data.rows(),
         features: data.cols(),
         sparse: data.features.is_sparse(),
@@ -433,6 +437,12 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     })
 }
 
+/// ", header on line N" when a header line was skipped.
+pub(crate) fn header_note(line: Option<u64>) -> String {
+    line.map(|n| format!(", header on line {n}"))
+        .unwrap_or_default()
+}
+
 /// Abbreviates a long list: the first 10 and the last 5 values.
 pub fn abbreviate(values: &[u64]) -> String {
     let show = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
@@ -473,9 +483,10 @@ pub fn render(r: &TrainReport) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({}, {} rows x {} features, {}, {}{})",
+            "{} ({}{}, {} rows x {} features, {}, {}{})",
             r.data,
             r.format,
+            header_note(r.header_line),
             r.rows,
             r.features,
             if r.sparse { "sparse" } else { "dense" },

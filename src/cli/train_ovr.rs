@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::train::{TrainArgs, abbreviate, class_texts, fmt_g};
-use crate::data::Dataset;
+use crate::data::{CsvInfo, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::TrainingInfo;
@@ -27,6 +27,8 @@ pub struct ClassReport {
 #[derive(Serialize, Debug)]
 pub struct OvrReport {
     pub data: String,
+    /// The line of the CSV header that was skipped, if any.
+    pub header_line: Option<u64>,
     pub rows: usize,
     pub features: usize,
     pub sparse: bool,
@@ -59,6 +61,8 @@ pub struct Run<'a, F: Real> {
     pub output: &'a Path,
     pub seed: Option<u64>,
     pub backend_note: Option<String>,
+    /// The layout of CSV training data.
+    pub csv: Option<&'a CsvInfo>,
 }
 
 impl<F: Real> Run<'_, F> {
@@ -134,6 +138,7 @@ impl<F: Real> Run<'_, F> {
         model.save(self.output)?;
         let report = OvrReport {
             data: data.source.display().to_string(),
+            header_line: self.csv.and_then(|c| c.header_line),
             rows: data.rows(),
             features: data.cols(),
             sparse: data.features.is_sparse(),
@@ -196,8 +201,11 @@ pub fn render(r: &OvrReport) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({} rows x {} features, {}, {}{})",
+            "{} ({}{} rows x {} features, {}, {}{})",
             r.data,
+            r.header_line
+                .map(|n| format!("header on line {n}, "))
+                .unwrap_or_default(),
             r.rows,
             r.features,
             if r.sparse { "sparse" } else { "dense" },

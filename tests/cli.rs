@@ -398,6 +398,82 @@ fn predict_reads_every_format_and_fewer_columns() {
 }
 
 #[test]
+fn predict_reads_unlabeled_rows_with_unlabeled() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("iris.json"), iris_model_text()).unwrap();
+    let labeled = cmd(dir.path())
+        .args([
+            "predict",
+            "iris.json",
+            &data_str("iris_setosa.csv"),
+            "--scores",
+        ])
+        .assert()
+        .success()
+        .stderr("");
+    let want = stdout_of(labeled.get_output());
+    assert_eq!(want.lines().count(), 150);
+    // The same rows without their label column, with and without a header.
+    let rows: Vec<String> = std::fs::read_to_string(data("iris_setosa.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split_once(',').unwrap().1.to_owned())
+        .collect();
+    let bare = rows.join("\n") + "\n";
+    std::fs::write(dir.path().join("u.csv"), &bare).unwrap();
+    std::fs::write(dir.path().join("h.csv"), format!("a,b,c,d\n{bare}")).unwrap();
+    for file in ["u.csv", "h.csv"] {
+        cmd(dir.path())
+            .args(["predict", "iris.json", file, "--unlabeled", "--scores"])
+            .assert()
+            .success()
+            .stderr("")
+            .stdout(want.clone());
+    }
+    // LIBSVM: a line may start with a feature, or with a label that is ignored.
+    let svm: Vec<String> = std::fs::read_to_string(data("iris_setosa.svm"))
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let (label, rest) = l.split_once(' ').unwrap();
+            if i % 2 == 0 {
+                rest.to_owned()
+            } else {
+                format!("{label} {rest}")
+            }
+        })
+        .collect();
+    std::fs::write(dir.path().join("u.svm"), svm.join("\n") + "\n").unwrap();
+    cmd(dir.path())
+        .args(["predict", "iris.json", "u.svm", "--unlabeled", "--scores"])
+        .assert()
+        .success()
+        .stdout(want.clone());
+    // Read as labeled, u.csv loses its first feature: a warning, and on.
+    let out = cmd(dir.path())
+        .args(["predict", "iris.json", "u.csv"])
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stderr),
+        "perceptron: warning: u.csv has 4 columns, as many as the model has features, but \
+         column 1 was read as the label: the file may have no label column; if so, pass \
+         --unlabeled\n"
+    );
+    assert_eq!(stdout_of(out.get_output()).lines().count(), 150);
+    // The help says so.
+    let out = cmd(dir.path())
+        .args(["predict", "--help"])
+        .assert()
+        .success();
+    let help = stdout_of(out.get_output());
+    assert!(help.contains("--unlabeled"), "{help}");
+    assert!(help.contains("With --unlabeled the rows"), "{help}");
+    assert!(!help.contains("The data must be in the layout"), "{help}");
+}
+
+#[test]
 fn predict_in_f32_uses_f32_arithmetic() {
     let dir = tempfile::tempdir().unwrap();
     cmd(dir.path())
@@ -976,6 +1052,34 @@ fn cases() -> Vec<Case> {
             stderr: &[
                 "out.svm: label \"a\" is not a number and cannot be written as LIBSVM, whose labels are numbers; write CSV or .pbin instead",
             ],
+        },
+        Case {
+            name: "--unlabeled with --label-column",
+            args: &[
+                "predict",
+                "iris.json",
+                "@data/iris_setosa.csv",
+                "--unlabeled",
+                "--label-column",
+                "2",
+            ],
+            make: vec![IrisModel("iris.json")],
+            code: 2,
+            stderr: &["the argument '--unlabeled' cannot be used with '--label-column <N|NAME>'"],
+        },
+        Case {
+            name: "unlabeled LIBSVM line starting with text",
+            args: &["predict", "iris.json", "u.svm", "--unlabeled"],
+            make: vec![IrisModel("iris.json"), Text("u.svm", "1:5 2:3\nx 1:2\n")],
+            code: 1,
+            stderr: &["u.svm:2:1: expected a numeric label, found \"x\""],
+        },
+        Case {
+            name: "unlabeled CSV with more columns than the model has features",
+            args: &["predict", "iris.json", "u.csv", "--unlabeled"],
+            make: vec![IrisModel("iris.json"), Text("u.csv", "1,2,3,4,5\n")],
+            code: 1,
+            stderr: &["iris.json: has 4 features but u.csv has 5 feature columns"],
         },
         Case {
             name: "150 label values",

@@ -19,11 +19,15 @@ Examples:
   perceptron predict model.json new.csv -o labels.txt  write them to a file instead
   perceptron predict model.json new.svm.gz --scores    label<TAB>score per line
   perceptron predict model.json test.csv --label-column class --header
+  perceptron predict model.json rows.csv --unlabeled   rows of features only
 
-The data must be in the layout the model was trained on: a label column (CSV)
-or a label token (LIBSVM) on every row, although its values are ignored and
-need not be labels the model knows. Rows may have fewer features than the
-model (the missing ones count as zero), never more.
+By default the data is read in the layout the model was trained on: a label
+column (CSV) or a label token (LIBSVM) on every row, although its values are
+ignored and need not be labels the model knows. With --unlabeled the rows
+have no label: every CSV column is a feature, and a LIBSVM line may start
+with its first index:value (a first token without `:` is still taken for a
+label and ignored). Rows may have fewer features than the model (the missing
+ones count as zero), never more.
 
 Exit status: 0 success; 1 error; 2 bad command line.";
 
@@ -42,9 +46,15 @@ pub struct PredictArgs {
     pub model: PathBuf,
 
     /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin), in the layout the model was
-    /// trained on. Its labels are read but ignored.
+    /// trained on. Its labels are read but ignored; see --unlabeled for data without them.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
+
+    /// The rows have no label: every CSV column is a feature (line 1 is a
+    /// header when none of its fields is a number), and a LIBSVM line's first
+    /// token is a feature when it holds `:`.
+    #[arg(long, conflicts_with = "label_column")]
+    pub unlabeled: bool,
 
     /// Write the predictions to this file instead of stdout. Written
     /// atomically: an existing file is only replaced by the complete output.
@@ -66,7 +76,10 @@ pub fn run(args: &PredictArgs) -> Result<i32> {
         crate::output::check_destination(out)?;
         crate::output::check_not_an_input(out, &[&args.model, &args.data])?;
     }
-    let opts = args.data_args.load_options(None);
+    let opts = LoadOptions {
+        unlabeled: args.unlabeled,
+        ..args.data_args.load_options(None)
+    };
     match model::load(&args.model)? {
         AnyModel::F32(m) => run_in(args, &m, &opts),
         AnyModel::F64(m) => run_in(args, &m, &opts),
@@ -98,8 +111,28 @@ pub(crate) fn load_for_model<F: Real>(
     Ok(raw)
 }
 
+/// Warns when a CSV file read with a label column has exactly as many
+/// columns as the model has features: the "label" is then most likely the
+/// first feature of unlabeled rows, and every prediction would be off.
+fn warn_if_unlabeled<F>(raw: &RawData<F>, features: usize, data: &Path) {
+    let Some(csv) = &raw.csv else { return };
+    let Some(label) = csv.label_column else {
+        return;
+    };
+    if csv.columns == features {
+        eprintln!(
+            "perceptron: warning: {} has {} columns, as many as the model has features, but \
+             column {label} was read as the label: the file may have no label column; if so, \
+             pass --unlabeled",
+            data.display(),
+            csv.columns
+        );
+    }
+}
+
 fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> Result<i32> {
     let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    warn_if_unlabeled(&raw, model.feature_count(), &args.data);
     let w = model.augmented_weights();
     let write = |out: &mut dyn Write| -> io::Result<()> {
         for i in 0..raw.features.rows() {
@@ -124,6 +157,7 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
 /// first); with `--scores`, then every class's score in the model's order.
 fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions) -> Result<i32> {
     let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    warn_if_unlabeled(&raw, model.feature_count(), &args.data);
     let w: Vec<Vec<F>> = (0..model.classes.len())
         .map(|k| model.augmented(k))
         .collect();

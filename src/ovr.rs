@@ -164,6 +164,9 @@ pub(crate) fn parse_value(path: &Path, value: serde_json::Value) -> Result<crate
             "is corrupt: \"has_bias\" is false but a bias is not 0",
         ));
     }
+    if let Some(layout) = &file.training.data_layout {
+        layout.check(path)?;
+    }
     match file.precision {
         Precision::F32 => Ok(crate::model::AnyModel::OvrF32(build::<f32>(path, file)?)),
         Precision::F64 => Ok(crate::model::AnyModel::OvrF64(build::<f64>(path, file)?)),

@@ -474,6 +474,163 @@ fn predict_reads_unlabeled_rows_with_unlabeled() {
 }
 
 #[test]
+fn predict_and_eval_read_the_label_column_the_model_was_trained_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = "1,2,x\n3,1,y\n-1,4,x\n4,0,y\n0,3,x\n";
+    std::fs::write(dir.path().join("named.csv"), format!("a,b,label\n{rows}")).unwrap();
+    std::fs::write(dir.path().join("bare.csv"), rows).unwrap();
+    let run = |args: &[&str]| {
+        let out = cmd(dir.path()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        (
+            stdout_of(&out),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // By name, the label last.
+    run(&[
+        "train",
+        "named.csv",
+        "--label-column",
+        "label",
+        "-o",
+        "name.json",
+    ]);
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("name.json")).unwrap()).unwrap();
+    assert_eq!(
+        v["training"]["data_layout"],
+        serde_json::json!({"format": "csv", "label_column": "label", "header": true, "delimiter": ","})
+    );
+    let told = run(&[
+        "predict",
+        "name.json",
+        "named.csv",
+        "--scores",
+        "--label-column",
+        "label",
+    ]);
+    assert_eq!(told.0.lines().collect::<Vec<_>>().len(), 5);
+    assert!(told.0.starts_with("x\t"), "{}", told.0);
+    assert_eq!(told.1, "");
+    let untold = run(&["predict", "name.json", "named.csv", "--scores"]);
+    assert_eq!(untold.0, told.0);
+    assert_eq!(
+        untold.1,
+        "perceptron: note: the label of named.csv is read from column 3 (\"label\"), as in \
+         the training data of name.json; pass --label-column to read another\n"
+    );
+    let told = run(&[
+        "eval",
+        "name.json",
+        "named.csv",
+        "--json",
+        "--label-column",
+        "label",
+    ]);
+    let untold = run(&["eval", "name.json", "named.csv", "--json"]);
+    assert_eq!(untold.0, told.0);
+    let v: Value = serde_json::from_str(&untold.0).unwrap();
+    assert_eq!(
+        (v["rows"].as_u64(), v["accuracy"].as_f64()),
+        (Some(5), Some(1.0))
+    );
+    assert_eq!(untold.1.lines().count(), 1, "{}", untold.1);
+
+    // Online models too.
+    run(&[
+        "online",
+        "named.csv",
+        "--label-column",
+        "label",
+        "--positive",
+        "y",
+        "-o",
+        "on.json",
+    ]);
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("on.json")).unwrap()).unwrap();
+    assert_eq!(v["training"]["data_layout"]["label_column"], "label");
+    assert!(
+        run(&["predict", "on.json", "named.csv"])
+            .1
+            .contains("from column 3 (\"label\")")
+    );
+
+    // By number, without a header.
+    run(&["train", "bare.csv", "--label-column", "3", "-o", "num.json"]);
+    let told = run(&["predict", "num.json", "bare.csv", "--label-column", "3"]);
+    let untold = run(&["predict", "num.json", "bare.csv"]);
+    assert_eq!(
+        (untold.0.as_str(), told.0.as_str()),
+        ("x\ny\nx\ny\nx\n", "x\ny\nx\ny\nx\n")
+    );
+    assert_eq!(
+        untold.1,
+        "perceptron: note: the label of bare.csv is read from column 3, as in the training \
+         data of num.json; pass --label-column to read another\n"
+    );
+    // A label in the first column says nothing.
+    run(&["train", &data_str("iris_setosa.csv"), "-o", "iris.json"]);
+    assert_eq!(
+        run(&["predict", "iris.json", &data_str("iris_setosa.csv")]).1,
+        ""
+    );
+
+    // One-vs-rest models remember it too.
+    std::fs::write(
+        dir.path().join("three.csv"),
+        "a,b,class\n0,0,p\n5,0,q\n0,5,r\n6,1,q\n1,6,r\n",
+    )
+    .unwrap();
+    run(&[
+        "train",
+        "three.csv",
+        "--label-column",
+        "class",
+        "--multiclass",
+        "ovr",
+        "-o",
+        "ovr.json",
+    ]);
+    let told = run(&[
+        "predict",
+        "ovr.json",
+        "three.csv",
+        "--label-column",
+        "class",
+    ]);
+    let untold = run(&["predict", "ovr.json", "three.csv"]);
+    assert_eq!(untold.0, told.0);
+    assert_eq!(untold.0, "p\nq\nr\nq\nr\n");
+    assert!(
+        untold.1.contains("from column 3 (\"class\")"),
+        "{}",
+        untold.1
+    );
+    let untold = run(&["eval", "ovr.json", "three.csv", "--json"]);
+    let v: Value = serde_json::from_str(&untold.0).unwrap();
+    assert_eq!(v["accuracy"], 1.0);
+
+    // A model file from before the layout was recorded reads column 1, as then.
+    let text = std::fs::read_to_string(dir.path().join("num.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let mut old = v.clone();
+    old["training"]
+        .as_object_mut()
+        .unwrap()
+        .remove("data_layout");
+    std::fs::write(dir.path().join("old.json"), old.to_string()).unwrap();
+    cmd(dir.path())
+        .args(["predict", "old.json", "bare.csv"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "perceptron: error: bare.csv:1:5: expected a number in column 3, found \"x\" (",
+        ));
+}
+
+#[test]
 fn predict_in_f32_uses_f32_arithmetic() {
     let dir = tempfile::tempdir().unwrap();
     cmd(dir.path())
@@ -1080,6 +1237,45 @@ fn cases() -> Vec<Case> {
             make: vec![IrisModel("iris.json"), Text("u.csv", "1,2,3,4,5\n")],
             code: 1,
             stderr: &["iris.json: has 4 features but u.csv has 5 feature columns"],
+        },
+        Case {
+            name: "a label column name from the model that the data lacks",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": \"species\",",
+            )],
+            code: 1,
+            stderr: &[
+                "@data/iris_setosa.csv:1:1: no column named \"species\" in the header; its columns are \"1\", \"5.1\", \"3.5\", \"1.4\", \"0.2\" (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
+            ],
+        },
+        Case {
+            name: "a label column number from the model that the data lacks",
+            args: &["eval", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": 9,",
+            )],
+            code: 1,
+            stderr: &[
+                "@data/iris_setosa.csv:1:1: label column 9 is out of range: the file has 5 columns (numbered from 1) (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
+            ],
+        },
+        Case {
+            name: "a model whose label column is 0",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": 0,",
+            )],
+            code: 1,
+            stderr: &[
+                "m.json: is corrupt: \"training.data_layout.label_column\" is 0, but columns are numbered from 1",
+            ],
         },
         Case {
             name: "150 label values",

@@ -185,7 +185,13 @@ pub fn evaluate<F: Real>(
     model: &Model<F>,
     opts: &LoadOptions,
 ) -> Result<EvalReport> {
-    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let raw = load_for_model(
+        model.feature_count(),
+        &args.model,
+        &model.training,
+        &args.data,
+        opts,
+    )?;
     let signs = true_signs(model, &args.model, &raw, &args.data)?;
     let w = model.augmented_weights();
     // [true][predicted], index 0 = -1, 1 = +1.
@@ -360,7 +366,13 @@ pub fn evaluate_ovr<F: Real>(
     model: &OvrModel<F>,
     opts: &LoadOptions,
 ) -> Result<OvrEvalReport> {
-    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let raw = load_for_model(
+        model.feature_count(),
+        &args.model,
+        &model.training,
+        &args.data,
+        opts,
+    )?;
     let k = model.classes.len();
     // Map the file's classes to the model's, refusing unknown labels.
     let mut map = Vec::new();

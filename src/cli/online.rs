@@ -13,7 +13,7 @@ use crate::data::stream::{RowStream, StreamRow, StreamSource};
 use crate::data::{Format, LabelMap, MAX_FEATURE_INDEX};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::{self, AnyModel, Model, TrainingInfo};
+use crate::model::{self, AnyModel, DataLayout, Model, TrainingInfo};
 use crate::online::{Learner, MarginTally, OnlineInfo, OnlineState, StepError};
 use crate::train::{Margin, Variant};
 
@@ -617,6 +617,11 @@ impl<F: Real> Run<'_, F> {
                     features_added: l.features().saturating_sub(self.init_features),
                     state,
                 }),
+                data_layout: Some(DataLayout::of(
+                    self.stream.format(),
+                    self.stream.csv_info().as_ref(),
+                    self.args.data_args.label_column.as_ref(),
+                )),
             },
         }
     }

@@ -351,6 +351,7 @@ fn labelled<F: Real>(
     let raw = load_for_model(
         model.feature_count(),
         model_path,
+        &model.training,
         data_path,
         &data_args.load_options(None),
     )?;

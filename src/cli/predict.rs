@@ -7,10 +7,10 @@ use clap::Args;
 
 use super::args::DataArgs;
 use super::stdout::write_stdout;
-use crate::data::{self, LoadOptions, RawData};
+use crate::data::{self, Format, LabelColumn, LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
-use crate::model::{self, AnyModel, Model};
+use crate::model::{self, AnyModel, DataLayout, Model, TrainingInfo};
 use crate::ovr::OvrModel;
 
 const EXAMPLES: &str = "\
@@ -88,15 +88,64 @@ pub fn run(args: &PredictArgs) -> Result<i32> {
     }
 }
 
-/// Reads `path` in the model's precision and checks that its rows fit the
-/// model: no more feature columns than the model has weights.
+/// The options to read data for a model with: unless told otherwise
+/// (`--label-column`, `--unlabeled`, another `--format`), a CSV file's label
+/// is read from the column the model's training data had it in. A model
+/// trained with the label last, by name or number, would otherwise read
+/// the wrong column, silently.
+fn options_for_model(
+    opts: &LoadOptions,
+    training: &TrainingInfo,
+    model_path: &Path,
+) -> LoadOptions {
+    let mut opts = opts.clone();
+    let told = opts.label_column.is_some() || opts.unlabeled;
+    let csv_or_unknown = matches!(opts.format, None | Some(Format::Csv));
+    let column = training
+        .data_layout
+        .as_ref()
+        .and_then(DataLayout::label_column)
+        // The first column is the default anyway.
+        .filter(|c| *c != LabelColumn::Index(1));
+    if !told
+        && csv_or_unknown
+        && let Some(column) = column
+    {
+        opts.label_column = Some(column);
+        opts.label_column_from = Some(model_path.to_path_buf());
+    }
+    opts
+}
+
+/// Reads `path` for the model at `model_path` in the model's precision (see
+/// [`options_for_model`] for the label column) and checks that its rows fit
+/// the model: no more feature columns than the model has weights (`want`).
 pub(crate) fn load_for_model<F: Real>(
     want: usize,
     model_path: &Path,
+    training: &TrainingInfo,
     path: &Path,
     opts: &LoadOptions,
 ) -> Result<RawData<F>> {
-    let raw = data::load_raw::<F>(path, opts)?;
+    let opts = options_for_model(opts, training, model_path);
+    let raw = data::load_raw::<F>(path, &opts)?;
+    if opts.label_column_from.is_some()
+        && let Some(csv) = &raw.csv
+        && let Some(k) = csv.label_column
+        && k != 1
+    {
+        let name = csv
+            .label_name
+            .as_ref()
+            .map(|n| format!(" ({})", crate::data::source::quote(n)))
+            .unwrap_or_default();
+        eprintln!(
+            "perceptron: note: the label of {} is read from column {k}{name}, as in the \
+             training data of {}; pass --label-column to read another",
+            path.display(),
+            model_path.display()
+        );
+    }
     let cols = raw.features.cols();
     if cols > want {
         return Err(Error::model(
@@ -131,7 +180,13 @@ fn warn_if_unlabeled<F>(raw: &RawData<F>, features: usize, data: &Path) {
 }
 
 fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> Result<i32> {
-    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let raw = load_for_model(
+        model.feature_count(),
+        &args.model,
+        &model.training,
+        &args.data,
+        opts,
+    )?;
     warn_if_unlabeled(&raw, model.feature_count(), &args.data);
     let w = model.augmented_weights();
     let write = |out: &mut dyn Write| -> io::Result<()> {
@@ -156,7 +211,13 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
 /// One-vs-rest: the highest-scoring class per row (ties: the class listed
 /// first); with `--scores`, then every class's score in the model's order.
 fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions) -> Result<i32> {
-    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let raw = load_for_model(
+        model.feature_count(),
+        &args.model,
+        &model.training,
+        &args.data,
+        opts,
+    )?;
     warn_if_unlabeled(&raw, model.feature_count(), &args.data);
     let w: Vec<Vec<F>> = (0..model.classes.len())
         .map(|k| model.augmented(k))

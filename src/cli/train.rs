@@ -17,7 +17,7 @@ use super::progress::TrainProgress;
 use crate::data::{self, CsvInfo, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::{Model, TrainingInfo};
+use crate::model::{DataLayout, Model, TrainingInfo};
 use crate::train::{self, MarginEngine, State, Stop, TrainParams};
 
 const EXAMPLES: &str = "\
@@ -364,6 +364,11 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             pocket_epoch: fit.pocket.as_ref().map(|p| p.epoch),
             pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
             online: None,
+            data_layout: Some(DataLayout::of(
+                data.format,
+                csv.as_ref(),
+                args.data_args.label_column.as_ref(),
+            )),
         },
     };
     model.save(&output)?;

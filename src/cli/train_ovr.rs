@@ -8,7 +8,7 @@ use super::train::{TrainArgs, abbreviate, class_texts, fmt_g};
 use crate::data::{CsvInfo, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::TrainingInfo;
+use crate::model::{DataLayout, TrainingInfo};
 use crate::ovr::{ClassTraining, OvrModel};
 use crate::train::{Fit, Stop, Variant};
 
@@ -132,6 +132,11 @@ impl<F: Real> Run<'_, F> {
                 pocket_epoch: None,
                 pocket_training_accuracy: None,
                 online: None,
+                data_layout: Some(DataLayout::of(
+                    data.format,
+                    self.csv,
+                    self.args.data_args.label_column.as_ref(),
+                )),
             },
             per_class: per_class.clone(),
         };

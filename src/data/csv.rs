@@ -207,7 +207,7 @@ impl Layout {
         // read the file otherwise.
         let from_model = |what: String| match &opts.label_column_from {
             Some(model) => format!(
-                "{what} (the model {} was trained with the label there); pass \
+                "{what} (the label column is the one the model {} was trained with); pass \
                  --label-column N, or --unlabeled if the file has no label column",
                 model.display()
             ),
@@ -968,7 +968,8 @@ mod tests {
             header,
             ..opts()
         };
-        let how = "(the model m.json was trained with the label there); pass --label-column N, \
+        let how = "(the label column is the one the model m.json was trained with); pass \
+                   --label-column N, \
                    or --unlabeled if the file has no label column";
         assert_eq!(
             err_with::<f64>("1,2\n", &from(LabelColumn::Index(3), HeaderMode::Auto)),

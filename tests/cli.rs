@@ -210,7 +210,8 @@ fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
     assert!(!m.training.converged);
     assert_eq!(m.training.epochs, 25);
     assert!(m.training.mistakes_per_epoch.iter().all(|&k| k > 0));
-    // --json too: exit 3 and `converged: false`.
+    // --json too: exit 3, `converged: false`, and the same sentence on
+    // stderr (stdout holds the JSON object alone).
     let out = cmd(dir.path())
         .args([
             "train",
@@ -222,12 +223,52 @@ fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
             "x2.json",
         ])
         .assert()
-        .code(3);
-    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+        .code(3)
+        .stderr(
+            "perceptron: not converged: the data was not separated within 3 epochs (the last \
+             epoch made 4 mistakes); the last model was saved to x2.json. It may not be \
+             linearly separable; try more --max-epochs, or check the labels.\n",
+        );
+    let text = stdout_of(out.get_output());
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(
         (v["converged"].as_bool(), v["stop"].as_str()),
         (Some(false), Some("max_epochs"))
     );
+    // One-vs-rest likewise: "a" and "b" share a point and cannot be separated.
+    std::fs::write(dir.path().join("abc.csv"), "a,0\nb,0\nc,1\n").unwrap();
+    for json in [false, true] {
+        let mut c = cmd(dir.path());
+        c.args([
+            "train",
+            "abc.csv",
+            "--multiclass",
+            "ovr",
+            "--max-epochs",
+            "2",
+            "-o",
+            "o.json",
+        ]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.assert().code(3);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert_eq!(
+            stderr.lines().collect::<Vec<_>>(),
+            [
+                "perceptron: not converged: some class was not separated from the rest within 2 \
+              epochs (the last epoch made 5 mistakes in all); the last model was saved to o.json"
+            ]
+        );
+        if json {
+            let text = stdout_of(out.get_output());
+            assert_eq!(text.lines().count(), 1, "{text}");
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v["converged"], false);
+        }
+    }
 }
 
 #[test]

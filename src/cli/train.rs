@@ -426,14 +426,16 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         super::stdout::print_line(&text)?;
     } else {
         super::stdout::print(&render(&report))?;
-        if !report.converged {
-            eprintln!(
-                "perceptron: not converged: the data was not separated within {} epochs (the last epoch made {} mistakes); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
-                report.epochs,
-                report.mistakes_per_epoch.last().copied().unwrap_or(0),
-                report.model
-            );
-        }
+    }
+    // Also with --json: stdout holds only the JSON object, and exit code 3
+    // alone is easy to miss in a script's log.
+    if !report.converged {
+        eprintln!(
+            "perceptron: not converged: the data was not separated within {} epochs (the last epoch made {} mistakes); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
+            report.epochs,
+            report.mistakes_per_epoch.last().copied().unwrap_or(0),
+            report.model
+        );
     }
     Ok(if report.converged {
         exit::SUCCESS

@@ -181,14 +181,15 @@ impl<F: Real> Run<'_, F> {
             super::stdout::print_line(&text)?;
         } else {
             super::stdout::print(&render(&report))?;
-            if !report.converged {
-                eprintln!(
-                    "perceptron: not converged: some class was not separated from the rest within {} epochs (the last epoch made {} mistakes in all); the last model was saved to {}",
-                    report.epochs,
-                    report.mistakes_per_epoch.last().copied().unwrap_or(0),
-                    report.model
-                );
-            }
+        }
+        // With --json too, as for binary models.
+        if !report.converged {
+            eprintln!(
+                "perceptron: not converged: some class was not separated from the rest within {} epochs (the last epoch made {} mistakes in all); the last model was saved to {}",
+                report.epochs,
+                report.mistakes_per_epoch.last().copied().unwrap_or(0),
+                report.model
+            );
         }
         Ok(if fit.stop == Stop::Converged {
             exit::SUCCESS

@@ -361,6 +361,19 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
             ),
         ));
     }
+    if let Some(negative) = &file.labels.negative
+        && crate::data::labels::same_label(negative, &file.labels.positive)
+    {
+        return Err(Error::model(
+            path,
+            format!(
+                "is corrupt: its +1 label {} and its -1 label {} are the same label; a model's \
+                 two classes must differ",
+                crate::data::source::quote(&file.labels.positive),
+                crate::data::source::quote(negative)
+            ),
+        ));
+    }
     if let Some(layout) = &file.training.data_layout {
         layout.check(path)?;
     }

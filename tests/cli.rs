@@ -1071,6 +1071,130 @@ fn gzip_data_is_read_whatever_its_name() {
     }
 }
 
+#[test]
+fn one_row_one_epoch_one_mistake_are_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("two.csv"), "1,1\n-1,-3\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["train", "two.csv", "--max-epochs", "1", "-o", "two.json"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "not separated within 1 epoch (the last epoch made 1 mistake); the last model",
+        ));
+    let text = stdout_of(out.get_output());
+    for want in [
+        "data        two.csv (CSV, 2 rows x 1 feature, dense, f32, with bias)\n",
+        "labels      +1 = \"1\" (1 row), -1 = \"-1\" (1 row)\n",
+        "epochs      1 of at most 1: NOT converged: the data was not separated within 1 epoch \
+         (the last epoch made 1 mistake)\n",
+        "mistakes    M = 1 in total; per epoch: 1\n",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    let out = cmd(dir.path()).args(["info", "two.csv"]).assert().success();
+    let text = stdout_of(out.get_output());
+    assert!(
+        text.contains("shape       2 rows x 1 feature; 2 non-zeros"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 distinct: \"1\" (1 row), \"-1\" (1 row)"),
+        "{text}"
+    );
+    std::fs::write(dir.path().join("one.csv"), "1,5\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["eval", "two.json", "one.csv"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert!(text.contains("one.csv (CSV, 1 row x 1 feature)"), "{text}");
+    assert!(text.contains("(1 of 1 row correct)"), "{text}");
+}
+
+#[test]
+fn negative_labels_follow_positive_without_an_equals_sign() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "-1,0,0\n0,1,0\n1,5,5\n-1,0,1\n").unwrap();
+    cmd(dir.path())
+        .args([
+            "train",
+            "t.csv",
+            "--positive",
+            "-1",
+            "-o",
+            "m.json",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"positive_label\":\"-1\""));
+    cmd(dir.path())
+        .args(["info", "t.csv", "--positive", "-1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "+1 = \"-1\" (2 rows), -1 = the rest (2 rows)",
+        ));
+    cmd(dir.path())
+        .args([
+            "online",
+            "t.csv",
+            "--positive",
+            "-1",
+            "--quiet",
+            "-o",
+            "o.json",
+        ])
+        .assert()
+        .success();
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("o.json")).unwrap()).unwrap();
+    assert_eq!(v["labels"]["positive"], "-1");
+    cmd(dir.path())
+        .args(["plot", "bias", "t.csv", "--positive", "-1", "-o", "b.svg"])
+        .assert()
+        .success();
+    // A label that looks like an option is still a value.
+    cmd(dir.path())
+        .args(["info", "t.csv", "--positive", "--json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--positive \"--json\" is not a label in this file",
+        ));
+}
+
+#[test]
+fn format_help_is_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands: [&[&str]; 12] = [
+        &["train"],
+        &["predict"],
+        &["eval"],
+        &["online"],
+        &["info"],
+        &["bench"],
+        &["split"],
+        &["convert"],
+        &["plot", "margins"],
+        &["plot", "boundary"],
+        &["plot", "bias"],
+        &["plot", "trace"],
+    ];
+    for c in commands {
+        let out = cmd(dir.path()).args(c).arg("--help").assert().success();
+        let help = stdout_of(out.get_output());
+        assert!(
+            help.contains(
+                "- binary: The tool's binary format (`.pbin`), written by `perceptron convert`"
+            ),
+            "{c:?}: {help}"
+        );
+        assert!(!help.contains("[`"), "{c:?}: {help}");
+    }
+}
+
 // ---------------------------------------------------------------- help
 
 #[test]
@@ -1316,6 +1440,19 @@ fn cases() -> Vec<Case> {
             code: 1,
             stderr: &[
                 "m.json: is corrupt: \"training.data_layout.label_column\" is 0, but columns are numbered from 1",
+            ],
+        },
+        Case {
+            name: "a model whose two labels are the same",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"negative\": \"-1\"",
+                "\"negative\": \"1.0\"",
+            )],
+            code: 1,
+            stderr: &[
+                "m.json: is corrupt: its +1 label \"1\" and its -1 label \"1.0\" are the same label; a model's two classes must differ",
             ],
         },
         Case {
@@ -1600,7 +1737,7 @@ fn cases() -> Vec<Case> {
             ],
             code: 1,
             stderr: &[
-                "l.csv:3: label \"7\" (1 rows) is not a class of the model iris.json, which knows \"1\" (+1) and \"-1\" (-1)",
+                "l.csv:3: label \"7\" (1 row) is not a class of the model iris.json, which knows \"1\" (+1) and \"-1\" (-1)",
             ],
         },
         Case {

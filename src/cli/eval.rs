@@ -13,6 +13,7 @@ use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{self, AnyModel, Model};
 use crate::ovr::OvrModel;
+use crate::text::count;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -163,9 +164,9 @@ pub(crate) fn true_signs<F: Real>(
         String::new()
     };
     let message = format!(
-        "label \"{}\" ({} rows) is not a class of the model {}, which knows {known}{others}",
+        "label \"{}\" ({}) is not a class of the model {}, which knows {known}{others}",
         class.text,
-        class.count,
+        count(class.count, "row"),
         model_path.display()
     );
     Err(if class.first_line > 0 {
@@ -259,18 +260,21 @@ pub fn render(r: &EvalReport) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({}, {} rows x {} features)",
-            r.data, r.format, r.rows, r.features
+            "{} ({}, {} x {})",
+            r.data,
+            r.format,
+            count(r.rows, "row"),
+            count(r.features, "feature")
         ),
     );
     line(
         &mut s,
         "accuracy",
         format!(
-            "{:.2}% ({} of {} rows correct)",
+            "{:.2}% ({} of {} correct)",
             100.0 * r.accuracy,
             r.correct,
-            r.rows
+            count(r.rows, "row")
         ),
     );
     s.push_str("\nconfusion matrix (rows: true label, columns: predicted label)\n");
@@ -385,9 +389,9 @@ pub fn evaluate_ovr<F: Real>(
             Some(j) => map.push(j),
             None => {
                 let message = format!(
-                    "label \"{}\" ({} rows) is not a class of the model {}, which knows {}",
+                    "label \"{}\" ({}) is not a class of the model {}, which knows {}",
                     class.text,
-                    class.count,
+                    count(class.count, "row"),
                     args.model.display(),
                     model
                         .classes
@@ -467,28 +471,31 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         &mut s,
         "model",
         format!(
-            "{} ({}, one-vs-rest over {} classes)",
+            "{} ({}, one-vs-rest over {})",
             r.model,
             r.precision,
-            r.labels.len()
+            count(r.labels.len(), "class")
         ),
     );
     line(
         &mut s,
         "data",
         format!(
-            "{} ({}, {} rows x {} features)",
-            r.data, r.format, r.rows, r.features
+            "{} ({}, {} x {})",
+            r.data,
+            r.format,
+            count(r.rows, "row"),
+            count(r.features, "feature")
         ),
     );
     line(
         &mut s,
         "accuracy",
         format!(
-            "{:.2}% ({} of {} rows correct)",
+            "{:.2}% ({} of {} correct)",
             100.0 * r.accuracy,
             r.correct,
-            r.rows
+            count(r.rows, "row")
         ),
     );
     s.push_str("\nconfusion matrix (rows: true class, columns: predicted class)\n");

@@ -10,6 +10,7 @@ use super::stdout::write_stdout;
 use crate::data::{self, Features, RawData, bundled, labels, stats};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
+use crate::text::count;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -44,7 +45,7 @@ pub struct InfoArgs {
 
     /// Show the labels as `train --positive LABEL` would map them: LABEL is
     /// +1 and every other value -1. An error if LABEL is not in the file.
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
     /// The precision to read the values in (as `train --precision`); it
@@ -285,10 +286,10 @@ pub fn render(r: &InfoReport) -> String {
         &mut s,
         "shape",
         format!(
-            "{} rows x {} features; {} non-zeros (density {:.2}%)",
-            r.rows,
-            r.features,
-            r.nonzeros,
+            "{} x {}; {} (density {:.2}%)",
+            count(r.rows, "row"),
+            count(r.features, "feature"),
+            count(r.nonzeros, "non-zero"),
             100.0 * r.density
         ),
     );
@@ -310,7 +311,7 @@ pub fn render(r: &InfoReport) -> String {
     let values: Vec<String> = r
         .labels
         .iter()
-        .map(|l| format!("\"{}\" ({} rows)", l.label, l.rows))
+        .map(|l| format!("\"{}\" ({})", l.label, count(l.rows, "row")))
         .collect();
     line(
         &mut s,
@@ -322,14 +323,14 @@ pub fn render(r: &InfoReport) -> String {
             &mut s,
             "classes",
             format!(
-                "+1 = \"{}\" ({} rows), -1 = {} ({} rows)",
+                "+1 = \"{}\" ({}), -1 = {} ({})",
                 m.positive,
-                m.positive_rows,
+                count(m.positive_rows, "row"),
                 match &m.negative {
                     Some(n) => format!("\"{n}\""),
                     None => "the rest".to_owned(),
                 },
-                m.negative_rows
+                count(m.negative_rows, "row")
             ),
         ),
         (None, Some(e)) => line(&mut s, "classes", format!("train would refuse: {e}")),

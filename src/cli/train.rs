@@ -18,6 +18,7 @@ use crate::data::{self, CsvInfo, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{DataLayout, Model, TrainingInfo};
+use crate::text::count;
 use crate::train::{self, MarginEngine, State, Stop, TrainParams};
 
 const EXAMPLES: &str = "\
@@ -64,7 +65,7 @@ pub struct TrainArgs {
 
     /// The label value to treat as +1; all others are -1 (one-vs-rest).
     /// Needed when the file has more than two label values.
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
     /// Return the averaged perceptron: the mean of the weights after every
@@ -431,9 +432,12 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     // alone is easy to miss in a script's log.
     if !report.converged {
         eprintln!(
-            "perceptron: not converged: the data was not separated within {} epochs (the last epoch made {} mistakes); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
-            report.epochs,
-            report.mistakes_per_epoch.last().copied().unwrap_or(0),
+            "perceptron: not converged: the data was not separated within {} (the last epoch made {}); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
+            count(report.epochs, "epoch"),
+            count(
+                report.mistakes_per_epoch.last().copied().unwrap_or(0),
+                "mistake"
+            ),
             report.model
         );
     }
@@ -490,12 +494,12 @@ pub fn render(r: &TrainReport) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({}{}, {} rows x {} features, {}, {}{})",
+            "{} ({}{}, {} x {}, {}, {}{})",
             r.data,
             r.format,
             header_note(r.header_line),
-            r.rows,
-            r.features,
+            count(r.rows, "row"),
+            count(r.features, "feature"),
             if r.sparse { "sparse" } else { "dense" },
             r.precision,
             if r.bias { ", with bias" } else { ", no bias" }
@@ -505,8 +509,11 @@ pub fn render(r: &TrainReport) -> String {
         &mut s,
         "labels",
         format!(
-            "+1 = \"{}\" ({} rows), -1 = \"{}\" ({} rows)",
-            r.positive_label, r.positive_rows, r.negative_label, r.negative_rows
+            "+1 = \"{}\" ({}), -1 = \"{}\" ({})",
+            r.positive_label,
+            count(r.positive_rows, "row"),
+            r.negative_label,
+            count(r.negative_rows, "row")
         ),
     );
     let order = r
@@ -538,11 +545,11 @@ pub fn render(r: &TrainReport) -> String {
             &mut s,
             "variant",
             format!(
-                "pocket: the model is the weights pocketed in epoch {} with {} training mistakes ({:.2}% accuracy; {} candidates evaluated){rule}",
+                "pocket: the model is the weights pocketed in epoch {} with {} ({:.2}% accuracy; {} evaluated){rule}",
                 p.epoch + 1,
-                p.mistakes,
+                count(p.mistakes, "training mistake"),
                 100.0 * p.training_accuracy,
-                p.evaluations
+                count(p.evaluations, "candidate")
             ),
         ),
         _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
@@ -554,9 +561,9 @@ pub fn render(r: &TrainReport) -> String {
         "interrupted".to_owned()
     } else {
         format!(
-            "NOT converged: the data was not separated within {} epochs (the last epoch made {} mistakes)",
-            r.epochs,
-            r.mistakes_per_epoch.last().copied().unwrap_or(0)
+            "NOT converged: the data was not separated within {} (the last epoch made {})",
+            count(r.epochs, "epoch"),
+            count(r.mistakes_per_epoch.last().copied().unwrap_or(0), "mistake")
         )
     };
     line(
@@ -578,9 +585,9 @@ pub fn render(r: &TrainReport) -> String {
         &mut s,
         "accuracy",
         format!(
-            "{:.2}% on the training data ({correct} of {} rows)",
+            "{:.2}% on the training data ({correct} of {})",
             100.0 * r.training_accuracy,
-            r.rows
+            count(r.rows, "row")
         ),
     );
     line(

@@ -10,6 +10,7 @@ use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{DataLayout, TrainingInfo};
 use crate::ovr::{ClassTraining, OvrModel};
+use crate::text::count;
 use crate::train::{Fit, Stop, Variant};
 
 /// One class's line of the report.
@@ -185,9 +186,12 @@ impl<F: Real> Run<'_, F> {
         // With --json too, as for binary models.
         if !report.converged {
             eprintln!(
-                "perceptron: not converged: some class was not separated from the rest within {} epochs (the last epoch made {} mistakes in all); the last model was saved to {}",
-                report.epochs,
-                report.mistakes_per_epoch.last().copied().unwrap_or(0),
+                "perceptron: not converged: some class was not separated from the rest within {} (the last epoch made {} in all); the last model was saved to {}",
+                count(report.epochs, "epoch"),
+                count(
+                    report.mistakes_per_epoch.last().copied().unwrap_or(0),
+                    "mistake"
+                ),
                 report.model
             );
         }
@@ -207,13 +211,13 @@ pub fn render(r: &OvrReport) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({}{} rows x {} features, {}, {}{})",
+            "{} ({}{} x {}, {}, {}{})",
             r.data,
             r.header_line
                 .map(|n| format!("header on line {n}, "))
                 .unwrap_or_default(),
-            r.rows,
-            r.features,
+            count(r.rows, "row"),
+            count(r.features, "feature"),
             if r.sparse { "sparse" } else { "dense" },
             r.precision,
             if r.bias { ", with bias" } else { ", no bias" }
@@ -268,9 +272,9 @@ pub fn render(r: &OvrReport) -> String {
         &mut s,
         "accuracy",
         format!(
-            "{:.2}% on the training data ({correct} of {} rows: highest score is the true class)",
+            "{:.2}% on the training data ({correct} of {}: highest score is the true class)",
             100.0 * r.training_accuracy,
-            r.rows
+            count(r.rows, "row")
         ),
     );
     line(

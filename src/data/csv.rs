@@ -353,8 +353,8 @@ impl Layout {
                 return Err(err(
                     field.start,
                     format!(
-                        "expected {} fields {}, found {} (the first extra field is {})",
-                        self.expected,
+                        "expected {} {}, found {} (the first extra field is {})",
+                        crate::text::count(self.expected, "field"),
                         self.shape_hint(),
                         count + extra,
                         quote(&field.text)
@@ -389,8 +389,8 @@ impl Layout {
             return Err(err(
                 line.len(),
                 format!(
-                    "expected {} fields {}, found {}",
-                    self.expected,
+                    "expected {} {}, found {}",
+                    crate::text::count(self.expected, "field"),
                     self.shape_hint(),
                     count
                 ),

@@ -48,6 +48,12 @@ fn key_of(text: &str) -> (Key, Option<f64>) {
     }
 }
 
+/// Whether two label texts name the same class: equal as text, or as
+/// numbers (`1`, `+1` and `1.0`).
+pub fn same_label(a: &str, b: &str) -> bool {
+    key_of(a).0 == key_of(b).0
+}
+
 /// The distinct labels of a file, in order of first appearance, with a class
 /// id per row stored by the caller.
 #[derive(Clone, Debug, Default)]

@@ -26,16 +26,15 @@ pub struct DevicesArgs {
 pub fn run(args: &DevicesArgs) -> Result<i32> {
     let adapters = context::list();
     if args.json {
-        super::stdout::print_line(&format!(
-            "{}",
-            serde_json::to_string(&adapters).map_err(|e| Error::Usage(e.to_string()))?
-        ))?;
+        super::stdout::print_line(
+            &serde_json::to_string(&adapters).map_err(|e| Error::Usage(e.to_string()))?,
+        )?;
         return Ok(exit::SUCCESS);
     }
     if adapters.is_empty() {
-        super::stdout::print_line(&format!(
-            "no GPU adapter found (backends tried: Vulkan, Metal, DX12); training will use the CPU"
-        ))?;
+        super::stdout::print_line(
+            "no GPU adapter found (backends tried: Vulkan, Metal, DX12); training will use the CPU",
+        )?;
         return Ok(exit::SUCCESS);
     }
     for a in &adapters {

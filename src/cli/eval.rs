@@ -23,6 +23,9 @@ Examples:
 
 Every true label in the data must be one the model was trained on (for a
 one-vs-rest model, every value other than its +1 label counts as -1).
+Without --label-column, a CSV file's label is read from the column the
+model's training data had it in (a note on stderr says which, when it is not
+the first).
 
 Exit status: 0 success; 1 error; 2 bad command line.";
 

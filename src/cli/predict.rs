@@ -22,8 +22,9 @@ Examples:
   perceptron predict model.json rows.csv --unlabeled   rows of features only
 
 By default the data is read in the layout the model was trained on: a label
-column (CSV) or a label token (LIBSVM) on every row, although its values are
-ignored and need not be labels the model knows. With --unlabeled the rows
+column (CSV: the column the training data had it in, unless --label-column
+says otherwise) or a label token (LIBSVM) on every row, although its values
+are ignored and need not be labels the model knows. With --unlabeled the rows
 have no label: every CSV column is a feature, and a LIBSVM line may start
 with its first index:value (a first token without `:` is still taken for a
 label and ignored). Rows may have fewer features than the model (the missing

@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn the_rate_is_a_whole_number_of_rows_per_second() {
-        assert_eq!(rate(115_154_200.0567), "115,154,200 rows/s");
+        assert_eq!(rate(115_154_200.056_7), "115,154,200 rows/s");
         assert_eq!(rate(999.5), "1,000 rows/s");
         assert_eq!(rate(0.4), "0 rows/s");
         assert_eq!(rate(f64::NAN), "0 rows/s");

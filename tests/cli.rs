@@ -1254,6 +1254,25 @@ fn truncated_gzip() -> Vec<u8> {
     gz[..gz.len() / 2].to_vec()
 }
 
+/// A one-vs-rest model file whose first and third classes are one label.
+const OVR_TWICE: &str = r#"{
+  "format": "perceptron-model", "format_version": 1, "kind": "one-vs-rest",
+  "created_by": "hand", "precision": "f64", "feature_count": 1,
+  "classes": ["1", "-1", "1.0"], "weights": [[1.0], [-1.0], [0.5]], "bias": [0.0, 0.0, 0.0],
+  "has_bias": true,
+  "training": {
+    "epochs": 1, "max_epochs": 1, "mistakes_per_epoch": [0], "total_mistakes": 0,
+    "converged": true, "radius": 1.0, "margin": null, "mistake_bound": null,
+    "backend": "reference", "seed": null, "data": "x.csv", "rows": 3,
+    "training_accuracy": 1.0, "seconds": 0.0
+  },
+  "class_training": [
+    {"mistakes_per_epoch": [0], "total_mistakes": 0, "converged_epoch": 1, "margin": null, "mistake_bound": null},
+    {"mistakes_per_epoch": [0], "total_mistakes": 0, "converged_epoch": 1, "margin": null, "mistake_bound": null},
+    {"mistakes_per_epoch": [0], "total_mistakes": 0, "converged_epoch": 1, "margin": null, "mistake_bound": null}
+  ]
+}"#;
+
 fn cases() -> Vec<Case> {
     use Make::*;
     vec![
@@ -1440,6 +1459,58 @@ fn cases() -> Vec<Case> {
             code: 1,
             stderr: &[
                 "m.json: is corrupt: \"training.data_layout.label_column\" is 0, but columns are numbered from 1",
+            ],
+        },
+        Case {
+            name: "a label column name from the model, read without a header",
+            args: &["eval", "m.json", "@data/iris_setosa.csv", "--no-header"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": \"species\",",
+            )],
+            code: 1,
+            stderr: &[
+                "@data/iris_setosa.csv:1:1: the label column is named \"species\" but the file is read without a header line (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
+            ],
+        },
+        Case {
+            name: "a model whose label column is an empty name",
+            args: &["eval", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": \"\",",
+            )],
+            code: 1,
+            stderr: &["m.json: is corrupt: \"training.data_layout.label_column\" is an empty name"],
+        },
+        Case {
+            name: "a one-vs-rest model with a class twice",
+            args: &["predict", "ovr.json", "@data/iris_setosa.csv"],
+            make: vec![Text("ovr.json", OVR_TWICE)],
+            code: 1,
+            stderr: &[
+                "ovr.json: is corrupt: classes 1 and 3 (\"1\" and \"1.0\") are the same label; a model's classes must differ",
+            ],
+        },
+        Case {
+            name: "eval with many labels the model does not know",
+            args: &["eval", "iris.json", "l.csv"],
+            make: vec![
+                IrisModel("iris.json"),
+                Bytes(
+                    "l.csv",
+                    (0..30)
+                        .map(|k| format!("x{k},1,2,3,4\n"))
+                        .collect::<String>()
+                        .into_bytes(),
+                ),
+            ],
+            code: 1,
+            stderr: &[
+                "l.csv:1: label \"x0\" (1 row) is not a class of the model iris.json, which knows \"1\" (+1) and \"-1\" (-1); other unknown labels: \"x1\", ",
+                "\"x20\", and 9 more",
             ],
         },
         Case {

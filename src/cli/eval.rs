@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::args::DataArgs;
 use super::predict::load_for_model;
 use super::stdout::write_stdout;
+use crate::data::labels::LISTED;
 use crate::data::{LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
@@ -157,12 +158,23 @@ pub(crate) fn true_signs<F: Real>(
         model.labels.positive,
         model.labels.negative_text()
     );
+    // A wrong label column can give thousands: list a few.
     let others = if unknown.len() > 1 {
         let rest: Vec<String> = unknown[1..]
             .iter()
+            .take(LISTED)
             .map(|&c| format!("\"{}\"", classes[c].text))
             .collect();
-        format!("; other unknown labels: {}", rest.join(", "))
+        let more = unknown.len() - 1 - rest.len();
+        format!(
+            "; other unknown labels: {}{}",
+            rest.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        )
     } else {
         String::new()
     };

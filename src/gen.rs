@@ -575,6 +575,7 @@ impl Generator {
                 class_ids,
                 table,
                 format: Format::Binary,
+                csv: None,
             },
             labels,
             redraws,

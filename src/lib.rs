@@ -25,6 +25,7 @@ pub mod output;
 pub mod ovr;
 pub mod plot;
 pub mod reference;
+pub mod text;
 pub mod train;
 
 pub use error::{Error, Result};

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{LabelMap, Row};
+use crate::data::{CsvInfo, Format, LabelColumn, LabelMap, Row};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 use crate::reference;
@@ -66,6 +66,92 @@ pub struct TrainingInfo {
     /// learning from its example, that were right.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub online: Option<crate::online::OnlineInfo>,
+    /// How the training data was laid out, so that `predict` and `eval` read
+    /// a CSV file's label from the same column without being told again.
+    /// Absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_layout: Option<DataLayout>,
+}
+
+/// The layout of the training data (see [`TrainingInfo::data_layout`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataLayout {
+    /// `csv`, `libsvm` or `binary`.
+    pub format: Format,
+    /// CSV: the label column as `--label-column` named it, else its 1-based
+    /// number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_column: Option<ColumnRef>,
+    /// CSV: whether the first line (not blank, not a comment) was a header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<bool>,
+    /// CSV: `,`, `;` or `tab`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
+}
+
+/// A CSV column by 1-based number or by header name; a number or a string in
+/// JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ColumnRef {
+    Number(u64),
+    Name(String),
+}
+
+impl DataLayout {
+    /// The layout of data in `format`; for CSV, from what the reader settled
+    /// (`csv`) and how the user named the label column (`given`): a name is
+    /// kept as a name, so that data with its columns in another order still
+    /// reads right.
+    pub fn of(format: Format, csv: Option<&CsvInfo>, given: Option<&LabelColumn>) -> Self {
+        let Some(csv) = csv else {
+            return DataLayout {
+                format,
+                label_column: None,
+                header: None,
+                delimiter: None,
+            };
+        };
+        let label_column = match (given, csv.label_column) {
+            (Some(LabelColumn::Name(name)), _) => Some(ColumnRef::Name(name.clone())),
+            (_, Some(k)) => Some(ColumnRef::Number(k as u64)),
+            (_, None) => None,
+        };
+        DataLayout {
+            format,
+            label_column,
+            header: Some(csv.header_line.is_some()),
+            delimiter: Some(match csv.delimiter {
+                b'\t' => "tab".to_owned(),
+                d => char::from(d).to_string(),
+            }),
+        }
+    }
+
+    /// The label column to read other CSV data with, if the layout has one.
+    pub fn label_column(&self) -> Option<LabelColumn> {
+        match self.label_column.as_ref()? {
+            ColumnRef::Number(n) => usize::try_from(*n).ok().map(LabelColumn::Index),
+            ColumnRef::Name(name) => Some(LabelColumn::Name(name.clone())),
+        }
+    }
+
+    /// Refuses a label column no CSV file can have (`path` is for messages).
+    pub(crate) fn check(&self, path: &Path) -> Result<()> {
+        match &self.label_column {
+            Some(ColumnRef::Number(0)) => Err(Error::model(
+                path,
+                "is corrupt: \"training.data_layout.label_column\" is 0, but columns are \
+                 numbered from 1",
+            )),
+            Some(ColumnRef::Name(name)) if name.is_empty() => Err(Error::model(
+                path,
+                "is corrupt: \"training.data_layout.label_column\" is an empty name",
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A trained binary perceptron: h(x) = sign(w·x + b).
@@ -275,6 +361,22 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
             ),
         ));
     }
+    if let Some(negative) = &file.labels.negative
+        && crate::data::labels::same_label(negative, &file.labels.positive)
+    {
+        return Err(Error::model(
+            path,
+            format!(
+                "is corrupt: its +1 label {} and its -1 label {} are the same label; a model's \
+                 two classes must differ",
+                crate::data::source::quote(&file.labels.positive),
+                crate::data::source::quote(negative)
+            ),
+        ));
+    }
+    if let Some(layout) = &file.training.data_layout {
+        layout.check(path)?;
+    }
     match file.precision {
         Precision::F32 => Ok(AnyModel::F32(build::<f32>(path, file)?)),
         Precision::F64 => Ok(AnyModel::F64(build::<f64>(path, file)?)),
@@ -357,6 +459,12 @@ mod tests {
                 pocket_epoch: None,
                 pocket_training_accuracy: None,
                 online: None,
+                data_layout: Some(DataLayout {
+                    format: Format::Csv,
+                    label_column: Some(ColumnRef::Name("class".into())),
+                    header: Some(true),
+                    delimiter: Some(";".into()),
+                }),
             },
         }
     }
@@ -394,6 +502,93 @@ mod tests {
 
     fn refused(text: &str) -> String {
         parse(Path::new("m.json"), text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_data_layout_is_optional_and_checked() {
+        let m = sample(vec![1.0f64, 2.0], 0.5);
+        let text = text_of(&m);
+        assert!(
+            text.contains(
+                "\"data_layout\": {\n      \"format\": \"csv\",\n      \"label_column\": \
+                 \"class\",\n      \"header\": true,\n      \"delimiter\": \";\"\n    }"
+            ),
+            "{text}"
+        );
+        // Files from before it was recorded load, without it.
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["training"].as_object_mut().unwrap().remove("data_layout");
+        let old = v.to_string();
+        let AnyModel::F64(back) = parse(Path::new("m.json"), &old).unwrap() else {
+            panic!("precision changed")
+        };
+        assert_eq!(back.training.data_layout, None);
+        assert!(!text_of(&back).contains("data_layout"));
+        // A number is a number, a name a name.
+        let numbered = text.replace("\"label_column\": \"class\"", "\"label_column\": 7");
+        let AnyModel::F64(back) = parse(Path::new("m.json"), &numbered).unwrap() else {
+            panic!("precision changed")
+        };
+        let layout = back.training.data_layout.unwrap();
+        assert_eq!(layout.label_column(), Some(LabelColumn::Index(7)));
+        assert_eq!(
+            m.training.data_layout.unwrap().label_column(),
+            Some(LabelColumn::Name("class".into()))
+        );
+        assert_eq!(
+            refused(&text.replace("\"label_column\": \"class\"", "\"label_column\": 0")),
+            "m.json: is corrupt: \"training.data_layout.label_column\" is 0, but columns are \
+             numbered from 1"
+        );
+        assert_eq!(
+            refused(&text.replace("\"label_column\": \"class\"", "\"label_column\": \"\"")),
+            "m.json: is corrupt: \"training.data_layout.label_column\" is an empty name"
+        );
+        assert!(
+            refused(&text.replace("\"label_column\": \"class\"", "\"label_column\": -2"))
+                .starts_with("m.json: is corrupt: line ")
+        );
+        assert!(
+            refused(&text.replace("\"format\": \"csv\"", "\"format\": \"xls\""))
+                .contains("unknown variant `xls`")
+        );
+    }
+
+    #[test]
+    fn the_data_layout_follows_what_the_reader_found() {
+        let info = CsvInfo {
+            header_line: None,
+            label_column: Some(4),
+            label_name: None,
+            delimiter: b'\t',
+            columns: 4,
+        };
+        let l = DataLayout::of(Format::Csv, Some(&info), None);
+        assert_eq!(
+            l,
+            DataLayout {
+                format: Format::Csv,
+                label_column: Some(ColumnRef::Number(4)),
+                header: Some(false),
+                delimiter: Some("tab".into()),
+            }
+        );
+        let named = LabelColumn::Name("y".into());
+        let info = CsvInfo {
+            header_line: Some(2),
+            label_name: Some("y".into()),
+            ..info
+        };
+        let l = DataLayout::of(Format::Csv, Some(&info), Some(&named));
+        assert_eq!(
+            (l.label_column, l.header),
+            (Some(ColumnRef::Name("y".into())), Some(true))
+        );
+        let l = DataLayout::of(Format::Libsvm, None, Some(&named));
+        assert_eq!(
+            (l.format, l.label_column, l.header, l.delimiter),
+            (Format::Libsvm, None, None, None)
+        );
     }
 
     #[test]

@@ -164,6 +164,24 @@ pub(crate) fn parse_value(path: &Path, value: serde_json::Value) -> Result<crate
             "is corrupt: \"has_bias\" is false but a bias is not 0",
         ));
     }
+    // Two heads for one class would make predictions ambiguous and eval's
+    // confusion matrix wrong.
+    if let Err((a, b)) = crate::data::LabelTable::from_parts(file.classes.clone(), &vec![0; k]) {
+        return Err(Error::model(
+            path,
+            format!(
+                "is corrupt: classes {} and {} ({} and {}) are the same label; a model's \
+                 classes must differ",
+                a + 1,
+                b + 1,
+                crate::data::source::quote(&file.classes[a]),
+                crate::data::source::quote(&file.classes[b])
+            ),
+        ));
+    }
+    if let Some(layout) = &file.training.data_layout {
+        layout.check(path)?;
+    }
     match file.precision {
         Precision::F32 => Ok(crate::model::AnyModel::OvrF32(build::<f32>(path, file)?)),
         Precision::F64 => Ok(crate::model::AnyModel::OvrF64(build::<f64>(path, file)?)),
@@ -195,4 +213,75 @@ fn build<F: Real>(path: &Path, file: OvrFile) -> Result<OvrModel<F>> {
         training: file.training,
         per_class: file.class_training,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::AnyModel;
+
+    fn three_classes() -> OvrModel<f64> {
+        OvrModel {
+            classes: vec!["a".into(), "1".into(), "c".into()],
+            weights: vec![vec![1.0], vec![-1.0], vec![0.5]],
+            biases: vec![0.0, 0.25, -0.5],
+            has_bias: true,
+            training: training(),
+            per_class: vec![class(); 3],
+        }
+    }
+
+    fn training() -> TrainingInfo {
+        serde_json::from_value(serde_json::json!({
+            "epochs": 1, "max_epochs": 1, "mistakes_per_epoch": [0], "total_mistakes": 0,
+            "converged": true, "radius": 1.0, "margin": null, "mistake_bound": null,
+            "backend": "reference", "seed": null, "data": "x.csv", "rows": 3,
+            "training_accuracy": 1.0, "seconds": 0.0
+        }))
+        .unwrap()
+    }
+
+    fn class() -> ClassTraining {
+        ClassTraining {
+            mistakes_per_epoch: vec![0],
+            total_mistakes: 0,
+            converged_epoch: Some(1),
+            margin: None,
+            mistake_bound: None,
+        }
+    }
+
+    fn text_of(m: &OvrModel<f64>) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.json");
+        m.save(&path).unwrap();
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    #[test]
+    fn models_round_trip_and_duplicate_classes_are_refused() {
+        let m = three_classes();
+        let text = text_of(&m);
+        let AnyModel::OvrF64(back) = crate::model::parse(Path::new("m.json"), &text).unwrap()
+        else {
+            panic!("kind or precision changed")
+        };
+        assert_eq!(back, m);
+        let refused = |text: &str| {
+            crate::model::parse(Path::new("m.json"), text)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            refused(&text.replace("\"c\"", "\"a\"")),
+            "m.json: is corrupt: classes 1 and 3 (\"a\" and \"a\") are the same label; a \
+             model's classes must differ"
+        );
+        // The same number, spelt differently, is the same label.
+        assert_eq!(
+            refused(&text.replace("\"c\"", "\"+1.0\"")),
+            "m.json: is corrupt: classes 2 and 3 (\"1\" and \"+1.0\") are the same label; a \
+             model's classes must differ"
+        );
+    }
 }

@@ -210,7 +210,8 @@ fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
     assert!(!m.training.converged);
     assert_eq!(m.training.epochs, 25);
     assert!(m.training.mistakes_per_epoch.iter().all(|&k| k > 0));
-    // --json too: exit 3 and `converged: false`.
+    // --json too: exit 3, `converged: false`, and the same sentence on
+    // stderr (stdout holds the JSON object alone).
     let out = cmd(dir.path())
         .args([
             "train",
@@ -222,12 +223,52 @@ fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
             "x2.json",
         ])
         .assert()
-        .code(3);
-    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+        .code(3)
+        .stderr(
+            "perceptron: not converged: the data was not separated within 3 epochs (the last \
+             epoch made 4 mistakes); the last model was saved to x2.json. It may not be \
+             linearly separable; try more --max-epochs, or check the labels.\n",
+        );
+    let text = stdout_of(out.get_output());
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(
         (v["converged"].as_bool(), v["stop"].as_str()),
         (Some(false), Some("max_epochs"))
     );
+    // One-vs-rest likewise: "a" and "b" share a point and cannot be separated.
+    std::fs::write(dir.path().join("abc.csv"), "a,0\nb,0\nc,1\n").unwrap();
+    for json in [false, true] {
+        let mut c = cmd(dir.path());
+        c.args([
+            "train",
+            "abc.csv",
+            "--multiclass",
+            "ovr",
+            "--max-epochs",
+            "2",
+            "-o",
+            "o.json",
+        ]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.assert().code(3);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert_eq!(
+            stderr.lines().collect::<Vec<_>>(),
+            [
+                "perceptron: not converged: some class was not separated from the rest within 2 \
+              epochs (the last epoch made 5 mistakes in all); the last model was saved to o.json"
+            ]
+        );
+        if json {
+            let text = stdout_of(out.get_output());
+            assert_eq!(text.lines().count(), 1, "{text}");
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v["converged"], false);
+        }
+    }
 }
 
 #[test]
@@ -395,6 +436,239 @@ fn predict_reads_every_format_and_fewer_columns() {
         .assert()
         .success()
         .stdout(want);
+}
+
+#[test]
+fn predict_reads_unlabeled_rows_with_unlabeled() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("iris.json"), iris_model_text()).unwrap();
+    let labeled = cmd(dir.path())
+        .args([
+            "predict",
+            "iris.json",
+            &data_str("iris_setosa.csv"),
+            "--scores",
+        ])
+        .assert()
+        .success()
+        .stderr("");
+    let want = stdout_of(labeled.get_output());
+    assert_eq!(want.lines().count(), 150);
+    // The same rows without their label column, with and without a header.
+    let rows: Vec<String> = std::fs::read_to_string(data("iris_setosa.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split_once(',').unwrap().1.to_owned())
+        .collect();
+    let bare = rows.join("\n") + "\n";
+    std::fs::write(dir.path().join("u.csv"), &bare).unwrap();
+    std::fs::write(dir.path().join("h.csv"), format!("a,b,c,d\n{bare}")).unwrap();
+    for file in ["u.csv", "h.csv"] {
+        cmd(dir.path())
+            .args(["predict", "iris.json", file, "--unlabeled", "--scores"])
+            .assert()
+            .success()
+            .stderr("")
+            .stdout(want.clone());
+    }
+    // LIBSVM: a line may start with a feature, or with a label that is ignored.
+    let svm: Vec<String> = std::fs::read_to_string(data("iris_setosa.svm"))
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let (label, rest) = l.split_once(' ').unwrap();
+            if i % 2 == 0 {
+                rest.to_owned()
+            } else {
+                format!("{label} {rest}")
+            }
+        })
+        .collect();
+    std::fs::write(dir.path().join("u.svm"), svm.join("\n") + "\n").unwrap();
+    cmd(dir.path())
+        .args(["predict", "iris.json", "u.svm", "--unlabeled", "--scores"])
+        .assert()
+        .success()
+        .stdout(want.clone());
+    // Read as labeled, u.csv loses its first feature: a warning, and on.
+    let out = cmd(dir.path())
+        .args(["predict", "iris.json", "u.csv"])
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stderr),
+        "perceptron: warning: u.csv has 4 columns, as many as the model has features, but \
+         column 1 was read as the label: the file may have no label column; if so, pass \
+         --unlabeled\n"
+    );
+    assert_eq!(stdout_of(out.get_output()).lines().count(), 150);
+    // The help says so.
+    let out = cmd(dir.path())
+        .args(["predict", "--help"])
+        .assert()
+        .success();
+    let help = stdout_of(out.get_output());
+    assert!(help.contains("--unlabeled"), "{help}");
+    assert!(help.contains("With --unlabeled the rows"), "{help}");
+    assert!(!help.contains("The data must be in the layout"), "{help}");
+}
+
+#[test]
+fn predict_and_eval_read_the_label_column_the_model_was_trained_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = "1,2,x\n3,1,y\n-1,4,x\n4,0,y\n0,3,x\n";
+    std::fs::write(dir.path().join("named.csv"), format!("a,b,label\n{rows}")).unwrap();
+    std::fs::write(dir.path().join("bare.csv"), rows).unwrap();
+    let run = |args: &[&str]| {
+        let out = cmd(dir.path()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        (
+            stdout_of(&out),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // By name, the label last.
+    run(&[
+        "train",
+        "named.csv",
+        "--label-column",
+        "label",
+        "-o",
+        "name.json",
+    ]);
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("name.json")).unwrap()).unwrap();
+    assert_eq!(
+        v["training"]["data_layout"],
+        serde_json::json!({"format": "csv", "label_column": "label", "header": true, "delimiter": ","})
+    );
+    let told = run(&[
+        "predict",
+        "name.json",
+        "named.csv",
+        "--scores",
+        "--label-column",
+        "label",
+    ]);
+    assert_eq!(told.0.lines().collect::<Vec<_>>().len(), 5);
+    assert!(told.0.starts_with("x\t"), "{}", told.0);
+    assert_eq!(told.1, "");
+    let untold = run(&["predict", "name.json", "named.csv", "--scores"]);
+    assert_eq!(untold.0, told.0);
+    assert_eq!(
+        untold.1,
+        "perceptron: note: the label of named.csv is read from column 3 (\"label\"), as in \
+         the training data of name.json; pass --label-column to read another\n"
+    );
+    let told = run(&[
+        "eval",
+        "name.json",
+        "named.csv",
+        "--json",
+        "--label-column",
+        "label",
+    ]);
+    let untold = run(&["eval", "name.json", "named.csv", "--json"]);
+    assert_eq!(untold.0, told.0);
+    let v: Value = serde_json::from_str(&untold.0).unwrap();
+    assert_eq!(
+        (v["rows"].as_u64(), v["accuracy"].as_f64()),
+        (Some(5), Some(1.0))
+    );
+    assert_eq!(untold.1.lines().count(), 1, "{}", untold.1);
+
+    // Online models too.
+    run(&[
+        "online",
+        "named.csv",
+        "--label-column",
+        "label",
+        "--positive",
+        "y",
+        "-o",
+        "on.json",
+    ]);
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("on.json")).unwrap()).unwrap();
+    assert_eq!(v["training"]["data_layout"]["label_column"], "label");
+    assert!(
+        run(&["predict", "on.json", "named.csv"])
+            .1
+            .contains("from column 3 (\"label\")")
+    );
+
+    // By number, without a header.
+    run(&["train", "bare.csv", "--label-column", "3", "-o", "num.json"]);
+    let told = run(&["predict", "num.json", "bare.csv", "--label-column", "3"]);
+    let untold = run(&["predict", "num.json", "bare.csv"]);
+    assert_eq!(
+        (untold.0.as_str(), told.0.as_str()),
+        ("x\ny\nx\ny\nx\n", "x\ny\nx\ny\nx\n")
+    );
+    assert_eq!(
+        untold.1,
+        "perceptron: note: the label of bare.csv is read from column 3, as in the training \
+         data of num.json; pass --label-column to read another\n"
+    );
+    // A label in the first column says nothing.
+    run(&["train", &data_str("iris_setosa.csv"), "-o", "iris.json"]);
+    assert_eq!(
+        run(&["predict", "iris.json", &data_str("iris_setosa.csv")]).1,
+        ""
+    );
+
+    // One-vs-rest models remember it too.
+    std::fs::write(
+        dir.path().join("three.csv"),
+        "a,b,class\n0,0,p\n5,0,q\n0,5,r\n6,1,q\n1,6,r\n",
+    )
+    .unwrap();
+    run(&[
+        "train",
+        "three.csv",
+        "--label-column",
+        "class",
+        "--multiclass",
+        "ovr",
+        "-o",
+        "ovr.json",
+    ]);
+    let told = run(&[
+        "predict",
+        "ovr.json",
+        "three.csv",
+        "--label-column",
+        "class",
+    ]);
+    let untold = run(&["predict", "ovr.json", "three.csv"]);
+    assert_eq!(untold.0, told.0);
+    assert_eq!(untold.0, "p\nq\nr\nq\nr\n");
+    assert!(
+        untold.1.contains("from column 3 (\"class\")"),
+        "{}",
+        untold.1
+    );
+    let untold = run(&["eval", "ovr.json", "three.csv", "--json"]);
+    let v: Value = serde_json::from_str(&untold.0).unwrap();
+    assert_eq!(v["accuracy"], 1.0);
+
+    // A model file from before the layout was recorded reads column 1, as then.
+    let text = std::fs::read_to_string(dir.path().join("num.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let mut old = v.clone();
+    old["training"]
+        .as_object_mut()
+        .unwrap()
+        .remove("data_layout");
+    std::fs::write(dir.path().join("old.json"), old.to_string()).unwrap();
+    cmd(dir.path())
+        .args(["predict", "old.json", "bare.csv"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "perceptron: error: bare.csv:1:5: expected a number in column 3, found \"x\" (",
+        ));
 }
 
 #[test]
@@ -682,6 +956,245 @@ fn info_describes_sparse_files_and_any_number_of_labels() {
     assert!(stdout_of(out.get_output()).contains("+1 = \"b\" (2 rows), -1 = the rest (2 rows)"));
 }
 
+#[test]
+fn a_skipped_header_line_is_reported_by_train_and_info() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("h.csv"),
+        "# made by hand\ny,a,b\n1,2,3\n-1,4,5\n",
+    )
+    .unwrap();
+    let out = cmd(dir.path())
+        .args(["train", "h.csv", "-o", "h.json"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert!(
+        text.starts_with(
+            "data        h.csv (CSV, header on line 2, 2 rows x 2 features, dense, f32, with bias)\n"
+        ),
+        "{text}"
+    );
+    let out = cmd(dir.path())
+        .args(["train", "h.csv", "-o", "h.json", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(v["header_line"], 2);
+    let out = cmd(dir.path()).args(["info", "h.csv"]).assert().success();
+    assert!(
+        stdout_of(out.get_output()).starts_with("data        h.csv (CSV, header on line 2)\n"),
+        "{}",
+        stdout_of(out.get_output())
+    );
+    let out = cmd(dir.path())
+        .args(["info", "h.csv", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(
+        (v["header_line"].as_u64(), v["rows"].as_u64()),
+        (Some(2), Some(2))
+    );
+    // Without a header: nothing said, null in JSON.
+    let out = cmd(dir.path())
+        .args(["info", &data_str("iris_setosa.csv"), "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert!(v["header_line"].is_null());
+    let out = cmd(dir.path())
+        .args(["train", &data_str("iris_setosa.csv"), "-o", "i.json"])
+        .assert()
+        .success();
+    assert!(!stdout_of(out.get_output()).contains("header"));
+}
+
+#[test]
+fn gzip_data_is_read_whatever_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::fs::read(data("iris_setosa.csv.gz")).unwrap();
+    assert_eq!(gz[..2], [0x1f, 0x8b]);
+    // Named as plain CSV, and with no extension at all (format from the content).
+    for name in ["iris.csv", "iris"] {
+        std::fs::write(dir.path().join(name), &gz).unwrap();
+        let out = cmd(dir.path())
+            .args(["info", name, "--json"])
+            .assert()
+            .success();
+        let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+        assert_eq!(
+            (
+                v["format"].as_str(),
+                v["rows"].as_u64(),
+                v["features"].as_u64()
+            ),
+            (Some("CSV"), Some(150), Some(4)),
+            "{name}"
+        );
+    }
+    let plain = cmd(dir.path())
+        .args([
+            "train",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "a.json",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let packed = cmd(dir.path())
+        .args(["train", "iris.csv", "-o", "b.json", "--json"])
+        .assert()
+        .success();
+    let epochs = |o: &std::process::Output| {
+        let v: Value = serde_json::from_str(&stdout_of(o)).unwrap();
+        (v["epochs"].clone(), v["mistakes_per_epoch"].clone())
+    };
+    assert_eq!(epochs(plain.get_output()), epochs(packed.get_output()));
+    // A stream without a name, as from `<(gzip -c f)`, on the command line.
+    #[cfg(unix)]
+    {
+        let status = std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(format!(
+                "cat iris.csv | {} info /dev/stdin --json > out.json",
+                assert_cmd::cargo::cargo_bin!("perceptron").display()
+            ))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+        assert_eq!(v["rows"], 150);
+    }
+}
+
+#[test]
+fn one_row_one_epoch_one_mistake_are_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("two.csv"), "1,1\n-1,-3\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["train", "two.csv", "--max-epochs", "1", "-o", "two.json"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "not separated within 1 epoch (the last epoch made 1 mistake); the last model",
+        ));
+    let text = stdout_of(out.get_output());
+    for want in [
+        "data        two.csv (CSV, 2 rows x 1 feature, dense, f32, with bias)\n",
+        "labels      +1 = \"1\" (1 row), -1 = \"-1\" (1 row)\n",
+        "epochs      1 of at most 1: NOT converged: the data was not separated within 1 epoch \
+         (the last epoch made 1 mistake)\n",
+        "mistakes    M = 1 in total; per epoch: 1\n",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    let out = cmd(dir.path()).args(["info", "two.csv"]).assert().success();
+    let text = stdout_of(out.get_output());
+    assert!(
+        text.contains("shape       2 rows x 1 feature; 2 non-zeros"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 distinct: \"1\" (1 row), \"-1\" (1 row)"),
+        "{text}"
+    );
+    std::fs::write(dir.path().join("one.csv"), "1,5\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["eval", "two.json", "one.csv"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert!(text.contains("one.csv (CSV, 1 row x 1 feature)"), "{text}");
+    assert!(text.contains("(1 of 1 row correct)"), "{text}");
+}
+
+#[test]
+fn negative_labels_follow_positive_without_an_equals_sign() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "-1,0,0\n0,1,0\n1,5,5\n-1,0,1\n").unwrap();
+    cmd(dir.path())
+        .args([
+            "train",
+            "t.csv",
+            "--positive",
+            "-1",
+            "-o",
+            "m.json",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"positive_label\":\"-1\""));
+    cmd(dir.path())
+        .args(["info", "t.csv", "--positive", "-1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "+1 = \"-1\" (2 rows), -1 = the rest (2 rows)",
+        ));
+    cmd(dir.path())
+        .args([
+            "online",
+            "t.csv",
+            "--positive",
+            "-1",
+            "--quiet",
+            "-o",
+            "o.json",
+        ])
+        .assert()
+        .success();
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("o.json")).unwrap()).unwrap();
+    assert_eq!(v["labels"]["positive"], "-1");
+    cmd(dir.path())
+        .args(["plot", "bias", "t.csv", "--positive", "-1", "-o", "b.svg"])
+        .assert()
+        .success();
+    // A label that looks like an option is still a value.
+    cmd(dir.path())
+        .args(["info", "t.csv", "--positive", "--json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--positive \"--json\" is not a label in this file",
+        ));
+}
+
+#[test]
+fn format_help_is_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands: [&[&str]; 12] = [
+        &["train"],
+        &["predict"],
+        &["eval"],
+        &["online"],
+        &["info"],
+        &["bench"],
+        &["split"],
+        &["convert"],
+        &["plot", "margins"],
+        &["plot", "boundary"],
+        &["plot", "bias"],
+        &["plot", "trace"],
+    ];
+    for c in commands {
+        let out = cmd(dir.path()).args(c).arg("--help").assert().success();
+        let help = stdout_of(out.get_output());
+        assert!(
+            help.contains(
+                "- binary: The tool's binary format (`.pbin`), written by `perceptron convert`"
+            ),
+            "{c:?}: {help}"
+        );
+        assert!(!help.contains("[`"), "{c:?}: {help}");
+    }
+}
+
 // ---------------------------------------------------------------- help
 
 #[test]
@@ -741,6 +1254,25 @@ fn truncated_gzip() -> Vec<u8> {
     gz[..gz.len() / 2].to_vec()
 }
 
+/// A one-vs-rest model file whose first and third classes are one label.
+const OVR_TWICE: &str = r#"{
+  "format": "perceptron-model", "format_version": 1, "kind": "one-vs-rest",
+  "created_by": "hand", "precision": "f64", "feature_count": 1,
+  "classes": ["1", "-1", "1.0"], "weights": [[1.0], [-1.0], [0.5]], "bias": [0.0, 0.0, 0.0],
+  "has_bias": true,
+  "training": {
+    "epochs": 1, "max_epochs": 1, "mistakes_per_epoch": [0], "total_mistakes": 0,
+    "converged": true, "radius": 1.0, "margin": null, "mistake_bound": null,
+    "backend": "reference", "seed": null, "data": "x.csv", "rows": 3,
+    "training_accuracy": 1.0, "seconds": 0.0
+  },
+  "class_training": [
+    {"mistakes_per_epoch": [0], "total_mistakes": 0, "converged_epoch": 1, "margin": null, "mistake_bound": null},
+    {"mistakes_per_epoch": [0], "total_mistakes": 0, "converged_epoch": 1, "margin": null, "mistake_bound": null},
+    {"mistakes_per_epoch": [0], "total_mistakes": 0, "converged_epoch": 1, "margin": null, "mistake_bound": null}
+  ]
+}"#;
+
 fn cases() -> Vec<Case> {
     use Make::*;
     vec![
@@ -795,6 +1327,220 @@ fn cases() -> Vec<Case> {
             make: vec![Text("n.csv", "1,2,3\n-1,4,abc\n")],
             code: 1,
             stderr: &["n.csv:2:6: expected a number in column 3, found \"abc\""],
+        },
+        Case {
+            // Not a header: the other fields of line 1 are numbers.
+            name: "one text field in line 1",
+            args: &["train", "n.csv"],
+            make: vec![Text("n.csv", "1,2,abc\n-1,4,5\n1,6,7\n")],
+            code: 1,
+            stderr: &[
+                "n.csv:1:5: expected a number in column 3, found \"abc\" (line 1 was read as data because other fields on it are numbers; if it is a header, pass --header)",
+            ],
+        },
+        Case {
+            name: "one text field in line 1, online",
+            args: &["online", "n.csv"],
+            make: vec![Text("n.csv", "1,2,abc\n-1,4,5\n1,6,7\n")],
+            code: 1,
+            stderr: &["n.csv:1:5: expected a number in column 3, found \"abc\""],
+        },
+        Case {
+            name: "a CSV file named .svm",
+            args: &["train", "x.svm"],
+            make: vec![Text("x.svm", "1,2\n-1,3\n")],
+            code: 1,
+            stderr: &[
+                "x.svm:1:1: expected a numeric label, found \"1,2\" (is this a CSV file? pass --format csv)",
+            ],
+        },
+        Case {
+            name: "a CSV file read with --format libsvm",
+            args: &["info", "@data/iris_setosa.csv", "--format", "libsvm"],
+            make: vec![],
+            code: 1,
+            stderr: &[
+                "@data/iris_setosa.csv:1:1: expected a numeric label, found \"1,5.1,3.5,1.4,0.2\" (is this a CSV file? pass --format csv)",
+            ],
+        },
+        Case {
+            name: "LIBSVM label that is not a number",
+            args: &["train", "l.svm"],
+            make: vec![Text("l.svm", "+1 1:2\nyes 1:3\n")],
+            code: 1,
+            stderr: &["l.svm:2:1: expected a numeric label, found \"yes\""],
+        },
+        Case {
+            name: "LIBSVM label that is not a number, online",
+            args: &["online", "l.svm"],
+            make: vec![Text("l.svm", "+1 1:2\nyes 1:3\n")],
+            code: 1,
+            stderr: &["l.svm:2:1: expected a numeric label, found \"yes\""],
+        },
+        Case {
+            name: "LIBSVM label that is not finite",
+            args: &["train", "l.svm"],
+            make: vec![Text("l.svm", "+1 1:2\nnan 1:3\n")],
+            code: 1,
+            stderr: &["l.svm:2:1: expected a numeric label (a finite number), found \"nan\""],
+        },
+        Case {
+            // The .svm would not read back.
+            name: "text labels written as LIBSVM",
+            args: &["convert", "t.csv", "out.svm"],
+            make: vec![Text("t.csv", "a,1\nb,2\n")],
+            code: 1,
+            stderr: &[
+                "out.svm: label \"a\" is not a number and cannot be written as LIBSVM, whose labels are numbers; write CSV or .pbin instead",
+            ],
+        },
+        Case {
+            name: "--unlabeled with --label-column",
+            args: &[
+                "predict",
+                "iris.json",
+                "@data/iris_setosa.csv",
+                "--unlabeled",
+                "--label-column",
+                "2",
+            ],
+            make: vec![IrisModel("iris.json")],
+            code: 2,
+            stderr: &["the argument '--unlabeled' cannot be used with '--label-column <N|NAME>'"],
+        },
+        Case {
+            name: "unlabeled LIBSVM line starting with text",
+            args: &["predict", "iris.json", "u.svm", "--unlabeled"],
+            make: vec![IrisModel("iris.json"), Text("u.svm", "1:5 2:3\nx 1:2\n")],
+            code: 1,
+            stderr: &["u.svm:2:1: expected a numeric label, found \"x\""],
+        },
+        Case {
+            name: "unlabeled CSV with more columns than the model has features",
+            args: &["predict", "iris.json", "u.csv", "--unlabeled"],
+            make: vec![IrisModel("iris.json"), Text("u.csv", "1,2,3,4,5\n")],
+            code: 1,
+            stderr: &["iris.json: has 4 features but u.csv has 5 feature columns"],
+        },
+        Case {
+            name: "a label column name from the model that the data lacks",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": \"species\",",
+            )],
+            code: 1,
+            stderr: &[
+                "@data/iris_setosa.csv:1:1: no column named \"species\" in the header; its columns are \"1\", \"5.1\", \"3.5\", \"1.4\", \"0.2\" (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
+            ],
+        },
+        Case {
+            name: "a label column number from the model that the data lacks",
+            args: &["eval", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": 9,",
+            )],
+            code: 1,
+            stderr: &[
+                "@data/iris_setosa.csv:1:1: label column 9 is out of range: the file has 5 columns (numbered from 1) (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
+            ],
+        },
+        Case {
+            name: "a model whose label column is 0",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": 0,",
+            )],
+            code: 1,
+            stderr: &[
+                "m.json: is corrupt: \"training.data_layout.label_column\" is 0, but columns are numbered from 1",
+            ],
+        },
+        Case {
+            name: "a label column name from the model, read without a header",
+            args: &["eval", "m.json", "@data/iris_setosa.csv", "--no-header"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": \"species\",",
+            )],
+            code: 1,
+            stderr: &[
+                "@data/iris_setosa.csv:1:1: the label column is named \"species\" but the file is read without a header line (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
+            ],
+        },
+        Case {
+            name: "a model whose label column is an empty name",
+            args: &["eval", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"label_column\": 1,",
+                "\"label_column\": \"\",",
+            )],
+            code: 1,
+            stderr: &["m.json: is corrupt: \"training.data_layout.label_column\" is an empty name"],
+        },
+        Case {
+            name: "a one-vs-rest model with a class twice",
+            args: &["predict", "ovr.json", "@data/iris_setosa.csv"],
+            make: vec![Text("ovr.json", OVR_TWICE)],
+            code: 1,
+            stderr: &[
+                "ovr.json: is corrupt: classes 1 and 3 (\"1\" and \"1.0\") are the same label; a model's classes must differ",
+            ],
+        },
+        Case {
+            name: "eval with many labels the model does not know",
+            args: &["eval", "iris.json", "l.csv"],
+            make: vec![
+                IrisModel("iris.json"),
+                Bytes(
+                    "l.csv",
+                    (0..30)
+                        .map(|k| format!("x{k},1,2,3,4\n"))
+                        .collect::<String>()
+                        .into_bytes(),
+                ),
+            ],
+            code: 1,
+            stderr: &[
+                "l.csv:1: label \"x0\" (1 row) is not a class of the model iris.json, which knows \"1\" (+1) and \"-1\" (-1); other unknown labels: \"x1\", ",
+                "\"x20\", and 9 more",
+            ],
+        },
+        Case {
+            name: "a model whose two labels are the same",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"negative\": \"-1\"",
+                "\"negative\": \"1.0\"",
+            )],
+            code: 1,
+            stderr: &[
+                "m.json: is corrupt: its +1 label \"1\" and its -1 label \"1.0\" are the same label; a model's two classes must differ",
+            ],
+        },
+        Case {
+            name: "150 label values",
+            args: &["train", "m.csv"],
+            make: vec![Bytes(
+                "m.csv",
+                (0..150)
+                    .map(|k| format!("x{k},{k}\n"))
+                    .collect::<String>()
+                    .into_bytes(),
+            )],
+            code: 1,
+            stderr: &[
+                "m.csv: more than two label values (\"x0\" (1 row), \"x1\" (1 row), ",
+                "\"x19\" (1 row), and 130 more); choose the +1 class with --positive",
+            ],
         },
         Case {
             name: "NaN",
@@ -853,7 +1599,7 @@ fn cases() -> Vec<Case> {
             make: vec![Text("t.csv", "a,1\nb,2\n")],
             code: 1,
             stderr: &[
-                "t.csv: --positive \"z\" is not a label in this file; labels found: \"a\" (1 rows), \"b\" (1 rows)",
+                "t.csv: --positive \"z\" is not a label in this file; labels found: \"a\" (1 row), \"b\" (1 row)",
             ],
         },
         Case {
@@ -937,7 +1683,10 @@ fn cases() -> Vec<Case> {
             args: &["train", "t.csv.gz"],
             make: vec![Bytes("t.csv.gz", truncated_gzip())],
             code: 1,
-            stderr: &["t.csv.gz: cannot read: the gzip data is truncated or corrupt"],
+            stderr: &[
+                "t.csv.gz: cannot read: the gzip data is truncated or corrupt",
+                ", after line ",
+            ],
         },
         Case {
             name: "not gzip at all",
@@ -1059,7 +1808,7 @@ fn cases() -> Vec<Case> {
             ],
             code: 1,
             stderr: &[
-                "l.csv:3: label \"7\" (1 rows) is not a class of the model iris.json, which knows \"1\" (+1) and \"-1\" (-1)",
+                "l.csv:3: label \"7\" (1 row) is not a class of the model iris.json, which knows \"1\" (+1) and \"-1\" (-1)",
             ],
         },
         Case {

@@ -79,8 +79,9 @@ static ALLOC: CappedAlloc = CappedAlloc;
 // ---------------------------------------------------------------------------
 // Data
 
-/// The CSV options a selector byte picks: header mode, delimiter and label
-/// column (48 combinations; byte 0 is the defaults).
+/// The CSV options a selector byte picks: header mode, delimiter, label
+/// column, --positive and, from 192 up, unlabeled reading (byte 0 is the
+/// defaults).
 pub fn csv_options(sel: u8) -> LoadOptions {
     let sel = sel as usize;
     LoadOptions {
@@ -95,6 +96,8 @@ pub fn csv_options(sel: u8) -> LoadOptions {
         ][sel / 12 % 4]
             .clone(),
         positive: [None, Some("1".into()), Some("b".into()), None][sel / 48 % 4].clone(),
+        unlabeled: sel >= 192,
+        label_column_from: None,
     }
 }
 

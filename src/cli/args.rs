@@ -59,6 +59,8 @@ impl DataArgs {
             },
             delimiter: self.delimiter,
             positive,
+            unlabeled: false,
+            label_column_from: None,
         }
     }
 }

@@ -55,7 +55,7 @@ pub struct BenchArgs {
     pub no_bias: bool,
 
     /// The label to treat as +1 (one-vs-rest).
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
     #[command(flatten)]

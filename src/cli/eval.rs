@@ -8,11 +8,13 @@ use serde::Serialize;
 use super::args::DataArgs;
 use super::predict::load_for_model;
 use super::stdout::write_stdout;
+use crate::data::labels::LISTED;
 use crate::data::{LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{self, AnyModel, Model};
 use crate::ovr::OvrModel;
+use crate::text::count;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -22,6 +24,9 @@ Examples:
 
 Every true label in the data must be one the model was trained on (for a
 one-vs-rest model, every value other than its +1 label counts as -1).
+Without --label-column, a CSV file's label is read from the column the
+model's training data had it in (a note on stderr says which, when it is not
+the first).
 
 Exit status: 0 success; 1 error; 2 bad command line.";
 
@@ -153,19 +158,30 @@ pub(crate) fn true_signs<F: Real>(
         model.labels.positive,
         model.labels.negative_text()
     );
+    // A wrong label column can give thousands: list a few.
     let others = if unknown.len() > 1 {
         let rest: Vec<String> = unknown[1..]
             .iter()
+            .take(LISTED)
             .map(|&c| format!("\"{}\"", classes[c].text))
             .collect();
-        format!("; other unknown labels: {}", rest.join(", "))
+        let more = unknown.len() - 1 - rest.len();
+        format!(
+            "; other unknown labels: {}{}",
+            rest.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        )
     } else {
         String::new()
     };
     let message = format!(
-        "label \"{}\" ({} rows) is not a class of the model {}, which knows {known}{others}",
+        "label \"{}\" ({}) is not a class of the model {}, which knows {known}{others}",
         class.text,
-        class.count,
+        count(class.count, "row"),
         model_path.display()
     );
     Err(if class.first_line > 0 {
@@ -185,7 +201,13 @@ pub fn evaluate<F: Real>(
     model: &Model<F>,
     opts: &LoadOptions,
 ) -> Result<EvalReport> {
-    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let raw = load_for_model(
+        model.feature_count(),
+        &args.model,
+        &model.training,
+        &args.data,
+        opts,
+    )?;
     let signs = true_signs(model, &args.model, &raw, &args.data)?;
     let w = model.augmented_weights();
     // [true][predicted], index 0 = -1, 1 = +1.
@@ -253,18 +275,21 @@ pub fn render(r: &EvalReport) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({}, {} rows x {} features)",
-            r.data, r.format, r.rows, r.features
+            "{} ({}, {} x {})",
+            r.data,
+            r.format,
+            count(r.rows, "row"),
+            count(r.features, "feature")
         ),
     );
     line(
         &mut s,
         "accuracy",
         format!(
-            "{:.2}% ({} of {} rows correct)",
+            "{:.2}% ({} of {} correct)",
             100.0 * r.accuracy,
             r.correct,
-            r.rows
+            count(r.rows, "row")
         ),
     );
     s.push_str("\nconfusion matrix (rows: true label, columns: predicted label)\n");
@@ -360,7 +385,13 @@ pub fn evaluate_ovr<F: Real>(
     model: &OvrModel<F>,
     opts: &LoadOptions,
 ) -> Result<OvrEvalReport> {
-    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let raw = load_for_model(
+        model.feature_count(),
+        &args.model,
+        &model.training,
+        &args.data,
+        opts,
+    )?;
     let k = model.classes.len();
     // Map the file's classes to the model's, refusing unknown labels.
     let mut map = Vec::new();
@@ -373,9 +404,9 @@ pub fn evaluate_ovr<F: Real>(
             Some(j) => map.push(j),
             None => {
                 let message = format!(
-                    "label \"{}\" ({} rows) is not a class of the model {}, which knows {}",
+                    "label \"{}\" ({}) is not a class of the model {}, which knows {}",
                     class.text,
-                    class.count,
+                    count(class.count, "row"),
                     args.model.display(),
                     model
                         .classes
@@ -455,28 +486,31 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         &mut s,
         "model",
         format!(
-            "{} ({}, one-vs-rest over {} classes)",
+            "{} ({}, one-vs-rest over {})",
             r.model,
             r.precision,
-            r.labels.len()
+            count(r.labels.len(), "class")
         ),
     );
     line(
         &mut s,
         "data",
         format!(
-            "{} ({}, {} rows x {} features)",
-            r.data, r.format, r.rows, r.features
+            "{} ({}, {} x {})",
+            r.data,
+            r.format,
+            count(r.rows, "row"),
+            count(r.features, "feature")
         ),
     );
     line(
         &mut s,
         "accuracy",
         format!(
-            "{:.2}% ({} of {} rows correct)",
+            "{:.2}% ({} of {} correct)",
             100.0 * r.accuracy,
             r.correct,
-            r.rows
+            count(r.rows, "row")
         ),
     );
     s.push_str("\nconfusion matrix (rows: true class, columns: predicted class)\n");

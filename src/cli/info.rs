@@ -10,6 +10,7 @@ use super::stdout::write_stdout;
 use crate::data::{self, Features, RawData, bundled, labels, stats};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
+use crate::text::count;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -44,7 +45,7 @@ pub struct InfoArgs {
 
     /// Show the labels as `train --positive LABEL` would map them: LABEL is
     /// +1 and every other value -1. An error if LABEL is not in the file.
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
     /// The precision to read the values in (as `train --precision`); it
@@ -80,6 +81,8 @@ pub struct Mapping {
 pub struct InfoReport {
     pub data: String,
     pub format: String,
+    /// The line of the CSV header that was skipped, if any.
+    pub header_line: Option<u64>,
     pub rows: usize,
     /// Feature columns (the bias excluded). For LIBSVM, the largest index.
     pub features: usize,
@@ -219,6 +222,7 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     Ok(InfoReport {
         data: path.display().to_string(),
         format: raw.format.name().into(),
+        header_line: raw.csv.as_ref().and_then(|c| c.header_line),
         rows,
         features: cols,
         nonzeros,
@@ -268,15 +272,24 @@ pub fn human_bytes(n: usize) -> String {
 pub fn render(r: &InfoReport) -> String {
     let mut s = String::new();
     let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
-    line(&mut s, "data", format!("{} ({})", r.data, r.format));
+    line(
+        &mut s,
+        "data",
+        format!(
+            "{} ({}{})",
+            r.data,
+            r.format,
+            super::train::header_note(r.header_line)
+        ),
+    );
     line(
         &mut s,
         "shape",
         format!(
-            "{} rows x {} features; {} non-zeros (density {:.2}%)",
-            r.rows,
-            r.features,
-            r.nonzeros,
+            "{} x {}; {} (density {:.2}%)",
+            count(r.rows, "row"),
+            count(r.features, "feature"),
+            count(r.nonzeros, "non-zero"),
             100.0 * r.density
         ),
     );
@@ -298,7 +311,7 @@ pub fn render(r: &InfoReport) -> String {
     let values: Vec<String> = r
         .labels
         .iter()
-        .map(|l| format!("\"{}\" ({} rows)", l.label, l.rows))
+        .map(|l| format!("\"{}\" ({})", l.label, count(l.rows, "row")))
         .collect();
     line(
         &mut s,
@@ -310,14 +323,14 @@ pub fn render(r: &InfoReport) -> String {
             &mut s,
             "classes",
             format!(
-                "+1 = \"{}\" ({} rows), -1 = {} ({} rows)",
+                "+1 = \"{}\" ({}), -1 = {} ({})",
                 m.positive,
-                m.positive_rows,
+                count(m.positive_rows, "row"),
                 match &m.negative {
                     Some(n) => format!("\"{n}\""),
                     None => "the rest".to_owned(),
                 },
-                m.negative_rows
+                count(m.negative_rows, "row")
             ),
         ),
         (None, Some(e)) => line(&mut s, "classes", format!("train would refuse: {e}")),

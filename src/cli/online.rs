@@ -13,7 +13,7 @@ use crate::data::stream::{RowStream, StreamRow, StreamSource};
 use crate::data::{Format, LabelMap, MAX_FEATURE_INDEX};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::{self, AnyModel, Model, TrainingInfo};
+use crate::model::{self, AnyModel, DataLayout, Model, TrainingInfo};
 use crate::online::{Learner, MarginTally, OnlineInfo, OnlineState, StepError};
 use crate::train::{Margin, Variant};
 
@@ -127,7 +127,7 @@ pub struct OnlineArgs {
 
     /// The label value that is +1; every other value is -1. Needed for labels
     /// other than -1, +1, 0 and 1 (without --init).
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
     /// Refuse examples needing more than N weights (a LIBSVM index above N,
@@ -335,8 +335,8 @@ fn run_in<F: Real>(
                 .map(|p| p.display().to_string())
                 .collect();
             eprintln!(
-                "perceptron: interrupted after {} examples; {}",
-                run.learner.examples(),
+                "perceptron: interrupted after {}; {}",
+                crate::text::count(run.learner.examples(), "example"),
                 if saved.is_empty() {
                     "the model was not saved (no -o or --snapshot)".to_owned()
                 } else {
@@ -617,6 +617,11 @@ impl<F: Real> Run<'_, F> {
                     features_added: l.features().saturating_sub(self.init_features),
                     state,
                 }),
+                data_layout: Some(DataLayout::of(
+                    self.stream.format(),
+                    self.stream.csv_info().as_ref(),
+                    self.args.data_args.label_column.as_ref(),
+                )),
             },
         }
     }
@@ -625,11 +630,11 @@ impl<F: Real> Run<'_, F> {
         let l = &self.learner;
         let n = l.examples().max(1) as f64;
         format!(
-            "online: {} examples, {} mistakes ({:.2}%), {} wrong predictions ({:.2}%), D = {}",
-            l.examples(),
-            l.mistakes(),
+            "online: {}, {} ({:.2}%), {} ({:.2}%), D = {}",
+            crate::text::count(l.examples(), "example"),
+            crate::text::count(l.mistakes(), "mistake"),
             100.0 * l.mistakes() as f64 / n,
-            l.wrong_predictions(),
+            crate::text::count(l.wrong_predictions(), "wrong prediction"),
             100.0 * l.wrong_predictions() as f64 / n,
             super::train::fmt_g(l.radius())
         )

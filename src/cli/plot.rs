@@ -209,7 +209,7 @@ pub struct BiasArgs {
     pub precision: PrecisionArg,
 
     /// The label value to treat as +1; all others are -1 (one-vs-rest).
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
     #[command(flatten)]
@@ -261,7 +261,7 @@ pub struct TraceArgs {
     pub no_bias: bool,
 
     /// The label value to treat as +1; all others are -1 (one-vs-rest).
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
     /// Visit rows in the fixed pseudo-random order of `train --shuffle`
@@ -351,6 +351,7 @@ fn labelled<F: Real>(
     let raw = load_for_model(
         model.feature_count(),
         model_path,
+        &model.training,
         data_path,
         &data_args.load_options(None),
     )?;

@@ -7,10 +7,10 @@ use clap::Args;
 
 use super::args::DataArgs;
 use super::stdout::write_stdout;
-use crate::data::{self, LoadOptions, RawData};
+use crate::data::{self, Format, LabelColumn, LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
-use crate::model::{self, AnyModel, Model};
+use crate::model::{self, AnyModel, DataLayout, Model, TrainingInfo};
 use crate::ovr::OvrModel;
 
 const EXAMPLES: &str = "\
@@ -19,11 +19,16 @@ Examples:
   perceptron predict model.json new.csv -o labels.txt  write them to a file instead
   perceptron predict model.json new.svm.gz --scores    label<TAB>score per line
   perceptron predict model.json test.csv --label-column class --header
+  perceptron predict model.json rows.csv --unlabeled   rows of features only
 
-The data must be in the layout the model was trained on: a label column (CSV)
-or a label token (LIBSVM) on every row, although its values are ignored and
-need not be labels the model knows. Rows may have fewer features than the
-model (the missing ones count as zero), never more.
+By default the data is read in the layout the model was trained on: a label
+column (CSV: the column the training data had it in, unless --label-column
+says otherwise) or a label token (LIBSVM) on every row, although its values
+are ignored and need not be labels the model knows. With --unlabeled the rows
+have no label: every CSV column is a feature, and a LIBSVM line may start
+with its first index:value (a first token without `:` is still taken for a
+label and ignored). Rows may have fewer features than the model (the missing
+ones count as zero), never more.
 
 Exit status: 0 success; 1 error; 2 bad command line.";
 
@@ -42,9 +47,15 @@ pub struct PredictArgs {
     pub model: PathBuf,
 
     /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin), in the layout the model was
-    /// trained on. Its labels are read but ignored.
+    /// trained on. Its labels are read but ignored; see --unlabeled for data without them.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
+
+    /// The rows have no label: every CSV column is a feature (line 1 is a
+    /// header when none of its fields is a number), and a LIBSVM line's first
+    /// token is a feature when it holds `:`.
+    #[arg(long, conflicts_with = "label_column")]
+    pub unlabeled: bool,
 
     /// Write the predictions to this file instead of stdout. Written
     /// atomically: an existing file is only replaced by the complete output.
@@ -66,7 +77,10 @@ pub fn run(args: &PredictArgs) -> Result<i32> {
         crate::output::check_destination(out)?;
         crate::output::check_not_an_input(out, &[&args.model, &args.data])?;
     }
-    let opts = args.data_args.load_options(None);
+    let opts = LoadOptions {
+        unlabeled: args.unlabeled,
+        ..args.data_args.load_options(None)
+    };
     match model::load(&args.model)? {
         AnyModel::F32(m) => run_in(args, &m, &opts),
         AnyModel::F64(m) => run_in(args, &m, &opts),
@@ -75,15 +89,64 @@ pub fn run(args: &PredictArgs) -> Result<i32> {
     }
 }
 
-/// Reads `path` in the model's precision and checks that its rows fit the
-/// model: no more feature columns than the model has weights.
+/// The options to read data for a model with: unless told otherwise
+/// (`--label-column`, `--unlabeled`, another `--format`), a CSV file's label
+/// is read from the column the model's training data had it in. A model
+/// trained with the label last, by name or number, would otherwise read
+/// the wrong column, silently.
+fn options_for_model(
+    opts: &LoadOptions,
+    training: &TrainingInfo,
+    model_path: &Path,
+) -> LoadOptions {
+    let mut opts = opts.clone();
+    let told = opts.label_column.is_some() || opts.unlabeled;
+    let csv_or_unknown = matches!(opts.format, None | Some(Format::Csv));
+    let column = training
+        .data_layout
+        .as_ref()
+        .and_then(DataLayout::label_column)
+        // The first column is the default anyway.
+        .filter(|c| *c != LabelColumn::Index(1));
+    if !told
+        && csv_or_unknown
+        && let Some(column) = column
+    {
+        opts.label_column = Some(column);
+        opts.label_column_from = Some(model_path.to_path_buf());
+    }
+    opts
+}
+
+/// Reads `path` for the model at `model_path` in the model's precision (see
+/// [`options_for_model`] for the label column) and checks that its rows fit
+/// the model: no more feature columns than the model has weights (`want`).
 pub(crate) fn load_for_model<F: Real>(
     want: usize,
     model_path: &Path,
+    training: &TrainingInfo,
     path: &Path,
     opts: &LoadOptions,
 ) -> Result<RawData<F>> {
-    let raw = data::load_raw::<F>(path, opts)?;
+    let opts = options_for_model(opts, training, model_path);
+    let raw = data::load_raw::<F>(path, &opts)?;
+    if opts.label_column_from.is_some()
+        && let Some(csv) = &raw.csv
+        && let Some(k) = csv.label_column
+        && k != 1
+    {
+        let name = csv
+            .label_name
+            .as_ref()
+            .map(|n| format!(" ({})", crate::data::source::quote(n)))
+            .unwrap_or_default();
+        eprintln!(
+            "perceptron: note: the label of {} is read from column {k}{name}, as in the \
+             training data of {}; pass --label-column to read another",
+            path.display(),
+            model_path.display()
+        );
+    }
     let cols = raw.features.cols();
     if cols > want {
         return Err(Error::model(
@@ -98,8 +161,34 @@ pub(crate) fn load_for_model<F: Real>(
     Ok(raw)
 }
 
+/// Warns when a CSV file read with a label column has exactly as many
+/// columns as the model has features: the "label" is then most likely the
+/// first feature of unlabeled rows, and every prediction would be off.
+fn warn_if_unlabeled<F>(raw: &RawData<F>, features: usize, data: &Path) {
+    let Some(csv) = &raw.csv else { return };
+    let Some(label) = csv.label_column else {
+        return;
+    };
+    if csv.columns == features {
+        eprintln!(
+            "perceptron: warning: {} has {} columns, as many as the model has features, but \
+             column {label} was read as the label: the file may have no label column; if so, \
+             pass --unlabeled",
+            data.display(),
+            csv.columns
+        );
+    }
+}
+
 fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> Result<i32> {
-    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let raw = load_for_model(
+        model.feature_count(),
+        &args.model,
+        &model.training,
+        &args.data,
+        opts,
+    )?;
+    warn_if_unlabeled(&raw, model.feature_count(), &args.data);
     let w = model.augmented_weights();
     let write = |out: &mut dyn Write| -> io::Result<()> {
         for i in 0..raw.features.rows() {
@@ -123,7 +212,14 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
 /// One-vs-rest: the highest-scoring class per row (ties: the class listed
 /// first); with `--scores`, then every class's score in the model's order.
 fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions) -> Result<i32> {
-    let raw = load_for_model(model.feature_count(), &args.model, &args.data, opts)?;
+    let raw = load_for_model(
+        model.feature_count(),
+        &args.model,
+        &model.training,
+        &args.data,
+        opts,
+    )?;
+    warn_if_unlabeled(&raw, model.feature_count(), &args.data);
     let w: Vec<Vec<F>> = (0..model.classes.len())
         .map(|k| model.augmented(k))
         .collect();

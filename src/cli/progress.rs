@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use crate::train::Observer;
 
@@ -38,8 +38,16 @@ impl TrainProgress {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{spinner} epoch {msg} [{elapsed_precise}] {wide_bar} {per_sec} rows",
+                    "{spinner} epoch {msg} [{elapsed_precise}] {wide_bar} {rate}",
                 )
+                .map(|s| {
+                    s.with_key(
+                        "rate",
+                        |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = w.write_str(&rate(state.per_sec()));
+                        },
+                    )
+                })
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             self.bar = Some(bar);
@@ -58,6 +66,17 @@ impl TrainProgress {
     }
 }
 
+/// Rows per second as a whole number with thousands separators, such as
+/// "115,154,200 rows/s" (indicatif's `{per_sec}` prints every decimal).
+pub fn rate(per_sec: f64) -> String {
+    let n = if per_sec.is_finite() && per_sec > 0.0 {
+        per_sec.round() as u64
+    } else {
+        0
+    };
+    format!("{} rows/s", HumanCount(n))
+}
+
 impl<F: crate::float::Real> Observer<F> for TrainProgress {
     fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
         let done = (epoch as u64) * rows as u64 + position as u64;
@@ -66,7 +85,7 @@ impl<F: crate::float::Real> Observer<F> for TrainProgress {
         if let Some(bar) = self.bar() {
             bar.set_position(done);
             let tail = last
-                .map(|m| format!(", last epoch {m} mistakes"))
+                .map(|m| format!(", last epoch {}", crate::text::count(m, "mistake")))
                 .unwrap_or_default();
             bar.set_message(format!("{}/{max}{tail}", epoch + 1));
         }
@@ -83,5 +102,19 @@ impl<F: crate::float::Real> Observer<F> for TrainProgress {
             None => eprintln!("warning: {message}"),
         }
         self.warnings.push(message.to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_is_a_whole_number_of_rows_per_second() {
+        assert_eq!(rate(115_154_200.056_7), "115,154,200 rows/s");
+        assert_eq!(rate(999.5), "1,000 rows/s");
+        assert_eq!(rate(0.4), "0 rows/s");
+        assert_eq!(rate(f64::NAN), "0 rows/s");
+        assert_eq!(rate(f64::INFINITY), "0 rows/s");
     }
 }

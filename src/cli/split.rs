@@ -69,6 +69,7 @@ fn subset<F: Real>(raw: &RawData<F>, rows: &[usize]) -> RawData<F> {
         class_ids: rows.iter().map(|&i| raw.class_ids[i]).collect(),
         table: raw.table.clone(),
         format: raw.format,
+        csv: raw.csv.clone(),
     }
 }
 
@@ -97,8 +98,9 @@ fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
     let tests = ((rows as f64) * args.test_fraction).round() as usize;
     if tests == 0 || tests == rows {
         return Err(Error::Usage(format!(
-            "{} has {rows} rows: a test fraction of {} leaves one part empty",
+            "{} has {}: a test fraction of {} leaves one part empty",
             args.data.display(),
+            crate::text::count(rows, "row"),
             args.test_fraction
         )));
     }
@@ -112,12 +114,13 @@ fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
     let train_bytes = write_raw(&args.output, &subset(&raw, &train_rows), train_format)?;
     let test_bytes = write_raw(&args.test, &subset(&raw, &test_rows), test_format)?;
     eprintln!(
-        "split {} ({rows} rows) with seed {}: {} training rows -> {} ({train_bytes} bytes), {} test rows -> {} ({test_bytes} bytes)",
+        "split {} ({}) with seed {}: {} -> {} ({train_bytes} bytes), {} -> {} ({test_bytes} bytes)",
         args.data.display(),
+        crate::text::count(rows, "row"),
         args.seed,
-        train_rows.len(),
+        crate::text::count(train_rows.len(), "training row"),
         args.output.display(),
-        test_rows.len(),
+        crate::text::count(test_rows.len(), "test row"),
         args.test.display()
     );
     Ok(exit::SUCCESS)

@@ -14,10 +14,11 @@ use serde::Serialize;
 
 use super::args::{BackendArgs, DataArgs, PrecisionArg, default_model_path};
 use super::progress::TrainProgress;
-use crate::data::{self, Dataset};
+use crate::data::{self, CsvInfo, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::{Model, TrainingInfo};
+use crate::model::{DataLayout, Model, TrainingInfo};
+use crate::text::count;
 use crate::train::{self, MarginEngine, State, Stop, TrainParams};
 
 const EXAMPLES: &str = "\
@@ -64,7 +65,7 @@ pub struct TrainArgs {
 
     /// The label value to treat as +1; all others are -1 (one-vs-rest).
     /// Needed when the file has more than two label values.
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
     /// Return the averaged perceptron: the mean of the weights after every
@@ -147,6 +148,8 @@ pub struct TrainArgs {
 pub struct TrainReport {
     pub data: String,
     pub format: String,
+    /// The line of the CSV header that was skipped, if any.
+    pub header_line: Option<u64>,
     pub rows: usize,
     pub features: usize,
     pub sparse: bool,
@@ -195,19 +198,19 @@ pub fn run(args: &TrainArgs) -> Result<i32> {
     }
 }
 
-fn load<F: Real>(args: &TrainArgs) -> Result<Dataset<F>> {
+/// The training data, and the layout of a CSV file (for the report and the
+/// model file).
+fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
     let opts = args.data_args.load_options(args.positive.clone());
+    let (raw, path) = match &args.data {
+        Some(path) => (data::load_raw::<F>(path, &opts)?, path.clone()),
+        None => data::bundled::raw_digits_3v5::<F>(&opts)?,
+    };
+    let csv = raw.csv.clone();
     let data = if args.multiclass.is_some() {
-        let (raw, path) = match &args.data {
-            Some(path) => (data::load_raw::<F>(path, &opts)?, path.clone()),
-            None => data::bundled::raw_digits_3v5::<F>(&opts)?,
-        };
         Dataset::from_raw_classes(raw, &path)?
     } else {
-        match &args.data {
-            Some(path) => data::load(path, &opts)?,
-            None => data::bundled::digits_3v5(&opts)?,
-        }
+        Dataset::from_raw(raw, &path, opts.positive.as_deref())?
     };
     let classes = if args.multiclass.is_some() {
         data.classes.len()
@@ -215,7 +218,7 @@ fn load<F: Real>(args: &TrainArgs) -> Result<Dataset<F>> {
         1
     };
     crate::memory::check_weights_fit(&data.source, data.cols() + 1, classes)?;
-    Ok(data)
+    Ok((data, csv))
 }
 
 fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
@@ -238,7 +241,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     if let Some(dir) = &args.plot {
         super::plot::prepare_dir(dir)?;
     }
-    let mut data = load::<F>(args)?;
+    let (mut data, csv) = load::<F>(args)?;
     let seed = if args.shuffle { args.seed } else { None };
     // The data's fingerprint is for checkpoints only. It is taken of the
     // rows in file order, so before a shuffle; without checkpointing or a
@@ -330,6 +333,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             output: &output,
             seed,
             backend_note: chosen_note,
+            csv: csv.as_ref(),
         };
         return run.finish(warnings);
     }
@@ -361,6 +365,11 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             pocket_epoch: fit.pocket.as_ref().map(|p| p.epoch),
             pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
             online: None,
+            data_layout: Some(DataLayout::of(
+                data.format,
+                csv.as_ref(),
+                args.data_args.label_column.as_ref(),
+            )),
         },
     };
     model.save(&output)?;
@@ -373,6 +382,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     let report = TrainReport {
         data: data.source.display().to_string(),
         format: data.format.name().into(),
+        header_line: csv.as_ref().and_then(|c| c.header_line),
         rows: data.rows(),
         features: data.cols(),
         sparse: data.features.is_sparse(),
@@ -417,20 +427,31 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         super::stdout::print_line(&text)?;
     } else {
         super::stdout::print(&render(&report))?;
-        if !report.converged {
-            eprintln!(
-                "perceptron: not converged: the data was not separated within {} epochs (the last epoch made {} mistakes); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
-                report.epochs,
+    }
+    // Also with --json: stdout holds only the JSON object, and exit code 3
+    // alone is easy to miss in a script's log.
+    if !report.converged {
+        eprintln!(
+            "perceptron: not converged: the data was not separated within {} (the last epoch made {}); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
+            count(report.epochs, "epoch"),
+            count(
                 report.mistakes_per_epoch.last().copied().unwrap_or(0),
-                report.model
-            );
-        }
+                "mistake"
+            ),
+            report.model
+        );
     }
     Ok(if report.converged {
         exit::SUCCESS
     } else {
         exit::NOT_CONVERGED
     })
+}
+
+/// ", header on line N" when a header line was skipped.
+pub(crate) fn header_note(line: Option<u64>) -> String {
+    line.map(|n| format!(", header on line {n}"))
+        .unwrap_or_default()
 }
 
 /// Abbreviates a long list: the first 10 and the last 5 values.
@@ -473,11 +494,12 @@ pub fn render(r: &TrainReport) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({}, {} rows x {} features, {}, {}{})",
+            "{} ({}{}, {} x {}, {}, {}{})",
             r.data,
             r.format,
-            r.rows,
-            r.features,
+            header_note(r.header_line),
+            count(r.rows, "row"),
+            count(r.features, "feature"),
             if r.sparse { "sparse" } else { "dense" },
             r.precision,
             if r.bias { ", with bias" } else { ", no bias" }
@@ -487,8 +509,11 @@ pub fn render(r: &TrainReport) -> String {
         &mut s,
         "labels",
         format!(
-            "+1 = \"{}\" ({} rows), -1 = \"{}\" ({} rows)",
-            r.positive_label, r.positive_rows, r.negative_label, r.negative_rows
+            "+1 = \"{}\" ({}), -1 = \"{}\" ({})",
+            r.positive_label,
+            count(r.positive_rows, "row"),
+            r.negative_label,
+            count(r.negative_rows, "row")
         ),
     );
     let order = r
@@ -520,11 +545,11 @@ pub fn render(r: &TrainReport) -> String {
             &mut s,
             "variant",
             format!(
-                "pocket: the model is the weights pocketed in epoch {} with {} training mistakes ({:.2}% accuracy; {} candidates evaluated){rule}",
+                "pocket: the model is the weights pocketed in epoch {} with {} ({:.2}% accuracy; {} evaluated){rule}",
                 p.epoch + 1,
-                p.mistakes,
+                count(p.mistakes, "training mistake"),
                 100.0 * p.training_accuracy,
-                p.evaluations
+                count(p.evaluations, "candidate")
             ),
         ),
         _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
@@ -536,9 +561,9 @@ pub fn render(r: &TrainReport) -> String {
         "interrupted".to_owned()
     } else {
         format!(
-            "NOT converged: the data was not separated within {} epochs (the last epoch made {} mistakes)",
-            r.epochs,
-            r.mistakes_per_epoch.last().copied().unwrap_or(0)
+            "NOT converged: the data was not separated within {} (the last epoch made {})",
+            count(r.epochs, "epoch"),
+            count(r.mistakes_per_epoch.last().copied().unwrap_or(0), "mistake")
         )
     };
     line(
@@ -560,9 +585,9 @@ pub fn render(r: &TrainReport) -> String {
         &mut s,
         "accuracy",
         format!(
-            "{:.2}% on the training data ({correct} of {} rows)",
+            "{:.2}% on the training data ({correct} of {})",
             100.0 * r.training_accuracy,
-            r.rows
+            count(r.rows, "row")
         ),
     );
     line(

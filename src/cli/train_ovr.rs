@@ -5,11 +5,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::train::{TrainArgs, abbreviate, class_texts, fmt_g};
-use crate::data::Dataset;
+use crate::data::{CsvInfo, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::TrainingInfo;
+use crate::model::{DataLayout, TrainingInfo};
 use crate::ovr::{ClassTraining, OvrModel};
+use crate::text::count;
 use crate::train::{Fit, Stop, Variant};
 
 /// One class's line of the report.
@@ -27,6 +28,8 @@ pub struct ClassReport {
 #[derive(Serialize, Debug)]
 pub struct OvrReport {
     pub data: String,
+    /// The line of the CSV header that was skipped, if any.
+    pub header_line: Option<u64>,
     pub rows: usize,
     pub features: usize,
     pub sparse: bool,
@@ -59,6 +62,8 @@ pub struct Run<'a, F: Real> {
     pub output: &'a Path,
     pub seed: Option<u64>,
     pub backend_note: Option<String>,
+    /// The layout of CSV training data.
+    pub csv: Option<&'a CsvInfo>,
 }
 
 impl<F: Real> Run<'_, F> {
@@ -128,12 +133,18 @@ impl<F: Real> Run<'_, F> {
                 pocket_epoch: None,
                 pocket_training_accuracy: None,
                 online: None,
+                data_layout: Some(DataLayout::of(
+                    data.format,
+                    self.csv,
+                    self.args.data_args.label_column.as_ref(),
+                )),
             },
             per_class: per_class.clone(),
         };
         model.save(self.output)?;
         let report = OvrReport {
             data: data.source.display().to_string(),
+            header_line: self.csv.and_then(|c| c.header_line),
             rows: data.rows(),
             features: data.cols(),
             sparse: data.features.is_sparse(),
@@ -171,14 +182,18 @@ impl<F: Real> Run<'_, F> {
             super::stdout::print_line(&text)?;
         } else {
             super::stdout::print(&render(&report))?;
-            if !report.converged {
-                eprintln!(
-                    "perceptron: not converged: some class was not separated from the rest within {} epochs (the last epoch made {} mistakes in all); the last model was saved to {}",
-                    report.epochs,
+        }
+        // With --json too, as for binary models.
+        if !report.converged {
+            eprintln!(
+                "perceptron: not converged: some class was not separated from the rest within {} (the last epoch made {} in all); the last model was saved to {}",
+                count(report.epochs, "epoch"),
+                count(
                     report.mistakes_per_epoch.last().copied().unwrap_or(0),
-                    report.model
-                );
-            }
+                    "mistake"
+                ),
+                report.model
+            );
         }
         Ok(if fit.stop == Stop::Converged {
             exit::SUCCESS
@@ -196,10 +211,13 @@ pub fn render(r: &OvrReport) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({} rows x {} features, {}, {}{})",
+            "{} ({}{} x {}, {}, {}{})",
             r.data,
-            r.rows,
-            r.features,
+            r.header_line
+                .map(|n| format!("header on line {n}, "))
+                .unwrap_or_default(),
+            count(r.rows, "row"),
+            count(r.features, "feature"),
             if r.sparse { "sparse" } else { "dense" },
             r.precision,
             if r.bias { ", with bias" } else { ", no bias" }
@@ -254,9 +272,9 @@ pub fn render(r: &OvrReport) -> String {
         &mut s,
         "accuracy",
         format!(
-            "{:.2}% on the training data ({correct} of {} rows: highest score is the true class)",
+            "{:.2}% on the training data ({correct} of {}: highest score is the true class)",
             100.0 * r.training_accuracy,
-            r.rows
+            count(r.rows, "row")
         ),
     );
     line(

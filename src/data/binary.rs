@@ -782,6 +782,7 @@ fn read_body<F: Real>(file: &(impl Source + ?Sized), path: &Path, h: Header) -> 
         class_ids,
         table,
         format: Format::Binary,
+        csv: None,
     })
 }
 

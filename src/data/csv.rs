@@ -2,7 +2,10 @@
 //!
 //! Fields are trimmed of surrounding spaces; a field may be double-quoted
 //! (`"a,b"`, with `""` for a quote inside) but cannot span lines. Blank lines
-//! and lines starting with `#` are skipped.
+//! and lines starting with `#` are skipped. The first other line is a header
+//! when no field but the label is a number (see [`HeaderMode::Auto`]).
+//! Unlabeled data (`predict --unlabeled`) has no label column: every field
+//! is a feature.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -15,7 +18,8 @@ use crate::float::Real;
 use super::labels::MAX_DISTINCT_LABELS;
 use super::source::{LineReader, NO_DATA_ROWS, column_at, parse_value, quote, trim_excess};
 use super::{
-    DenseMatrix, Features, Format, HeaderMode, LabelColumn, LabelTable, LoadOptions, RawData,
+    CsvInfo, DenseMatrix, Features, Format, HeaderMode, LabelColumn, LabelTable, LoadOptions,
+    NO_LABEL, RawData,
 };
 
 /// The delimiters detected, in tie-breaking order.
@@ -42,7 +46,7 @@ pub fn parse_sized<F: Real, R: BufRead>(
 }
 
 /// A delimiter for messages.
-fn delimiter_name(d: u8) -> String {
+pub(crate) fn delimiter_name(d: u8) -> String {
     match d {
         b'\t' => "tab".to_owned(),
         b => format!("`{}`", char::from(b)),
@@ -71,6 +75,7 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
     };
     let (layout, has_header) = Layout::detect(&first, first_no, path, opts)?;
     let cols = layout.cols();
+    let info = layout.info();
     let mut rows = Rows {
         path,
         layout,
@@ -128,6 +133,7 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
         class_ids,
         table,
         format: Format::Csv,
+        csv: Some(info),
     })
 }
 
@@ -141,12 +147,16 @@ pub(crate) struct Layout {
     delim: u8,
     /// Fields every line must have.
     expected: usize,
-    /// 0-based label field.
-    label: usize,
+    /// 0-based label field; `None` for unlabeled data.
+    label: Option<usize>,
     /// The line that fixed `expected`, for messages.
     shape_line: u64,
     /// Header names, empty without a header.
     names: Vec<String>,
+    /// Line `shape_line` was judged data by its content (not by
+    /// `--no-header`): a text field there may be a header name that looks
+    /// like a number elsewhere, which the message for it says.
+    guessed_data: bool,
 }
 
 impl Layout {
@@ -177,7 +187,7 @@ impl Layout {
             fields.push(f.map_err(|e| at(first, first_no, e))?);
         }
         let n = fields.len();
-        if n < 2 {
+        if n < 2 && !opts.unlabeled {
             return Err(Error::parse(
                 path,
                 first_no,
@@ -193,11 +203,25 @@ impl Layout {
                 ),
             ));
         }
+        // A label column the model chose, not the user: say so, and how to
+        // read the file otherwise.
+        let from_model = |what: String| match &opts.label_column_from {
+            Some(model) => format!(
+                "{what} (the label column is the one the model {} was trained with); pass \
+                 --label-column N, or --unlabeled if the file has no label column",
+                model.display()
+            ),
+            None => what,
+        };
         let has_header;
         let label = match &opts.label_column {
+            _ if opts.unlabeled => {
+                has_header = header_by_content(opts.header, &fields, None);
+                None
+            }
             None => {
-                has_header = header_by_content(opts.header, &fields, 0);
-                0
+                has_header = header_by_content(opts.header, &fields, Some(0));
+                Some(0)
             }
             Some(LabelColumn::Index(k)) => {
                 if *k == 0 || *k > n {
@@ -205,14 +229,14 @@ impl Layout {
                         path,
                         first_no,
                         Some(1),
-                        format!(
+                        from_model(format!(
                             "label column {k} is out of range: the file has {n} columns \
                              (numbered from 1)"
-                        ),
+                        )),
                     ));
                 }
-                has_header = header_by_content(opts.header, &fields, k - 1);
-                k - 1
+                has_header = header_by_content(opts.header, &fields, Some(k - 1));
+                Some(k - 1)
             }
             Some(LabelColumn::Name(name)) => {
                 if opts.header == HeaderMode::Absent {
@@ -220,11 +244,18 @@ impl Layout {
                         path,
                         first_no,
                         Some(1),
-                        format!(
-                            "the label column is given by name ({}) but the file is read without \
-                             a header line; give its number instead",
-                            quote(name)
-                        ),
+                        match &opts.label_column_from {
+                            Some(_) => from_model(format!(
+                                "the label column is named {} but the file is read without a \
+                                 header line",
+                                quote(name)
+                            )),
+                            None => format!(
+                                "the label column is given by name ({}) but the file is read \
+                                 without a header line; give its number instead",
+                                quote(name)
+                            ),
+                        },
                     ));
                 }
                 has_header = true;
@@ -232,18 +263,18 @@ impl Layout {
                     .filter(|&k| fields[k].text == name.as_str())
                     .collect();
                 match found[..] {
-                    [k] => k,
+                    [k] => Some(k),
                     [] => {
                         let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
                         return Err(Error::parse(
                             path,
                             first_no,
                             Some(1),
-                            format!(
+                            from_model(format!(
                                 "no column named {} in the header; its columns are {}",
                                 quote(name),
                                 names.join(", ")
-                            ),
+                            )),
                         ));
                     }
                     [a, b, ..] => {
@@ -274,20 +305,32 @@ impl Layout {
             } else {
                 Vec::new()
             },
+            guessed_data: !has_header && opts.header == HeaderMode::Auto,
         };
         Ok((layout, has_header))
     }
 
     /// Feature columns per row (every field but the label).
     pub(crate) fn cols(&self) -> usize {
-        self.expected - 1
+        self.expected - usize::from(self.label.is_some())
+    }
+
+    /// What reports and the model file say about this layout.
+    pub(crate) fn info(&self) -> CsvInfo {
+        CsvInfo {
+            header_line: (!self.names.is_empty()).then_some(self.shape_line),
+            label_column: self.label.map(|k| k + 1),
+            label_name: self.label.and_then(|k| self.names.get(k).cloned()),
+            delimiter: self.delim,
+            columns: self.expected,
+        }
     }
 
     /// Parses data line `no` of `path`: appends its feature values to
     /// `values`, in column order, and calls `on_label(text, byte offset)`
     /// with its label when the label field is reached (so an error there is
-    /// reported before errors in later fields). On an error `values` may
-    /// hold part of the row.
+    /// reported before errors in later fields; never for unlabeled data).
+    /// On an error `values` may hold part of the row.
     pub(crate) fn parse_row<F: Real>(
         &self,
         path: &Path,
@@ -310,8 +353,8 @@ impl Layout {
                 return Err(err(
                     field.start,
                     format!(
-                        "expected {} fields {}, found {} (the first extra field is {})",
-                        self.expected,
+                        "expected {} {}, found {} (the first extra field is {})",
+                        crate::text::count(self.expected, "field"),
                         self.shape_hint(),
                         count + extra,
                         quote(&field.text)
@@ -319,13 +362,26 @@ impl Layout {
                 ));
             }
             let name = ColumnName(k, self.names.get(k).map(String::as_str));
-            if k == self.label {
+            if Some(k) == self.label {
                 if field.text.is_empty() {
                     return Err(err(field.start, format!("empty label {name}")));
                 }
                 on_label(&field.text, field.start)?;
             } else {
-                let v = parse_value::<F>(&field.text, &name).map_err(|m| err(field.start, m))?;
+                let v = parse_value::<F>(&field.text, &name).map_err(|m| {
+                    let text_like = !field.text.is_empty() && field.text.parse::<f64>().is_err();
+                    if no == self.shape_line && self.guessed_data && text_like {
+                        err(
+                            field.start,
+                            format!(
+                                "{m} (line {no} was read as data because other fields on it \
+                                 are numbers; if it is a header, pass --header)"
+                            ),
+                        )
+                    } else {
+                        err(field.start, m)
+                    }
+                })?;
                 values.push(v);
             }
         }
@@ -333,8 +389,8 @@ impl Layout {
             return Err(err(
                 line.len(),
                 format!(
-                    "expected {} fields {}, found {}",
-                    self.expected,
+                    "expected {} {}, found {}",
+                    crate::text::count(self.expected, "field"),
                     self.shape_hint(),
                     count
                 ),
@@ -360,16 +416,22 @@ impl Layout {
     }
 }
 
-/// Whether the first line is a header under `mode`: with `Auto`, when a field
-/// other than the label is not a number.
-fn header_by_content(mode: HeaderMode, fields: &[Field<'_>], label: usize) -> bool {
+/// Whether the first line is a header under `mode`: with `Auto`, when none
+/// of its non-empty fields other than the label is a number, and there is at
+/// least one. One text field among numbers is rather a typo in the first
+/// data row, which must be an error, not a row silently skipped.
+fn header_by_content(mode: HeaderMode, fields: &[Field<'_>], label: Option<usize>) -> bool {
     match mode {
         HeaderMode::Present => true,
         HeaderMode::Absent => false,
-        HeaderMode::Auto => fields
-            .iter()
-            .enumerate()
-            .any(|(k, f)| k != label && !f.text.is_empty() && f.text.parse::<f64>().is_err()),
+        HeaderMode::Auto => {
+            let mut others = fields
+                .iter()
+                .enumerate()
+                .filter(|(k, f)| Some(*k) != label && !f.text.is_empty())
+                .peekable();
+            others.peek().is_some() && others.all(|(_, f)| f.text.parse::<f64>().is_err())
+        }
     }
 }
 
@@ -425,7 +487,15 @@ impl<F: Real> Rows<'_, F> {
     fn push(&mut self, line: &str, no: u64) -> Result<()> {
         let path = self.path;
         let start = self.values.len();
-        let label_column = self.layout.label + 1;
+        let Some(label) = self.layout.label else {
+            // Unlabeled: every row is of the one class.
+            self.layout
+                .parse_row(path, line, no, &mut self.values, |_, _| Ok(()))?;
+            let class = self.table.intern(NO_LABEL, no).unwrap_or(0);
+            self.class_ids.push(class);
+            return Ok(());
+        };
+        let label_column = label + 1;
         let table = &mut self.table;
         let mut class = None;
         self.layout
@@ -786,6 +856,152 @@ mod tests {
             err_with::<f64>("é,2,x\n", &absent),
             "t.csv:1:5: expected a number in column 3, found \"x\""
         );
+    }
+
+    #[test]
+    fn one_text_field_among_numbers_is_a_typo_not_a_header() {
+        let hint = "(line 1 was read as data because other fields on it are numbers; if it is \
+                    a header, pass --header)";
+        assert_eq!(
+            err("1,2,abc\n-1,4,5\n1,6,7\n"),
+            format!("t.csv:1:5: expected a number in column 3, found \"abc\" {hint}")
+        );
+        assert_eq!(
+            err("# c\nlabel,x1,2020\n1,2,3\n"),
+            "t.csv:2:7: expected a number in column 2, found \"x1\" (line 2 was read as data \
+             because other fields on it are numbers; if it is a header, pass --header)"
+        );
+        // Forced, such a line is a header.
+        let present = LoadOptions {
+            header: HeaderMode::Present,
+            ..opts()
+        };
+        let (m, _) = ok("label,x1,2020\n1,2,3\n", &present);
+        assert_eq!(m, matrix(1, 2, &[2., 3.]));
+        // Empty fields neither make nor prevent a header.
+        let (m, _) = ok("y,,x\n1,2,3\n", &opts());
+        assert_eq!(m, matrix(1, 2, &[2., 3.]));
+        assert_eq!(
+            err("y,,\n1,2,3\n"),
+            "t.csv:1:3: empty field in column 2 (expected a number)"
+        );
+        // Numbers that are not finite are numbers: no header, and no hint.
+        assert_eq!(
+            err("1,x,inf\n"),
+            format!("t.csv:1:3: expected a number in column 2, found \"x\" {hint}")
+        );
+    }
+
+    #[test]
+    fn the_layout_is_reported() {
+        let raw = parse_str::<f64>("# c\n\nx;class;y\n1;a;2\n", &opts_named("class")).unwrap();
+        assert_eq!(
+            raw.csv,
+            Some(CsvInfo {
+                header_line: Some(3),
+                label_column: Some(2),
+                label_name: Some("class".into()),
+                delimiter: b';',
+                columns: 3,
+            })
+        );
+        let raw = parse_str::<f64>("1\t2\n", &opts()).unwrap();
+        assert_eq!(
+            raw.csv,
+            Some(CsvInfo {
+                header_line: None,
+                label_column: Some(1),
+                label_name: None,
+                delimiter: b'\t',
+                columns: 2,
+            })
+        );
+    }
+
+    fn opts_named(name: &str) -> LoadOptions {
+        LoadOptions {
+            label_column: Some(LabelColumn::Name(name.into())),
+            ..opts()
+        }
+    }
+
+    #[test]
+    fn unlabeled_rows_are_all_features() {
+        let un = LoadOptions {
+            unlabeled: true,
+            // Ignored: there is no label column.
+            label_column: Some(LabelColumn::Index(2)),
+            ..opts()
+        };
+        let (m, l) = ok("1,2\n3,4\n", &un);
+        assert_eq!(
+            (m, l),
+            (matrix(2, 2, &[1., 2., 3., 4.]), vec![NO_LABEL.into(); 2])
+        );
+        let raw = parse_str::<f64>("x;y\n1;2\n", &un).unwrap();
+        assert_eq!(dense(&raw), matrix(1, 2, &[1., 2.]));
+        let info = raw.csv.unwrap();
+        assert_eq!(
+            (info.header_line, info.label_column, info.columns),
+            (Some(1), None, 2)
+        );
+        // One column is enough.
+        let (m, _) = ok("5\n-6\n", &un);
+        assert_eq!(m, matrix(2, 1, &[5., -6.]));
+        // A text field is a feature like any other.
+        assert_eq!(
+            err_with::<f64>("a,1\n", &un),
+            "t.csv:1:1: expected a number in column 1, found \"a\" (line 1 was read as data \
+             because other fields on it are numbers; if it is a header, pass --header)"
+        );
+        assert_eq!(
+            err_with::<f64>("1,2\n3\n", &un),
+            "t.csv:2:2: expected 2 fields separated by `,` (as on line 1), found 1"
+        );
+    }
+
+    #[test]
+    fn a_label_column_from_the_model_says_where_it_came_from() {
+        let from = |c: LabelColumn, header: HeaderMode| LoadOptions {
+            label_column: Some(c),
+            label_column_from: Some("m.json".into()),
+            header,
+            ..opts()
+        };
+        let how = "(the label column is the one the model m.json was trained with); pass \
+                   --label-column N, \
+                   or --unlabeled if the file has no label column";
+        assert_eq!(
+            err_with::<f64>("1,2\n", &from(LabelColumn::Index(3), HeaderMode::Auto)),
+            format!(
+                "t.csv:1:1: label column 3 is out of range: the file has 2 columns (numbered \
+                 from 1) {how}"
+            )
+        );
+        assert_eq!(
+            err_with::<f64>(
+                "a,b\n1,2\n",
+                &from(LabelColumn::Name("y".into()), HeaderMode::Auto)
+            ),
+            format!(
+                "t.csv:1:1: no column named \"y\" in the header; its columns are \"a\", \"b\" {how}"
+            )
+        );
+        assert_eq!(
+            err_with::<f64>(
+                "1,2\n",
+                &from(LabelColumn::Name("y".into()), HeaderMode::Absent)
+            ),
+            format!(
+                "t.csv:1:1: the label column is named \"y\" but the file is read without a \
+                 header line {how}"
+            )
+        );
+        let (m, l) = ok(
+            "a,y\n1,2\n",
+            &from(LabelColumn::Name("y".into()), HeaderMode::Auto),
+        );
+        assert_eq!((m, l), (matrix(1, 1, &[1.]), vec!["2".into()]));
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub struct ClassLabel {
     pub first_line: u64,
 }
 
+/// How many label values a message lists at most.
+pub const LISTED: usize = 20;
+
 /// Hard cap on distinct labels: more than this is almost surely a regression
 /// target or the wrong label column, and would waste memory.
 pub const MAX_DISTINCT_LABELS: usize = 1 << 16;
@@ -43,6 +46,12 @@ fn key_of(text: &str) -> (Key, Option<f64>) {
         }
         _ => (Key::Text(text.to_owned()), None),
     }
+}
+
+/// Whether two label texts name the same class: equal as text, or as
+/// numbers (`1`, `+1` and `1.0`).
+pub fn same_label(a: &str, b: &str) -> bool {
+    key_of(a).0 == key_of(b).0
 }
 
 /// The distinct labels of a file, in order of first appearance, with a class
@@ -108,13 +117,20 @@ impl LabelTable {
         self.index.get(&key_of(text).0).copied()
     }
 
-    /// A human list such as `"3" (182 rows), "5" (183 rows)`.
+    /// A human list such as `"3" (182 rows), "5" (183 rows)`, of the first
+    /// [`LISTED`] values only: a wrong label column can have thousands.
     pub fn describe(&self) -> String {
-        self.classes
+        let shown: Vec<String> = self
+            .classes
             .iter()
-            .map(|c| format!("\"{}\" ({} rows)", c.text, c.count))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .take(LISTED)
+            .map(|c| format!("\"{}\" ({})", c.text, crate::text::count(c.count, "row")))
+            .collect();
+        let mut s = shown.join(", ");
+        if self.classes.len() > LISTED {
+            s.push_str(&format!(", and {} more", self.classes.len() - LISTED));
+        }
+        s
     }
 }
 
@@ -303,13 +319,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("--positive") && e.contains("\"c\" (1 rows)"),
+            e.contains("--positive") && e.contains("\"c\" (1 row)"),
             "{e}"
         );
         let e = decide(&table(&["a", "b"]), Some("z"))
             .unwrap_err()
             .to_string();
         assert!(e.contains("\"z\" is not a label"), "{e}");
+    }
+
+    #[test]
+    fn long_lists_of_labels_are_cut() {
+        let names: Vec<String> = (0..150).map(|k| format!("x{k}")).collect();
+        let mut t = table(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        t.intern("x0", 151).unwrap();
+        let listed: Vec<String> = (0..20)
+            .map(|k| format!("\"x{k}\" ({})", if k == 0 { "2 rows" } else { "1 row" }))
+            .collect();
+        assert_eq!(t.describe(), format!("{}, and 130 more", listed.join(", ")));
+        let e = decide(&t, None).unwrap_err().to_string();
+        assert!(e.len() < 600, "{e}");
+        assert_eq!(
+            table(&["a", "b"]).describe(),
+            "\"a\" (1 row), \"b\" (1 row)"
+        );
     }
 
     #[test]

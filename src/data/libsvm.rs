@@ -1,9 +1,11 @@
 //! LIBSVM/svmlight parsing into CSR.
 //!
 //! A line is `label index:value index:value ... [# comment]`, tokens separated
-//! by spaces or tabs, indices 1-based and strictly increasing. `qid:N` tokens
-//! are checked and ignored. Blank and comment-only lines are skipped. Values of
-//! exactly zero are kept as given.
+//! by spaces or tabs, indices 1-based and strictly increasing. The label is a
+//! number (`+1`, `-1`, `0`, `2.5`, ...), kept as written. `qid:N` tokens are
+//! checked and ignored. Blank and comment-only lines are skipped. Values of
+//! exactly zero are kept as given. Unlabeled data (`predict --unlabeled`) may
+//! leave the label out: a first token holding `:` is then a feature.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -13,7 +15,7 @@ use crate::float::Real;
 
 use super::labels::MAX_DISTINCT_LABELS;
 use super::source::{LineReader, NO_DATA_ROWS, column_at, parse_value, quote, trim_excess};
-use super::{CsrMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, RawData};
+use super::{CsrMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, NO_LABEL, RawData};
 
 /// Parses LIBSVM text into a CSR matrix.
 pub fn parse<F: Real, R: BufRead>(reader: R, path: &Path) -> Result<RawData<F>> {
@@ -27,7 +29,18 @@ pub fn parse_sized<F: Real, R: BufRead>(
     path: &Path,
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
-    parse_lines(LineReader::new(reader, path), path, size_hint)
+    parse_lines(LineReader::new(reader, path), path, false, size_hint)
+}
+
+/// [`parse_sized`], for unlabeled data when `unlabeled` (see
+/// [`super::LoadOptions::unlabeled`]).
+pub fn parse_options<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    parse_lines(LineReader::new(reader, path), path, unlabeled, size_hint)
 }
 
 /// The whitespace-separated tokens of `text` with their byte offsets.
@@ -62,28 +75,43 @@ pub(crate) struct Line<'a> {
     line: &'a str,
     /// The line without its comment.
     pub data: &'a str,
+    /// The label as written; empty when an unlabeled line has none.
     pub label: &'a str,
     /// Byte offset of the label in the line.
     pub label_at: usize,
+    /// Tokens of `data` before the first feature: 1, or 0 without a label.
+    first_feature: usize,
 }
 
 impl<'a> Line<'a> {
     /// Splits line `no` of `path`: `None` when it is blank or only a comment,
-    /// an error when its first token is not a label.
-    pub(crate) fn split(path: &'a Path, no: u64, line: &'a str) -> Result<Option<Self>> {
+    /// an error when its first token is not a numeric label. When
+    /// `unlabeled`, a first token holding `:` is a feature instead.
+    pub(crate) fn split(
+        path: &'a Path,
+        no: u64,
+        line: &'a str,
+        unlabeled: bool,
+    ) -> Result<Option<Self>> {
         let data = line.split_once('#').map_or(line, |(d, _)| d);
         let Some((at, label)) = tokens(data).next() else {
             return Ok(None); // blank or comment-only
         };
-        let this = Line {
+        let mut this = Line {
             path,
             no,
             line,
             data,
             label,
             label_at: at,
+            first_feature: 1,
         };
         if label.contains(':') {
+            if unlabeled {
+                this.label = "";
+                this.first_feature = 0;
+                return Ok(Some(this));
+            }
             return Err(this.err(
                 at,
                 format!(
@@ -91,6 +119,9 @@ impl<'a> Line<'a> {
                     quote(label)
                 ),
             ));
+        }
+        if let Some(problem) = label_problem(label) {
+            return Err(this.err(at, problem));
         }
         Ok(Some(this))
     }
@@ -111,7 +142,7 @@ impl<'a> Line<'a> {
     ) -> Result<u64> {
         let err = |byte: usize, msg: String| self.err(byte, msg);
         let mut prev: u64 = 0;
-        for (at, tok) in tokens(self.data).skip(1) {
+        for (at, tok) in tokens(self.data).skip(self.first_feature) {
             let Some((name, value)) = tok.split_once(':') else {
                 return Err(err(
                     at,
@@ -210,9 +241,31 @@ impl<'a> Line<'a> {
     }
 }
 
+/// What is wrong with a LIBSVM label, if anything: labels are finite
+/// numbers. A comma or semicolon in it says the file is probably CSV.
+fn label_problem(label: &str) -> Option<String> {
+    match label.parse::<f64>() {
+        Ok(v) if v.is_finite() => None,
+        Ok(_) => Some(format!(
+            "expected a numeric label (a finite number), found {}",
+            quote(label)
+        )),
+        Err(_) => Some(format!(
+            "expected a numeric label, found {}{}",
+            quote(label),
+            if label.contains([',', ';']) {
+                " (is this a CSV file? pass --format csv)"
+            } else {
+                ""
+            }
+        )),
+    }
+}
+
 pub(crate) fn parse_lines<F: Real, R: BufRead>(
     mut lines: LineReader<'_, R>,
     path: &Path,
+    unlabeled: bool,
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
     let mut m = CsrMatrix::<F> {
@@ -227,7 +280,7 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
     let mut reserved = false;
 
     while let Some((no, line)) = lines.next_line()? {
-        let Some(parsed) = Line::split(path, no, line)? else {
+        let Some(parsed) = Line::split(path, no, line, unlabeled)? else {
             continue;
         };
         if !reserved {
@@ -249,7 +302,8 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
                 let _ = m.values.try_reserve(nnz);
             }
         }
-        let label = parsed.label;
+        // Unlabeled rows share one class, whatever label a line has.
+        let label = if unlabeled { NO_LABEL } else { parsed.label };
         let class = table.intern(label, no).ok_or_else(|| {
             parsed.err(
                 parsed.label_at,
@@ -278,6 +332,7 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
         class_ids,
         table,
         format: Format::Libsvm,
+        csv: None,
     })
 }
 
@@ -487,9 +542,19 @@ mod tests {
             "t.svm:1:4: expected index:value, found \"3\""
         );
         assert_eq!(
-            err("é 1:x\n"),
+            err("1 1:x\n"),
             "t.svm:1:5: expected a number for feature 1, found \"x\""
         );
+        assert_eq!(
+            err("1 1:\u{e9} 2:1\n"),
+            "t.svm:1:5: expected a number for feature 1, found \"\u{e9}\""
+        );
+        assert_eq!(
+            err("1 2:1 \u{e9}:1\n"),
+            "t.svm:1:7: expected a feature index (a positive integer) in \"\u{e9}:1\", found \
+             \"\u{e9}\""
+        );
+
         assert_eq!(
             err("1 3:4:5\n"),
             "t.svm:1:5: expected a number for feature 3, found \"4:5\""
@@ -497,6 +562,76 @@ mod tests {
         assert_eq!(
             err("1 1:2\n1:2 3:4\n"),
             "t.svm:2:1: expected a label before the features, found \"1:2\""
+        );
+    }
+
+    #[test]
+    fn labels_are_numbers_kept_as_written() {
+        let raw =
+            parse_str::<f64>("+1 1:1\n-1 1:2\n0 1:3\n1 1:4\n2.5 1:5\n3 1:6\n1e0 1:7\n").unwrap();
+        assert_eq!(labels(&raw), ["+1", "-1", "0", "+1", "2.5", "3", "+1"]);
+        let texts: Vec<&str> = raw
+            .table
+            .classes()
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(texts, ["+1", "-1", "0", "2.5", "3"]);
+        // A CSV file read as LIBSVM.
+        assert_eq!(
+            err("1,2\n-1,3\n"),
+            "t.svm:1:1: expected a numeric label, found \"1,2\" (is this a CSV file? pass \
+             --format csv)"
+        );
+        assert_eq!(
+            err("+1 1:2\n  -1;3;4\n"),
+            "t.svm:2:3: expected a numeric label, found \"-1;3;4\" (is this a CSV file? pass \
+             --format csv)"
+        );
+        assert_eq!(
+            err("\u{e9} 1:2\n"),
+            "t.svm:1:1: expected a numeric label, found \"\u{e9}\""
+        );
+        assert_eq!(
+            err("yes 1:2\n"),
+            "t.svm:1:1: expected a numeric label, found \"yes\""
+        );
+        assert_eq!(
+            err("1 1:2\nnan 1:3\n"),
+            "t.svm:2:1: expected a numeric label (a finite number), found \"nan\""
+        );
+        assert_eq!(
+            err("-inf 1:3\n"),
+            "t.svm:1:1: expected a numeric label (a finite number), found \"-inf\""
+        );
+    }
+
+    #[test]
+    fn unlabeled_lines_may_start_with_a_feature() {
+        let un =
+            |text: &str| parse_options::<f64, _>(text.as_bytes(), Path::new("t.svm"), true, None);
+        let raw = un("1:0.5 3:2\n# c\n7 2:1\n\n-1\n2:4 qid:3\n").unwrap();
+        assert_eq!(
+            csr(&raw),
+            matrix(3, &[0, 2, 3, 3, 4], &[0, 2, 1, 1], &[0.5, 2., 1., 4.])
+        );
+        assert_eq!(labels(&raw), [NO_LABEL; 4]);
+        assert_eq!(raw.table.classes().len(), 1);
+        // The features are checked as ever; a label is still a number.
+        assert_eq!(
+            un("1:1 1:2\n").unwrap_err().to_string(),
+            "t.svm:1:5: duplicate feature index 1: the previous feature also has index 1; \
+             indices must strictly increase"
+        );
+        assert_eq!(
+            un("1,2\n").unwrap_err().to_string(),
+            "t.svm:1:1: expected a numeric label, found \"1,2\" (is this a CSV file? pass \
+             --format csv)"
+        );
+        // Labeled, a feature first is an error.
+        assert_eq!(
+            err("1:1 2:2\n"),
+            "t.svm:1:1: expected a label before the features, found \"1:1\""
         );
     }
 
@@ -540,7 +675,7 @@ mod tests {
         );
         let text = b"1 1:2\n-1 1:2 2:3 3:4 4:5\n";
         let lines = LineReader::with_limit(&text[..], path, 10);
-        let e = parse_lines::<f64, _>(lines, path, None).unwrap_err();
+        let e = parse_lines::<f64, _>(lines, path, false, None).unwrap_err();
         assert_eq!(
             e.to_string(),
             "t.svm:2:11: line is longer than the limit of 10 bytes; is this a text data file?"
@@ -580,7 +715,7 @@ mod tests {
                 }
             }
             let lines = LineReader::with_limit(&bytes[..], path, 7);
-            let _ = parse_lines::<f64, _>(lines, path, Some(bytes.len() as u64));
+            let _ = parse_lines::<f64, _>(lines, path, false, Some(bytes.len() as u64));
         }
     }
 

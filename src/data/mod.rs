@@ -26,14 +26,16 @@ pub use labels::{ClassLabel, LabelMap, LabelTable};
 pub use matrix::{CsrMatrix, DenseMatrix, Features, Row};
 
 /// The formats the tool reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// Delimited text, one row per line, the label in one column.
     Csv,
     /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
     Libsvm,
-    /// The tool's binary format (`.pbin`), see [`binary`].
+    /// The tool's binary format (`.pbin`), written by `perceptron convert`.
     Binary,
 }
 
@@ -71,8 +73,9 @@ impl std::str::FromStr for LabelColumn {
 /// Whether a CSV file starts with a header line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HeaderMode {
-    /// A header is present when a field of the first line other than the
-    /// label is not a number.
+    /// A header is present when no field of the first line other than the
+    /// label is a number (and at least one such field is not empty): a
+    /// single text field among numbers is a typo in a data row, not a header.
     #[default]
     Auto,
     Present,
@@ -94,6 +97,34 @@ pub struct LoadOptions {
     pub delimiter: Option<u8>,
     /// The label value to treat as +1 (one-vs-rest when more than two).
     pub positive: Option<String>,
+    /// The rows have no label: every CSV column is a feature, and a LIBSVM
+    /// line's first token is a feature when it holds `:` (else a label,
+    /// ignored). Every row then gets the one class [`NO_LABEL`]. Wins over
+    /// `label_column`.
+    pub unlabeled: bool,
+    /// The model file `label_column` was taken from, when it was not given
+    /// by the user, so that a column the data lacks is explained.
+    pub label_column_from: Option<PathBuf>,
+}
+
+/// The one class of every row read with [`LoadOptions::unlabeled`].
+pub const NO_LABEL: &str = "(no label)";
+
+/// What the CSV reader settled about a file's layout: for reports (the
+/// header line skipped) and for the model file (the label column).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvInfo {
+    /// The 1-based line of the header, when one was detected or forced (it
+    /// is skipped, not read as data).
+    pub header_line: Option<u64>,
+    /// The 1-based label column; `None` for unlabeled data.
+    pub label_column: Option<usize>,
+    /// The label column's name in the header, when there is a header.
+    pub label_name: Option<String>,
+    /// `b','`, `b';'` or `b'\t'`.
+    pub delimiter: u8,
+    /// Fields on every line, the label included.
+    pub columns: usize,
 }
 
 /// The longest line accepted, so that a corrupt file without newlines cannot
@@ -112,6 +143,8 @@ pub struct RawData<F> {
     pub class_ids: Vec<u32>,
     pub table: LabelTable,
     pub format: Format,
+    /// The layout of a CSV file; `None` for the other formats.
+    pub csv: Option<CsvInfo>,
 }
 
 /// A labelled dataset ready for training or evaluation.
@@ -255,8 +288,10 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
     };
     match format {
         Format::Csv => csv::parse_sized(input.reader, path, opts, input.size_hint),
-        Format::Libsvm => libsvm::parse_sized(input.reader, path, input.size_hint),
-        Format::Binary if source::is_gzip(path) => Err(Error::data(
+        Format::Libsvm => {
+            libsvm::parse_options(input.reader, path, opts.unlabeled, input.size_hint)
+        }
+        Format::Binary if input.gzip => Err(Error::data(
             path,
             "gzip-compressed binary (.pbin) files are not supported; decompress it \
              first (for example with gunzip)",
@@ -358,6 +393,10 @@ mod tests {
                 )),
                 "{e}"
             );
+            // Where it stopped: after the last complete line, far into the file.
+            let (_, line) = e.rsplit_once(", after line ").expect(&e);
+            let line: u64 = line.parse().unwrap();
+            assert!(line > 1000 && line < 20000, "{e}");
         }
     }
 

@@ -1,5 +1,9 @@
 //! Opening data files: plain or gzipped, with the first bytes kept for format
 //! detection, and the bounded line reader both parsers use.
+//!
+//! Gzip is recognised by a `.gz` name or by its magic bytes, so that a
+//! compressed file under another name, or a pipe such as `<(gzip -c f)`,
+//! reads like any other instead of failing as invalid UTF-8.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, ErrorKind, Read};
@@ -25,6 +29,8 @@ pub struct Input {
     /// The content's length in bytes when it is cheap to know (plain files),
     /// so parsers can reserve their matrices once instead of regrowing them.
     pub size_hint: Option<u64>,
+    /// The file is gzip-compressed (by its name or its first bytes).
+    pub gzip: bool,
 }
 
 /// True when the file name ends in `.gz` (any case).
@@ -33,8 +39,34 @@ pub(crate) fn is_gzip(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
-/// Opens a data file; `.gz` files are decompressed transparently (several
-/// concatenated gzip members are read as one stream).
+/// The first two bytes of every gzip member. No UTF-8 text starts with
+/// them (0x8b cannot follow 0x1f), nor does a `.pbin` file.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether content starting with `head` is gzip data.
+pub(crate) fn looks_like_gzip(head: &[u8]) -> bool {
+    head.starts_with(&GZIP_MAGIC)
+}
+
+/// Decompresses gzip data (several concatenated members read as one
+/// stream), with errors that say the data is damaged.
+pub(crate) fn gunzip<R: Read>(raw: R) -> GzipErrors<flate2::read::MultiGzDecoder<R>> {
+    GzipErrors(flate2::read::MultiGzDecoder::new(raw))
+}
+
+/// Adds where reading stopped to a read error: `lines` complete lines were
+/// read before it (nothing is added before the first).
+pub(crate) fn after_lines(e: io::Error, lines: u64) -> io::Error {
+    if lines == 0 {
+        e
+    } else {
+        io::Error::new(e.kind(), format!("{e}, after line {lines}"))
+    }
+}
+
+/// Opens a data file; gzip data (a `.gz` name or the magic bytes) is
+/// decompressed transparently (several concatenated members are read as
+/// one stream).
 pub fn open(path: &Path) -> Result<Input> {
     let file = File::open(path).map_err(|e| Error::io(path, "cannot open data file", e))?;
     let meta = file
@@ -47,20 +79,29 @@ pub fn open(path: &Path) -> Result<Input> {
             io::Error::new(ErrorKind::IsADirectory, "it is a directory, not a file"),
         ));
     }
-    let (mut rest, size_hint): (Box<dyn Read>, Option<u64>) = if is_gzip(path) {
-        let gz = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(BUFFER_BYTES, file));
-        (Box::new(GzipErrors(gz)), None)
+    let mut file = file;
+    let mut magic = Vec::with_capacity(GZIP_MAGIC.len());
+    read_up_to(&mut file, &mut magic, GZIP_MAGIC.len())
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    let gzip = is_gzip(path) || looks_like_gzip(&magic);
+    let raw = Cursor::new(magic).chain(file);
+    let (mut rest, size_hint): (Box<dyn Read>, Option<u64>) = if gzip {
+        (Box::new(gunzip(raw)), None)
     } else {
         let len = meta.is_file().then_some(meta.len());
-        (Box::new(file), len)
+        (Box::new(raw), len)
     };
     let mut head = Vec::with_capacity(HEAD_BYTES);
-    read_up_to(&mut rest, &mut head, HEAD_BYTES).map_err(|e| Error::io(path, "cannot read", e))?;
+    read_up_to(&mut rest, &mut head, HEAD_BYTES).map_err(|e| {
+        let lines = head.iter().filter(|&&b| b == b'\n').count() as u64;
+        Error::io(path, "cannot read", after_lines(e, lines))
+    })?;
     let replay = Cursor::new(head.clone()).chain(rest);
     Ok(Input {
         reader: Box::new(BufReader::with_capacity(BUFFER_BYTES, replay)),
         head,
         size_hint,
+        gzip,
     })
 }
 
@@ -172,21 +213,24 @@ pub(crate) fn format_from_line(line: &str, cut: bool) -> Option<Format> {
     }
 }
 
-/// A label followed by whitespace-separated `index:value` tokens (at least one).
+/// A label followed by whitespace-separated `index:value` tokens (at least
+/// one), or (unlabeled data) such tokens alone.
 fn looks_like_libsvm(line: &str, cut: bool) -> bool {
     let data = line.split_once('#').map_or(line, |(d, _)| d);
     let mut tokens: Vec<&str> = data.split_ascii_whitespace().collect();
     if cut && tokens.len() > 2 {
         tokens.pop();
     }
-    tokens.len() >= 2
-        && !tokens[0].contains(':')
-        && tokens[1..].iter().all(|t| {
-            t.split_once(':').is_some_and(|(i, v)| {
-                (i == "qid" || (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit())))
-                    && !v.is_empty()
-            })
+    let feature = |t: &&str| {
+        t.split_once(':').is_some_and(|(i, v)| {
+            (i == "qid" || (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit())))
+                && !v.is_empty()
         })
+    };
+    match tokens.split_first() {
+        Some((first, rest)) if !first.contains(':') => !rest.is_empty() && rest.iter().all(feature),
+        _ => !tokens.is_empty() && tokens.iter().all(feature),
+    }
 }
 
 /// The message for a file without a single data row.
@@ -230,7 +274,13 @@ impl<'p, R: BufRead> LineReader<'p, R> {
             let available = match self.reader.fill_buf() {
                 Ok(b) => b,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Error::io(self.path, "cannot read", e)),
+                Err(e) => {
+                    return Err(Error::io(
+                        self.path,
+                        "cannot read",
+                        after_lines(e, self.line),
+                    ));
+                }
             };
             if available.is_empty() {
                 if !any {
@@ -452,6 +502,8 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("gzip data is truncated or corrupt"), "{e}");
+        // Both lines came out before the damaged trailer was noticed.
+        assert!(e.ends_with(", after line 2"), "{e}");
 
         // Large: the head is fine, the parser meets the damage later and
         // must not take it for the end of the file.
@@ -479,6 +531,31 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("gzip data is truncated or corrupt"), "{e}");
+        assert!(e.ends_with(&format!(", after line {read}")), "{e}");
+    }
+
+    #[test]
+    fn gzip_is_recognised_by_its_magic_bytes_whatever_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = b"1,2\n-1,3\n";
+        for name in ["data.csv", "data", "x.svm"] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, gzip(text)).unwrap();
+            let input = open(&path).unwrap();
+            assert!(input.gzip, "{name}");
+            assert_eq!(input.size_hint, None);
+            assert_eq!(input.head, text);
+            assert_eq!(read_all(input).unwrap(), text);
+        }
+        // Plain text, and files shorter than the magic, are not gzip.
+        for bytes in [&text[..], b"\x1f", b""] {
+            let path = dir.path().join("plain.csv");
+            std::fs::write(&path, bytes).unwrap();
+            let input = open(&path).unwrap();
+            assert!(!input.gzip);
+            assert_eq!(input.size_hint, Some(bytes.len() as u64));
+            assert_eq!(read_all(input).unwrap(), bytes);
+        }
     }
 
     #[test]
@@ -583,6 +660,9 @@ mod tests {
         assert_eq!(f("y\tx\n1\t2\n").unwrap(), Format::Csv);
         assert_eq!(f("1 2:3,4 5\n").unwrap(), Format::Csv);
         assert_eq!(f("\u{feff}1 1:2\n").unwrap(), Format::Libsvm);
+        // Unlabeled LIBSVM: features alone.
+        assert_eq!(f("1:0.5 3:2\n").unwrap(), Format::Libsvm);
+        assert_eq!(f("a:1,b:2\n").unwrap(), Format::Csv);
         let e = f("\n1 2 3\n").unwrap_err().to_string();
         assert_eq!(
             e,

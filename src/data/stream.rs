@@ -33,9 +33,10 @@ use crate::float::Real;
 use super::csv::{Layout, is_skipped};
 use super::libsvm::{IndexLimit, Line};
 use super::source::{
-    GzipErrors, LineReader, NO_DATA_ROWS, column_at, format_from_line, format_from_name, quote,
+    LineReader, NO_DATA_ROWS, column_at, format_from_line, format_from_name, gunzip,
+    looks_like_gzip, quote,
 };
-use super::{Format, LoadOptions, Row};
+use super::{Format, LoadOptions, NO_LABEL, Row};
 
 /// How standard input is named in messages.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -102,6 +103,8 @@ pub struct RowStream<'p, F> {
     /// handed out.
     pending: Option<(u64, String)>,
     max_features: u64,
+    /// Rows have no label (see [`LoadOptions::unlabeled`]).
+    unlabeled: bool,
     stop: Option<Arc<AtomicBool>>,
     values: Vec<F>,
     indices: Vec<u32>,
@@ -187,10 +190,9 @@ impl<'p, F: Real> RowStream<'p, F> {
         if head.len() >= 2 && super::binary::MAGIC.starts_with(&head[..head.len().min(8)]) {
             return Err(binary_refused(path));
         }
-        let gzip = gzip_name || head.starts_with(&[0x1f, 0x8b]);
+        let gzip = gzip_name || looks_like_gzip(head);
         let reader: Box<dyn BufRead> = if gzip {
-            let gz = flate2::read::MultiGzDecoder::new(pump);
-            Box::new(BufReader::with_capacity(CHUNK_BYTES, GzipErrors(gz)))
+            Box::new(BufReader::with_capacity(CHUNK_BYTES, gunzip(pump)))
         } else {
             Box::new(BufReader::with_capacity(CHUNK_BYTES, pump))
         };
@@ -248,6 +250,7 @@ impl<'p, F: Real> RowStream<'p, F> {
             csv,
             pending,
             max_features,
+            unlabeled: opts.unlabeled,
             stop,
             values: Vec::new(),
             indices: Vec::new(),
@@ -264,6 +267,7 @@ impl<'p, F: Real> RowStream<'p, F> {
             csv,
             pending,
             max_features,
+            unlabeled,
             values,
             indices,
             label,
@@ -288,6 +292,10 @@ impl<'p, F: Real> RowStream<'p, F> {
                     continue;
                 }
                 let mut column = 1;
+                label.clear();
+                if *unlabeled {
+                    label.push_str(NO_LABEL);
+                }
                 layout.parse_row(path, line, no, values, |text, at| {
                     label.clear();
                     label.push_str(text);
@@ -302,11 +310,11 @@ impl<'p, F: Real> RowStream<'p, F> {
                     features: layout.cols(),
                 }));
             }
-            let Some(parsed) = Line::split(path, no, line)? else {
+            let Some(parsed) = Line::split(path, no, line, *unlabeled)? else {
                 continue;
             };
             label.clear();
-            label.push_str(parsed.label);
+            label.push_str(if *unlabeled { NO_LABEL } else { parsed.label });
             let column = column_at(line, parsed.label_at);
             indices.clear();
             let limit = IndexLimit {
@@ -326,6 +334,11 @@ impl<'p, F: Real> RowStream<'p, F> {
 
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// The CSV layout settled from the first line (`None` for LIBSVM).
+    pub fn csv_info(&self) -> Option<super::CsvInfo> {
+        self.csv.as_ref().map(Layout::info)
     }
 
     /// The name used in messages.

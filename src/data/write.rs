@@ -90,11 +90,19 @@ pub fn csv_label(label: &str) -> std::result::Result<String, String> {
     }
 }
 
-/// A label as a LIBSVM token: no spaces, `:` or `#`.
+/// A label as a LIBSVM token: a finite number (the reader refuses anything
+/// else), with no spaces, `:` or `#`.
 pub fn libsvm_label(label: &str) -> std::result::Result<String, String> {
     if label.is_empty() || label.contains(|c: char| c.is_whitespace() || c == ':' || c == '#') {
         return Err(format!(
             "label {} holds a space, `:` or `#` and cannot be written as LIBSVM",
+            super::source::quote(label)
+        ));
+    }
+    if !label.parse::<f64>().is_ok_and(f64::is_finite) {
+        return Err(format!(
+            "label {} is not a number and cannot be written as LIBSVM, whose labels are \
+             numbers; write CSV or .pbin instead",
             super::source::quote(label)
         ));
     }

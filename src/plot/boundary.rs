@@ -267,14 +267,15 @@ impl Panel {
     /// The legend entries this panel needs.
     pub fn legend(&self, labels: &LabelMap) -> Vec<(Key, String)> {
         let count = |s: i8| self.class_rows[if s > 0 { 0 } else { 1 }];
+        let rows = |n: usize| crate::text::count(n, "row");
         let mut keys = vec![
             (
                 Key::Circle(POSITIVE),
-                format!("+1 = \"{}\" ({} rows)", labels.positive, count(1)),
+                format!("+1 = \"{}\" ({})", labels.positive, rows(count(1))),
             ),
             (
                 Key::Triangle(NEGATIVE),
-                format!("-1 = \"{}\" ({} rows)", labels.negative_text(), count(-1)),
+                format!("-1 = \"{}\" ({})", labels.negative_text(), rows(count(-1))),
             ),
         ];
         if self.previous.is_some() {

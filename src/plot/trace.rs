@@ -19,6 +19,7 @@ use crate::data::{Dataset, LabelMap};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::reference;
+use crate::text::count;
 
 /// One update of the run.
 #[derive(Clone, Debug, PartialEq)]
@@ -220,9 +221,17 @@ impl Trace {
             .collect();
         let epochs = replay.mistakes_per_epoch.len();
         let run = if replay.converged {
-            format!("{total} updates, converged in {epochs} epochs")
+            format!(
+                "{}, converged in {}",
+                count(total, "update"),
+                count(epochs, "epoch")
+            )
         } else {
-            format!("{total} updates, NOT converged within {epochs} epochs")
+            format!(
+                "{}, NOT converged within {}",
+                count(total, "update"),
+                count(epochs, "epoch")
+            )
         };
         let shown = if picked.len() == total {
             if total == 1 {

@@ -732,6 +732,7 @@ fn large_sections_read_in_parallel_pieces_round_trip() {
         class_ids,
         table,
         format: Format::Csv,
+        csv: None,
     };
     let bytes = to_bytes(&raw);
     assert!(bytes.len() > 17 << 20);

@@ -130,6 +130,8 @@ fn bad_lines_give_the_batch_parsers_messages() {
         "1,2\n1,\u{e9}x\n",
         "1\n2\n",
         "y,x\r\n1,abc\r\n",
+        // One text field among numbers: a typo, not a header.
+        "1,2,abc\n-1,4,5\n1,6,7\n",
     ];
     let svm = [
         "1 1:2\n1 0:1\n",
@@ -141,6 +143,10 @@ fn bad_lines_give_the_batch_parsers_messages() {
         "1 1:2\n1:2 3:4\n",
         "1 qid:x 1:2\n",
         "1 1:nan\n",
+        // Labels are numbers; a CSV file is not LIBSVM.
+        "1,2\n-1,3\n",
+        "+1 1:2\nyes 1:3\n",
+        "1 1:2\ninf 1:3\n",
     ];
     let dir = tempfile::tempdir().unwrap();
     for (ext, cases) in [("csv", &csv[..]), ("svm", &svm[..])] {
@@ -229,6 +235,30 @@ fn gzip_is_recognised_by_its_magic_bytes_even_multi_member() {
     assert!(
         e.starts_with("<stdin>: cannot read: the gzip data is truncated or corrupt"),
         "{e}"
+    );
+    assert!(e.ends_with(", after line 1"), "{e}");
+}
+
+#[test]
+fn unlabeled_streams_have_one_placeholder_label() {
+    let un = LoadOptions {
+        unlabeled: true,
+        ..Default::default()
+    };
+    let svm = LoadOptions {
+        format: Some(Format::Libsvm),
+        ..un.clone()
+    };
+    assert_eq!(
+        rows_of::<f64>(b"1:2 3:4\n5 2:1\n", &svm).unwrap(),
+        vec![
+            (1, NO_LABEL.into(), 1, vec![0, 2], vec![2.0, 4.0], 3),
+            (2, NO_LABEL.into(), 1, vec![1], vec![1.0], 2),
+        ]
+    );
+    assert_eq!(
+        rows_of::<f64>(b"x,y\n1,2\n", &un).unwrap(),
+        vec![(2, NO_LABEL.into(), 1, vec![0, 1], vec![1.0, 2.0], 2)]
     );
 }
 

@@ -1,0 +1,48 @@
+//! Small helpers for the English of messages and reports.
+
+/// Counts of any unsigned integer type.
+pub trait Count: Copy + std::fmt::Display + PartialEq {
+    const ONE: Self;
+}
+
+macro_rules! counts {
+    ($($t:ty),*) => { $(impl Count for $t { const ONE: Self = 1; })* };
+}
+counts!(u8, u16, u32, u64, usize);
+
+/// `n` and the noun, singular for 1: "1 row", "2 rows", "0 classes".
+pub fn count<N: Count>(n: N, noun: &str) -> String {
+    if n == N::ONE {
+        format!("1 {noun}")
+    } else if noun.ends_with(['s', 'x']) {
+        // "class"; the nouns used here need nothing subtler.
+        format!("{n} {noun}es")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The noun alone, plural unless `n` is 1: "row" or "rows".
+pub fn noun<N: Count>(n: N, noun: &str) -> String {
+    let text = count(n, noun);
+    match text.split_once(' ') {
+        Some((_, rest)) => rest.to_owned(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_is_singular_everything_else_plural() {
+        assert_eq!(count(1u64, "row"), "1 row");
+        assert_eq!(count(0u64, "row"), "0 rows");
+        assert_eq!(count(2usize, "epoch"), "2 epochs");
+        assert_eq!(count(3u32, "class"), "3 classes");
+        assert_eq!(count(1u32, "class"), "1 class");
+        assert_eq!(noun(1u8, "mistake"), "mistake");
+        assert_eq!(noun(7u8, "mistake"), "mistakes");
+    }
+}

@@ -571,3 +571,22 @@ fn multi_lane_kernels_match_reference() {
         check_gpu(&sparse, lanes != 16, 4, &opts);
     }
 }
+
+/// `predict` and `eval` decide classes through the same certificates: on
+/// rows whose scores are within rounding of 0, the GPU's classes are the
+/// reference arithmetic's.
+#[test]
+fn predicted_classes_on_the_gpu_are_the_reference_classes() {
+    let d32 = adversarial::<f32>();
+    let (w, _) = textbook(&d32, true, 3);
+    let data = perceptron::decide::as_positive(d32.features.clone());
+    let Some(mut gpu) = engine(&data, true, &options()) else {
+        return;
+    };
+    let (positive, stats) = perceptron::decide::positive_rows(&data, &w, true, &mut gpu).unwrap();
+    for (i, &p) in positive.iter().enumerate() {
+        let s = perceptron::reference::dot(&w, data.features.row(i), true);
+        assert_eq!(p, s > 0.0, "row {i}: s = {s}");
+    }
+    assert!(stats.certified > 1000 && stats.host_dots > 10, "{stats:?}");
+}

@@ -46,7 +46,8 @@ pub struct BenchArgs {
     pub backends: Vec<Which>,
 
     /// `adaptive` lets the loop walk on the host when that is faster;
-    /// `always` measures the engines themselves.
+    /// `always` measures the engines themselves (the GPU's walk where it
+    /// can); `windows` measures passes over windows instead of the walk.
     #[arg(long, value_enum, default_value = "adaptive")]
     pub passes: PassPolicy,
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Serialize;
 
-use super::args::DataArgs;
+use super::args::{BackendArgs, DataArgs};
 use super::predict::load_for_model;
 use super::stdout::write_stdout;
 use crate::data::labels::LISTED;
@@ -55,6 +55,12 @@ pub struct EvalArgs {
 
     #[command(flatten)]
     pub data_args: DataArgs,
+
+    /// Where the classes are computed (binary models; one-vs-rest models
+    /// compare every class's score, always on the host). Every backend gives
+    /// the classes of the reference arithmetic.
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 /// The 2x2 confusion matrix.
@@ -209,13 +215,15 @@ pub fn evaluate<F: Real>(
         opts,
     )?;
     let signs = true_signs(model, &args.model, &raw, &args.data)?;
-    let w = model.augmented_weights();
+    let mut raw = raw;
+    let features = std::mem::replace(&mut raw.features, crate::data::Features::empty());
+    let (positive, features) = super::predict::certified_classes(model, features, &args.backend)?;
+    raw.features = features;
     // [true][predicted], index 0 = -1, 1 = +1.
     let mut m = [[0u64; 2]; 2];
     for (i, &c) in raw.class_ids.iter().enumerate() {
         let truth = (signs[c as usize] > 0) as usize;
-        let predicted = (Model::<F>::decide(model.score(&w, raw.features.row(i))) > 0) as usize;
-        m[truth][predicted] += 1;
+        m[truth][positive[i] as usize] += 1;
     }
     let (tn, fp, fn_, tp) = (m[0][0], m[0][1], m[1][0], m[1][1]);
     let rows = raw.class_ids.len();

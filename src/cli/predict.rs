@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::args::DataArgs;
+use super::args::{BackendArgs, DataArgs};
 use super::stdout::write_stdout;
 use crate::data::{self, Format, LabelColumn, LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
@@ -64,12 +64,16 @@ pub struct PredictArgs {
 
     /// Print `label<TAB>score` on each line, where score = w·x + b in the
     /// model's precision, written as the shortest decimal that reads back to
-    /// the same bits.
+    /// the same bits. Scores are always computed on the host with the
+    /// reference arithmetic, whatever --backend says.
     #[arg(long)]
     pub scores: bool,
 
     #[command(flatten)]
     pub data_args: DataArgs,
+
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 pub fn run(args: &PredictArgs) -> Result<i32> {
@@ -190,8 +194,24 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
     )?;
     warn_if_unlabeled(&raw, model.feature_count(), &args.data);
     let w = model.augmented_weights();
+    // Without scores only the classes are needed, which any backend
+    // certifies; scores need the reference arithmetic on every row.
+    let mut raw = raw;
+    let classes = if args.scores {
+        None
+    } else {
+        let features = std::mem::replace(&mut raw.features, crate::data::Features::empty());
+        let (positive, features) = certified_classes(model, features, &args.backend)?;
+        raw.features = features;
+        Some(positive)
+    };
     let write = |out: &mut dyn Write| -> io::Result<()> {
         for i in 0..raw.features.rows() {
+            if let Some(positive) = &classes {
+                let label = model.labels.text_of(if positive[i] { 1 } else { -1 });
+                writeln!(out, "{label}")?;
+                continue;
+            }
             let s = model.score(&w, raw.features.row(i));
             let label = model.labels.text_of(Model::<F>::decide(s));
             if args.scores {
@@ -242,4 +262,29 @@ fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions)
         None => write_stdout(write)?,
     }
     Ok(exit::SUCCESS)
+}
+
+/// Whether each row of `features` is in the model's +1 class (s > 0), by
+/// the backend `args` asks for (see [`crate::decide`]): the classes the
+/// reference arithmetic gives, whatever the backend. The features are
+/// given back, not copied.
+pub(crate) fn certified_classes<F: Real>(
+    model: &Model<F>,
+    features: crate::data::Features<F>,
+    args: &BackendArgs,
+) -> Result<(Vec<bool>, crate::data::Features<F>)> {
+    let cols = features.cols();
+    let data = crate::decide::as_positive(features);
+    let weights = crate::decide::weights_for(&model.augmented_weights(), model.has_bias, cols);
+    let (backend, gpu) = args.resolve();
+    let mut chosen = crate::backend::choose(backend, &gpu, &data, model.has_bias)?;
+    let (positive, stats) =
+        crate::decide::positive_rows(&data, &weights, model.has_bias, chosen.engine.as_mut())?;
+    if let Some(e) = stats.engine_failure {
+        eprintln!(
+            "perceptron: warning: {e}; the remaining rows were decided on the CPU (the result is unchanged)"
+        );
+    }
+    drop(chosen);
+    Ok((positive, data.features))
 }

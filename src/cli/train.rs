@@ -108,9 +108,10 @@ pub struct TrainArgs {
     pub backend: BackendArgs,
 
     /// Whether training may walk on the CPU alone when that is measured to
-    /// be faster than engine passes (`adaptive`), or must use the engine
-    /// for every window (`always`, to measure an engine). Never changes
-    /// the model.
+    /// be faster than the engine (`adaptive`), must use the engine (`always`:
+    /// the GPU's walk where it can, else passes over windows), or must use
+    /// passes over windows (`windows`, to compare them with the walk).
+    /// Never changes the model.
     #[arg(long, value_enum, default_value = "adaptive")]
     pub passes: crate::train::PassPolicy,
 

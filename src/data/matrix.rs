@@ -77,6 +77,15 @@ pub enum Features<F> {
 }
 
 impl<F: Real> Features<F> {
+    /// No rows and no columns: a placeholder while the features are lent out.
+    pub fn empty() -> Self {
+        Features::Dense(DenseMatrix {
+            rows: 0,
+            cols: 0,
+            values: Default::default(),
+        })
+    }
+
     pub fn rows(&self) -> usize {
         match self {
             Features::Dense(m) => m.rows,

@@ -38,15 +38,23 @@ run_case() { # name, gen options, epochs
     local name=$1 opts=$2 epochs=$3
     [ -f "/tmp/$name.pbin" ] || "$BIN" gen $opts --seed 1 -o "/tmp/$name.pbin" 2>&1 | tee "$OUT/$name-gen.txt"
     "$BIN" bench "/tmp/$name.pbin" --max-epochs "$epochs" --adapter "${ADAPTER:-NVIDIA}" --json > "$OUT/$name-bench.json"
+    # The device's own walk, and passes over windows, on their own.
     "$BIN" bench "/tmp/$name.pbin" --max-epochs "$epochs" --adapter "${ADAPTER:-NVIDIA}" --backends gpu --passes always --json > "$OUT/$name-bench-always.json"
+    "$BIN" bench "/tmp/$name.pbin" --max-epochs "$epochs" --adapter "${ADAPTER:-NVIDIA}" --backends gpu --passes windows --json > "$OUT/$name-bench-windows.json"
     python3 benches/sklearn_peer.py "/tmp/$name.pbin" --epochs "$epochs" > "$OUT/$name-sklearn.json"
     python3 - "$OUT" "$name" <<'PY'
 import json, sys
 out, name = sys.argv[1], sys.argv[2]
 r = json.load(open(f"{out}/{name}-bench.json")); s = json.load(open(f"{out}/{name}-sklearn.json"))
 print(f"{name}: {r['rows']} x {r['features']}, identical={r['all_identical']}")
-for x in r["runs"]:
-    print(f"  {x['backend']:<10} {1e3*x['seconds_per_epoch']:10.2f} ms/epoch  x{s['seconds_per_epoch']/x['seconds_per_epoch']:8.1f} vs scikit-learn  passes {x['passes']}")
+runs = [(x["backend"] + " (adaptive)", x) for x in r["runs"]]
+for mode in ("always", "windows"):
+    for x in json.load(open(f"{out}/{name}-bench-{mode}.json"))["runs"]:
+        if x["backend"] == "gpu":
+            runs.append((f"gpu ({'walk' if mode == 'always' else 'windows'})", x))
+for label, x in runs:
+    print(f"  {label:<16} {1e3*x['seconds_per_epoch']:10.2f} ms/epoch  x{s['seconds_per_epoch']/x['seconds_per_epoch']:8.1f} vs scikit-learn  "
+          f"round trips {x['passes']}  engine {100*x['engine_seconds']/max(x['seconds'],1e-12):.0f}% of wall  identical={x['identical']}")
 print(f"  scikit-learn {1e3*s['seconds_per_epoch']:8.2f} ms/epoch")
 if r.get("device"):
     d = r["device"]; print(f"  device copy {d['copy_gb_per_second']:.0f} GB/s, one pass {d['pass_gb_per_second']:.0f} GB/s = {d['pass_percent_of_copy']:.0f}% of copy")

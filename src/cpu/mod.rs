@@ -6,6 +6,7 @@
 
 mod kernel;
 pub mod simd;
+pub mod walk;
 
 use std::time::Instant;
 
@@ -14,7 +15,10 @@ use rayon::prelude::*;
 use crate::certify::{self, Bound};
 use crate::data::Dataset;
 use crate::float::Real;
-use crate::train::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
+use crate::train::engine::{
+    Completed, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, WalkStats,
+    Walker,
+};
 
 pub use kernel::margin;
 
@@ -28,6 +32,7 @@ pub struct CpuEngine<'d, F> {
     threads: usize,
     done: Completed,
     stats: EngineStats,
+    walk: walk::CpuWalk<F>,
 }
 
 impl<'d, F: Real> CpuEngine<'d, F> {
@@ -40,6 +45,7 @@ impl<'d, F: Real> CpuEngine<'d, F> {
             threads: rayon::current_num_threads(),
             done: Completed::default(),
             stats: EngineStats::default(),
+            walk: walk::CpuWalk::default(),
         }
     }
 }
@@ -97,5 +103,34 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
 
     fn stats(&self) -> EngineStats {
         self.stats.clone()
+    }
+
+    fn walker(&mut self) -> Option<&mut dyn Walker<F>> {
+        Some(self)
+    }
+}
+
+impl<F: Real> Walker<F> for CpuEngine<'_, F> {
+    fn begin(&mut self, start: &WalkStart<'_, F>) -> Result<(), EngineError> {
+        self.walk.begin(self.data, self.bias, start);
+        Ok(())
+    }
+
+    fn next(&mut self) -> Result<WalkBatch<F>, EngineError> {
+        let t0 = Instant::now();
+        let batch = self.walk.next_batch(self.data, self.bias)?;
+        self.stats.passes += 1;
+        self.stats.rows_evaluated += (batch.end - batch.start) as u64;
+        self.stats.seconds += t0.elapsed().as_secs_f64();
+        Ok(batch)
+    }
+
+    fn cancel(&mut self) -> Result<(), EngineError> {
+        self.walk.cancel();
+        Ok(())
+    }
+
+    fn walk_stats(&self) -> WalkStats {
+        self.walk.stats()
     }
 }

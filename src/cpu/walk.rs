@@ -1,0 +1,192 @@
+//! The CPU walk: the next row that is not certainly correct, searched for
+//! on all cores at once, then decided exactly.
+//!
+//! Between two mistakes every row is correct under the same weights, so the
+//! search for the next mistake is a parallel scan in row order that stops
+//! at the first row the certificate ([`crate::certify::Bound`]) cannot call
+//! correct. That row is decided by the certificate or, when uncertain, by
+//! the reference dot, and a mistake's update is applied to the walker's copy
+//! of the weights with the reference arithmetic. Unlike passes over windows,
+//! nothing goes stale when the weights move: each scan uses the weights of
+//! its moment. The loop replays every decision and compares the weights
+//! (see [`crate::train::engine::Walker`]).
+
+use rayon::prelude::*;
+
+use crate::certify::{Bound, Settled};
+use crate::data::Dataset;
+use crate::float::Real;
+use crate::reference;
+use crate::train::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop};
+
+/// Decisions per batch: the loop replays and reports between batches.
+const DECISIONS: usize = 256;
+/// Rows scanned per search at least, and at most.
+const MIN_WINDOW: usize = 4096;
+const MAX_WINDOW: usize = 1 << 20;
+
+/// A walk over one dataset.
+pub struct CpuWalk<F> {
+    weights: Vec<F>,
+    bound: Option<Bound<F>>,
+    tau: F,
+    position: usize,
+    end: usize,
+    updates_left: u64,
+    /// Rows per search, from the recent gap between decisions.
+    window: usize,
+    running: bool,
+    stats: WalkStats,
+}
+
+impl<F: Real> Default for CpuWalk<F> {
+    fn default() -> Self {
+        CpuWalk {
+            weights: Vec::new(),
+            bound: None,
+            tau: F::ZERO,
+            position: 0,
+            end: 0,
+            updates_left: 0,
+            window: MIN_WINDOW,
+            running: false,
+            stats: WalkStats::default(),
+        }
+    }
+}
+
+impl<F: Real> CpuWalk<F> {
+    pub fn begin(&mut self, data: &Dataset<F>, bias: bool, start: &WalkStart<'_, F>) {
+        if start.resync || self.weights.len() != start.weights.len() {
+            self.weights.clear();
+            self.weights.extend_from_slice(start.weights);
+        }
+        let l1_max = data.facts(bias).l1_max;
+        self.bound = Some(Bound::for_weights(&self.weights, l1_max).with_margin(start.tau));
+        self.tau = start.tau;
+        self.position = start.position;
+        self.end = start.end;
+        self.updates_left = start.max_updates.max(1);
+        self.running = true;
+    }
+
+    pub fn cancel(&mut self) {
+        self.running = false;
+    }
+
+    pub fn stats(&self) -> WalkStats {
+        self.stats.clone()
+    }
+
+    /// Walks up to [`DECISIONS`] mistakes or to the end of the epoch.
+    pub fn next_batch(
+        &mut self,
+        data: &Dataset<F>,
+        bias: bool,
+    ) -> Result<WalkBatch<F>, EngineError> {
+        if !self.running {
+            return Err(EngineError("the walk stopped: begin it again".into()));
+        }
+        let Some(mut bound) = self.bound else {
+            return Err(EngineError("the walk has no bound".into()));
+        };
+        let host_only = data.facts(bias);
+        let start = self.position;
+        let mut decisions = Vec::new();
+        let mut values = Vec::new();
+        let mut stop = WalkStop::Running;
+        while decisions.len() < DECISIONS && self.position < self.end {
+            let hi = (self.position + self.window).min(self.end);
+            let w = &self.weights;
+            let certain_correct = |i: usize| {
+                if host_only.host_only.binary_search(&i).is_ok() {
+                    return false;
+                }
+                let row = data.features.row(i);
+                let (s, t) = super::margin(w, row, bias);
+                let m = F::from_f64((row.stored() + bias as usize) as f64);
+                bound.decide(data.labels[i], s, t, m) == Settled::Correct
+            };
+            let found = (self.position..hi)
+                .into_par_iter()
+                .with_min_len(256)
+                .find_first(|&i| !certain_correct(i));
+            self.stats.iterations += 1;
+            let Some(q) = found else {
+                self.position = hi;
+                self.window = (2 * self.window).min(MAX_WINDOW);
+                continue;
+            };
+            let gap = q + 1 - self.position;
+            self.window = (2 * gap).clamp(MIN_WINDOW, MAX_WINDOW);
+            self.position = q + 1;
+            // The row's exact decision: the reference dot, as the loop's.
+            let row = data.features.row(q);
+            let y = data.labels[q];
+            let s = reference::dot(&self.weights, row, bias);
+            if !s.is_finite() {
+                // The features overflow this precision: listed for the loop,
+                // whose own decision reports it.
+                decisions.push(WalkDecision {
+                    row: q,
+                    mistake: false,
+                    speculative: true,
+                    values_at: None,
+                });
+                stop = WalkStop::Resync;
+                break;
+            }
+            if !reference::is_mistake_within(y, s, self.tau) {
+                // Exactly decided correct: not listed, like every row the
+                // certificate calls correct.
+                continue;
+            }
+            let at = values.len();
+            let updated = reference::apply_update(&mut self.weights, row, y, bias).is_ok();
+            let mut subnormal = false;
+            row.for_each(|j, _| {
+                values.push(self.weights[j]);
+                subnormal |= self.weights[j].is_subnormal();
+            });
+            if bias {
+                let b = self.weights[self.weights.len() - 1];
+                values.push(b);
+                subnormal |= b.is_subnormal();
+            }
+            decisions.push(WalkDecision {
+                row: q,
+                mistake: true,
+                speculative: false,
+                values_at: updated.then_some(at),
+            });
+            if !updated {
+                // Overflow: the loop's own update reports it.
+                stop = WalkStop::Resync;
+                break;
+            }
+            if subnormal && bound.flush == F::ZERO {
+                bound = Bound::new(true, host_only.l1_max).with_margin(self.tau);
+                self.bound = Some(bound);
+            }
+            self.updates_left -= 1;
+            if self.updates_left == 0 {
+                stop = WalkStop::Updates;
+                break;
+            }
+        }
+        if stop == WalkStop::Running && self.position >= self.end {
+            stop = WalkStop::End;
+        }
+        if stop != WalkStop::Running {
+            self.running = false;
+        }
+        self.stats.batches += 1;
+        Ok(WalkBatch {
+            start,
+            end: self.position,
+            decisions,
+            values,
+            stop,
+        })
+    }
+}

@@ -26,7 +26,7 @@ pub struct Run {
     pub rows_per_second: f64,
     /// Feature bytes of one epoch over the time per epoch.
     pub gb_per_second: f64,
-    /// Engine passes (GPU: round trips).
+    /// Engine passes and walk batches: for a GPU, round trips.
     pub passes: u64,
     pub rows_uncertain: u64,
     pub host_dots: u64,
@@ -37,6 +37,8 @@ pub struct Run {
     pub engine_seconds: f64,
     /// Bit-identical to the reference (weights, bias, mistakes per epoch).
     pub identical: bool,
+    /// How the loop decided its rows (certified, by the host, by the walk).
+    pub loop_stats: crate::train::LoopStats,
     pub speedup_vs_reference: f64,
 }
 
@@ -173,6 +175,7 @@ pub fn run<F: Real>(
             host_certified: fit.loop_stats.host_certified,
             engine_seconds: (fit.engine_stats.seconds - before.seconds).max(0.0),
             identical,
+            loop_stats: fit.loop_stats.clone(),
             speedup_vs_reference: ref_seconds / fit.seconds.max(1e-12),
         });
     }
@@ -271,7 +274,7 @@ pub fn render(r: &Report) -> String {
         "ms/epoch",
         "rows/s",
         "GB/s",
-        "passes",
+        "trips",
         "uncertain",
         "ref dots",
         "speedup",
@@ -295,8 +298,19 @@ pub fn render(r: &Report) -> String {
         );
     }
     for run in &r.runs {
-        s += &format!("  {}: {}\n", run.backend, run.engine);
+        let l = &run.loop_stats;
+        s += &format!(
+            "  {}: {}; rows settled by the engine {} (mistakes {}), by the host's certificate {}, speculative {} (rolled back {})\n",
+            run.backend,
+            run.engine,
+            l.certified_correct + l.certified_mistakes,
+            l.certified_mistakes,
+            l.host_certified,
+            l.walk_speculative,
+            l.walk_rollbacks
+        );
     }
+    s += "  trips: engine passes and walk batches (for a GPU, round trips); uncertain: rows the engine could not certify; ref dots: reference dot products on the host\n";
     s += "  engine: share of the wall time inside the engine's submit and collect (GPU: waiting); the rest is the host's loop\n";
     s
 }

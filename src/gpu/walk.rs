@@ -206,7 +206,11 @@ impl<F: Real> GpuWalk<F> {
         let elem = std::mem::size_of::<F>() as u64;
         let dim = data.cols() + bias as usize;
         let stride = walk_twin::entry_stride(&data.features, bias);
-        let iterations = iterations.max(1);
+        // A batch's entries hold `stride` values per decision: wide rows get
+        // fewer iterations per batch, so no slot needs more than 64 MiB.
+        let iterations = iterations
+            .min(((64u64 << 20) / (stride as u64 * elem).max(1)) as usize)
+            .max(1);
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),

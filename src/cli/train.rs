@@ -183,6 +183,8 @@ pub struct TrainReport {
     pub model: String,
     pub seconds: f64,
     pub seconds_per_epoch: f64,
+    /// Wall time of each epoch of this run.
+    pub epoch_seconds: Vec<f64>,
     /// Peak resident memory of the whole run, where the system reports it.
     pub peak_memory_bytes: Option<u64>,
     pub loop_stats: train::LoopStats,
@@ -417,6 +419,7 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         model: output.display().to_string(),
         seconds: fit.seconds,
         seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
+        epoch_seconds: fit.epoch_seconds.clone(),
         peak_memory_bytes: crate::memory::peak_rss_bytes(),
         loop_stats: fit.loop_stats.clone(),
         engine_stats: fit.engine_stats.clone(),

@@ -147,6 +147,8 @@ pub struct Outcome<F> {
     pub engines: Vec<String>,
     pub stats: LoopStats,
     pub engine_stats: EngineStats,
+    /// Wall time of each epoch this run completed, in seconds.
+    pub epoch_seconds: Vec<f64>,
 }
 
 /// Supplies a replacement engine after a device failure.
@@ -227,6 +229,8 @@ pub fn run<'a, F: Real>(
             evaluations: 1,
         });
     }
+    let mut epoch_seconds = Vec::new();
+    let mut epoch_start = Instant::now();
     let stop = loop {
         if lp.state.mistakes_per_epoch.len() >= max_epochs {
             break Stop::MaxEpochs;
@@ -234,7 +238,9 @@ pub fn run<'a, F: Real>(
         match lp.run_epoch(engine.as_mut(), observer)? {
             EpochEnd::Done => {
                 let m = lp.finish_epoch();
+                epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
                 observer.on_epoch_end(&lp.state)?;
+                epoch_start = Instant::now();
                 if m == 0 {
                     break Stop::Converged;
                 }
@@ -265,6 +271,7 @@ pub fn run<'a, F: Real>(
         engines,
         stats: lp.stats,
         engine_stats,
+        epoch_seconds,
     })
 }
 

@@ -88,6 +88,9 @@ pub struct Fit<F> {
     pub engine_stats: EngineStats,
     pub theory: Theory,
     pub seconds: f64,
+    /// Wall time of each epoch this run completed (a resumed run's earlier
+    /// epochs are not timed).
+    pub epoch_seconds: Vec<f64>,
     /// The state to resume from (meaningful when interrupted).
     pub state: State<F>,
     pub variant: Variant,
@@ -229,6 +232,7 @@ pub fn fit<'a, F: Real>(
         engine_stats: out.engine_stats,
         theory,
         seconds,
+        epoch_seconds: out.epoch_seconds,
         state: out.state,
     })
 }

@@ -345,9 +345,17 @@ const MIN_WINDOW: usize = 64;
 /// that loses is tried again after stretches that double while it keeps
 /// losing, so a change in the data's behaviour is noticed.
 struct Modes {
-    /// Seconds per row walked, as exponential moving averages.
+    /// Seconds per row walked, as last measured over enough rows. The
+    /// latest measurement, not an average: the cost of a mode changes
+    /// with the mistake rate, and a mode is measured again only now and
+    /// then, so older figures describe other stretches of the data.
     pass_cost: Option<f64>,
     host_cost: Option<f64>,
+    /// Time and rows measured but not yet averaged in: a stretch is often
+    /// short (it ends at an epoch's end, or restarts a walk), and its cost
+    /// per row would say more about that than about the mode.
+    pass_pending: (f64, usize),
+    host_pending: (f64, usize),
     /// Rows still to walk on the host alone, and the next such stretch.
     host_run: usize,
     host_run_len: usize,
@@ -359,11 +367,16 @@ struct Modes {
 /// The first host-only stretch, in rows.
 const HOST_RUN: usize = 1024;
 
+/// Rows a mode must have walked before its cost per row is averaged in.
+const MEASURE_ROWS: usize = 16384;
+
 impl Modes {
     fn new(rows: usize) -> Self {
         Modes {
             pass_cost: None,
             host_cost: None,
+            pass_pending: (0.0, 0),
+            host_pending: (0.0, 0),
             host_run: 0,
             host_run_len: HOST_RUN,
             max_run: rows.max(HOST_RUN),
@@ -371,15 +384,15 @@ impl Modes {
         }
     }
 
-    fn average(old: Option<f64>, new: f64) -> Option<f64> {
-        Some(old.map_or(new, |o| 0.5 * o + 0.5 * new))
-    }
-
     fn measured_passes(&mut self, seconds: f64, rows: usize) {
-        if rows == 0 {
+        self.pass_pending.0 += seconds;
+        self.pass_pending.1 += rows;
+        let (seconds, rows) = self.pass_pending;
+        if rows < MEASURE_ROWS {
             return;
         }
-        self.pass_cost = Self::average(self.pass_cost, seconds / rows as f64);
+        self.pass_pending = (0.0, 0);
+        self.pass_cost = Some(seconds / rows as f64);
         if !self.adaptive {
             return;
         }
@@ -395,8 +408,12 @@ impl Modes {
     }
 
     fn measured_host(&mut self, seconds: f64, rows: usize) {
-        if rows > 0 {
-            self.host_cost = Self::average(self.host_cost, seconds / rows as f64);
+        self.host_pending.0 += seconds;
+        self.host_pending.1 += rows;
+        let (seconds, rows) = self.host_pending;
+        if rows >= MEASURE_ROWS.min(HOST_RUN) {
+            self.host_pending = (0.0, 0);
+            self.host_cost = Some(seconds / rows as f64);
         }
     }
 }
@@ -704,7 +721,10 @@ impl<'d, F: Real> Loop<'d, F> {
             self.walk_active = true;
             self.walker_version = Some(self.weights_version);
         }
-        let target = (self.state.position + self.work_cap).min(self.rows);
+        // Short stretches, so the chooser measures (and switches) often; the
+        // walk itself goes on between them.
+        let stretch = self.work_cap.min(4 * MEASURE_ROWS);
+        let target = (self.state.position + stretch).min(self.rows);
         while self.walk_active && self.state.position < target {
             let Some(walker) = engine.walker() else {
                 return Ok(Err(EngineError("the engine has no walker".into())));

@@ -22,7 +22,7 @@ use crate::train::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, Walk
 /// Decisions per batch: the loop replays and reports between batches.
 const DECISIONS: usize = 256;
 /// Rows scanned per search at least, and at most.
-const MIN_WINDOW: usize = 4096;
+const MIN_WINDOW: usize = 1024;
 const MAX_WINDOW: usize = 1 << 20;
 
 /// A walk over one dataset.

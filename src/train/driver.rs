@@ -340,81 +340,114 @@ const BREAK_AFTER: u64 = 32;
 /// The smallest window the loop asks for after an early break.
 const MIN_WINDOW: usize = 64;
 
-/// Chooses between walking with engine passes and walking on the host
-/// alone, by the wall time per row each has been measured to cost. The mode
-/// that loses is tried again after stretches that double while it keeps
-/// losing, so a change in the data's behaviour is noticed.
+/// Who walks the rows: the host alone (with its fast certified margins),
+/// or the engine (its walk, or passes over windows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Host = 0,
+    Engine = 1,
+}
+
+impl Mode {
+    fn other(self) -> Mode {
+        match self {
+            Mode::Host => Mode::Engine,
+            Mode::Engine => Mode::Host,
+        }
+    }
+}
+
+/// Chooses between the host and the engine by the wall time per row each
+/// has been measured to cost, in stretches. A mode's stretches double while
+/// it stays the cheaper one and start short again when it loses; the other
+/// mode gets a short trial after each longest stretch, so a change in the
+/// data's behaviour (the mistake rate falls from epoch to epoch) is noticed,
+/// and a lucky trial costs only a short stretch.
 struct Modes {
-    /// Seconds per row walked, as last measured over enough rows. The
-    /// latest measurement, not an average: the cost of a mode changes
-    /// with the mistake rate, and a mode is measured again only now and
-    /// then, so older figures describe other stretches of the data.
-    pass_cost: Option<f64>,
-    host_cost: Option<f64>,
-    /// Time and rows measured but not yet averaged in: a stretch is often
-    /// short (it ends at an epoch's end, or restarts a walk), and its cost
-    /// per row would say more about that than about the mode.
-    pass_pending: (f64, usize),
-    host_pending: (f64, usize),
-    /// Rows still to walk on the host alone, and the next such stretch.
-    host_run: usize,
-    host_run_len: usize,
-    max_run: usize,
-    /// False: always use passes.
+    /// Seconds per row, as last measured over at least [`MEASURE_ROWS`]
+    /// rows: the latest figure, not an average, since a mode's cost changes
+    /// with the mistake rate and older figures describe other rows.
+    cost: [Option<f64>; 2],
+    /// Time and rows walked but not yet measured (a stretch that ends at an
+    /// epoch's end joins the next).
+    pending: [(f64, usize); 2],
+    /// The mode walking now, the rows left in its stretch, each mode's next
+    /// stretch length, and the longest.
+    current: Mode,
+    left: usize,
+    len: [usize; 2],
+    max: usize,
+    /// False: always the engine.
     adaptive: bool,
 }
 
-/// The first host-only stretch, in rows.
-const HOST_RUN: usize = 1024;
-
-/// Rows a mode must have walked before its cost per row is averaged in.
-const MEASURE_ROWS: usize = 16384;
+/// Rows a mode must have walked before its cost per row counts; also the
+/// shortest stretch.
+const MEASURE_ROWS: usize = 4096;
 
 impl Modes {
     fn new(rows: usize) -> Self {
         Modes {
-            pass_cost: None,
-            host_cost: None,
-            pass_pending: (0.0, 0),
-            host_pending: (0.0, 0),
-            host_run: 0,
-            host_run_len: HOST_RUN,
-            max_run: rows.max(HOST_RUN),
+            cost: [None, None],
+            pending: [(0.0, 0); 2],
+            current: Mode::Engine,
+            left: MEASURE_ROWS,
+            len: [MEASURE_ROWS; 2],
+            max: rows.max(MEASURE_ROWS),
             adaptive: true,
         }
     }
 
-    fn measured_passes(&mut self, seconds: f64, rows: usize) {
-        self.pass_pending.0 += seconds;
-        self.pass_pending.1 += rows;
-        let (seconds, rows) = self.pass_pending;
-        if rows < MEASURE_ROWS {
-            return;
-        }
-        self.pass_pending = (0.0, 0);
-        self.pass_cost = Some(seconds / rows as f64);
-        if !self.adaptive {
-            return;
-        }
-        match (self.host_cost, self.pass_cost) {
-            // Never measured: try the host once.
-            (None, _) => self.host_run = HOST_RUN,
-            (Some(h), Some(p)) if h < p => {
-                self.host_run = self.host_run_len;
-                self.host_run_len = (2 * self.host_run_len).min(self.max_run);
-            }
-            _ => self.host_run_len = HOST_RUN,
+    /// The mode to walk with now, and at most how many rows before the next
+    /// measurement.
+    fn next(&self) -> (Mode, usize) {
+        if self.adaptive {
+            (self.current, self.left.max(1))
+        } else {
+            (Mode::Engine, usize::MAX)
         }
     }
 
-    fn measured_host(&mut self, seconds: f64, rows: usize) {
-        self.host_pending.0 += seconds;
-        self.host_pending.1 += rows;
-        let (seconds, rows) = self.host_pending;
-        if rows >= MEASURE_ROWS.min(HOST_RUN) {
-            self.host_pending = (0.0, 0);
-            self.host_cost = Some(seconds / rows as f64);
+    /// `mode` walked `rows` rows in `seconds`.
+    fn measured(&mut self, mode: Mode, seconds: f64, rows: usize) {
+        let m = mode as usize;
+        self.pending[m].0 += seconds;
+        self.pending[m].1 += rows;
+        if self.pending[m].1 >= MEASURE_ROWS {
+            let (s, r) = self.pending[m];
+            self.cost[m] = Some(s / r as f64);
+            self.pending[m] = (0.0, 0);
         }
+        if !self.adaptive || mode != self.current {
+            return;
+        }
+        self.left = self.left.saturating_sub(rows);
+        if self.left > 0 {
+            return;
+        }
+        let other = mode.other();
+        match (self.cost[m], self.cost[other as usize]) {
+            (Some(c), Some(o)) if c <= o => {
+                if self.len[m] >= self.max {
+                    // The longest stretch won: a short trial of the other.
+                    self.switch(other, MEASURE_ROWS);
+                } else {
+                    self.len[m] = (2 * self.len[m]).min(self.max);
+                    self.left = self.len[m];
+                }
+            }
+            // Lost, or the other never measured: the other, from short.
+            _ => {
+                self.len[m] = MEASURE_ROWS;
+                self.switch(other, MEASURE_ROWS);
+            }
+        }
+    }
+
+    fn switch(&mut self, to: Mode, rows: usize) {
+        self.current = to;
+        self.len[to as usize] = rows;
+        self.left = rows;
     }
 }
 
@@ -590,28 +623,31 @@ impl<'d, F: Real> Loop<'d, F> {
                 observer.on_progress(self.state.epoch, self.state.position, self.rows);
                 continue;
             }
-            if self.modes.host_run > 0 {
+            let (mode, stretch) = self.modes.next();
+            if mode == Mode::Host {
                 // The host alone, with its fast certified margins.
                 if let Err(e) = self.end_walk(engine) {
                     return Ok(EpochEnd::EngineFailed(e));
                 }
-                let end = (pos + self.modes.host_run.min(self.work_cap)).min(self.rows);
+                let end = (pos + stretch.min(self.work_cap)).min(self.rows);
                 if let Err(e) = self.walk_host(engine, end)? {
                     return Ok(EpochEnd::EngineFailed(e));
                 }
-                self.modes.host_run -= end - pos;
                 self.modes
-                    .measured_host(t0.elapsed().as_secs_f64(), end - pos);
+                    .measured(Mode::Host, t0.elapsed().as_secs_f64(), end - pos);
                 observer.on_progress(self.state.epoch, self.state.position, self.rows);
                 continue;
             }
             if self.walks(engine) {
-                match self.walk_device(engine, observer)? {
+                match self.walk_device(engine, observer, stretch)? {
                     Ok(()) => {}
                     Err(e) => return Ok(EpochEnd::EngineFailed(e)),
                 }
-                self.modes
-                    .measured_passes(t0.elapsed().as_secs_f64(), self.state.position - pos);
+                self.modes.measured(
+                    Mode::Engine,
+                    t0.elapsed().as_secs_f64(),
+                    self.state.position - pos,
+                );
                 observer.on_progress(self.state.epoch, self.state.position, self.rows);
                 continue;
             }
@@ -649,8 +685,11 @@ impl<'d, F: Real> Loop<'d, F> {
                 Ok(()) => {}
                 Err(e) => return Ok(EpochEnd::EngineFailed(e)),
             }
-            self.modes
-                .measured_passes(t0.elapsed().as_secs_f64(), self.state.position - pos);
+            self.modes.measured(
+                Mode::Engine,
+                t0.elapsed().as_secs_f64(),
+                self.state.position - pos,
+            );
             observer.on_progress(self.state.epoch, self.state.position, self.rows);
         }
         // Passes for rows beyond this epoch's end cannot exist: windows stop
@@ -684,7 +723,7 @@ impl<'d, F: Real> Loop<'d, F> {
         Ok(())
     }
 
-    /// Replays the engine's walk for a stretch of rows (about `work_cap`
+    /// Replays the engine's walk for a stretch of rows (about `stretch`
     /// rows, or to a stop): every listed decision is applied with the
     /// reference arithmetic, the weights each update produced are compared
     /// with the walker's bit for bit, speculative decisions are re-decided,
@@ -693,6 +732,7 @@ impl<'d, F: Real> Loop<'d, F> {
         &mut self,
         engine: &mut dyn MarginEngine<F>,
         observer: &mut dyn Observer<F>,
+        stretch: usize,
     ) -> Result<std::result::Result<(), EngineError>> {
         let max_updates = crate::gpu::walk_twin::safe_updates(&self.state.weights, self.max_norm);
         if max_updates == 0 {
@@ -721,9 +761,9 @@ impl<'d, F: Real> Loop<'d, F> {
             self.walk_active = true;
             self.walker_version = Some(self.weights_version);
         }
-        // Short stretches, so the chooser measures (and switches) often; the
-        // walk itself goes on between them.
-        let stretch = self.work_cap.min(4 * MEASURE_ROWS);
+        // The chooser's stretch (the walk goes on between stretches), and
+        // never more than about 2^26 multiply-adds, for stop requests.
+        let stretch = self.work_cap.min(stretch);
         let target = (self.state.position + stretch).min(self.rows);
         while self.walk_active && self.state.position < target {
             let Some(walker) = engine.walker() else {

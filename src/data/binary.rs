@@ -740,16 +740,20 @@ fn read_body<F: Real>(file: &(impl Source + ?Sized), path: &Path, h: Header) -> 
     };
 
     let features = match h.layout {
-        Layout::Dense => Features::Dense(DenseMatrix { rows, cols, values }),
+        Layout::Dense => Features::Dense(DenseMatrix {
+            rows,
+            cols,
+            values: values.into(),
+        }),
         Layout::Csr => {
             let indices: Vec<u32> = read_section(file, path, s[INDICES], nnz, "indices")?;
             let row_ptr = read_row_ptr(file, path, s[ROW_PTR], rows + 1)?;
             check_csr(&row_ptr, &indices, h.cols, h.nnz).map_err(|m| Error::data(path, m))?;
             Features::Sparse(CsrMatrix {
                 cols,
-                row_ptr,
-                indices,
-                values,
+                row_ptr: row_ptr.into(),
+                indices: indices.into(),
+                values: values.into(),
             })
         }
     };

@@ -45,7 +45,7 @@ fn bits<F: Real>(f: &Features<F>) -> Bits {
         Features::Dense(m) => (vals(&m.values), None, m.rows, m.cols),
         Features::Sparse(m) => (
             vals(&m.values),
-            Some((m.row_ptr.clone(), m.indices.clone())),
+            Some((m.row_ptr.to_vec(), m.indices.to_vec())),
             m.rows(),
             m.cols,
         ),
@@ -264,7 +264,7 @@ fn a_file_written_by_hand_from_the_documented_layout_loads() {
         Features::Dense(DenseMatrix {
             rows: 2,
             cols: 3,
-            values: x.to_vec()
+            values: x.to_vec().into()
         })
     );
     assert_eq!(raw.class_ids, ids);
@@ -728,7 +728,11 @@ fn large_sections_read_in_parallel_pieces_round_trip() {
         .map(|i| table.intern(if i % 3 == 0 { "a" } else { "b" }, 0).unwrap())
         .collect();
     let raw = RawData {
-        features: Features::Dense(DenseMatrix { rows, cols, values }),
+        features: Features::Dense(DenseMatrix {
+            rows,
+            cols,
+            values: values.into(),
+        }),
         class_ids,
         table,
         format: Format::Csv,

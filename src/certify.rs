@@ -498,7 +498,7 @@ mod tests {
             &Features::Dense(crate::data::DenseMatrix {
                 rows: 3,
                 cols: 1,
-                values: vec![1.0f32, 3e19, 1e-40],
+                values: vec![1.0f32, 3e19, 1e-40].into(),
             }),
             false,
         );

@@ -550,12 +550,16 @@ impl Generator {
         }
         let cols = self.opts.features as usize;
         let features = match self.opts.density {
-            Density::Dense => Features::Dense(DenseMatrix { rows, cols, values }),
+            Density::Dense => Features::Dense(DenseMatrix {
+                rows,
+                cols,
+                values: values.into(),
+            }),
             Density::Sparse { .. } => Features::Sparse(CsrMatrix {
                 cols,
                 row_ptr: (0..=rows).map(|i| i * self.k).collect(),
-                indices,
-                values,
+                indices: indices.into(),
+                values: values.into(),
             }),
         };
         let first = labels[0].label;

@@ -242,7 +242,14 @@ fn adversarial<F: Real>() -> Dataset<F> {
         }
     }
     let rows = labels.len();
-    common::dataset(Features::Dense(DenseMatrix { rows, cols, values }), labels)
+    common::dataset(
+        Features::Dense(DenseMatrix {
+            rows,
+            cols,
+            values: values.into(),
+        }),
+        labels,
+    )
 }
 
 #[test]

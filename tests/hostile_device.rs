@@ -279,7 +279,14 @@ fn adversarial<F: Real>(rng: &mut Rng, rows: usize, cols: usize) -> Dataset<F> {
             labels.push(-y);
         }
     }
-    common::dataset(Features::Dense(DenseMatrix { rows, cols, values }), labels)
+    common::dataset(
+        Features::Dense(DenseMatrix {
+            rows,
+            cols,
+            values: values.into(),
+        }),
+        labels,
+    )
 }
 
 /// Weights from a short textbook run, so margins are those of training.

@@ -383,7 +383,7 @@ fn with_zero_rows(rng: &mut Rng, rows: usize, cols: usize) -> Dataset<f32> {
     let mut d = random_dense::<f32>(rng, rows, cols, 0.1);
     if let perceptron::data::Features::Dense(m) = &mut d.features {
         for r in (0..rows).step_by(9) {
-            m.values[r * cols..(r + 1) * cols].fill(0.0);
+            m.values.to_mut()[r * cols..(r + 1) * cols].fill(0.0);
         }
     }
     d

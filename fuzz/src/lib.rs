@@ -186,7 +186,7 @@ fn shape<F>(f: &Features<F>) -> Shape {
             m.rows(),
             m.cols,
             m.values.len(),
-            Some((m.row_ptr.clone(), m.indices.clone())),
+            Some((m.row_ptr.to_vec(), m.indices.to_vec())),
         ),
     }
 }

@@ -70,6 +70,31 @@
 //! allocated, so a corrupt or hostile header cannot make the reader allocate
 //! more than the file holds.
 //!
+//! # Memory mapping
+//!
+//! [`read`] maps the file read-only and uses the values, CSR indices and row
+//! pointers in place, without copying them: the data then costs no memory
+//! of the process's own (only the page cache's, shared with every other
+//! process reading the file, and reclaimable), and a file larger than the
+//! memory can be trained from (at the disk's speed). A section is used in
+//! place when the host is little-endian, the section is aligned for its
+//! element type (always, as sections start at multiples of 64 and mappings
+//! at page boundaries), its values are in the precision asked for, and (row
+//! pointers) `usize` is 64 bits wide; anything else is read into owned
+//! memory as before, converting where needed. Labels and class ids are
+//! always read (they are small). Every rule of the format is checked over
+//! the mapped bytes exactly as over read ones.
+//!
+//! The remaining risk of a mapping is another process changing the file
+//! while it is mapped: the file is opened read-only, and perceptron's own
+//! writers (`convert`, `gen`, `split`) replace a file by renaming a new one
+//! over it, which leaves a mapped file's bytes alone; but a file truncated
+//! in place (`cp` over it, or a writer that truncates) makes the next read
+//! of a vanished page kill the process with SIGBUS, and bytes rewritten in
+//! place would be used without having been checked. Setting the
+//! environment variable `PERCEPTRON_NO_MMAP=1` reads the whole file into
+//! owned memory instead, as earlier versions did.
+//!
 //! # Example: writing a dense f32 file from Python
 //!
 //! ```text
@@ -90,12 +115,17 @@
 use std::fs::File;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::Arc;
+
+use memmap2::Mmap;
 
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 
 use super::labels::MAX_DISTINCT_LABELS;
-use super::{CsrMatrix, DenseMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, RawData};
+use super::{
+    CsrMatrix, DenseMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, RawData, Storage,
+};
 
 /// The first eight bytes of every `.pbin` file. The first byte is not ASCII
 /// and the CR LF and ^Z catch transfers in text mode, as in PNG.
@@ -115,6 +145,10 @@ pub const MAX_LABEL_BYTES: u64 = 1 << 16;
 
 /// The largest label table, in bytes.
 pub const MAX_TABLE_BYTES: u64 = 64 << 20;
+
+/// The environment variable that turns memory mapping off (any value but
+/// empty, `0`, `false`, `no` or `off`).
+pub const NO_MMAP_ENV: &str = "PERCEPTRON_NO_MMAP";
 
 /// The conventional extension (without the dot).
 pub const EXTENSION: &str = "pbin";
@@ -633,16 +667,23 @@ fn locate<F>(features: &Features<F>, e: usize) -> (usize, usize) {
     }
 }
 
-/// Index of the first non-finite value, scanning in vectorisable blocks.
+/// Index of the first non-finite value, scanning in vectorisable blocks,
+/// large arrays in parallel (for a mapped file, this scan is also what
+/// brings its pages in).
 fn first_non_finite<F: Real>(values: &[F]) -> Option<usize> {
+    use rayon::prelude::*;
     const BLOCK: usize = 4096;
-    for (b, chunk) in values.chunks(BLOCK).enumerate() {
-        if !chunk.iter().fold(true, |ok, v| ok & v.is_finite()) {
-            let k = chunk.iter().position(|v| !v.is_finite()).unwrap_or(0);
-            return Some(b * BLOCK + k);
-        }
-    }
-    None
+    let bad = |chunk: &[F]| !chunk.iter().fold(true, |ok, v| ok & v.is_finite());
+    let b = if values.len() >= 256 * BLOCK && rayon::current_num_threads() > 1 {
+        values.par_chunks(BLOCK).position_first(bad)
+    } else {
+        values.chunks(BLOCK).position(bad)
+    }?;
+    let k = values[b * BLOCK..]
+        .iter()
+        .position(|v| !v.is_finite())
+        .unwrap_or(0);
+    Some(b * BLOCK + k)
 }
 
 /// Reads the header of a `.pbin` file.
@@ -652,6 +693,11 @@ pub fn read_header(path: &Path) -> Result<Header> {
 }
 
 fn header_of(file: &mut File, path: &Path) -> Result<Header> {
+    header_and_len(file, path).map(|(h, _)| h)
+}
+
+/// The checked header and the file length it was checked against.
+fn header_and_len(file: &mut File, path: &Path) -> Result<(Header, u64)> {
     let meta = file
         .metadata()
         .map_err(|e| Error::io(path, "cannot open data file", e))?;
@@ -667,16 +713,61 @@ fn header_of(file: &mut File, path: &Path) -> Result<Header> {
         .take(HEADER_BYTES)
         .read_to_end(&mut head)
         .map_err(|e| Error::io(path, "cannot read", e))?;
-    decode_header(&head, meta.len()).map_err(|m| Error::data(path, m))
+    let h = decode_header(&head, meta.len()).map_err(|m| Error::data(path, m))?;
+    Ok((h, meta.len()))
+}
+
+/// Whether [`read`] may map files: unless [`NO_MMAP_ENV`] says otherwise.
+pub fn mmap_enabled() -> bool {
+    mmap_allowed_by(std::env::var_os(NO_MMAP_ENV).as_deref())
+}
+
+/// Whether the value of [`NO_MMAP_ENV`] (`None`: not set) allows mapping.
+fn mmap_allowed_by(no_mmap: Option<&std::ffi::OsStr>) -> bool {
+    match no_mmap {
+        None => true,
+        Some(v) => {
+            let v = v.to_string_lossy().trim().to_ascii_lowercase();
+            matches!(v.as_str(), "" | "0" | "false" | "no" | "off")
+        }
+    }
 }
 
 /// Reads a `.pbin` file, checking every rule of the format (see the module
 /// documentation). Values are converted to `F` if stored in the other
-/// precision.
+/// precision. The large sections are used in place from a read-only memory
+/// map where they can be (see "Memory mapping" in the module
+/// documentation), unless [`mmap_enabled`] says no.
 pub fn read<F: Real>(path: &Path) -> Result<RawData<F>> {
+    read_with(path, mmap_enabled())
+}
+
+/// [`read`], mapping the file only when `mmap` is true.
+pub fn read_with<F: Real>(path: &Path, mmap: bool) -> Result<RawData<F>> {
     let mut file = File::open(path).map_err(|e| Error::io(path, "cannot open data file", e))?;
-    let h = header_of(&mut file, path)?;
-    read_body(&file, path, h)
+    let (h, len) = header_and_len(&mut file, path)?;
+    let map = if mmap { map_file(&file, len) } else { None };
+    read_body(&file, map.as_ref(), path, h)
+}
+
+/// A read-only map of the whole file, or `None` where the bytes could not
+/// be used in place anyway (big-endian hosts) or mapping fails (some
+/// filesystems and special files do not support it); the caller then reads.
+fn map_file(file: &File, len: u64) -> Option<Arc<Mmap>> {
+    if cfg!(target_endian = "big") {
+        return None;
+    }
+    // SAFETY: the mapping is read-only (the file was opened read-only) and
+    // only ever read as plain integers and floats, for which every bit
+    // pattern is valid. What no code here can rule out is another process
+    // truncating or rewriting the file while it is mapped (see "Memory
+    // mapping" in the module documentation): a truncation makes reads of
+    // the vanished pages raise SIGBUS, which ends the process rather than
+    // corrupting it, and rewritten bytes are read as whatever they now are.
+    let map = unsafe { Mmap::map(file) }.ok()?;
+    // The length the header was checked against; a file that changed since
+    // is read instead, which reports it.
+    (map.len() as u64 == len).then(|| Arc::new(map))
 }
 
 /// [`read`] for a file's bytes already in memory (`path` is for messages),
@@ -684,11 +775,39 @@ pub fn read<F: Real>(path: &Path) -> Result<RawData<F>> {
 pub fn read_from_bytes<F: Real>(bytes: &[u8], path: &Path) -> Result<RawData<F>> {
     let head = &bytes[..bytes.len().min(HEADER_BYTES as usize)];
     let h = decode_header(head, bytes.len() as u64).map_err(|m| Error::data(path, m))?;
-    read_body(bytes, path, h)
+    read_body(bytes, None, path, h)
 }
 
-/// The sections of a file whose header `h` has been checked against its length.
-fn read_body<F: Real>(file: &(impl Source + ?Sized), path: &Path, h: Header) -> Result<RawData<F>> {
+/// A section's `n` elements of type `T` (stored as `T` in little-endian
+/// order): in place in `map` when there is one and the bytes can be used as
+/// they are, else read into owned memory.
+fn section<T: bytemuck::Pod>(
+    file: &(impl Source + ?Sized),
+    map: Option<&Arc<Mmap>>,
+    path: &Path,
+    section: Section,
+    n: usize,
+    what: &str,
+) -> Result<Storage<T>> {
+    if cfg!(target_endian = "little")
+        && n > 0
+        && let Some(map) = map
+        && let Ok(at) = usize::try_from(section.offset)
+        && let Some(mapped) = Storage::mapped(Arc::clone(map), at, n)
+    {
+        return Ok(mapped);
+    }
+    read_section(file, path, section, n, what).map(Storage::from)
+}
+
+/// The sections of a file whose header `h` has been checked against its
+/// length, the large ones in place in `map` where possible.
+fn read_body<F: Real>(
+    file: &(impl Source + ?Sized),
+    map: Option<&Arc<Mmap>>,
+    path: &Path,
+    h: Header,
+) -> Result<RawData<F>> {
     let s = h.sections;
     let rows = count(h.rows, path)?;
     let nnz = count(h.nnz, path)?;
@@ -733,17 +852,17 @@ fn read_body<F: Real>(file: &(impl Source + ?Sized), path: &Path, h: Header) -> 
         )
     })?;
 
-    let values: Vec<F> = match (h.precision, F::PRECISION) {
-        (p, q) if p == q => read_section(file, path, s[VALUES], nnz, "values")?,
-        (Precision::F32, _) => read_converted::<f32, F>(file, path, s[VALUES], nnz)?,
-        (Precision::F64, _) => read_converted::<f64, F>(file, path, s[VALUES], nnz)?,
+    let values: Storage<F> = match (h.precision, F::PRECISION) {
+        (p, q) if p == q => section(file, map, path, s[VALUES], nnz, "values")?,
+        (Precision::F32, _) => read_converted::<f32, F>(file, path, s[VALUES], nnz)?.into(),
+        (Precision::F64, _) => read_converted::<f64, F>(file, path, s[VALUES], nnz)?.into(),
     };
 
     let features = match h.layout {
         Layout::Dense => Features::Dense(DenseMatrix { rows, cols, values }),
         Layout::Csr => {
-            let indices: Vec<u32> = read_section(file, path, s[INDICES], nnz, "indices")?;
-            let row_ptr = read_row_ptr(file, path, s[ROW_PTR], rows + 1)?;
+            let indices: Storage<u32> = section(file, map, path, s[INDICES], nnz, "indices")?;
+            let row_ptr = read_row_ptr(file, map, path, s[ROW_PTR], rows + 1)?;
             check_csr(&row_ptr, &indices, h.cols, h.nnz).map_err(|m| Error::data(path, m))?;
             Features::Sparse(CsrMatrix {
                 cols,
@@ -803,27 +922,32 @@ fn reread_value(file: &(impl Source + ?Sized), path: &Path, h: &Header, e: usize
     })
 }
 
+/// The row pointers, stored as u64: `usize` as they are on 64-bit hosts
+/// (so in place when mapped).
 #[cfg(target_pointer_width = "64")]
 fn read_row_ptr(
     file: &(impl Source + ?Sized),
+    map: Option<&Arc<Mmap>>,
     path: &Path,
-    section: Section,
+    s: Section,
     n: usize,
-) -> Result<Vec<usize>> {
-    read_section::<usize>(file, path, section, n, "row-pointer")
+) -> Result<Storage<usize>> {
+    section::<usize>(file, map, path, s, n, "row-pointer")
 }
 
+/// The row pointers, stored as u64, narrowed to `usize` (so always read).
 #[cfg(not(target_pointer_width = "64"))]
 fn read_row_ptr(
     file: &(impl Source + ?Sized),
+    _map: Option<&Arc<Mmap>>,
     path: &Path,
-    section: Section,
+    s: Section,
     n: usize,
-) -> Result<Vec<usize>> {
-    let wide = read_section::<u64>(file, path, section, n, "row-pointer")?;
+) -> Result<Storage<usize>> {
+    let wide = read_section::<u64>(file, path, s, n, "row-pointer")?;
     wide.into_iter()
         .map(|p| count(p, path))
-        .collect::<Result<Vec<usize>>>()
+        .collect::<Result<Storage<usize>>>()
 }
 
 /// Checks the CSR structure; the message names the first broken rule.

@@ -128,7 +128,7 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
         features: Features::Dense(DenseMatrix {
             rows: class_ids.len(),
             cols,
-            values,
+            values: values.into(),
         }),
         class_ids,
         table,
@@ -710,7 +710,7 @@ mod tests {
         DenseMatrix {
             rows,
             cols,
-            values: values.to_vec(),
+            values: values.to_vec().into(),
         }
     }
 

@@ -93,7 +93,7 @@ mod tests {
             features: Features::Dense(DenseMatrix {
                 rows: labels.len(),
                 cols: 2,
-                values,
+                values: values.into(),
             }),
             labels,
             label_map: LabelMap {

@@ -262,14 +262,20 @@ fn label_problem(label: &str) -> Option<String> {
     }
 }
 
+/// A [`CsrMatrix`] under construction, in owned vectors.
+struct CsrParts<F> {
+    row_ptr: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<F>,
+}
+
 pub(crate) fn parse_lines<F: Real, R: BufRead>(
     mut lines: LineReader<'_, R>,
     path: &Path,
     unlabeled: bool,
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
-    let mut m = CsrMatrix::<F> {
-        cols: 0,
+    let mut m = CsrParts::<F> {
         row_ptr: vec![0],
         indices: Vec::new(),
         values: Vec::new(),
@@ -322,13 +328,17 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
     if class_ids.is_empty() {
         return Err(Error::data(path, NO_DATA_ROWS));
     }
-    m.cols = usize::try_from(max_index).unwrap_or(usize::MAX);
     trim_excess(&mut m.row_ptr);
     trim_excess(&mut m.indices);
     trim_excess(&mut m.values);
     trim_excess(&mut class_ids);
     Ok(RawData {
-        features: Features::Sparse(m),
+        features: Features::Sparse(CsrMatrix {
+            cols: usize::try_from(max_index).unwrap_or(usize::MAX),
+            row_ptr: m.row_ptr.into(),
+            indices: m.indices.into(),
+            values: m.values.into(),
+        }),
         class_ids,
         table,
         format: Format::Libsvm,
@@ -376,9 +386,9 @@ mod tests {
     fn matrix(cols: usize, row_ptr: &[usize], indices: &[u32], values: &[f64]) -> CsrMatrix<f64> {
         CsrMatrix {
             cols,
-            row_ptr: row_ptr.to_vec(),
-            indices: indices.to_vec(),
-            values: values.to_vec(),
+            row_ptr: row_ptr.into(),
+            indices: indices.into(),
+            values: values.into(),
         }
     }
 

@@ -2,6 +2,8 @@
 
 use crate::float::Real;
 
+use super::storage::Storage;
+
 /// One row's features, as stored. The bias feature is never stored: the
 /// trainer appends the constant 1 itself.
 #[derive(Clone, Copy, Debug)]
@@ -50,7 +52,7 @@ pub struct DenseMatrix<F> {
     pub rows: usize,
     pub cols: usize,
     /// `rows * cols` values, row after row.
-    pub values: Vec<F>,
+    pub values: Storage<F>,
 }
 
 /// A compressed-sparse-row matrix: row `i` owns entries
@@ -58,9 +60,9 @@ pub struct DenseMatrix<F> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CsrMatrix<F> {
     pub cols: usize,
-    pub row_ptr: Vec<usize>,
-    pub indices: Vec<u32>,
-    pub values: Vec<F>,
+    pub row_ptr: Storage<usize>,
+    pub indices: Storage<u32>,
+    pub values: Storage<F>,
 }
 
 impl<F> CsrMatrix<F> {
@@ -137,22 +139,24 @@ impl<F: Real> Features<F> {
         match self {
             Features::Sparse(m) => m.clone(),
             Features::Dense(m) => {
-                let mut out = CsrMatrix {
-                    cols: m.cols,
-                    row_ptr: Vec::with_capacity(m.rows + 1),
-                    ..Default::default()
-                };
-                out.row_ptr.push(0);
+                let mut row_ptr = Vec::with_capacity(m.rows + 1);
+                let (mut indices, mut values) = (Vec::new(), Vec::new());
+                row_ptr.push(0);
                 for i in 0..m.rows {
                     for (k, &v) in m.values[i * m.cols..(i + 1) * m.cols].iter().enumerate() {
                         if v != F::ZERO {
-                            out.indices.push(k as u32);
-                            out.values.push(v);
+                            indices.push(k as u32);
+                            values.push(v);
                         }
                     }
-                    out.row_ptr.push(out.indices.len());
+                    row_ptr.push(indices.len());
                 }
-                out
+                CsrMatrix {
+                    cols: m.cols,
+                    row_ptr: row_ptr.into(),
+                    indices: indices.into(),
+                    values: values.into(),
+                }
             }
         }
     }
@@ -172,13 +176,14 @@ impl<F: Real> Features<F> {
                 DenseMatrix {
                     rows,
                     cols: m.cols,
-                    values,
+                    values: values.into(),
                 }
             }
         }
     }
 
-    /// The rows reordered so that new row `p` is old row `order[p]`.
+    /// The rows reordered so that new row `p` is old row `order[p]`, in
+    /// owned memory (also when `self` is memory-mapped).
     pub fn permuted(&self, order: &[usize]) -> Features<F> {
         match self {
             Features::Dense(m) => {
@@ -189,24 +194,26 @@ impl<F: Real> Features<F> {
                 Features::Dense(DenseMatrix {
                     rows: order.len(),
                     cols: m.cols,
-                    values,
+                    values: values.into(),
                 })
             }
             Features::Sparse(m) => {
-                let mut out = CsrMatrix {
-                    cols: m.cols,
-                    row_ptr: Vec::with_capacity(order.len() + 1),
-                    indices: Vec::with_capacity(m.indices.len()),
-                    values: Vec::with_capacity(m.values.len()),
-                };
-                out.row_ptr.push(0);
+                let mut row_ptr = Vec::with_capacity(order.len() + 1);
+                let mut indices = Vec::with_capacity(m.indices.len());
+                let mut values = Vec::with_capacity(m.values.len());
+                row_ptr.push(0);
                 for &i in order {
                     let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
-                    out.indices.extend_from_slice(&m.indices[a..b]);
-                    out.values.extend_from_slice(&m.values[a..b]);
-                    out.row_ptr.push(out.indices.len());
+                    indices.extend_from_slice(&m.indices[a..b]);
+                    values.extend_from_slice(&m.values[a..b]);
+                    row_ptr.push(indices.len());
                 }
-                Features::Sparse(out)
+                Features::Sparse(CsrMatrix {
+                    cols: m.cols,
+                    row_ptr: row_ptr.into(),
+                    indices: indices.into(),
+                    values: values.into(),
+                })
             }
         }
     }

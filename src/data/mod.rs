@@ -15,6 +15,7 @@ pub mod libsvm;
 pub mod matrix;
 pub mod source;
 pub mod stats;
+pub mod storage;
 pub mod stream;
 pub mod write;
 
@@ -24,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 pub use labels::{ClassLabel, LabelMap, LabelTable};
 pub use matrix::{CsrMatrix, DenseMatrix, Features, Row};
+pub use storage::Storage;
 
 /// The formats the tool reads.
 #[derive(

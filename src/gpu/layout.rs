@@ -97,7 +97,7 @@ mod tests {
         let f = Features::Dense(DenseMatrix {
             rows: 10,
             cols: 3,
-            values: vec![1.0f32; 30],
+            values: vec![1.0f32; 30].into(),
         });
         let chunks = plan(&f, 40).unwrap(); // 3 rows of 12 bytes per chunk
         assert_eq!(
@@ -111,9 +111,9 @@ mod tests {
     fn sparse_chunks_split_on_entries() {
         let m = CsrMatrix {
             cols: 5,
-            row_ptr: vec![0, 2, 5, 5, 9],
-            indices: vec![0, 1, 0, 2, 4, 0, 1, 2, 3],
-            values: vec![1.0f32; 9],
+            row_ptr: vec![0, 2, 5, 5, 9].into(),
+            indices: vec![0, 1, 0, 2, 4, 0, 1, 2, 3].into(),
+            values: vec![1.0f32; 9].into(),
         };
         let f = Features::Sparse(m.clone());
         let chunks = plan(&f, 16).unwrap(); // at most 4 entries, 3 rows

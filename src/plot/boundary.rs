@@ -820,7 +820,7 @@ mod tests {
         let features = Features::Dense(DenseMatrix {
             rows: n,
             cols: 2,
-            values,
+            values: values.into(),
         });
         // w·x + b = -x1 + 19.5: every row on its side.
         let mut panel = Panel::new(&[-1.0, 0.0], 19.5, true, &features, &labels).unwrap();

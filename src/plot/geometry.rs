@@ -325,7 +325,7 @@ mod tests {
         let f = Features::Dense(DenseMatrix {
             rows: 20,
             cols: 3,
-            values,
+            values: values.into(),
         });
         let v = principal_direction(&f, 3, None).unwrap();
         let s = 0.5f64.sqrt();

@@ -186,7 +186,7 @@ mod tests {
             features: Features::Dense(DenseMatrix {
                 rows: 1,
                 cols: x.len(),
-                values: x,
+                values: x.into(),
             }),
             labels: vec![y],
             label_map: LabelMap {

@@ -105,7 +105,14 @@ pub fn random_dense<F: Real>(rng: &mut Rng, rows: usize, cols: usize, noise: f64
         }
         labels.push(y);
     }
-    dataset(Features::Dense(DenseMatrix { rows, cols, values }), labels)
+    dataset(
+        Features::Dense(DenseMatrix {
+            rows,
+            cols,
+            values: values.into(),
+        }),
+        labels,
+    )
 }
 
 /// Sparse data with about `nnz` entries per row out of `cols`.
@@ -119,7 +126,7 @@ pub fn random_sparse<F: Real>(
     let plane: Vec<f64> = (0..cols).map(|_| rng.unit() - 0.5).collect();
     let mut m = CsrMatrix {
         cols,
-        row_ptr: vec![0],
+        row_ptr: vec![0].into(),
         ..Default::default()
     };
     let mut labels = Vec::with_capacity(rows);
@@ -131,10 +138,10 @@ pub fn random_sparse<F: Real>(
         for &k in &idx {
             let v = F::from_f64(rng.unit() * 2.0 - 0.5);
             s += plane[k as usize] * v.to_f64();
-            m.indices.push(k);
-            m.values.push(v);
+            m.indices.to_mut().push(k);
+            m.values.to_mut().push(v);
         }
-        m.row_ptr.push(m.indices.len());
+        m.row_ptr.to_mut().push(m.indices.len());
         let mut y = if s > 0.0 { 1 } else { -1 };
         if rng.unit() < noise {
             y = -y;
@@ -274,7 +281,11 @@ pub fn random_multiclass<F: Real>(
         })
         .collect();
     Dataset {
-        features: Features::Dense(DenseMatrix { rows, cols, values }),
+        features: Features::Dense(DenseMatrix {
+            rows,
+            cols,
+            values: values.into(),
+        }),
         labels: Vec::new(),
         label_map: LabelMap {
             positive: String::new(),

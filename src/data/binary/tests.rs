@@ -45,7 +45,7 @@ fn bits<F: Real>(f: &Features<F>) -> Bits {
         Features::Dense(m) => (vals(&m.values), None, m.rows, m.cols),
         Features::Sparse(m) => (
             vals(&m.values),
-            Some((m.row_ptr.clone(), m.indices.clone())),
+            Some((m.row_ptr.to_vec(), m.indices.to_vec())),
             m.rows(),
             m.cols,
         ),
@@ -94,6 +94,27 @@ fn error_of(bytes: &[u8]) -> String {
     assert!(msg.starts_with(&prefix), "{msg}");
     msg[prefix.len()..].to_owned()
 }
+
+/// Whether the values, indices and row pointers are mapped (dense: the
+/// values, and `false` for the two others).
+fn mapped<F>(f: &Features<F>) -> [bool; 3] {
+    match f {
+        Features::Dense(m) => [m.values.is_mapped(), false, false],
+        Features::Sparse(m) => [
+            m.values.is_mapped(),
+            m.indices.is_mapped(),
+            m.row_ptr.is_mapped(),
+        ],
+    }
+}
+
+/// What a file in the precision it is read in is mapped as: everything on
+/// 64-bit little-endian hosts; row pointers need 64-bit `usize`.
+const MAPPED: [bool; 3] = [
+    cfg!(target_endian = "little"),
+    cfg!(target_endian = "little"),
+    cfg!(all(target_endian = "little", target_pointer_width = "64")),
+];
 
 fn put_u32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
@@ -188,14 +209,26 @@ fn training_on_the_binary_copy_gives_the_identical_model() {
         let a = Dataset::from_raw(raw, text, None).unwrap();
         let b = crate::data::load::<F>(bin, &opts).unwrap();
         assert_eq!(b.format, Format::Binary);
+        let want = if b.features.is_sparse() {
+            MAPPED
+        } else {
+            [MAPPED[0], false, false]
+        };
+        assert_eq!(mapped(&b.features), want);
+        // Read into owned memory instead, as with PERCEPTRON_NO_MMAP=1.
+        let c = read_with::<F>(bin, false).unwrap();
+        assert_eq!(mapped(&c.features), [false; 3]);
+        let c = Dataset::from_raw(c, bin, None).unwrap();
         assert_eq!(a.labels, b.labels);
         assert_eq!(a.label_map, b.label_map);
+        assert_eq!(a.features, b.features);
         let params = TrainParams {
             max_epochs: 30,
             ..Default::default()
         };
         let fa = fit_reference(&a, &params).unwrap();
         let fb = fit_reference(&b, &params).unwrap();
+        let fc = fit_reference(&c, &params).unwrap();
         let w = |f: &crate::train::Fit<F>| {
             f.weights
                 .iter()
@@ -203,8 +236,34 @@ fn training_on_the_binary_copy_gives_the_identical_model() {
                 .collect::<Vec<_>>()
         };
         assert_eq!(w(&fa), w(&fb));
+        assert_eq!(w(&fa), w(&fc));
         assert_eq!(fa.mistakes_per_epoch, fb.mistakes_per_epoch);
+        assert_eq!(fa.mistakes_per_epoch, fc.mistakes_per_epoch);
         assert!(fa.total_mistakes() > 0);
+        // The CPU engine and the shuffled order (a copy in owned memory) too.
+        let cpu = |d: &Dataset<F>| {
+            let mut fb = || -> Box<dyn crate::train::MarginEngine<F>> {
+                Box::new(crate::train::ReferenceEngine)
+            };
+            crate::train::fit(
+                d,
+                &params,
+                crate::train::State::initial(d.cols() + 1),
+                Box::new(crate::cpu::CpuEngine::new(d, true)),
+                &mut fb,
+                &mut crate::train::Silent,
+            )
+            .unwrap()
+        };
+        assert_eq!(w(&cpu(&a)), w(&cpu(&b)));
+        let order = crate::train::shuffle::permutation(a.rows(), 5);
+        let (pa, pb) = (a.permuted(&order), b.permuted(&order));
+        assert_eq!(mapped(&pb.features), [false; 3]);
+        assert_eq!(pa.features, pb.features);
+        assert_eq!(
+            w(&fit_reference(&pa, &params).unwrap()),
+            w(&fit_reference(&pb, &params).unwrap())
+        );
     }
     for (name, out) in [
         ("heart_scale.svm", "h.pbin"),
@@ -264,7 +323,7 @@ fn a_file_written_by_hand_from_the_documented_layout_loads() {
         Features::Dense(DenseMatrix {
             rows: 2,
             cols: 3,
-            values: x.to_vec()
+            values: x.to_vec().into()
         })
     );
     assert_eq!(raw.class_ids, ids);
@@ -728,7 +787,11 @@ fn large_sections_read_in_parallel_pieces_round_trip() {
         .map(|i| table.intern(if i % 3 == 0 { "a" } else { "b" }, 0).unwrap())
         .collect();
     let raw = RawData {
-        features: Features::Dense(DenseMatrix { rows, cols, values }),
+        features: Features::Dense(DenseMatrix {
+            rows,
+            cols,
+            values: values.into(),
+        }),
         class_ids,
         table,
         format: Format::Csv,
@@ -781,10 +844,17 @@ fn reading_from_bytes_matches_reading_the_file() {
         std::fs::write(&path, bytes).unwrap();
         let from_file = read::<f64>(&path);
         let from_bytes = read_from_bytes::<f64>(bytes, &path);
-        match (from_file, from_bytes) {
-            (Ok(a), Ok(b)) => assert_same(&a, &b),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-            (a, b) => panic!("file: {a:?}\nbytes: {b:?}"),
+        let unmapped = read_with::<f64>(&path, false);
+        match (from_file, from_bytes, unmapped) {
+            (Ok(a), Ok(b), Ok(c)) => {
+                assert_same(&a, &b);
+                assert_same(&a, &c);
+            }
+            (Err(a), Err(b), Err(c)) => {
+                assert_eq!(a.to_string(), b.to_string());
+                assert_eq!(a.to_string(), c.to_string());
+            }
+            (a, b, c) => panic!("file: {a:?}\nbytes: {b:?}\nunmapped: {c:?}"),
         }
         let narrowed = read_from_bytes::<f32>(bytes, &path).map(|r| bits(&r.features));
         let from_file = read::<f32>(&path).map(|r| bits(&r.features));
@@ -804,5 +874,63 @@ fn reading_from_bytes_matches_reading_the_file() {
             b[at] ^= 0x81;
             same(&b);
         }
+    }
+}
+
+#[test]
+fn files_are_mapped_in_place_unless_converted_or_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.pbin");
+    let files = [
+        (to_bytes(&dense::<f32>()), Precision::F32, false),
+        (to_bytes(&dense::<f64>()), Precision::F64, false),
+        (to_bytes(&sparse::<f32>()), Precision::F32, true),
+        (to_bytes(&sparse::<f64>()), Precision::F64, true),
+    ];
+    for (bytes, stored, sparse) in files {
+        std::fs::write(&path, &bytes).unwrap();
+        let dense_mask = |m: [bool; 3]| if sparse { m } else { [m[0], false, false] };
+        let f32s = read::<f32>(&path).unwrap();
+        let f64s = read::<f64>(&path).unwrap();
+        // Values are used in place only in their stored precision; the rest
+        // of the sparse structure either way.
+        let conv = |same: bool| dense_mask([MAPPED[0] && same, MAPPED[1], MAPPED[2]]);
+        assert_eq!(mapped(&f32s.features), conv(stored == Precision::F32));
+        assert_eq!(mapped(&f64s.features), conv(stored == Precision::F64));
+        // Turned off, everything is owned; the data is the same bit for bit,
+        // and the same as from the bytes in memory.
+        for (map, raw) in [
+            (true, &f64s),
+            (false, &read_with::<f64>(&path, false).unwrap()),
+        ] {
+            if !map {
+                assert_eq!(mapped(&raw.features), [false; 3]);
+            }
+            assert_same(raw, &read_from_bytes::<f64>(&bytes, &path).unwrap());
+        }
+        assert_same(&f32s, &read_with::<f32>(&path, false).unwrap());
+        // The data outlives the file's name, and a clone shares the mapping.
+        let clone = f64s.clone();
+        std::fs::remove_file(&path).unwrap();
+        assert_same(&clone, &read_from_bytes::<f64>(&bytes, &path).unwrap());
+        assert_eq!(mapped(&clone.features), mapped(&f64s.features));
+    }
+}
+
+#[test]
+fn the_environment_variable_turns_mapping_off() {
+    use std::ffi::OsStr;
+    for on in [
+        None,
+        Some(""),
+        Some("0"),
+        Some("false"),
+        Some("No"),
+        Some(" off "),
+    ] {
+        assert!(mmap_allowed_by(on.map(OsStr::new)), "{on:?}");
+    }
+    for off in ["1", "yes", "true", "ON"] {
+        assert!(!mmap_allowed_by(Some(OsStr::new(off))), "{off}");
     }
 }

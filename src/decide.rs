@@ -147,7 +147,7 @@ mod tests {
         let data = as_positive(Features::Dense(DenseMatrix {
             rows: 6,
             cols: 2,
-            values,
+            values: values.into(),
         }));
         let w = [0.5f32, 0.5, 0.0];
         let expected: Vec<bool> = (0..6)

@@ -73,12 +73,14 @@ if [ -d "$FASHION" ]; then
 fi
 
 echo
-echo "| data (\`--multiclass ovr\`) | train / test rows | last iterate | averaged |"
+echo "One-vs-rest (--multiclass ovr):"
+echo
+echo "| data | train / test rows | last iterate | averaged |"
 echo "|---|---|---|---|"
-row "digits, 10 classes ($EPOCHS epochs)" data/digits.csv "$EPOCHS" ovr
+row "digits (\`data/digits.csv\`), 10 classes, $EPOCHS epochs" data/digits.csv "$EPOCHS" ovr
 if [ -d "$FASHION" ]; then
     python3 benches/fashion_mnist.py "$work/fashion.csv" >/dev/null
-    row "Fashion-MNIST, all 10 classes ($OVR_EPOCHS epochs)" "$work/fashion.csv" "$OVR_EPOCHS" ovr
+    row "Fashion-MNIST, all 10 classes, $OVR_EPOCHS epochs" "$work/fashion.csv" "$OVR_EPOCHS" ovr
 else
     echo "Fashion-MNIST rows skipped: $FASHION not found (apt-get install dataset-fashion-mnist)" >&2
 fi

@@ -19,6 +19,8 @@ const POSITIVE: &str = "#0072B2";
 const NEGATIVE: &str = "#D55E00";
 const REFERENCE: &str = "#009E73";
 const INK: &str = "#000000";
+const BAND: &str = "#CCCCCC";
+const MIN_BAND: f64 = perceptron::plot::boundary::MIN_BAND_PIXELS;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -258,6 +260,23 @@ fn boundary_svg_has_one_mark_per_row_and_the_line_of_the_model() {
     let length = (segment[0].0 - segment[1].0).hypot(segment[0].1 - segment[1].1);
     assert!(length > plot_width / 3.0, "{length} {plot_width}");
 
+    // The margin band: its edges (the band polygon's outermost vertices)
+    // are gamma from the line, or MIN_BAND pixels when that is less, which
+    // the legend then says.
+    let gamma = (0..ds.rows())
+        .map(|i| ds.labels[i] as f64 * (w[0] * row(i, 0) + w[1] * row(i, 1) + model.bias))
+        .fold(f64::INFINITY, f64::min)
+        / w[0].hypot(w[1]);
+    let true_px = gamma * ax.abs();
+    let band = elements(&doc, "polygon", "fill", BAND);
+    assert_eq!(band.len(), 1, "one band");
+    let edge = pixel_distance(&points_attr(band[0]), [(ax, cx), (ay, cy)], w, model.bias);
+    assert!(
+        (edge - true_px.max(MIN_BAND)).abs() < 1.5,
+        "band edge {edge} px from the line, gamma is {true_px} px"
+    );
+    assert_eq!(text.contains("not to scale"), true_px < MIN_BAND);
+
     // The normal vector w is drawn (green) and the title names the model.
     assert!(!elements(&doc, "polyline", "stroke", REFERENCE).is_empty());
     assert!(text.contains("Decision boundary: m.json on generated.csv"));
@@ -339,6 +358,29 @@ fn projected_boundary_puts_rows_at_their_projection_onto_w() {
         "boundary at {at}, expected {want}"
     );
     assert!(text.contains("64 features, projected onto w"));
+    // The margin band, gamma = 0.237 on each side, is under 4 pixels here:
+    // it is drawn MIN_BAND pixels on each side, and the legend says so
+    // after the true width.
+    let gamma = (0..ds.rows())
+        .map(|i| ds.labels[i] as f64 * (along(i) + model.bias / norm))
+        .fold(f64::INFINITY, f64::min);
+    assert!(gamma * a.abs() < 4.0, "{gamma}");
+    let band = elements(&doc, "polygon", "fill", BAND);
+    assert_eq!(band.len(), 1, "one band");
+    let xs: Vec<f64> = points_attr(band[0]).iter().map(|p| p.0).collect();
+    let (lo, hi) = (
+        xs.iter().cloned().fold(f64::MAX, f64::min),
+        xs.iter().cloned().fold(f64::MIN, f64::max),
+    );
+    let line = segment[0].0;
+    assert!(
+        (line - lo - MIN_BAND).abs() <= 1.0 && (hi - line - MIN_BAND).abs() <= 1.0,
+        "band {lo}..{hi} around the line at {line}"
+    );
+    assert!(text.contains(&format!(
+        "margin band, {} wide on each side: no row inside (drawn {MIN_BAND} px each side: not to scale)",
+        perceptron::plot::style::fmt_sig(gamma, 3)
+    )));
 }
 
 #[test]

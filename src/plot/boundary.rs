@@ -23,6 +23,12 @@ use crate::model::Model;
 use crate::reference;
 use crate::train::{self, TrainParams};
 
+/// A chart of plot coordinates on a drawing area.
+type ChartOn<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A chart, its view (x and y spans) and its plotting area in pixels.
+type Framed<'a, DB> = (ChartOn<'a, DB>, Span, Span, (u32, u32));
+
 /// How the rows were placed in the plane.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Placement {
@@ -67,6 +73,11 @@ pub struct Panel {
     /// A fixed view instead of one fitted to the points.
     pub view: Option<(Span, Span)>,
 }
+
+/// A margin band narrower than this many pixels on each side of the
+/// boundary (which is drawn 3 pixels wide) would hide under the line: it is
+/// drawn this wide instead, and the legend says so next to its true width.
+pub const MIN_BAND_PIXELS: f64 = 7.0;
 
 /// At most this many rows are drawn; larger data is thinned to every k-th
 /// row (the title says so), so that an SVG stays a reasonable size.
@@ -265,7 +276,9 @@ impl Panel {
     }
 
     /// The legend entries this panel needs.
-    pub fn legend(&self, labels: &LabelMap) -> Vec<(Key, String)> {
+    /// `band_widened`: the band was drawn [`MIN_BAND_PIXELS`] wide on each
+    /// side because it is narrower (see [`Panel::draw`]).
+    pub fn legend(&self, labels: &LabelMap, band_widened: bool) -> Vec<(Key, String)> {
         let count = |s: i8| self.class_rows[if s > 0 { 0 } else { 1 }];
         let rows = |n: usize| crate::text::count(n, "row");
         let mut keys = vec![
@@ -291,10 +304,15 @@ impl Panel {
             keys.push((Key::Arrow(REFERENCE), "w (points to the +1 side)".into()));
         }
         if let (Some(m), Some(line)) = (self.band, self.line) {
+            let note = if band_widened {
+                format!(" (drawn {MIN_BAND_PIXELS} px each side: not to scale)")
+            } else {
+                String::new()
+            };
             keys.push((
                 Key::Patch(BAND),
                 format!(
-                    "margin band, {} wide on each side: no row inside",
+                    "margin band, {} wide on each side: no row inside{note}",
                     style::fmt_sig(m / line.normal_length(), 3)
                 ),
             ));
@@ -325,25 +343,20 @@ impl Panel {
         }
     }
 
-    /// Draws the panel on `area`, its caption taking at least
-    /// `caption_height` pixels.
-    pub fn draw<DB: DrawingBackend>(
+    /// The chart of the panel on `area` (below the caption), its view and
+    /// the plotting area's size in pixels. Lays out only: draws nothing.
+    fn chart<'a, DB: DrawingBackend>(
         &self,
-        area: &DrawingArea<DB, Shift>,
+        area: &'a DrawingArea<DB, Shift>,
         look: Look,
-        caption_height: i32,
-    ) -> DrawResult<(), DB> {
-        let area = match &self.caption {
-            Some(c) => style::titled_min(area, &[(c, look.caption_size())], caption_height)?,
-            None => area.split_vertically(caption_height).1,
-        };
+    ) -> DrawResult<Framed<'a, DB>, DB> {
         let (x_area, y_area, margin) = if look.compact {
             (44, 56, 6)
         } else {
             (56, 72, 12)
         };
         let builder = |x: Span, y: Span| {
-            ChartBuilder::on(&area)
+            ChartBuilder::on(area)
                 .margin(margin)
                 .margin_right(margin + 10)
                 .x_label_area_size(x_area)
@@ -355,7 +368,62 @@ impl Panel {
         if self.equal_aspect() {
             (x, y) = geometry::equal_aspect(x, y, pixels);
         }
-        let mut chart = builder(x, y)?;
+        Ok((builder(x, y)?, x, y, pixels))
+    }
+
+    /// The part of `area` below the caption (which takes at least
+    /// `caption_height` pixels), without drawing the caption.
+    fn below_caption<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        look: Look,
+        caption_height: i32,
+    ) -> DrawResult<DrawingArea<DB, Shift>, DB> {
+        let height = self.caption_height(area, look)?.max(caption_height);
+        Ok(area.split_vertically(height).1)
+    }
+
+    /// The margin band's half-width as drawn in `view` on `pixels`: its
+    /// true one m, or one [`MIN_BAND_PIXELS`] wide when m is narrower; and
+    /// whether it was widened.
+    fn drawn_band(&self, (x, y): (Span, Span), pixels: (u32, u32)) -> Option<(f64, bool)> {
+        let (line, m) = (self.line?, self.band?);
+        let half = band_pixels(&line, m, (x, y), pixels);
+        Some(if half < MIN_BAND_PIXELS {
+            (m * MIN_BAND_PIXELS / half, true)
+        } else {
+            (m, false)
+        })
+    }
+
+    /// Whether [`Panel::draw`] on the same `area` will draw the margin band
+    /// wider than to scale (the legend must then say so). Draws nothing.
+    pub fn band_widened<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        look: Look,
+        caption_height: i32,
+    ) -> DrawResult<bool, DB> {
+        let below = self.below_caption(area, look, caption_height)?;
+        let (_, x, y, pixels) = self.chart(&below, look)?;
+        Ok(self.drawn_band((x, y), pixels).is_some_and(|b| b.1))
+    }
+
+    /// Draws the panel on `area`, its caption taking at least
+    /// `caption_height` pixels. Returns whether the margin band was drawn
+    /// wider than to scale ([`MIN_BAND_PIXELS`] on each side, because it is
+    /// narrower than that here), which the legend must then say.
+    pub fn draw<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        look: Look,
+        caption_height: i32,
+    ) -> DrawResult<bool, DB> {
+        let area = match &self.caption {
+            Some(c) => style::titled_min(area, &[(c, look.caption_size())], caption_height)?,
+            None => area.split_vertically(caption_height).1,
+        };
+        let (mut chart, x, y, pixels) = self.chart(&area, look)?;
         let (xs, ys) = (x.width(), y.width());
         let x_fmt = |v: &f64| style::tick(*v, xs);
         let y_fmt = |v: &f64| style::tick(*v, ys);
@@ -376,17 +444,29 @@ impl Panel {
             .y_label_formatter(&y_fmt)
             .draw()?;
 
-        if let (Some(line), Some(m)) = (self.line, self.band) {
-            let poly = geometry::band(&line, -m, m, x, y);
+        let mut band_widened = false;
+        if let (Some(line), Some((drawn, widened))) = (self.line, self.drawn_band((x, y), pixels)) {
+            band_widened = widened;
+            let poly = geometry::band(&line, -drawn, drawn, x, y);
             if poly.len() >= 3 {
-                chart.draw_series(std::iter::once(Polygon::new(poly, BAND.mix(0.55).filled())))?;
+                chart.draw_series(std::iter::once(Polygon::new(poly, BAND.mix(0.85).filled())))?;
             }
-            for level in [-m, m] {
+            for level in [-drawn, drawn] {
                 if let Some((p, q)) = line.at_level(level).clip(x, y) {
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        [p, q],
-                        GHOST.stroke_width(1),
-                    )))?;
+                    if widened {
+                        // Dotted: these edges are not where the rows are.
+                        chart.draw_series(DashedLineSeries::new(
+                            [p, q],
+                            3,
+                            3,
+                            GHOST.stroke_width(1),
+                        ))?;
+                    } else {
+                        chart.draw_series(std::iter::once(PathElement::new(
+                            [p, q],
+                            GHOST.stroke_width(1),
+                        )))?;
+                    }
                 }
             }
         }
@@ -479,7 +559,7 @@ impl Panel {
             }
             chart.draw_series(std::iter::once(Circle::new(p, r + 7, INK.stroke_width(3))))?;
         }
-        Ok(())
+        Ok(band_widened)
     }
 
     /// Draws w as an arrow from a point of the visible boundary segment.
@@ -547,6 +627,20 @@ impl Panel {
         ))?;
         Ok(())
     }
+}
+
+/// The distance in pixels between the boundary (value 0) and the line of
+/// value `m`, in a view of spans `(x, y)` drawn on `pixels`. A degenerate
+/// line gives infinity (nothing to widen).
+pub fn band_pixels(line: &Line, m: f64, (x, y): (Span, Span), pixels: (u32, u32)) -> f64 {
+    let (sx, sy) = (
+        pixels.0.max(1) as f64 / x.width(),
+        pixels.1.max(1) as f64 / y.width(),
+    );
+    // value = a·x + b·y + c = (a/sx)·X + (b/sy)·Y + c in pixels X, Y.
+    let n = (line.a / sx).hypot(line.b / sy);
+    let d = m.abs() / n;
+    if d.is_finite() { d } else { f64::INFINITY }
 }
 
 /// 2nd, 3rd, 4th, 11th, 21st, ...
@@ -756,10 +850,10 @@ impl Boundary {
         })
     }
 
-    fn legend(&self) -> Vec<(Key, String)> {
+    fn legend(&self, band_widened: bool) -> Vec<(Key, String)> {
         let mut keys: Vec<(Key, String)> = Vec::new();
         for panel in &self.panels {
-            for entry in panel.legend(&self.labels) {
+            for entry in panel.legend(&self.labels, band_widened) {
                 if !keys.iter().any(|k| k.0 == entry.0) {
                     keys.push(entry);
                 }
@@ -793,15 +887,31 @@ impl Figure for Boundary {
                 (&self.subtitle, style::SUBTITLE_SIZE - 2.0),
             ],
         )?;
-        let plots = style::legend_below(&area, &self.legend())?;
+        // Whether a band is drawn wider than to scale depends on the panels'
+        // size, which depends on the legend's height: reserve the strip for
+        // the longer wording, lay the panels out, then draw the legend (at
+        // the strip's foot) and the panels.
+        let (plain, widened) = (self.legend(false), self.legend(true));
+        let height =
+            style::legend_height(&area, &plain)?.max(style::legend_height(&area, &widened)?);
+        let (_, h) = area.dim_in_pixel();
+        let (plots, strip) = area.split_vertically(h.saturating_sub(height + 6));
         let cells = plots.split_evenly((1, self.panels.len()));
         let look = Look { compact: false };
         let mut caption = 0;
+        let mut band_widened = false;
         for (panel, cell) in self.panels.iter().zip(&cells) {
             caption = caption.max(panel.caption_height(cell, look)?);
         }
         for (panel, cell) in self.panels.iter().zip(&cells) {
-            panel.draw(cell, look, caption)?;
+            band_widened |= panel.band_widened(cell, look, caption)?;
+        }
+        let keys = if band_widened { widened } else { plain };
+        let spare = height - style::legend_height(&strip, &keys)?;
+        style::draw_legend(&strip.split_vertically(spare).1, &keys)?;
+        for (panel, cell) in self.panels.iter().zip(&cells) {
+            let drawn_wider = panel.draw(cell, look, caption)?;
+            debug_assert!(!drawn_wider || band_widened, "the legend says otherwise");
         }
         Ok(())
     }

@@ -352,7 +352,9 @@ impl Animation for Trace {
             ],
         )?;
         let plot = style::legend_below(&area, &self.legend())?;
-        self.frames[i].draw(&plot, Look { compact: false }, 0)
+        // Frames have no margin band, so nothing is drawn wider than to scale.
+        self.frames[i].draw(&plot, Look { compact: false }, 0)?;
+        Ok(())
     }
 }
 

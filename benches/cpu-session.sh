@@ -66,6 +66,34 @@ echo "## The GPU targets' data on the CPU: 4,000,000 x 256 dense f32, separable,
 peer "$work/dense.pbin" 20 "" "$OUT/dense-f64.json" > "$OUT/dense-sklearn.json"
 table "$OUT/dense-bench.json" "$OUT/dense-sklearn.json"
 
+policies() { # data epochs [positive]: the fast CPU path per --passes policy and thread count
+    local pos=()
+    [ -n "${3:-}" ] && pos=(--positive "$3")
+    echo "| fast CPU path | threads | s for $2 epochs | first epoch ms | later epochs ms (mean) | engine batches |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for threads in 1 "$(nproc)"; do
+        for policy in adaptive always windows; do
+            RAYON_NUM_THREADS=$threads "$P" train "$1" "${pos[@]}" --max-epochs "$2" --backend cpu \
+                --passes "$policy" --json -o "$OUT/policy.json" 2>/dev/null | python3 -c "
+import json, sys
+r = json.load(sys.stdin); e = r['epoch_seconds']
+later = sum(e[1:]) / max(len(e) - 1, 1)
+name = {'adaptive': 'adaptive (default)', 'always': 'walk only', 'windows': 'windows only'}['$policy']
+print(f'| {name} | $threads | {r[\"seconds\"]:.2f} | {1e3*e[0]:.0f} | {1e3*later:.0f} | {r[\"engine_stats\"][\"passes\"]} |')
+" || true
+        done
+    done
+}
+
+echo
+echo "## Scaling with cores and the three policies (same data, same run)"
+echo
+echo "Fashion-MNIST, class 0 against the rest, 20 epochs:"
+policies "$work/fashion.pbin" 20 0
+echo
+echo "4,000,000 x 256, separable, 20 epochs:"
+policies "$work/dense.pbin" 20
+
 echo
 echo "## Reading data (Fashion-MNIST, 70,000 x 784), best of 3"
 [ -f "$work/fashion.svm" ] || "$P" convert "$work/fashion.csv" "$work/fashion.svm" >/dev/null

@@ -1229,6 +1229,8 @@ enum Make {
     IrisModel(&'static str),
     /// The iris model with one text replacement.
     EditedModel(&'static str, &'static str, &'static str),
+    /// An environment variable for the command.
+    Env(&'static str, &'static str),
 }
 
 struct Case {
@@ -1669,6 +1671,136 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            // Made to look huge: the limit stands for a small machine, and
+            // keeps a machine with 16 GiB free from writing the copy.
+            name: "a dense copy beyond memory",
+            args: &["convert", "big.svm", "o.pbin", "--layout", "dense"],
+            make: vec![
+                Text("big.svm", "+1 1:1\n-1 2147483647:1\n"),
+                Env("PERCEPTRON_MEMORY_LIMIT", "1000000"),
+            ],
+            code: 1,
+            stderr: &[
+                "big.svm: the data needs more memory than is available: a dense copy of 2 rows x 2147483647 features (f32) takes 16.0 GiB, but only 976.6 KiB is available (PERCEPTRON_MEMORY_LIMIT); keep the CSR layout (leave out --layout dense)",
+            ],
+        },
+        Case {
+            name: "CSV output whose lines exceed the line limit",
+            args: &["convert", "big.svm", "big.csv"],
+            make: vec![Text("big.svm", "+1 1:1\n-1 2147483647:1\n")],
+            code: 1,
+            stderr: &[
+                "big.csv: CSV lines of this data would be at least 4294967296 bytes long (2147483647 features, each written), more than the 67108864-byte line limit of this tool's readers; write binary (.pbin) instead",
+            ],
+        },
+        Case {
+            name: "gen rows beyond memory",
+            args: &[
+                "gen",
+                "--rows",
+                "2",
+                "--features",
+                "2000000000",
+                "-o",
+                "g.pbin",
+            ],
+            make: vec![Env("PERCEPTRON_MEMORY_LIMIT", "1000000000")],
+            code: 1,
+            stderr: &[
+                "g.pbin: generating rows of 2000000000 features (a block of rows and the generator's scratch space) takes 37.3 GiB, but only 953.7 MiB is available (PERCEPTRON_MEMORY_LIMIT); use fewer --features or --density sparse",
+            ],
+        },
+        Case {
+            name: "gen CSV lines over the line limit",
+            args: &[
+                "gen",
+                "--rows",
+                "2",
+                "--features",
+                "40000000",
+                "-o",
+                "g.csv",
+            ],
+            make: vec![],
+            code: 1,
+            stderr: &[
+                "g.csv: CSV lines of this data would be at least 80000002 bytes long (40000000 features, each written), more than the 67108864-byte line limit",
+            ],
+        },
+        Case {
+            name: "gen LIBSVM lines over the line limit",
+            args: &[
+                "gen",
+                "--rows",
+                "2",
+                "--features",
+                "40000000",
+                "--density",
+                "sparse",
+                "--nnz",
+                "20000000",
+                "-o",
+                "g.svm",
+            ],
+            make: vec![],
+            code: 1,
+            stderr: &[
+                "g.svm: LIBSVM lines of this data would be at least 80000002 bytes long (20000000 values per row), more than the 67108864-byte line limit",
+            ],
+        },
+        Case {
+            name: "compressed CSV expanding beyond memory",
+            args: &["train", "w.csv.gz"],
+            make: vec![
+                Bytes("w.csv.gz", wide_csv_gz(400)),
+                Env("PERCEPTRON_MEMORY_LIMIT", "100000"),
+            ],
+            code: 1,
+            stderr: &[
+                "w.csv.gz: the data needs more memory than is available: storing the feature values takes 101.4 KiB, but only 97.7 KiB is available (PERCEPTRON_MEMORY_LIMIT), after line 231; use a machine with more memory or part of the file",
+            ],
+        },
+        Case {
+            name: "LIBSVM beyond memory",
+            args: &["info", "w.svm"],
+            make: vec![
+                Bytes(
+                    "w.svm",
+                    (0..400)
+                        .map(|i| {
+                            let x: String = (1..=100).map(|k| format!(" {k}:0.5")).collect();
+                            format!("{}{x}\n", i % 2)
+                        })
+                        .collect::<String>()
+                        .into_bytes(),
+                ),
+                Env("PERCEPTRON_MEMORY_LIMIT", "100000"),
+            ],
+            code: 1,
+            stderr: &[
+                "w.svm: the data needs more memory than is available: storing the feature values takes 102.5 KiB, but only 97.7 KiB is available (PERCEPTRON_MEMORY_LIMIT), after line 234",
+            ],
+        },
+        Case {
+            name: ".pbin beyond memory",
+            args: &["info", "z.pbin"],
+            make: vec![
+                Bytes("z.pbin", pbin(1, 400, 100)),
+                Env("PERCEPTRON_MEMORY_LIMIT", "100000"),
+            ],
+            code: 1,
+            stderr: &[
+                "z.pbin: the data needs more memory than is available: its values section takes 156.2 KiB, but only 97.7 KiB is available (PERCEPTRON_MEMORY_LIMIT)",
+            ],
+        },
+        Case {
+            name: "a memory limit that is not a number of bytes",
+            args: &["info", "@data/iris_setosa.csv"],
+            make: vec![Env("PERCEPTRON_MEMORY_LIMIT", "1G")],
+            code: 2,
+            stderr: &["PERCEPTRON_MEMORY_LIMIT must be a whole number of bytes, not \"1G\""],
+        },
+        Case {
             name: "LIBSVM index far beyond u64",
             args: &["train", "b.svm"],
             make: vec![Text("b.svm", "+1 1:1\n-1 99999999999999999999999:1\n")],
@@ -1880,6 +2012,61 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// A dense f32 `.pbin` file of `rows` x `cols` zeros with labels -1 and +1
+/// alternating, its header's format version set to `version`.
+fn pbin(version: u32, rows: u64, cols: u64) -> Vec<u8> {
+    let align = |n: u64| n.div_ceil(64) * 64;
+    let ids = 192;
+    let values = align(ids + rows * 4);
+    let table = align(values + rows * cols * 4);
+    let labels: Vec<u8> = [&b"-1"[..], b"+1"]
+        .iter()
+        .flat_map(|t| [&(t.len() as u32).to_le_bytes()[..], t].concat())
+        .collect();
+    let mut b = b"\x89PBN\r\n\x1a\n".to_vec();
+    for v in [version, 192, 0, 4] {
+        b.extend(v.to_le_bytes());
+    }
+    let (vo, vl) = if rows * cols > 0 {
+        (values, rows * cols * 4)
+    } else {
+        (0, 0)
+    };
+    for v in [
+        rows,
+        cols,
+        rows * cols,
+        2,
+        ids,
+        rows * 4,
+        vo,
+        vl,
+        0,
+        0,
+        0,
+        0,
+        table,
+    ] {
+        b.extend(v.to_le_bytes());
+    }
+    b.extend((labels.len() as u64).to_le_bytes());
+    b.resize(ids as usize, 0);
+    for i in 0..rows {
+        b.extend(((i % 2) as u32).to_le_bytes());
+    }
+    b.resize(table as usize, 0);
+    b.extend(labels);
+    b
+}
+
+/// A CSV file of `rows` rows of 100 values, gzipped: small on disk, 400
+/// bytes a row in memory (f32).
+fn wide_csv_gz(rows: usize) -> Vec<u8> {
+    let line: String = std::iter::repeat_n(",0.5", 100).collect();
+    let text: String = (0..rows).map(|i| format!("{}{line}\n", i % 2)).collect();
+    gzip(text.as_bytes())
+}
+
 /// The iris model file text (f64, 4 features), trained once by the binary.
 fn iris_model_text() -> String {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -1900,8 +2087,12 @@ fn bad_input_fails_with_the_right_code_and_message() {
     let all = cases();
     for case in &all {
         let dir = tempfile::tempdir().unwrap();
+        let mut command = cmd(dir.path());
         for m in &case.make {
             match m {
+                Make::Env(name, value) => {
+                    command.env(name, value);
+                }
                 Make::Text(name, text) => std::fs::write(dir.path().join(name), text).unwrap(),
                 Make::Bytes(name, bytes) => std::fs::write(dir.path().join(name), bytes).unwrap(),
                 Make::Dir(name) => std::fs::create_dir(dir.path().join(name)).unwrap(),
@@ -1920,7 +2111,7 @@ fn bad_input_fails_with_the_right_code_and_message() {
             }
         }
         let args: Vec<String> = case.args.iter().map(|a| expand(a)).collect();
-        let out = cmd(dir.path()).args(&args).output().unwrap();
+        let out = command.args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         let code = out.status.code();
         let missing: Vec<String> = case

@@ -102,7 +102,7 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format.name().to_owned();
     let raw = match args.layout {
-        Some(l) => with_layout(raw, l),
+        Some(l) => with_layout(raw, l, &args.input)?,
         None => raw,
     };
     let t1 = Instant::now();

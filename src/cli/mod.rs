@@ -74,7 +74,8 @@ pub enum Command {
 pub fn main() -> i32 {
     quiet_vulkan_layers();
     let cli = Cli::parse();
-    let result = match &cli.command {
+    // A mistyped limit must not be silently ignored.
+    let result = crate::memory::limit().and_then(|_| match &cli.command {
         Command::Train(a) => train::run(a),
         Command::Predict(a) => predict::run(a),
         Command::Eval(a) => eval::run(a),
@@ -86,7 +87,7 @@ pub fn main() -> i32 {
         Command::Convert(a) => convert::run(a),
         Command::Gen(a) => r#gen::run(a),
         Command::Plot(a) => plot::run(a),
-    };
+    });
     match result {
         Ok(code) => code,
         Err(e) => {

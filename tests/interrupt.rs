@@ -113,28 +113,33 @@ fn ctrl_c_saves_the_state_and_resuming_gives_the_same_model() {
     let st = train(&data, &full, &[]).status().unwrap();
     assert_eq!(st.code(), Some(3), "the noisy data does not converge");
 
-    let model = dir.path().join("model.json");
-    let ck = dir.path().join("ck.json");
-    let ck_arg = ck.to_str().unwrap();
-    let child = train(&data, &model, &["--checkpoint", ck_arg])
-        .spawn()
-        .unwrap();
-    assert!(
-        wait_for(&ck, Duration::from_secs(60)),
-        "no checkpoint after the first epoch"
-    );
-    signal(&child, "-INT");
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("--resume"), "{stderr}");
-    assert!(!model.exists(), "an interrupted run writes no model");
+    // SIGTERM (`timeout`, a batch system) stops a run as Ctrl-C does.
+    for sig in ["-INT", "-TERM"] {
+        let model = dir.path().join("model.json");
+        let ck = dir.path().join("ck.json");
+        let _ = std::fs::remove_file(&ck);
+        let ck_arg = ck.to_str().unwrap();
+        let child = train(&data, &model, &["--checkpoint", ck_arg])
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_for(&ck, Duration::from_secs(60)),
+            "no checkpoint after the first epoch"
+        );
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{sig}: {stderr}");
+        assert!(stderr.contains("--resume"), "{sig}: {stderr}");
+        assert!(!model.exists(), "an interrupted run writes no model");
 
-    let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
-        .status()
-        .unwrap();
-    assert_eq!(st.code(), Some(3));
-    assert_eq!(essence(&model), essence(&full));
+        let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
+            .status()
+            .unwrap();
+        assert_eq!(st.code(), Some(3));
+        assert_eq!(essence(&model), essence(&full), "{sig}");
+        std::fs::remove_file(&model).unwrap();
+    }
 }
 
 /// The epoch a checkpoint file records, or None before the first one. The
@@ -238,6 +243,65 @@ fn resuming_with_other_data_or_options_is_refused() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(fragment), "{extra:?}: {stderr}");
+    }
+}
+
+/// The hidden temporary files in `dir` (`.perceptron-*.tmp`).
+fn temporary_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".perceptron-") && n.ends_with(".tmp"))
+        .collect()
+}
+
+/// Ctrl-C or SIGTERM (as `timeout` sends) in the middle of a long `gen`
+/// stops it at once: exit 130, a message, no temporary file left, and the
+/// existing output as it was.
+#[test]
+fn an_interrupted_gen_removes_its_temporary_file_and_keeps_the_output() {
+    for sig in ["-INT", "-TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("big.pbin");
+        std::fs::write(&out, b"precious").unwrap();
+        // 2 GB if it ran to the end: minutes in a debug build, seconds in
+        // a release one; it is stopped well before.
+        let child = Command::new(bin())
+            .args(["gen", "--rows", "5000000", "--features", "100", "-o"])
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while temporary_files(dir.path()).is_empty() && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            !temporary_files(dir.path()).is_empty(),
+            "{sig}: gen never started writing"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        signal(&child, sig);
+        let result = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(130), "{sig}: {stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "perceptron: interrupted: {} was not written (the partial output was removed; an \
+                 existing file is left as it was)\n",
+                out.display()
+            ),
+            "{sig}"
+        );
+        assert!(
+            result.stdout.is_empty(),
+            "{sig}: no summary of a run that stopped"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), b"precious", "{sig}");
+        assert_eq!(temporary_files(dir.path()), Vec::<String>::new(), "{sig}");
     }
 }
 

@@ -34,7 +34,8 @@ disk or page-cache speed; its layout is documented in the source
 /// sparse (CSR) one, unless --layout says otherwise. Values are parsed
 /// directly in the chosen --precision, so an f32 binary file holds exactly
 /// what f32 training of the text would use. OUT is written atomically: an
-/// existing file is replaced only by a complete new one.
+/// existing file is replaced only by a complete new one. Ctrl-C or SIGTERM
+/// stops at once, removing the partial output (exit status 130).
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct ConvertArgs {

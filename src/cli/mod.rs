@@ -74,6 +74,7 @@ pub enum Command {
 pub fn main() -> i32 {
     quiet_vulkan_layers();
     let cli = Cli::parse();
+    interrupt::install();
     // A mistyped limit must not be silently ignored.
     let result = crate::memory::limit().and_then(|_| match &cli.command {
         Command::Train(a) => train::run(a),

@@ -203,6 +203,118 @@ fn repeated_sigkill_then_resume_gives_the_same_model() {
     );
 }
 
+/// `train DATA --resume FILE` alone continues an interrupted run: every
+/// option the checkpoint records (here all different from the defaults, -o
+/// and the checkpoint file included) is taken from it, and the model is the
+/// uninterrupted run's. A resumed run that is interrupted again says to run
+/// the same command, not to add `--resume` once more.
+#[test]
+fn resume_alone_adopts_the_checkpoints_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let options = [
+        "--max-epochs",
+        "40",
+        "--precision",
+        "f64",
+        "--no-bias",
+        "--shuffle",
+        "--seed",
+        "5",
+        "--average",
+        "--margin",
+        "0.5",
+        "--backend",
+        "reference",
+    ];
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(bin());
+        c.arg("train")
+            .arg(&data)
+            .args(extra)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    };
+    let st = run(&[&options[..], &["-o", "full.json"]].concat())
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(3), "the noisy data does not converge");
+
+    let ck = dir.path().join("ck.json");
+    let child = run(&[
+        &options[..],
+        &["-o", "custom.json", "--checkpoint", "ck.json"],
+    ]
+    .concat())
+    .spawn()
+    .unwrap();
+    assert!(wait_for(&ck, Duration::from_secs(60)), "no checkpoint");
+    signal(&child, "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("continue with the same command plus `--resume ck.json`"),
+        "{stderr}"
+    );
+
+    // Resume with nothing but the data and the checkpoint (the backend is
+    // not an option of the run: every backend gives the same model).
+    // Interrupt the first two resumed runs as soon as they have made
+    // progress, then let one finish.
+    let custom = dir.path().join("custom.json");
+    let mut code = None;
+    for round in 0..3 {
+        let before = checkpoint_epoch(&ck);
+        let mut child = run(&["--resume", "ck.json", "--backend", "reference"])
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while checkpoint_epoch(&ck) == before && t.elapsed() < Duration::from_secs(60) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if round < 2 {
+            signal_if_running(&mut child, "-INT");
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        code = out.status.code();
+        match code {
+            Some(130) => {
+                assert!(
+                    stderr.contains(
+                        "continue with the same command (its --resume reads the new state)"
+                    ),
+                    "{stderr}"
+                );
+                assert!(!stderr.contains("plus `--resume"), "{stderr}");
+            }
+            Some(3) => break,
+            other => panic!("exit {other:?}: {stderr}"),
+        }
+        assert!(!custom.exists(), "an interrupted run writes no model");
+    }
+    assert_eq!(code, Some(3), "some resumed run finishes");
+    assert!(
+        !dir.path().join("model.json").exists(),
+        "-o was taken from the checkpoint"
+    );
+    assert_eq!(essence(&custom), essence(&dir.path().join("full.json")));
+}
+
+/// Sends `sig` unless the child has already exited (a finished run's pid
+/// must not be signalled: it may be reused).
+fn signal_if_running(child: &mut Child, sig: &str) {
+    if child.try_wait().unwrap().is_none() {
+        signal(child, sig);
+    }
+}
+
 #[test]
 fn resuming_with_other_data_or_options_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -234,6 +346,12 @@ fn resuming_with_other_data_or_options_is_refused() {
             2,
             vec!["--shuffle", "--seed", "3"],
             "--shuffle --seed 3",
+        ),
+        (
+            data.clone(),
+            2,
+            vec!["--average"],
+            "the variant was classic, now averaged",
         ),
     ];
     for (d, epochs, extra, fragment) in cases {

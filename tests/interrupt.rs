@@ -48,17 +48,17 @@ fn train(data: &Path, model: &Path, extra: &[&str]) -> Command {
     train_for(60, data, model, extra)
 }
 
+/// `train` for `epochs` epochs on the reference loop, unless `extra` names
+/// another `--backend`.
 fn train_for(epochs: usize, data: &Path, model: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(bin());
     c.arg("train")
         .arg(data)
-        .args([
-            "--max-epochs",
-            &epochs.to_string(),
-            "--backend",
-            "reference",
-            "-o",
-        ])
+        .args(["--max-epochs", &epochs.to_string()]);
+    if !extra.contains(&"--backend") {
+        c.args(["--backend", "reference"]);
+    }
+    c.arg("-o")
         .arg(model)
         .args(extra)
         .stdout(Stdio::null())
@@ -152,11 +152,26 @@ fn checkpoint_epoch(ck: &Path) -> Option<u64> {
 
 #[test]
 fn repeated_sigkill_then_resume_gives_the_same_model() {
+    sigkill_rounds(&[]);
+}
+
+/// The same on the CPU engine, whose state between rows (certified
+/// windows, the shuffled order, the running average) must all come back
+/// from the checkpoint exactly.
+#[test]
+fn repeated_sigkill_on_the_cpu_engine_shuffled_and_averaged() {
+    sigkill_rounds(&["--backend", "cpu", "--shuffle", "--seed", "11", "--average"]);
+}
+
+/// Kills five runs at random moments after each has checkpointed progress
+/// of its own, resuming each time, then checks the final model against an
+/// uninterrupted run with the same `options`.
+fn sigkill_rounds(options: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());
     let full = dir.path().join("full.json");
     let t0 = Instant::now();
-    let st = train(&data, &full, &[]).status().unwrap();
+    let st = train(&data, &full, options).status().unwrap();
     assert_eq!(st.code(), Some(3), "the noisy data does not converge");
     let epoch = t0.elapsed().as_secs_f64() / 60.0;
 
@@ -167,7 +182,8 @@ fn repeated_sigkill_then_resume_gives_the_same_model() {
     let mut resumed_at = Vec::new();
     let mut killed = 0;
     for _ in 0..5 {
-        let mut args = vec!["--checkpoint", ck_arg];
+        let mut args = options.to_vec();
+        args.extend(["--checkpoint", ck_arg]);
         let before = checkpoint_epoch(&ck);
         if let Some(e) = before {
             args.extend(["--resume", ck_arg]);
@@ -192,9 +208,9 @@ fn repeated_sigkill_then_resume_gives_the_same_model() {
     }
     assert_eq!(killed, 5, "every run must be killed mid-training");
     assert!(ck.exists(), "some checkpoint must have been written");
-    let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
-        .status()
-        .unwrap();
+    let mut args = options.to_vec();
+    args.extend(["--checkpoint", ck_arg, "--resume", ck_arg]);
+    let st = train(&data, &model, &args).status().unwrap();
     assert_eq!(st.code(), Some(3));
     assert_eq!(
         essence(&model),

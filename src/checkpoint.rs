@@ -5,9 +5,11 @@
 //! epoch and row reached, the mistake counters, the options that shape the
 //! result (precision, bias, epoch cap, shuffle seed, label mapping) and a
 //! fingerprint of the data. Resuming refuses different data or options and
-//! says what differs.
+//! says what differs. It also records how the run was set up (the model
+//! path, the `--init` file, the checkpoint interval), so that a resumed run
+//! given only `--resume FILE` continues as the interrupted one would have.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -43,10 +45,36 @@ pub struct RunIdentity {
     /// Perceptrons trained together (the classes in one-vs-rest, else 1).
     #[serde(default = "one")]
     pub heads: usize,
+    /// How the run was set up beyond what must match: adopted by a resumed
+    /// run that does not say otherwise, never compared. Absent from older
+    /// checkpoints, and ignored by older builds.
+    #[serde(default, skip_serializing_if = "RunSettings::is_empty")]
+    pub settings: RunSettings,
 }
 
 fn one() -> usize {
     1
+}
+
+/// Paths and intervals of a run, as given (relative paths are relative to
+/// the directory the run was started in).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// `-o`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<PathBuf>,
+    /// The `--init` model's path (its content is `RunIdentity::init`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<PathBuf>,
+    /// `--checkpoint-every`, when the run checkpointed periodically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_every: Option<usize>,
+}
+
+impl RunSettings {
+    fn is_empty(&self) -> bool {
+        *self == RunSettings::default()
+    }
 }
 
 impl RunIdentity {
@@ -118,8 +146,14 @@ impl RunIdentity {
                 on(other.multiclass)
             ));
         }
-        if self.init != other.init {
-            d.push("the --init model differs".to_owned());
+        match (&self.init, &other.init) {
+            (Some(_), None) => d.push(
+                "the run started from an --init model, now from zero (pass the same --init MODEL)"
+                    .to_owned(),
+            ),
+            (None, Some(_)) => d.push("the run started from zero, now from --init".to_owned()),
+            (a, b) if a != b => d.push("the --init model differs".to_owned()),
+            _ => {}
         }
         if self.labels != other.labels {
             d.push(format!(
@@ -200,14 +234,31 @@ pub fn save<F: Real>(path: &Path, identity: &RunIdentity, state: &State<F>) -> R
 /// Reads a checkpoint and checks it belongs to the run described by
 /// `expected`; returns the state to resume from.
 pub fn load<F: Real>(path: &Path, expected: &RunIdentity) -> Result<State<F>> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read checkpoint", e))?;
-    parse(path, &text, expected)
+    parse(path, &read(path)?, expected)
 }
 
-/// [`load`] for a checkpoint's text already in memory (`path` is for
-/// messages).
-pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunIdentity) -> Result<State<F>> {
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read checkpoint", e))
+}
+
+/// The run a checkpoint belongs to, read before the data so that a resumed
+/// run can adopt its options; the file is checked as [`load`] checks it.
+pub fn read_identity(path: &Path) -> Result<RunIdentity> {
+    identity_of(path, &read(path)?)
+}
+
+/// [`read_identity`] for a checkpoint's text already in memory.
+pub fn identity_of(path: &Path, text: &str) -> Result<RunIdentity> {
+    let mut value = checked_json(path, text)?;
+    let identity = value
+        .get_mut("identity")
+        .map(serde_json::Value::take)
+        .ok_or_else(|| Error::model(path, "is corrupt: missing field `identity`"))?;
+    serde_json::from_value(identity).map_err(|e| Error::model(path, format!("is corrupt: {e}")))
+}
+
+/// The checkpoint's JSON, once its format and version are known good.
+fn checked_json(path: &Path, text: &str) -> Result<serde_json::Value> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| Error::model(path, format!("is not a checkpoint (not valid JSON: {e})")))?;
     if value.get("format").and_then(|v| v.as_str()) != Some(FORMAT_NAME) {
@@ -233,6 +284,13 @@ pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunIdentity) -> Result
             ));
         }
     }
+    Ok(value)
+}
+
+/// [`load`] for a checkpoint's text already in memory (`path` is for
+/// messages).
+pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunIdentity) -> Result<State<F>> {
+    let value = checked_json(path, text)?;
     let file: CheckpointFile = serde_json::from_value(value)
         .map_err(|e| Error::model(path, format!("is corrupt: {e}")))?;
     let diffs = file.identity.differences(expected);

@@ -107,6 +107,6 @@ pub mod exit {
     /// Training ran to `--max-epochs` without an epoch free of mistakes.
     /// The last model was still saved.
     pub const NOT_CONVERGED: i32 = 3;
-    /// Interrupted by Ctrl-C (SIGINT).
+    /// Interrupted by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
     pub const INTERRUPTED: i32 = 130;
 }

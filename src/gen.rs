@@ -77,7 +77,10 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::data::binary::{Layout, Writer};
-use crate::data::write::{OutputFormat, csv_line, libsvm_line};
+use crate::data::write::{
+    OutputFormat, check_line, check_shortest_line, csv_line, libsvm_line, shortest_csv_line,
+    shortest_libsvm_line,
+};
 use crate::data::{
     CsrMatrix, DenseMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, RawData, Row,
 };
@@ -589,6 +592,7 @@ impl Generator {
     /// Streams the dataset to `path` (atomically: a temporary file renamed
     /// at the end) in `format`, a block of rows at a time.
     pub fn write<F: Real>(&self, path: &Path, format: OutputFormat) -> Result<GenSummary> {
+        self.check_fits::<F>(path, format)?;
         let t0 = Instant::now();
         let mut failure: Option<Error> = None;
         let mut summary = GenSummary {
@@ -603,7 +607,7 @@ impl Generator {
                     .map_err(|e| stash(e, &mut failure))
             }),
             OutputFormat::Csv | OutputFormat::Libsvm => write_atomic(path, |w| {
-                self.stream_text::<F>(w, format == OutputFormat::Csv, &mut summary)
+                self.stream_text::<F>(path, w, format == OutputFormat::Csv, &mut summary)
                     .map_err(|e| stash(e, &mut failure))
             }),
         };
@@ -613,6 +617,75 @@ impl Generator {
         result?;
         summary.seconds = t0.elapsed().as_secs_f64();
         Ok(summary)
+    }
+
+    /// Refuses, before anything is allocated or written, output whose lines
+    /// this tool could not read back and blocks of rows that do not fit in
+    /// the memory available (one row of 2*10^9 features is 8 GB in f32, and
+    /// its scratch space twice that in f64).
+    fn check_fits<F: Real>(&self, path: &Path, format: OutputFormat) -> Result<()> {
+        let cols = self.opts.features as usize;
+        let k = self.k;
+        // Labels are `+1` or `-1`.
+        match format {
+            OutputFormat::Csv => check_shortest_line(
+                path,
+                format,
+                shortest_csv_line(2, cols),
+                &format!("{cols} features, each written"),
+            )?,
+            OutputFormat::Libsvm => check_shortest_line(
+                path,
+                format,
+                shortest_libsvm_line(2, k),
+                &format!("{k} values per row"),
+            )?,
+            OutputFormat::Binary => {}
+        }
+        let needed = self.block_bytes::<F>(format);
+        crate::memory::check(needed).map_err(|s| {
+            Error::data(
+                path,
+                format!(
+                    "generating rows of {} (a block of rows and the generator's scratch \
+                     space) {s}; use fewer --features{}",
+                    crate::text::count(cols, "feature"),
+                    if matches!(self.opts.density, Density::Dense) {
+                        " or --density sparse"
+                    } else {
+                        " or a smaller --nnz"
+                    }
+                ),
+            )
+        })
+    }
+
+    /// What writing holds at once: a block of values (and indices), each
+    /// busy thread's f64 scratch of the row (x and w), the planted vector
+    /// when kept, and for text the block's lines.
+    fn block_bytes<F: Real>(&self, format: OutputFormat) -> u64 {
+        let k = self.k as u64;
+        let rows = self.block_rows() as u64;
+        let sparse = matches!(self.opts.density, Density::Sparse { .. });
+        let per_value = std::mem::size_of::<F>() as u64 + if sparse { 4 } else { 0 };
+        let threads = (rayon::current_num_threads() as u64).min(rows);
+        let dims = self.opts.features + self.opts.bias as u64;
+        let planted = if dims <= MATERIALISE_U { dims * 8 } else { 0 };
+        // The longest text of a value in the shortest form: `-1.2345678e-12`
+        // in f32, 24 characters in f64.
+        let chars = if F::PRECISION == crate::float::Precision::F32 {
+            16
+        } else {
+            26
+        };
+        let line = match format {
+            OutputFormat::Binary => 0,
+            OutputFormat::Csv => (self.opts.features * 2).saturating_add(k * chars),
+            OutputFormat::Libsvm => k.saturating_mul(chars + 12),
+        };
+        rows.saturating_mul(k.saturating_mul(per_value).saturating_add(line))
+            .saturating_add(threads.saturating_mul(k.saturating_mul(16)))
+            .saturating_add(planted)
     }
 
     fn blocks<F: Real>(
@@ -694,6 +767,7 @@ impl Generator {
 
     fn stream_text<F: Real>(
         &self,
+        path: &Path,
         w: &mut dyn Write,
         csv: bool,
         summary: &mut GenSummary,
@@ -702,7 +776,7 @@ impl Generator {
         let cols = self.opts.features as usize;
         let k = self.k;
         let mut bytes = 0u64;
-        self.blocks::<F>(summary, |_, buf| {
+        self.blocks::<F>(summary, |start, buf| {
             let n = buf.labels.len();
             let chunks: Vec<Vec<u8>> = (0..n.div_ceil(LINES))
                 .into_par_iter()
@@ -716,15 +790,16 @@ impl Generator {
                             Row::Sparse(&buf.indices[j * k..(j + 1) * k], v)
                         };
                         let label = label_text(buf.labels[j].label);
-                        if csv {
-                            csv_line(&mut text, label, row, cols);
+                        let len = if csv {
+                            csv_line(&mut text, label, row, cols)
                         } else {
-                            libsvm_line(&mut text, label, row);
-                        }
+                            libsvm_line(&mut text, label, row)
+                        };
+                        check_line(path, start + j as u64 + 1, len)?;
                     }
-                    text
+                    Ok(text)
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             for c in &chunks {
                 w.write_all(c).map_err(|e| Error::Io {
                     path: Default::default(),

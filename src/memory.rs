@@ -1,10 +1,15 @@
 //! Memory as the operating system counts it: the process's own peak, for
 //! the reports of long runs, and what is available, so that a run too big
-//! for the machine is refused up front instead of being killed hours in.
+//! for the machine is refused with a message instead of being aborted by the
+//! allocator or killed by the out-of-memory killer hours in.
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
+
+/// Lowers the memory taken as available to this many bytes: for tests that
+/// make small inputs look huge, or to keep a run within a budget.
+pub const LIMIT_VAR: &str = "PERCEPTRON_MEMORY_LIMIT";
 
 /// Bytes training needs per weight and class beyond the data itself,
 /// measured with margin: the host's weights, the engine's copy, the
@@ -28,13 +33,172 @@ fn parse_vm_hwm(status: &str) -> Option<u64> {
 }
 
 /// Memory the system could give this process now without swapping
-/// (Linux's `MemAvailable`), or None where the system does not say.
+/// (Linux's `MemAvailable`), lowered to [`LIMIT_VAR`] when that is set; None
+/// where neither says.
 pub fn available_bytes() -> Option<u64> {
+    match (system_available(), limit().ok().flatten()) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    }
+}
+
+fn system_available() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let mut words = line["MemAvailable:".len()..].split_whitespace();
     let kib: u64 = words.next()?.parse().ok()?;
     (words.next() == Some("kB")).then_some(kib * 1024)
+}
+
+/// [`LIMIT_VAR`] in bytes, None when unset; an error naming the variable
+/// when it is not a whole number of bytes (the command line checks this
+/// first, so elsewhere a bad value is simply not a limit).
+pub fn limit() -> Result<Option<u64>> {
+    let Some(raw) = std::env::var_os(LIMIT_VAR) else {
+        return Ok(None);
+    };
+    parse_limit(&raw.to_string_lossy()).map(Some)
+}
+
+fn parse_limit(text: &str) -> Result<u64> {
+    text.trim().parse::<u64>().map_err(|_| {
+        Error::Usage(format!(
+            "{LIMIT_VAR} must be a whole number of bytes, not {text:?}"
+        ))
+    })
+}
+
+/// Memory that could not be had: what was asked for and what there was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shortfall {
+    /// Bytes of the allocation that was refused.
+    pub needed: u64,
+    /// What was available (None: the system does not say, and the
+    /// allocation itself failed).
+    pub available: Option<u64>,
+}
+
+impl std::fmt::Display for Shortfall {
+    /// "takes 2.0 GiB, but 1.0 GiB is available".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "takes {}, but ", human(self.needed))?;
+        match self.available {
+            Some(a) if limit().ok().flatten().is_some_and(|l| l == a) => {
+                write!(f, "only {} is available ({LIMIT_VAR})", human(a))
+            }
+            Some(a) => write!(f, "only {} is available", human(a)),
+            None => write!(f, "the system could not provide it"),
+        }
+    }
+}
+
+impl Shortfall {
+    /// The error of a data file whose rows do not fit, naming the line
+    /// reached.
+    pub fn data_error(self, path: &Path, what: &str, line: u64) -> Error {
+        Error::data(
+            path,
+            format!(
+                "the data needs more memory than is available: storing {what} {self}, after \
+                 line {line}; use a machine with more memory or part of the file (`perceptron \
+                 online` learns from a file of any length)"
+            ),
+        )
+    }
+}
+
+/// Checks that `bytes` more could be allocated now.
+pub fn check(bytes: u64) -> std::result::Result<(), Shortfall> {
+    match available_bytes() {
+        Some(a) if bytes > a => Err(Shortfall {
+            needed: bytes,
+            available: Some(a),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes of `n` elements of `T`, saturating.
+pub fn bytes_of<T>(n: usize) -> u64 {
+    (n as u64).saturating_mul(std::mem::size_of::<T>() as u64)
+}
+
+/// Makes room in `v` for `additional` more elements, refusing instead of
+/// aborting when memory is short. Costs one comparison when there is room
+/// already; only growth asks the system.
+#[inline]
+pub fn reserve<T>(v: &mut Vec<T>, additional: usize) -> std::result::Result<(), Shortfall> {
+    if v.capacity() - v.len() >= additional {
+        return Ok(());
+    }
+    grow(v, additional)
+}
+
+/// Grows like `Vec` does (doubling, so pushes stay amortised O(1)), but
+/// first compares the new capacity with the memory available and then
+/// allocates with `try_reserve`, so that neither a request the machine
+/// cannot meet nor a failing allocator (`ulimit -v`) aborts the process.
+/// Near the limit it grows by an eighth instead of doubling.
+#[cold]
+fn grow<T>(v: &mut Vec<T>, additional: usize) -> std::result::Result<(), Shortfall> {
+    grow_within(v, additional, available_bytes())
+}
+
+fn grow_within<T>(
+    v: &mut Vec<T>,
+    additional: usize,
+    available: Option<u64>,
+) -> std::result::Result<(), Shortfall> {
+    let cap = v.capacity();
+    let Some(needed) = v.len().checked_add(additional) else {
+        return Err(Shortfall {
+            needed: u64::MAX,
+            available,
+        });
+    };
+    let fits = |n: usize| available.is_none_or(|a| bytes_of::<T>(n) <= a);
+    let doubled = needed.max(cap.saturating_mul(2)).max(8);
+    let modest = needed.max(cap.saturating_add(cap / 8));
+    let target = if fits(doubled) { doubled } else { modest };
+    if !fits(target) {
+        return Err(Shortfall {
+            needed: bytes_of::<T>(target),
+            available,
+        });
+    }
+    if v.try_reserve_exact(target - v.len()).is_ok() {
+        return Ok(());
+    }
+    // The allocator said no (an address-space limit): ask for less once.
+    if modest < target && v.try_reserve_exact(modest - v.len()).is_ok() {
+        return Ok(());
+    }
+    Err(Shortfall {
+        needed: bytes_of::<T>(modest),
+        available: None,
+    })
+}
+
+/// Reserves room for `additional` more elements when that fits in the
+/// memory available (for a size guessed from a file's length, which can be
+/// far off); otherwise reserves nothing and leaves it to [`reserve`].
+pub fn reserve_hint<T>(v: &mut Vec<T>, additional: usize) {
+    let total = v.len().saturating_add(additional);
+    if check(bytes_of::<T>(total)).is_ok() {
+        let _ = v.try_reserve_exact(additional);
+    }
+}
+
+/// A vector of `n` copies of `value`, or the shortfall.
+pub fn filled<T: Clone>(n: usize, value: T) -> std::result::Result<Vec<T>, Shortfall> {
+    check(bytes_of::<T>(n))?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Shortfall {
+        needed: bytes_of::<T>(n),
+        available: None,
+    })?;
+    v.resize(n, value);
+    Ok(v)
 }
 
 /// Refuses a run whose weights cannot fit in memory. A LIBSVM file with one
@@ -72,14 +236,29 @@ fn check_weights_fit_in(
              ({TRAIN_BYTES_PER_WEIGHT} bytes each), but {} is available; the number of \
              features is the largest feature index in the file, so renumber the features \
              densely (or hash them into fewer columns), or use a machine with more memory",
-            gib(needed),
-            gib(available)
+            human(needed),
+            human(available)
         ),
     })
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+/// `512 bytes`, `3.0 KiB`, `1.5 MiB`, `48.0 GiB`.
+pub fn human(bytes: u64) -> String {
+    // GiB at most: sizes beyond are absurd requests, easier to compare in one unit.
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return crate::text::count(bytes, "byte");
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    format!("{v:.1} {unit}")
 }
 
 /// `12.3 MiB` style, for the human summaries.
@@ -125,6 +304,72 @@ mod tests {
         );
         // No overflow at absurd sizes.
         assert!(check_weights_fit_in(src, usize::MAX, usize::MAX, Some(u64::MAX - 1)).is_err());
+    }
+
+    #[test]
+    fn vectors_grow_by_doubling_until_the_limit_then_refuse() {
+        let mut v: Vec<u32> = Vec::new();
+        grow_within(&mut v, 1, Some(1 << 20)).unwrap();
+        assert_eq!(v.capacity(), 8);
+        v.resize(8, 0);
+        grow_within(&mut v, 1, Some(1 << 20)).unwrap();
+        assert_eq!(v.capacity(), 16);
+        // 1000 u32 fit in 4 KiB but 2000 do not: an eighth more instead.
+        let mut v: Vec<u32> = vec![0; 1000];
+        grow_within(&mut v, 1, Some(4500)).unwrap();
+        assert_eq!(v.capacity(), 1125);
+        v.resize(1125, 0);
+        let e = grow_within(&mut v, 1, Some(4500)).unwrap_err();
+        assert_eq!(
+            e,
+            Shortfall {
+                needed: 4 * 1265,
+                available: Some(4500)
+            }
+        );
+        assert_eq!(v.capacity(), 1125, "nothing allocated on a refusal");
+        // Unknown availability: the allocator decides, and an impossible
+        // request is an error, not an abort.
+        let mut v: Vec<u64> = vec![0; 4];
+        let e = grow_within(&mut v, usize::MAX / 16, None).unwrap_err();
+        assert_eq!(e.available, None);
+        assert!(grow_within(&mut v, usize::MAX, None).is_err());
+    }
+
+    #[test]
+    fn shortfalls_say_both_numbers_in_units() {
+        let s = Shortfall {
+            needed: 3 << 29,
+            available: Some(1 << 30),
+        };
+        assert_eq!(
+            s.to_string(),
+            "takes 1.5 GiB, but only 1.0 GiB is available"
+        );
+        assert_eq!(human(1), "1 byte");
+        assert_eq!(human(1023), "1023 bytes");
+        assert_eq!(human(1536), "1.5 KiB");
+        assert_eq!(human(5 << 40), "5120.0 GiB");
+        let e = s.data_error(Path::new("big.csv.gz"), "the feature values", 7);
+        assert_eq!(
+            e.to_string(),
+            "big.csv.gz: the data needs more memory than is available: storing the feature \
+             values takes 1.5 GiB, but only 1.0 GiB is available, after line 7; use a machine \
+             with more memory or part of the file (`perceptron online` learns from a file of \
+             any length)"
+        );
+    }
+
+    #[test]
+    fn the_limit_is_a_whole_number_of_bytes() {
+        assert_eq!(parse_limit(" 1048576 ").unwrap(), 1 << 20);
+        for bad in ["", "1M", "-1", "1.5"] {
+            let e = parse_limit(bad).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("PERCEPTRON_MEMORY_LIMIT must be a whole number of bytes, not {bad:?}")
+            );
+        }
     }
 
     #[cfg(target_os = "linux")]

@@ -12,9 +12,48 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
+
+/// The temporary files being written, with their destinations, so that a
+/// process stopped by a signal can remove them first (`tempfile` removes
+/// them on drop, which `std::process::exit` skips).
+static PENDING: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
+
+fn pending() -> MutexGuard<'static, Vec<(PathBuf, PathBuf)>> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One temporary file on the list, taken off when dropped.
+struct Pending(PathBuf);
+
+impl Pending {
+    fn new(tmp: &Path, destination: &Path) -> Self {
+        pending().push((tmp.to_path_buf(), destination.to_path_buf()));
+        Pending(tmp.to_path_buf())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        pending().retain(|(t, _)| t != &self.0);
+    }
+}
+
+/// Removes every temporary file being written, then calls `stop` (which
+/// ends the process) with their destinations. The list stays locked to the
+/// end, so a rename in progress has either finished (that output is
+/// complete) or never happens (its temporary file is gone).
+pub fn abandon_pending(stop: impl FnOnce(&[PathBuf]) -> std::convert::Infallible) -> ! {
+    let list = pending();
+    for (tmp, _) in list.iter() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    let destinations: Vec<PathBuf> = list.iter().map(|(_, d)| d.clone()).collect();
+    match stop(&destinations) {}
+}
 
 /// A destination that can also seek (for formats whose header is written last).
 pub trait WriteSeek: Write + Seek {}
@@ -69,6 +108,7 @@ pub fn write_atomic_seekable(
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(|e| Error::io(path, "cannot create a temporary file next to the output", e))?;
+    let _pending = Pending::new(tmp.path(), path);
     let mut out = BufWriter::new(tmp);
     write(&mut out).map_err(|e| Error::io(path, "cannot write output", e))?;
     let tmp = out
@@ -89,8 +129,12 @@ pub fn write_atomic_seekable(
     tmp.as_file()
         .sync_all()
         .map_err(|e| Error::io(path, "cannot flush output to disk", e))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io(path, "cannot replace output", e.error))?;
+    let mut list = pending();
+    let tmp_path = tmp.path().to_path_buf();
+    let persisted = tmp.persist(path);
+    list.retain(|(t, _)| t != &tmp_path);
+    drop(list);
+    persisted.map_err(|e| Error::io(path, "cannot replace output", e.error))?;
     if let Ok(d) = File::open(dir) {
         // Best effort: not every platform can fsync a directory.
         let _ = d.sync_all();
@@ -221,6 +265,32 @@ mod tests {
         assert_eq!(leftovers, 1, "temporary file removed");
         write_atomic(&path, |w| w.write_all(b"new")).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
+
+    /// What an interrupted process would remove: the temporary files of
+    /// the writes in progress, and only those.
+    #[test]
+    fn writes_in_progress_are_listed_for_an_interrupt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.csv");
+        let ours = |list: &[(PathBuf, PathBuf)]| -> Vec<PathBuf> {
+            list.iter()
+                .filter(|(_, d)| d == &path)
+                .map(|(t, _)| t.clone())
+                .collect()
+        };
+        let mut seen = Vec::new();
+        write_atomic(&path, |w| {
+            seen = ours(&pending());
+            w.write_all(b"x")
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 1);
+        assert!(seen[0].starts_with(dir.path()), "{seen:?}");
+        assert!(!seen[0].exists(), "renamed over the output");
+        assert!(ours(&pending()).is_empty());
+        let _ = write_atomic(&path, |_| Err(std::io::Error::other("fails")));
+        assert!(ours(&pending()).is_empty());
     }
 
     #[test]

@@ -1229,6 +1229,16 @@ enum Make {
     IrisModel(&'static str),
     /// The iris model with one text replacement.
     EditedModel(&'static str, &'static str, &'static str),
+    /// A file whose second line is over the 64 MiB line limit, written by
+    /// the test rather than held in the table.
+    LongLine(&'static str),
+    /// The checkpoint of one f64 epoch on iris_setosa, made with
+    /// `--max-epochs 1`.
+    IrisCheckpoint(&'static str),
+    /// That checkpoint with text replacements.
+    EditedCheckpoint(&'static str, &'static [(&'static str, &'static str)]),
+    /// An environment variable for the command.
+    Env(&'static str, &'static str),
 }
 
 struct Case {
@@ -1669,6 +1679,312 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            // Made to look huge: the limit stands for a small machine, and
+            // keeps a machine with 16 GiB free from writing the copy.
+            name: "a dense copy beyond memory",
+            args: &["convert", "big.svm", "o.pbin", "--layout", "dense"],
+            make: vec![
+                Text("big.svm", "+1 1:1\n-1 2147483647:1\n"),
+                Env("PERCEPTRON_MEMORY_LIMIT", "1000000"),
+            ],
+            code: 1,
+            stderr: &[
+                "big.svm: the data needs more memory than is available: a dense copy of 2 rows x 2147483647 features (f32) takes 16.0 GiB, but only 976.6 KiB is available (PERCEPTRON_MEMORY_LIMIT); keep the CSR layout (leave out --layout dense)",
+            ],
+        },
+        Case {
+            name: "CSV output whose lines exceed the line limit",
+            args: &["convert", "big.svm", "big.csv"],
+            make: vec![Text("big.svm", "+1 1:1\n-1 2147483647:1\n")],
+            code: 1,
+            stderr: &[
+                "big.csv: CSV lines of this data would be at least 4294967296 bytes long (2147483647 features, each written), more than the 67108864-byte line limit of this tool's readers; write binary (.pbin) instead",
+            ],
+        },
+        Case {
+            name: "gen rows beyond memory",
+            args: &[
+                "gen",
+                "--rows",
+                "2",
+                "--features",
+                "2000000000",
+                "-o",
+                "g.pbin",
+            ],
+            make: vec![Env("PERCEPTRON_MEMORY_LIMIT", "1000000000")],
+            code: 1,
+            stderr: &[
+                "g.pbin: generating rows of 2000000000 features (a block of rows and the generator's scratch space) takes 37.3 GiB, but only 953.7 MiB is available (PERCEPTRON_MEMORY_LIMIT); use fewer --features or --density sparse",
+            ],
+        },
+        Case {
+            name: "gen CSV lines over the line limit",
+            args: &[
+                "gen",
+                "--rows",
+                "2",
+                "--features",
+                "40000000",
+                "-o",
+                "g.csv",
+            ],
+            make: vec![],
+            code: 1,
+            stderr: &[
+                "g.csv: CSV lines of this data would be at least 80000002 bytes long (40000000 features, each written), more than the 67108864-byte line limit",
+            ],
+        },
+        Case {
+            name: "gen LIBSVM lines over the line limit",
+            args: &[
+                "gen",
+                "--rows",
+                "2",
+                "--features",
+                "40000000",
+                "--density",
+                "sparse",
+                "--nnz",
+                "20000000",
+                "-o",
+                "g.svm",
+            ],
+            make: vec![],
+            code: 1,
+            stderr: &[
+                "g.svm: LIBSVM lines of this data would be at least 80000002 bytes long (20000000 values per row), more than the 67108864-byte line limit",
+            ],
+        },
+        Case {
+            name: "compressed CSV expanding beyond memory",
+            args: &["train", "w.csv.gz"],
+            make: vec![
+                Bytes("w.csv.gz", wide_csv_gz(400)),
+                Env("PERCEPTRON_MEMORY_LIMIT", "100000"),
+            ],
+            code: 1,
+            stderr: &[
+                "w.csv.gz: the data needs more memory than is available: storing the feature values takes 101.4 KiB, but only 97.7 KiB is available (PERCEPTRON_MEMORY_LIMIT), after line 231; use a machine with more memory or part of the file",
+            ],
+        },
+        Case {
+            name: "LIBSVM beyond memory",
+            args: &["info", "w.svm"],
+            make: vec![
+                Bytes(
+                    "w.svm",
+                    (0..400)
+                        .map(|i| {
+                            let x: String = (1..=100).map(|k| format!(" {k}:0.5")).collect();
+                            format!("{}{x}\n", i % 2)
+                        })
+                        .collect::<String>()
+                        .into_bytes(),
+                ),
+                Env("PERCEPTRON_MEMORY_LIMIT", "100000"),
+            ],
+            code: 1,
+            stderr: &[
+                "w.svm: the data needs more memory than is available: storing the feature values takes 102.5 KiB, but only 97.7 KiB is available (PERCEPTRON_MEMORY_LIMIT), after line 234",
+            ],
+        },
+        Case {
+            name: ".pbin beyond memory",
+            args: &["info", "z.pbin"],
+            make: vec![
+                Bytes("z.pbin", pbin(1, 400, 100)),
+                Env("PERCEPTRON_MEMORY_LIMIT", "100000"),
+            ],
+            code: 1,
+            stderr: &[
+                "z.pbin: the data needs more memory than is available: its values section takes 156.2 KiB, but only 97.7 KiB is available (PERCEPTRON_MEMORY_LIMIT)",
+            ],
+        },
+        Case {
+            name: "a memory limit that is not a number of bytes",
+            args: &["info", "@data/iris_setosa.csv"],
+            make: vec![Env("PERCEPTRON_MEMORY_LIMIT", "1G")],
+            code: 2,
+            stderr: &["PERCEPTRON_MEMORY_LIMIT must be a whole number of bytes, not \"1G\""],
+        },
+        Case {
+            name: "a line over the 64 MiB limit",
+            args: &["train", "long.csv"],
+            make: vec![LongLine("long.csv")],
+            code: 1,
+            stderr: &[
+                "long.csv:2:67108865: line is longer than the limit of 67108864 bytes; is this a text data file?",
+            ],
+        },
+        Case {
+            name: "a model holding values of the wrong precision",
+            args: &["predict", "m.json", "@data/iris_setosa.csv"],
+            make: vec![EditedModel(
+                "m.json",
+                "\"precision\": \"f64\"",
+                "\"precision\": \"f32\"",
+            )],
+            code: 1,
+            stderr: &[
+                "m.json: has the wrong precision: weight 1 = 1.299999999999999 is not an f32 value, though the file says \"precision\": \"f32\"",
+            ],
+        },
+        Case {
+            name: "a .pbin file that is not one",
+            args: &["info", "c.pbin"],
+            make: vec![Bytes("c.pbin", b"PK\x03\x04 a zip file, not data".to_vec())],
+            code: 1,
+            stderr: &[
+                "c.pbin: not a perceptron binary (.pbin) file: it starts with bytes [50 4b 03 04 20 61 20 7a], not the magic bytes [89 50 42 4e 0d 0a 1a 0a]",
+            ],
+        },
+        Case {
+            name: "a .pbin file from a newer version",
+            args: &["train", "n.pbin"],
+            make: vec![Bytes("n.pbin", pbin(2, 4, 2))],
+            code: 1,
+            stderr: &[
+                "n.pbin: format version 2 is newer than this version of perceptron can read (version 1 and older); upgrade perceptron to read it",
+            ],
+        },
+        Case {
+            name: "a .pbin file shorter than its header says",
+            args: &["train", "t.pbin"],
+            make: vec![Bytes("t.pbin", pbin(1, 4, 2)[..300].to_vec())],
+            code: 1,
+            stderr: &[
+                "t.pbin: truncated: the label-table section ends at byte 332 but the file has only 300 bytes",
+            ],
+        },
+        Case {
+            name: "a .pbin header claiming too many columns",
+            args: &["train", "w.pbin"],
+            make: vec![Bytes("w.pbin", {
+                let mut b = pbin(1, 4, 2);
+                b[32..40].copy_from_slice(&(1u64 << 31).to_le_bytes());
+                b
+            })],
+            code: 1,
+            stderr: &["w.pbin: 2147483648 feature columns is more than the supported 2147483647"],
+        },
+        Case {
+            name: "a checkpoint that is not JSON",
+            args: &["train", "@data/iris_setosa.csv", "--resume", "ck.json"],
+            make: vec![Text("ck.json", "{\"format\": \"perceptron-checkpoint\", ")],
+            code: 1,
+            stderr: &["ck.json: is not a checkpoint (not valid JSON: EOF while parsing"],
+        },
+        Case {
+            name: "a checkpoint of another format",
+            args: &["train", "@data/iris_setosa.csv", "--resume", "ck.json"],
+            make: vec![Text("ck.json", "{}")],
+            code: 1,
+            stderr: &[
+                "ck.json: is not a perceptron checkpoint (no \"format\": \"perceptron-checkpoint\")",
+            ],
+        },
+        Case {
+            name: "a checkpoint from a newer version",
+            args: &["train", "@data/iris_setosa.csv", "--resume", "ck.json"],
+            make: vec![EditedCheckpoint(
+                "ck.json",
+                &[("\"format_version\":1", "\"format_version\":2")],
+            )],
+            code: 1,
+            stderr: &[
+                "ck.json: was written by a newer perceptron (checkpoint format 2; this build reads 1)",
+            ],
+        },
+        Case {
+            // f64 weights in a checkpoint that says f32, for f32 data.
+            name: "a checkpoint holding values of the wrong precision",
+            args: &["train", "@data/iris_setosa.csv", "--resume", "ck.json"],
+            make: vec![EditedCheckpoint(
+                "ck.json",
+                &[
+                    ("\"precision\":\"f64\"", "\"precision\":\"f32\""),
+                    ("066bb9042cac580f", "a588694bebd4c865"),
+                ],
+            )],
+            code: 1,
+            stderr: &[
+                "ck.json: has the wrong precision: a weight = -1.9000000000000004 is not an f32 value, though the file says \"precision\": \"f32\"",
+            ],
+        },
+        Case {
+            name: "a checkpoint whose counters disagree",
+            args: &["train", "@data/iris_setosa.csv", "--resume", "ck.json"],
+            make: vec![EditedCheckpoint(
+                "ck.json",
+                &[("\"epoch\":1,", "\"epoch\":3,")],
+            )],
+            code: 1,
+            stderr: &["ck.json: is corrupt: its epoch, row and counters do not agree"],
+        },
+        Case {
+            name: "a checkpoint with a weight missing",
+            args: &["train", "@data/iris_setosa.csv", "--resume", "ck.json"],
+            make: vec![EditedCheckpoint("ck.json", &[(",0.0]", "]")])],
+            code: 1,
+            stderr: &["ck.json: is corrupt: 4 weights for 5 needed"],
+        },
+        Case {
+            name: "a checkpoint for other data",
+            args: &["train", "@data/iris_petals.csv", "--resume", "ck.json"],
+            make: vec![IrisCheckpoint("ck.json")],
+            code: 2,
+            stderr: &[
+                "ck.json cannot be resumed by this run: the data differ: the checkpoint was made on 150 rows x 4 features with fingerprint 066bb9042cac580f, this data has 150 rows x 2 features",
+                "Resume with the same data and options as the interrupted run.",
+            ],
+        },
+        Case {
+            name: "a checkpoint for another --max-epochs",
+            args: &[
+                "train",
+                "@data/iris_setosa.csv",
+                "--resume",
+                "ck.json",
+                "--max-epochs",
+                "5",
+            ],
+            make: vec![IrisCheckpoint("ck.json")],
+            code: 2,
+            stderr: &["ck.json cannot be resumed by this run: --max-epochs was 1, now 5."],
+        },
+        Case {
+            name: "a checkpoint for another variant",
+            args: &[
+                "train",
+                "@data/iris_setosa.csv",
+                "--resume",
+                "ck.json",
+                "--pocket",
+            ],
+            make: vec![IrisCheckpoint("ck.json")],
+            code: 2,
+            stderr: &[
+                "ck.json cannot be resumed by this run: the variant was classic, now pocket.",
+            ],
+        },
+        Case {
+            name: "a checkpoint for a run from zero, resumed from --init",
+            args: &[
+                "train",
+                "@data/iris_setosa.csv",
+                "--resume",
+                "ck.json",
+                "--init",
+                "m.json",
+            ],
+            make: vec![IrisCheckpoint("ck.json"), IrisModel("m.json")],
+            code: 2,
+            stderr: &[
+                "ck.json cannot be resumed by this run: the run started from zero, now from --init.",
+            ],
+        },
+        Case {
             name: "LIBSVM index far beyond u64",
             args: &["train", "b.svm"],
             make: vec![Text("b.svm", "+1 1:1\n-1 99999999999999999999999:1\n")],
@@ -1880,6 +2196,77 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// The checkpoint after one f64 epoch on iris_setosa, made once by the binary.
+fn iris_checkpoint_text() -> String {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        cmd(dir.path())
+            .args(["train", &data_str("iris_setosa.csv")])
+            .args(["--precision", "f64", "--max-epochs", "1"])
+            .args(["--checkpoint", "ck.json", "-o", "m.json"])
+            .assert()
+            .code(3);
+        std::fs::read_to_string(dir.path().join("ck.json")).unwrap()
+    })
+    .clone()
+}
+
+/// A dense f32 `.pbin` file of `rows` x `cols` zeros with labels -1 and +1
+/// alternating, its header's format version set to `version`.
+fn pbin(version: u32, rows: u64, cols: u64) -> Vec<u8> {
+    let align = |n: u64| n.div_ceil(64) * 64;
+    let ids = 192;
+    let values = align(ids + rows * 4);
+    let table = align(values + rows * cols * 4);
+    let labels: Vec<u8> = [&b"-1"[..], b"+1"]
+        .iter()
+        .flat_map(|t| [&(t.len() as u32).to_le_bytes()[..], t].concat())
+        .collect();
+    let mut b = b"\x89PBN\r\n\x1a\n".to_vec();
+    for v in [version, 192, 0, 4] {
+        b.extend(v.to_le_bytes());
+    }
+    let (vo, vl) = if rows * cols > 0 {
+        (values, rows * cols * 4)
+    } else {
+        (0, 0)
+    };
+    for v in [
+        rows,
+        cols,
+        rows * cols,
+        2,
+        ids,
+        rows * 4,
+        vo,
+        vl,
+        0,
+        0,
+        0,
+        0,
+        table,
+    ] {
+        b.extend(v.to_le_bytes());
+    }
+    b.extend((labels.len() as u64).to_le_bytes());
+    b.resize(ids as usize, 0);
+    for i in 0..rows {
+        b.extend(((i % 2) as u32).to_le_bytes());
+    }
+    b.resize(table as usize, 0);
+    b.extend(labels);
+    b
+}
+
+/// A CSV file of `rows` rows of 100 values, gzipped: small on disk, 400
+/// bytes a row in memory (f32).
+fn wide_csv_gz(rows: usize) -> Vec<u8> {
+    let line: String = std::iter::repeat_n(",0.5", 100).collect();
+    let text: String = (0..rows).map(|i| format!("{}{line}\n", i % 2)).collect();
+    gzip(text.as_bytes())
+}
+
 /// The iris model file text (f64, 4 features), trained once by the binary.
 fn iris_model_text() -> String {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -1900,8 +2287,33 @@ fn bad_input_fails_with_the_right_code_and_message() {
     let all = cases();
     for case in &all {
         let dir = tempfile::tempdir().unwrap();
+        let mut command = cmd(dir.path());
         for m in &case.make {
             match m {
+                Make::Env(name, value) => {
+                    command.env(name, value);
+                }
+                Make::LongLine(name) => {
+                    let mut f = std::fs::File::create(dir.path().join(name)).unwrap();
+                    f.write_all(b"1,2\n-1,").unwrap();
+                    f.write_all(&vec![b'3'; 64 << 20]).unwrap();
+                    f.write_all(b"\n").unwrap();
+                }
+                Make::IrisCheckpoint(name) => {
+                    std::fs::write(dir.path().join(name), iris_checkpoint_text()).unwrap()
+                }
+                Make::EditedCheckpoint(name, edits) => {
+                    let mut text = iris_checkpoint_text();
+                    for (from, to) in edits.iter() {
+                        assert!(
+                            text.contains(from),
+                            "{}: {from} not in the checkpoint",
+                            case.name
+                        );
+                        text = text.replace(from, to);
+                    }
+                    std::fs::write(dir.path().join(name), text).unwrap()
+                }
                 Make::Text(name, text) => std::fs::write(dir.path().join(name), text).unwrap(),
                 Make::Bytes(name, bytes) => std::fs::write(dir.path().join(name), bytes).unwrap(),
                 Make::Dir(name) => std::fs::create_dir(dir.path().join(name)).unwrap(),
@@ -1920,7 +2332,7 @@ fn bad_input_fails_with_the_right_code_and_message() {
             }
         }
         let args: Vec<String> = case.args.iter().map(|a| expand(a)).collect();
-        let out = cmd(dir.path()).args(&args).output().unwrap();
+        let out = command.args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         let code = out.status.code();
         let missing: Vec<String> = case

@@ -48,17 +48,17 @@ fn train(data: &Path, model: &Path, extra: &[&str]) -> Command {
     train_for(60, data, model, extra)
 }
 
+/// `train` for `epochs` epochs on the reference loop, unless `extra` names
+/// another `--backend`.
 fn train_for(epochs: usize, data: &Path, model: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(bin());
     c.arg("train")
         .arg(data)
-        .args([
-            "--max-epochs",
-            &epochs.to_string(),
-            "--backend",
-            "reference",
-            "-o",
-        ])
+        .args(["--max-epochs", &epochs.to_string()]);
+    if !extra.contains(&"--backend") {
+        c.args(["--backend", "reference"]);
+    }
+    c.arg("-o")
         .arg(model)
         .args(extra)
         .stdout(Stdio::null())
@@ -113,28 +113,33 @@ fn ctrl_c_saves_the_state_and_resuming_gives_the_same_model() {
     let st = train(&data, &full, &[]).status().unwrap();
     assert_eq!(st.code(), Some(3), "the noisy data does not converge");
 
-    let model = dir.path().join("model.json");
-    let ck = dir.path().join("ck.json");
-    let ck_arg = ck.to_str().unwrap();
-    let child = train(&data, &model, &["--checkpoint", ck_arg])
-        .spawn()
-        .unwrap();
-    assert!(
-        wait_for(&ck, Duration::from_secs(60)),
-        "no checkpoint after the first epoch"
-    );
-    signal(&child, "-INT");
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("--resume"), "{stderr}");
-    assert!(!model.exists(), "an interrupted run writes no model");
+    // SIGTERM (`timeout`, a batch system) stops a run as Ctrl-C does.
+    for sig in ["-INT", "-TERM"] {
+        let model = dir.path().join("model.json");
+        let ck = dir.path().join("ck.json");
+        let _ = std::fs::remove_file(&ck);
+        let ck_arg = ck.to_str().unwrap();
+        let child = train(&data, &model, &["--checkpoint", ck_arg])
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_for(&ck, Duration::from_secs(60)),
+            "no checkpoint after the first epoch"
+        );
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{sig}: {stderr}");
+        assert!(stderr.contains("--resume"), "{sig}: {stderr}");
+        assert!(!model.exists(), "an interrupted run writes no model");
 
-    let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
-        .status()
-        .unwrap();
-    assert_eq!(st.code(), Some(3));
-    assert_eq!(essence(&model), essence(&full));
+        let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
+            .status()
+            .unwrap();
+        assert_eq!(st.code(), Some(3));
+        assert_eq!(essence(&model), essence(&full), "{sig}");
+        std::fs::remove_file(&model).unwrap();
+    }
 }
 
 /// The epoch a checkpoint file records, or None before the first one. The
@@ -147,11 +152,26 @@ fn checkpoint_epoch(ck: &Path) -> Option<u64> {
 
 #[test]
 fn repeated_sigkill_then_resume_gives_the_same_model() {
+    sigkill_rounds(&[]);
+}
+
+/// The same on the CPU engine, whose state between rows (certified
+/// windows, the shuffled order, the running average) must all come back
+/// from the checkpoint exactly.
+#[test]
+fn repeated_sigkill_on_the_cpu_engine_shuffled_and_averaged() {
+    sigkill_rounds(&["--backend", "cpu", "--shuffle", "--seed", "11", "--average"]);
+}
+
+/// Kills five runs at random moments after each has checkpointed progress
+/// of its own, resuming each time, then checks the final model against an
+/// uninterrupted run with the same `options`.
+fn sigkill_rounds(options: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());
     let full = dir.path().join("full.json");
     let t0 = Instant::now();
-    let st = train(&data, &full, &[]).status().unwrap();
+    let st = train(&data, &full, options).status().unwrap();
     assert_eq!(st.code(), Some(3), "the noisy data does not converge");
     let epoch = t0.elapsed().as_secs_f64() / 60.0;
 
@@ -162,7 +182,8 @@ fn repeated_sigkill_then_resume_gives_the_same_model() {
     let mut resumed_at = Vec::new();
     let mut killed = 0;
     for _ in 0..5 {
-        let mut args = vec!["--checkpoint", ck_arg];
+        let mut args = options.to_vec();
+        args.extend(["--checkpoint", ck_arg]);
         let before = checkpoint_epoch(&ck);
         if let Some(e) = before {
             args.extend(["--resume", ck_arg]);
@@ -187,15 +208,127 @@ fn repeated_sigkill_then_resume_gives_the_same_model() {
     }
     assert_eq!(killed, 5, "every run must be killed mid-training");
     assert!(ck.exists(), "some checkpoint must have been written");
-    let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
-        .status()
-        .unwrap();
+    let mut args = options.to_vec();
+    args.extend(["--checkpoint", ck_arg, "--resume", ck_arg]);
+    let st = train(&data, &model, &args).status().unwrap();
     assert_eq!(st.code(), Some(3));
     assert_eq!(
         essence(&model),
         essence(&full),
         "resumed at epochs {resumed_at:?}"
     );
+}
+
+/// `train DATA --resume FILE` alone continues an interrupted run: every
+/// option the checkpoint records (here all different from the defaults, -o
+/// and the checkpoint file included) is taken from it, and the model is the
+/// uninterrupted run's. A resumed run that is interrupted again says to run
+/// the same command, not to add `--resume` once more.
+#[test]
+fn resume_alone_adopts_the_checkpoints_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let options = [
+        "--max-epochs",
+        "40",
+        "--precision",
+        "f64",
+        "--no-bias",
+        "--shuffle",
+        "--seed",
+        "5",
+        "--average",
+        "--margin",
+        "0.5",
+        "--backend",
+        "reference",
+    ];
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(bin());
+        c.arg("train")
+            .arg(&data)
+            .args(extra)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    };
+    let st = run(&[&options[..], &["-o", "full.json"]].concat())
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(3), "the noisy data does not converge");
+
+    let ck = dir.path().join("ck.json");
+    let child = run(&[
+        &options[..],
+        &["-o", "custom.json", "--checkpoint", "ck.json"],
+    ]
+    .concat())
+    .spawn()
+    .unwrap();
+    assert!(wait_for(&ck, Duration::from_secs(60)), "no checkpoint");
+    signal(&child, "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("continue with the same command plus `--resume ck.json`"),
+        "{stderr}"
+    );
+
+    // Resume with nothing but the data and the checkpoint (the backend is
+    // not an option of the run: every backend gives the same model).
+    // Interrupt the first two resumed runs as soon as they have made
+    // progress, then let one finish.
+    let custom = dir.path().join("custom.json");
+    let mut code = None;
+    for round in 0..3 {
+        let before = checkpoint_epoch(&ck);
+        let mut child = run(&["--resume", "ck.json", "--backend", "reference"])
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while checkpoint_epoch(&ck) == before && t.elapsed() < Duration::from_secs(60) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if round < 2 {
+            signal_if_running(&mut child, "-INT");
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        code = out.status.code();
+        match code {
+            Some(130) => {
+                assert!(
+                    stderr.contains(
+                        "continue with the same command (its --resume reads the new state)"
+                    ),
+                    "{stderr}"
+                );
+                assert!(!stderr.contains("plus `--resume"), "{stderr}");
+            }
+            Some(3) => break,
+            other => panic!("exit {other:?}: {stderr}"),
+        }
+        assert!(!custom.exists(), "an interrupted run writes no model");
+    }
+    assert_eq!(code, Some(3), "some resumed run finishes");
+    assert!(
+        !dir.path().join("model.json").exists(),
+        "-o was taken from the checkpoint"
+    );
+    assert_eq!(essence(&custom), essence(&dir.path().join("full.json")));
+}
+
+/// Sends `sig` unless the child has already exited (a finished run's pid
+/// must not be signalled: it may be reused).
+fn signal_if_running(child: &mut Child, sig: &str) {
+    if child.try_wait().unwrap().is_none() {
+        signal(child, sig);
+    }
 }
 
 #[test]
@@ -230,6 +363,12 @@ fn resuming_with_other_data_or_options_is_refused() {
             vec!["--shuffle", "--seed", "3"],
             "--shuffle --seed 3",
         ),
+        (
+            data.clone(),
+            2,
+            vec!["--average"],
+            "the variant was classic, now averaged",
+        ),
     ];
     for (d, epochs, extra, fragment) in cases {
         let mut c = train_for(epochs, &d, &model, &["--resume", ck_arg]);
@@ -238,6 +377,65 @@ fn resuming_with_other_data_or_options_is_refused() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(fragment), "{extra:?}: {stderr}");
+    }
+}
+
+/// The hidden temporary files in `dir` (`.perceptron-*.tmp`).
+fn temporary_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".perceptron-") && n.ends_with(".tmp"))
+        .collect()
+}
+
+/// Ctrl-C or SIGTERM (as `timeout` sends) in the middle of a long `gen`
+/// stops it at once: exit 130, a message, no temporary file left, and the
+/// existing output as it was.
+#[test]
+fn an_interrupted_gen_removes_its_temporary_file_and_keeps_the_output() {
+    for sig in ["-INT", "-TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("big.pbin");
+        std::fs::write(&out, b"precious").unwrap();
+        // 2 GB if it ran to the end: minutes in a debug build, seconds in
+        // a release one; it is stopped well before.
+        let child = Command::new(bin())
+            .args(["gen", "--rows", "5000000", "--features", "100", "-o"])
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while temporary_files(dir.path()).is_empty() && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            !temporary_files(dir.path()).is_empty(),
+            "{sig}: gen never started writing"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        signal(&child, sig);
+        let result = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(130), "{sig}: {stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "perceptron: interrupted: {} was not written (the partial output was removed; an \
+                 existing file is left as it was)\n",
+                out.display()
+            ),
+            "{sig}"
+        );
+        assert!(
+            result.stdout.is_empty(),
+            "{sig}: no summary of a run that stopped"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), b"precious", "{sig}");
+        assert_eq!(temporary_files(dir.path()), Vec::<String>::new(), "{sig}");
     }
 }
 

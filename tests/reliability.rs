@@ -19,6 +19,12 @@ fn run(args: &[&str]) -> Output {
     out
 }
 
+fn data_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(name)
+}
+
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -294,6 +300,54 @@ mod memory {
             "from .pbin: peak grew {:.1} MiB for {:.1} MiB more values",
             (b1 - b0) / MIB,
             (s1 - s0) / MIB
+        );
+    }
+
+    /// Under an address-space limit (`ulimit -v`) the allocator itself
+    /// refuses: a small compressed file that expands to 120 MB of values
+    /// must then fail with a message naming the file and the line reached,
+    /// not abort (exit 134), while small data still trains under that limit.
+    #[test]
+    fn an_allocation_the_system_refuses_is_an_error_not_an_abort() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let line: String = std::iter::repeat_n(",0.5", 1000).collect();
+        let block: String = (0..1000).map(|i| format!("{}{line}\n", i % 2)).collect();
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(block.as_bytes()).unwrap();
+        // Gzip members concatenate: 30 copies are 30,000 rows.
+        let member = enc.finish().unwrap();
+        let big = dir.path().join("wide.csv.gz");
+        std::fs::write(&big, member.repeat(30)).unwrap();
+        let limited = |args: &str| {
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("ulimit -v 150000 && exec \"$0\" {args}"))
+                .arg(bin())
+                .output()
+                .unwrap()
+        };
+        let small = data_file("iris_setosa.csv");
+        let out = limited(&format!("info {}", p(&small)));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = limited(&format!("info {}", p(&big)));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "perceptron: error: {}: the data needs more memory than is available: storing \
+                 the feature values takes ",
+                p(&big)
+            )),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("but the system could not provide it, after line "),
+            "{stderr}"
         );
     }
 

@@ -387,6 +387,7 @@ fn identity_of(text: &str) -> checkpoint::RunIdentity {
         init: None,
         multiclass: false,
         heads: 1,
+        settings: Default::default(),
     })
 }
 

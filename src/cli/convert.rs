@@ -34,7 +34,8 @@ disk or page-cache speed; its layout is documented in the source
 /// sparse (CSR) one, unless --layout says otherwise. Values are parsed
 /// directly in the chosen --precision, so an f32 binary file holds exactly
 /// what f32 training of the text would use. OUT is written atomically: an
-/// existing file is replaced only by a complete new one.
+/// existing file is replaced only by a complete new one. Ctrl-C or SIGTERM
+/// stops at once, removing the partial output (exit status 130).
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct ConvertArgs {
@@ -102,7 +103,7 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format.name().to_owned();
     let raw = match args.layout {
-        Some(l) => with_layout(raw, l),
+        Some(l) => with_layout(raw, l, &args.input)?,
         None => raw,
     };
     let t1 = Instant::now();

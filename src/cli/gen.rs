@@ -33,6 +33,8 @@ platform and in every version. The algorithm is documented in the source
 /// training with the same bias setting makes at most (R/gamma)^2 mistakes.
 /// Points too close to the hyperplane are pushed onto the margin. Rows are
 /// streamed to OUT (atomically), so any number fits in little memory.
+/// Ctrl-C or SIGTERM stops at once: the partial output is removed, an
+/// existing OUT is left as it was, and the exit status is 130.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct GenArgs {

@@ -13,12 +13,13 @@ pub mod online;
 pub mod plot;
 pub mod predict;
 pub mod progress;
+pub mod resume;
 pub mod split;
 pub mod stdout;
 pub mod train;
 pub mod train_ovr;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::error::exit;
 
@@ -73,9 +74,19 @@ pub enum Command {
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
     quiet_vulkan_layers();
-    let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Train(a) => train::run(a),
+    // Parsed in two steps so that `train --resume` can tell the options
+    // given from the defaults.
+    let matches = Cli::command().get_matches();
+    let cli =
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
+    let given = match matches.subcommand() {
+        Some((_, sub)) => resume::Given::from_matches(sub),
+        None => resume::Given::default(),
+    };
+    interrupt::install();
+    // A mistyped limit must not be silently ignored.
+    let result = crate::memory::limit().and_then(|_| match &cli.command {
+        Command::Train(a) => train::run(a, &given),
         Command::Predict(a) => predict::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Online(a) => online::run(a),
@@ -86,7 +97,7 @@ pub fn main() -> i32 {
         Command::Convert(a) => convert::run(a),
         Command::Gen(a) => r#gen::run(a),
         Command::Plot(a) => plot::run(a),
-    };
+    });
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::checkpoint::{self, RunIdentity};
+use crate::checkpoint::{self, RunIdentity, RunSettings};
 use crate::model::AnyModel;
 use crate::train::Observer;
 use crate::train::Variant;
@@ -29,9 +29,14 @@ Examples:
   perceptron train letters.csv --label-column class --positive A
   perceptron train big.svm.gz --precision f64 --shuffle --seed 7 --json
   perceptron train data/digits_3v5.csv --plot pictures/
+  perceptron train big.svm --resume model.checkpoint.json   continue an interrupted run
+
+Ctrl-C, SIGTERM or SIGHUP stops at the next safe point and saves the exact
+training state (see --checkpoint); a second one stops at once.
 
 Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
-last model is still saved); 1 error; 2 bad command line.";
+last model is still saved); 1 error; 2 bad command line; 130 interrupted
+(the state was saved for --resume).";
 
 /// Train a perceptron on a CSV, LIBSVM or binary file (or the bundled digits data).
 ///
@@ -39,8 +44,9 @@ last model is still saved); 1 error; 2 bad command line.";
 /// w <- w + y x on every mistake (y·w·x <= 0), until an epoch makes no
 /// mistake or --max-epochs is reached. Every backend gives the bit-identical
 /// model of the textbook sequential loop.
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 #[command(after_help = EXAMPLES)]
+#[command(group(clap::ArgGroup::new("checkpointing").args(["checkpoint", "resume"]).multiple(true)))]
 pub struct TrainArgs {
     /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to train on the
     /// bundled UCI digits 3-vs-5 dataset.
@@ -125,12 +131,22 @@ pub struct TrainArgs {
     pub checkpoint: Option<PathBuf>,
 
     /// Epochs between checkpoints.
-    #[arg(long, default_value_t = 1, value_name = "N", requires = "checkpoint")]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        requires = "checkpointing"
+    )]
     pub checkpoint_every: usize,
 
-    /// Continue an interrupted run from its checkpoint. Give the same data
-    /// and options as the original run; the result is bit-identical to an
-    /// uninterrupted run. Anything different is refused.
+    /// Continue an interrupted run from its checkpoint FILE, with the same
+    /// data. Every option the checkpoint records and you leave out is taken
+    /// from it (--precision, --no-bias, --max-epochs, --shuffle --seed,
+    /// --average, --pocket, --margin, --positive, --multiclass, --init, -o,
+    /// and periodic checkpoints, which go on to FILE), so `train DATA
+    /// --resume FILE` alone continues the run; an option given with another
+    /// value is refused, saying what differs. The result is bit-identical to
+    /// an uninterrupted run.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
 
@@ -194,7 +210,18 @@ pub struct TrainReport {
     pub plots: Vec<String>,
 }
 
-pub fn run(args: &TrainArgs) -> Result<i32> {
+/// Runs `train` with the options `given` explicitly (the rest are defaults,
+/// which a resumed run replaces with its checkpoint's).
+pub fn run(args: &TrainArgs, given: &super::resume::Given) -> Result<i32> {
+    let adopted;
+    let args = match &args.resume {
+        Some(path) => {
+            let identity = checkpoint::read_identity(path)?;
+            adopted = super::resume::adopt(args, given, &identity, path);
+            &adopted
+        }
+        None => args,
+    };
     match Precision::from(args.precision) {
         Precision::F32 => run_in::<f32>(args),
         Precision::F64 => run_in::<f64>(args),
@@ -271,6 +298,11 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         },
         multiclass: args.multiclass.is_some(),
         heads: heads_of(args, &data),
+        settings: RunSettings {
+            output: args.output.clone(),
+            init: args.init.clone(),
+            checkpoint_every: args.checkpoint.as_ref().map(|_| args.checkpoint_every),
+        },
     };
     let start = match &args.resume {
         Some(path) => checkpoint::load::<F>(path, &identity)?,
@@ -296,9 +328,12 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     let mut fallback = || -> Box<dyn MarginEngine<F>> {
         Box::new(crate::cpu::CpuEngine::new(data_ref, params.bias))
     };
+    // A resumed run saves where it resumed from unless told otherwise, so
+    // that the same command continues it again.
     let checkpoint_path = args
         .checkpoint
         .clone()
+        .or_else(|| args.resume.clone())
         .unwrap_or_else(|| output.with_extension("checkpoint.json"));
     let mut observer = TrainObserver {
         progress: TrainProgress::new(!args.json, data.rows(), args.max_epochs),
@@ -319,11 +354,13 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
         }
         checkpoint::save(&checkpoint_path, &identity, &fit.state)?;
         eprintln!(
-            "perceptron: interrupted at epoch {}, row {}: the exact training state is saved in {}; continue with the same command plus `--resume {}`",
-            fit.state.epoch + 1,
-            fit.state.position,
-            checkpoint_path.display(),
-            checkpoint_path.display()
+            "perceptron: {}",
+            interrupted_message(
+                fit.state.epoch,
+                fit.state.position,
+                &checkpoint_path,
+                args.resume.as_deref()
+            )
         );
         return Ok(exit::INTERRUPTED);
     }
@@ -450,6 +487,31 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
     } else {
         exit::NOT_CONVERGED
     })
+}
+
+/// What an interrupted run tells the user: where the state is and how to
+/// continue. A run that was itself resumed already has `--resume`.
+fn interrupted_message(
+    epoch: usize,
+    position: usize,
+    saved: &std::path::Path,
+    resumed_from: Option<&std::path::Path>,
+) -> String {
+    let how = match resumed_from {
+        None => format!("the same command plus `--resume {}`", saved.display()),
+        Some(r) if r == saved => "the same command (its --resume reads the new state)".to_owned(),
+        Some(r) => format!(
+            "the same command with `--resume {}` in place of `--resume {}`",
+            saved.display(),
+            r.display()
+        ),
+    };
+    format!(
+        "interrupted at epoch {}, row {position}: the exact training state is saved in {}; \
+         continue with {how}",
+        epoch + 1,
+        saved.display()
+    )
 }
 
 /// ", header on line N" when a header line was skipped.
@@ -834,5 +896,34 @@ fn heads_of<F: Real>(args: &TrainArgs, data: &Dataset<F>) -> usize {
         data.classes.len()
     } else {
         1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn the_interrupted_message_adds_resume_only_when_missing() {
+        let fresh = interrupted_message(2, 40, Path::new("m.checkpoint.json"), None);
+        assert_eq!(
+            fresh,
+            "interrupted at epoch 3, row 40: the exact training state is saved in \
+             m.checkpoint.json; continue with the same command plus `--resume m.checkpoint.json`"
+        );
+        let again = interrupted_message(2, 40, Path::new("ck.json"), Some(Path::new("ck.json")));
+        assert!(
+            again.ends_with("continue with the same command (its --resume reads the new state)"),
+            "{again}"
+        );
+        assert!(!again.contains("plus"), "{again}");
+        let moved = interrupted_message(0, 0, Path::new("new.json"), Some(Path::new("ck.json")));
+        assert!(
+            moved.ends_with(
+                "continue with the same command with `--resume new.json` in place of `--resume ck.json`"
+            ),
+            "{moved}"
+        );
     }
 }

@@ -500,18 +500,25 @@ fn count(n: u64, path: &Path) -> Result<usize> {
 /// (parallel) read that fills them, instead of by a separate zeroing pass
 /// that would take most of the load time.
 fn zeroed<T: bytemuck::Pod>(n: usize, path: &Path, what: &str) -> Result<Vec<T>> {
-    let oom = || {
+    let refuse = |s: crate::memory::Shortfall| {
         Error::data(
             path,
-            format!(
-                "not enough memory for the {what} section ({} bytes)",
-                n.saturating_mul(std::mem::size_of::<T>())
-            ),
+            format!("the data needs more memory than is available: its {what} section {s}"),
         )
+    };
+    let needed = crate::memory::bytes_of::<T>(n);
+    let oom = || {
+        refuse(crate::memory::Shortfall {
+            needed,
+            available: None,
+        })
     };
     if n == 0 || std::mem::size_of::<T>() == 0 {
         return Ok(Vec::new());
     }
+    // Fresh zero pages are only counted once touched, so the allocation
+    // would succeed and the out-of-memory killer strike while reading.
+    crate::memory::check(needed).map_err(refuse)?;
     let layout = std::alloc::Layout::array::<T>(n).map_err(|_| oom())?;
     // SAFETY: `layout` has a non-zero size. The allocation is made by the
     // global allocator with exactly the layout `Vec<T>` uses for capacity

@@ -94,8 +94,8 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
             // rather than a regrowth.
             let est = usize::try_from(total / (line_bytes as u64 + 1)).unwrap_or(usize::MAX);
             let est = est.saturating_add(est / 32).saturating_add(1);
-            let _ = rows.values.try_reserve(est.saturating_mul(cols));
-            let _ = rows.class_ids.try_reserve(est);
+            crate::memory::reserve_hint(&mut rows.values, est.saturating_mul(cols));
+            crate::memory::reserve_hint(&mut rows.class_ids, est);
         }
     };
     if !has_header {
@@ -486,6 +486,12 @@ impl<F: Real> Rows<'_, F> {
     /// Parses one data line and appends it.
     fn push(&mut self, line: &str, no: u64) -> Result<()> {
         let path = self.path;
+        // Room for the whole row first, so that the pushes below never
+        // reallocate: running out of memory is then an error, not an abort.
+        crate::memory::reserve(&mut self.values, self.layout.cols())
+            .map_err(|s| s.data_error(path, "the feature values", no))?;
+        crate::memory::reserve(&mut self.class_ids, 1)
+            .map_err(|s| s.data_error(path, "the labels", no))?;
         let start = self.values.len();
         let Some(label) = self.layout.label else {
             // Unlabeled: every row is of the one class.

@@ -232,6 +232,11 @@ impl<'a> Line<'a> {
             }
             let v = parse_value::<F>(value, &format_args!("for feature {index}"))
                 .map_err(|msg| err(at + name.len() + 1, msg))?;
+            // The row's length is not known ahead, so each entry makes its
+            // own room: a comparison, unless the vectors must grow.
+            crate::memory::reserve(indices, 1)
+                .and_then(|()| crate::memory::reserve(values, 1))
+                .map_err(|s| s.data_error(self.path, "the feature values", self.no))?;
             // index <= MAX_FEATURE_INDEX < 2^31, so index - 1 fits in u32.
             indices.push(u32::try_from(index - 1).unwrap_or(u32::MAX));
             values.push(v);
@@ -302,10 +307,10 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
                     .count()
                     .saturating_sub(1);
                 let nnz = rows.saturating_mul(per_row);
-                let _ = m.row_ptr.try_reserve(rows);
-                let _ = class_ids.try_reserve(rows);
-                let _ = m.indices.try_reserve(nnz);
-                let _ = m.values.try_reserve(nnz);
+                crate::memory::reserve_hint(&mut m.row_ptr, rows);
+                crate::memory::reserve_hint(&mut class_ids, rows);
+                crate::memory::reserve_hint(&mut m.indices, nnz);
+                crate::memory::reserve_hint(&mut m.values, nnz);
             }
         }
         // Unlabeled rows share one class, whatever label a line has.
@@ -320,6 +325,9 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
                 ),
             )
         })?;
+        crate::memory::reserve(&mut m.row_ptr, 1)
+            .and_then(|()| crate::memory::reserve(&mut class_ids, 1))
+            .map_err(|s| s.data_error(path, "the rows", no))?;
         let last = parsed.parse_features(FORMAT_LIMIT, &mut m.indices, &mut m.values)?;
         max_index = max_index.max(last);
         m.row_ptr.push(m.indices.len());

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::output::{write_atomic, write_atomic_seekable};
 
-use super::{Features, RawData, Row, binary};
+use super::{CsrMatrix, DenseMatrix, Features, MAX_LINE_BYTES, RawData, Row, binary};
 
 /// The formats the tool writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -109,9 +109,62 @@ pub fn libsvm_label(label: &str) -> std::result::Result<String, String> {
     Ok(label.to_owned())
 }
 
+/// Refuses text output whose lines could not be read back: even the
+/// shortest line would exceed [`MAX_LINE_BYTES`], which this tool's readers
+/// refuse (and building it could exhaust memory). `shortest` counts the
+/// line's bytes without its newline; `why` says what makes it that long.
+pub fn check_shortest_line(
+    path: &Path,
+    format: OutputFormat,
+    shortest: u64,
+    why: &str,
+) -> Result<()> {
+    if shortest <= MAX_LINE_BYTES as u64 {
+        return Ok(());
+    }
+    Err(Error::data(
+        path,
+        format!(
+            "{} lines of this data would be at least {shortest} bytes long ({why}), more than \
+             the {MAX_LINE_BYTES}-byte line limit of this tool's readers; write binary \
+             (.pbin) instead",
+            format.name()
+        ),
+    ))
+}
+
+/// Refuses one line longer than [`MAX_LINE_BYTES`] (its newline not
+/// counted), which this tool's readers would refuse; `row` counts from 1.
+pub fn check_line(path: &Path, row: u64, len: usize) -> Result<()> {
+    if len <= MAX_LINE_BYTES {
+        return Ok(());
+    }
+    Err(Error::data(
+        path,
+        format!(
+            "the line of row {row} would be {len} bytes long, more than the \
+             {MAX_LINE_BYTES}-byte line limit of this tool's readers; write binary (.pbin) \
+             instead"
+        ),
+    ))
+}
+
+/// The shortest CSV line of `cols` features after a `label_bytes` label:
+/// every feature is written, each with its comma.
+pub fn shortest_csv_line(label_bytes: usize, cols: usize) -> u64 {
+    (label_bytes as u64).saturating_add((cols as u64).saturating_mul(2))
+}
+
+/// The shortest LIBSVM line storing `nnz` values: ` k:v` is 4 bytes at least.
+pub fn shortest_libsvm_line(label_bytes: usize, nnz: usize) -> u64 {
+    (label_bytes as u64).saturating_add((nnz as u64).saturating_mul(4))
+}
+
 /// Appends a CSV line: the label, then all `cols` features (zeros for
-/// entries a sparse row does not store).
-pub fn csv_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>, cols: usize) {
+/// entries a sparse row does not store). Returns its length without the
+/// newline.
+pub fn csv_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>, cols: usize) -> usize {
+    let start = out.len();
     out.extend_from_slice(label.as_bytes());
     match row {
         Row::Dense(x) => {
@@ -135,18 +188,23 @@ pub fn csv_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>, cols: 
             }
         }
     }
+    let len = out.len() - start;
     out.push(b'\n');
+    len
 }
 
 /// Appends a LIBSVM line: the label, then `index:value` for every stored
-/// entry (1-based indices).
-pub fn libsvm_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>) {
+/// entry (1-based indices). Returns its length without the newline.
+pub fn libsvm_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>) -> usize {
+    let start = out.len();
     out.extend_from_slice(label.as_bytes());
     row.for_each(|k, v| {
         let _ = write!(out, " {}:", k + 1);
         push_value(out, v);
     });
+    let len = out.len() - start;
     out.push(b'\n');
+    len
 }
 
 /// Writes `raw` to `path` atomically in `format`; returns the bytes written.
@@ -182,17 +240,23 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
                 })
                 .collect::<std::result::Result<Vec<String>, String>>()
                 .map_err(|m| Error::data(path, m))?;
-            write_atomic(path, |w| {
+            check_text_lines(path, raw, format, &labels)?;
+            let mut failure = None;
+            let result = write_atomic(path, |w| {
                 let mut line = Vec::with_capacity(1 << 16);
                 for (i, &c) in raw.class_ids.iter().enumerate() {
                     let label = labels.get(c as usize).ok_or_else(|| {
                         io::Error::new(io::ErrorKind::InvalidInput, "class id out of range")
                     })?;
                     let row = raw.features.row(i);
-                    if csv {
-                        csv_line(&mut line, label, row, cols);
+                    let len = if csv {
+                        csv_line(&mut line, label, row, cols)
                     } else {
-                        libsvm_line(&mut line, label, row);
+                        libsvm_line(&mut line, label, row)
+                    };
+                    if let Err(e) = check_line(path, i as u64 + 1, len) {
+                        failure = Some(e);
+                        return Err(io::Error::other("a line is too long"));
                     }
                     if line.len() >= 1 << 16 {
                         w.write_all(&line)?;
@@ -203,23 +267,131 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
                 w.write_all(&line)?;
                 written += line.len() as u64;
                 Ok(())
-            })?;
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            result?;
         }
     }
     Ok(written)
 }
 
+/// Refuses text output when the shortest line of some row would exceed the
+/// line limit, before anything is built or written.
+fn check_text_lines<F: Real>(
+    path: &Path,
+    raw: &RawData<F>,
+    format: OutputFormat,
+    labels: &[String],
+) -> Result<()> {
+    let label = labels.iter().map(String::len).min().unwrap_or(0);
+    match (format, &raw.features) {
+        (OutputFormat::Csv, f) => check_shortest_line(
+            path,
+            format,
+            shortest_csv_line(label, f.cols()),
+            &format!("{} features, each written", f.cols()),
+        ),
+        (_, Features::Sparse(m)) => {
+            let Some((row, nnz)) = (0..m.rows())
+                .map(|i| (i, m.row_ptr[i + 1] - m.row_ptr[i]))
+                .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
+            else {
+                return Ok(());
+            };
+            check_shortest_line(
+                path,
+                format,
+                shortest_libsvm_line(label, nnz),
+                &format!("row {} stores {nnz} values", row + 1),
+            )
+        }
+        (_, Features::Dense(m)) => check_shortest_line(
+            path,
+            format,
+            shortest_libsvm_line(label, m.cols),
+            &format!("{} features in a dense row", m.cols),
+        ),
+    }
+}
+
 /// The same data with the features in `layout` (dense to CSR drops exact
-/// zeros; CSR to dense fills them in).
-pub fn with_layout<F: Real>(raw: RawData<F>, layout: binary::Layout) -> RawData<F> {
+/// zeros; CSR to dense fills them in). The copy is refused, naming
+/// `source`, when it would not fit in the memory available.
+pub fn with_layout<F: Real>(
+    raw: RawData<F>,
+    layout: binary::Layout,
+    source: &Path,
+) -> Result<RawData<F>> {
     let features = match (layout, raw.features) {
-        (binary::Layout::Dense, Features::Sparse(m)) => {
-            Features::Dense(Features::Sparse(m).to_dense())
-        }
-        (binary::Layout::Csr, Features::Dense(m)) => {
-            Features::Sparse(Features::Dense(m).to_sparse())
-        }
+        (binary::Layout::Dense, Features::Sparse(m)) => Features::Dense(to_dense(&m, source)?),
+        (binary::Layout::Csr, Features::Dense(m)) => Features::Sparse(to_csr(&m, source)?),
         (_, f) => f,
     };
-    RawData { features, ..raw }
+    Ok(RawData { features, ..raw })
+}
+
+/// "the data needs more memory than is available: a dense copy of ...
+/// takes 16.0 GiB, but only 7.5 GiB is available; hint".
+fn too_big(source: &Path, what: &str, s: crate::memory::Shortfall, hint: &str) -> Error {
+    Error::data(
+        source,
+        format!("the data needs more memory than is available: {what} {s}{hint}"),
+    )
+}
+
+fn to_dense<F: Real>(m: &CsrMatrix<F>, source: &Path) -> Result<DenseMatrix<F>> {
+    let rows = m.rows();
+    let what = format!(
+        "a dense copy of {} x {} ({})",
+        crate::text::count(rows, "row"),
+        crate::text::count(m.cols, "feature"),
+        F::PRECISION
+    );
+    let hint = "; keep the CSR layout (leave out --layout dense)";
+    // Beyond usize, which only a 32-bit platform can reach.
+    let cells = rows.saturating_mul(m.cols);
+    let mut values =
+        crate::memory::filled(cells, F::ZERO).map_err(|s| too_big(source, &what, s, hint))?;
+    for i in 0..rows {
+        for e in m.row_ptr[i]..m.row_ptr[i + 1] {
+            values[i * m.cols + m.indices[e] as usize] = m.values[e];
+        }
+    }
+    Ok(DenseMatrix {
+        rows,
+        cols: m.cols,
+        values,
+    })
+}
+
+fn to_csr<F: Real>(m: &DenseMatrix<F>, source: &Path) -> Result<CsrMatrix<F>> {
+    let nnz = m.values.iter().filter(|&&v| v != F::ZERO).count();
+    let what = format!("a CSR copy of {nnz} non-zero values");
+    let oom = |s| too_big(source, &what, s, "; keep the dense layout");
+    let needed = crate::memory::bytes_of::<F>(nnz)
+        .saturating_add(crate::memory::bytes_of::<u32>(nnz))
+        .saturating_add(crate::memory::bytes_of::<usize>(m.rows + 1));
+    crate::memory::check(needed).map_err(oom)?;
+    let mut out = CsrMatrix {
+        cols: m.cols,
+        row_ptr: Vec::new(),
+        indices: Vec::new(),
+        values: Vec::new(),
+    };
+    crate::memory::reserve(&mut out.row_ptr, m.rows + 1).map_err(oom)?;
+    crate::memory::reserve(&mut out.indices, nnz).map_err(oom)?;
+    crate::memory::reserve(&mut out.values, nnz).map_err(oom)?;
+    out.row_ptr.push(0);
+    for i in 0..m.rows {
+        for (k, &v) in m.values[i * m.cols..(i + 1) * m.cols].iter().enumerate() {
+            if v != F::ZERO {
+                out.indices.push(k as u32);
+                out.values.push(v);
+            }
+        }
+        out.row_ptr.push(out.indices.len());
+    }
+    Ok(out)
 }

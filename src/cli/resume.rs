@@ -1,0 +1,223 @@
+//! `train --resume`: the options a resumed run takes from its checkpoint.
+//! Every option the checkpoint records and the user did not give is
+//! adopted, so `train DATA --resume FILE` alone continues the interrupted
+//! run; an option given with another value is left as given, and the
+//! checkpoint's identity check then refuses it, saying what differs.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use clap::ArgMatches;
+use clap::parser::ValueSource;
+
+use super::args::PrecisionArg;
+use super::train::{MulticlassArg, TrainArgs};
+use crate::checkpoint::RunIdentity;
+use crate::float::Precision;
+use crate::train::Variant;
+
+/// The options the user gave, on the command line or through the
+/// environment, as opposed to those left at their defaults. Ids are the
+/// argument ids clap derives from the field names (`max_epochs`).
+#[derive(Clone, Debug, Default)]
+pub struct Given(BTreeSet<String>);
+
+impl Given {
+    pub fn from_matches(m: &ArgMatches) -> Self {
+        Given(
+            m.ids()
+                .filter(|id| {
+                    matches!(
+                        m.value_source(id.as_str()),
+                        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+                    )
+                })
+                .map(|id| id.as_str().to_owned())
+                .collect(),
+        )
+    }
+
+    /// The options named, for tests.
+    pub fn of(ids: &[&str]) -> Self {
+        Given(ids.iter().map(|s| (*s).to_owned()).collect())
+    }
+
+    fn has(&self, id: &str) -> bool {
+        self.0.contains(id)
+    }
+
+    fn any(&self, ids: &[&str]) -> bool {
+        ids.iter().any(|id| self.has(id))
+    }
+}
+
+/// `args` with every option the user did not give taken from the
+/// checkpoint `path` made by the run `id`.
+pub fn adopt(args: &TrainArgs, given: &Given, id: &RunIdentity, path: &Path) -> TrainArgs {
+    let mut a = args.clone();
+    if !given.has("precision") {
+        a.precision = match id.precision {
+            Precision::F32 => PrecisionArg::F32,
+            Precision::F64 => PrecisionArg::F64,
+        };
+    }
+    if !given.has("no_bias") {
+        a.no_bias = !id.bias;
+    }
+    if !given.has("max_epochs") {
+        a.max_epochs = id.max_epochs;
+    }
+    if !given.any(&["shuffle", "seed"]) {
+        a.shuffle = id.seed.is_some();
+        a.seed = id.seed;
+    }
+    // --positive and --pocket exclude one-vs-rest: given, they keep the
+    // run binary, and a one-vs-rest checkpoint is then refused.
+    if !given.any(&["multiclass", "positive", "pocket"]) && id.multiclass {
+        a.multiclass = Some(MulticlassArg::Ovr);
+    }
+    if !given.any(&["average", "pocket"]) {
+        a.average = id.variant == Variant::Averaged;
+        a.pocket = id.variant == Variant::Pocket && a.multiclass.is_none();
+    }
+    if !given.has("margin") {
+        a.margin = id.margin.clone();
+    }
+    if !given.has("positive") && !id.multiclass && a.multiclass.is_none() {
+        // The +1 class as the interrupted run decided it: the same map for
+        // two labels, and the one-vs-rest class for more.
+        a.positive = Some(id.labels.positive.clone());
+    }
+    if !given.has("init") && id.init.is_some() {
+        a.init = id.settings.init.clone();
+    }
+    if !given.has("output") {
+        a.output = a.output.or_else(|| id.settings.output.clone());
+    }
+    // The checkpoint file itself is where the resumed run goes on saving.
+    if !given.has("checkpoint")
+        && let Some(every) = id.settings.checkpoint_every
+    {
+        a.checkpoint = Some(path.to_path_buf());
+        if !given.has("checkpoint_every") {
+            a.checkpoint_every = every;
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::RunSettings;
+    use crate::data::LabelMap;
+    use clap::{CommandFactory, FromArgMatches};
+
+    fn identity() -> RunIdentity {
+        RunIdentity {
+            precision: Precision::F64,
+            bias: false,
+            max_epochs: 7,
+            seed: Some(3),
+            labels: LabelMap {
+                positive: "b".into(),
+                negative: None,
+            },
+            rows: 10,
+            features: 2,
+            fingerprint: "f".into(),
+            variant: Variant::Averaged,
+            margin: Some("0.5".parse().unwrap()),
+            init: Some("abc".into()),
+            multiclass: false,
+            heads: 1,
+            settings: RunSettings {
+                output: Some("m.json".into()),
+                init: Some("start.json".into()),
+                checkpoint_every: Some(2),
+            },
+        }
+    }
+
+    fn parse(line: &[&str]) -> (TrainArgs, Given) {
+        let m = crate::cli::Cli::command()
+            .try_get_matches_from(line)
+            .unwrap();
+        let (_, sub) = m.subcommand().unwrap();
+        let cli = crate::cli::Cli::from_arg_matches(&m).unwrap();
+        let crate::cli::Command::Train(a) = cli.command else {
+            unreachable!()
+        };
+        (a, Given::from_matches(sub))
+    }
+
+    #[test]
+    fn what_was_not_given_comes_from_the_checkpoint() {
+        let (args, given) = parse(&["perceptron", "train", "d.csv", "--resume", "ck.json"]);
+        let id = identity();
+        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        assert_eq!(a.precision, PrecisionArg::F64);
+        assert!(a.no_bias && a.shuffle && a.average && !a.pocket);
+        assert_eq!((a.max_epochs, a.seed), (7, Some(3)));
+        assert_eq!(a.margin, id.margin);
+        assert_eq!(a.positive.as_deref(), Some("b"));
+        assert_eq!(a.init.as_deref(), Some(Path::new("start.json")));
+        assert_eq!(a.output.as_deref(), Some(Path::new("m.json")));
+        assert_eq!(a.checkpoint.as_deref(), Some(Path::new("ck.json")));
+        assert_eq!(a.checkpoint_every, 2);
+        assert!(a.multiclass.is_none());
+    }
+
+    #[test]
+    fn what_was_given_stays_as_given() {
+        let (args, given) = parse(&[
+            "perceptron",
+            "train",
+            "d.csv",
+            "--resume",
+            "ck.json",
+            "--max-epochs",
+            "1000",
+            "--precision",
+            "f32",
+            "--pocket",
+            "-o",
+            "other.json",
+            "--checkpoint",
+            "new.json",
+        ]);
+        let a = adopt(&args, &given, &identity(), Path::new("ck.json"));
+        // Equal to the defaults, but given: the identity check will refuse.
+        assert_eq!((a.max_epochs, a.precision), (1000, PrecisionArg::F32));
+        assert!(a.pocket && !a.average);
+        assert_eq!(a.output.as_deref(), Some(Path::new("other.json")));
+        assert_eq!(a.checkpoint.as_deref(), Some(Path::new("new.json")));
+        assert_eq!(a.checkpoint_every, 1);
+    }
+
+    #[test]
+    fn one_vs_rest_is_adopted_unless_the_run_is_made_binary() {
+        let mut id = identity();
+        id.multiclass = true;
+        id.variant = Variant::Classic;
+        let (args, given) = parse(&["perceptron", "train", "d.csv", "--resume", "ck.json"]);
+        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        assert_eq!(a.multiclass, Some(MulticlassArg::Ovr));
+        assert!(a.positive.is_none());
+        let (args, given) = parse(&[
+            "perceptron",
+            "train",
+            "d.csv",
+            "--resume",
+            "ck.json",
+            "--positive",
+            "b",
+        ]);
+        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        assert!(a.multiclass.is_none());
+        // Without periodic checkpoints recorded, none are made.
+        id.settings.checkpoint_every = None;
+        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        assert!(a.checkpoint.is_none());
+    }
+}

@@ -122,8 +122,9 @@ pub fn positive_rows<F: Real>(
                 Settled::Mistake => false,
                 Settled::Unknown => {
                     stats.host_dots += 1;
-                    let s = reference::dot(weights, data.features.row(i), bias);
-                    !reference::is_mistake(1, s)
+                    // As Model::decide: only a positive score is class +1,
+                    // so a NaN score (overflowing features) is class -1.
+                    reference::dot(weights, data.features.row(i), bias) > F::ZERO
                 }
             };
         }
@@ -160,6 +161,28 @@ mod tests {
         let (got, stats) = positive_rows(&data, &w, true, &mut ReferenceEngine).unwrap();
         assert_eq!(got, expected);
         assert_eq!(stats.certified, 0);
+    }
+
+    #[test]
+    fn a_nan_score_is_the_negative_class_as_in_the_model() {
+        // 1e30·1e30 overflows to +inf and the next term to -inf: NaN.
+        let data = as_positive(Features::Dense(DenseMatrix {
+            rows: 2,
+            cols: 2,
+            values: vec![1e30f32, -1e30, 1.0, 1.0].into(),
+        }));
+        let w = [1e30f32, 1e30, 0.0];
+        assert!(reference::dot(&w, data.features.row(0), true).is_nan());
+        let expected = [
+            crate::model::Model::<f32>::decide(f32::NAN) > 0,
+            crate::model::Model::<f32>::decide(2e30) > 0,
+        ];
+        assert_eq!(expected, [false, true]);
+        let mut cpu = crate::cpu::CpuEngine::new(&data, true);
+        let (got, _) = positive_rows(&data, &w, true, &mut cpu).unwrap();
+        assert_eq!(got, expected);
+        let (got, _) = positive_rows(&data, &w, true, &mut ReferenceEngine).unwrap();
+        assert_eq!(got, expected);
     }
 
     #[test]

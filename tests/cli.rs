@@ -1790,11 +1790,13 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            // Read into memory: a mapped file takes none (see the next case).
             name: ".pbin beyond memory",
             args: &["info", "z.pbin"],
             make: vec![
                 Bytes("z.pbin", pbin(1, 400, 100)),
                 Env("PERCEPTRON_MEMORY_LIMIT", "100000"),
+                Env("PERCEPTRON_NO_MMAP", "1"),
             ],
             code: 1,
             stderr: &[

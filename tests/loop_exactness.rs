@@ -439,3 +439,63 @@ fn a_meddling_walker_is_caught_and_the_model_is_unchanged() {
     assert!(rollbacks > 10, "rollbacks {rollbacks}");
     assert!(off >= 3, "walks turned off {off}");
 }
+
+/// A walker that never moves (a hung device reporting empty batches): the
+/// loop must not spin. It gives up on the engine, and the fallback finishes
+/// the textbook run.
+struct Stalled<'d>(TwinWalkEngine<'d, f32>, u64);
+
+impl MarginEngine<f32> for Stalled<'_> {
+    fn name(&self) -> String {
+        "stalled".into()
+    }
+    fn preferred_window(&self, r: f64) -> usize {
+        self.0.preferred_window(r)
+    }
+    fn submit(&mut self, pass: &Pass<'_, f32>) -> Result<(), EngineError> {
+        self.0.submit(pass)
+    }
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        self.0.collect(slack)
+    }
+    fn stats(&self) -> EngineStats {
+        self.0.stats()
+    }
+    fn walker(&mut self) -> Option<&mut dyn Walker<f32>> {
+        Some(self)
+    }
+}
+
+impl Walker<f32> for Stalled<'_> {
+    fn begin(&mut self, start: &WalkStart<'_, f32>) -> Result<(), EngineError> {
+        self.1 = start.position as u64;
+        Ok(())
+    }
+    fn next(&mut self) -> Result<WalkBatch<f32>, EngineError> {
+        let at = self.1 as usize;
+        Ok(WalkBatch {
+            start: at,
+            end: at,
+            decisions: Vec::new(),
+            values: Vec::new(),
+            stop: perceptron::train::engine::WalkStop::Running,
+        })
+    }
+    fn cancel(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn walk_stats(&self) -> WalkStats {
+        WalkStats::default()
+    }
+}
+
+#[test]
+fn a_walker_that_makes_no_progress_is_given_up() {
+    let mut rng = Rng(0x57a11);
+    let data = random_dense::<f32>(&mut rng, 2000, 5, 0.1);
+    let (w, mistakes) = textbook(&data, true, 4);
+    let engine = Stalled(TwinWalkEngine::new(&data, true, 4, 64), 0);
+    let fit = run(Always, &data, true, 4, Box::new(engine));
+    assert_eq!(fit.mistakes_per_epoch, mistakes);
+    assert_eq!(fit.weights, w);
+}

@@ -172,3 +172,33 @@ fn a_file_replaced_by_rename_while_mapped_leaves_the_run_alone() {
         "never saw the run with the file mapped"
     );
 }
+
+/// A mapped file takes no anonymous memory for its rows: a memory limit
+/// far below the file's size refuses reading it into memory, and lets the
+/// mapped run go on.
+#[test]
+fn a_mapped_file_is_not_held_to_the_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.pbin");
+    let args = ["gen", "--rows", "20000", "--features", "50", "--seed", "2"];
+    run(&[&args[..], &["-o", p(&data)]].concat(), &[]).unwrap();
+    let size = std::fs::metadata(&data).unwrap().len();
+    let limit = (size / 4).to_string();
+    let info = |env: &[(&str, &str)]| {
+        Command::new(bin())
+            .args(["info", p(&data)])
+            .env("PERCEPTRON_MEMORY_LIMIT", &limit)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap()
+    };
+    let mapped = info(&[]);
+    assert!(
+        mapped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mapped.stderr)
+    );
+    let read = info(&[("PERCEPTRON_NO_MMAP", "1")]);
+    assert_eq!(read.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&read.stderr).contains("needs more memory than is available"));
+}

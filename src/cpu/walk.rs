@@ -19,8 +19,11 @@ use crate::float::Real;
 use crate::reference;
 use crate::train::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop};
 
-/// Decisions per batch: the loop replays and reports between batches.
+/// Rows per batch that a search stops at (mistakes, and rows the
+/// certificate could not call correct), and rows per batch at most: the
+/// loop replays, reports and polls for stop requests between batches.
 const DECISIONS: usize = 256;
+const BATCH_ROWS: usize = 1 << 20;
 /// Rows scanned per search at least, and at most.
 const MIN_WINDOW: usize = 1024;
 const MAX_WINDOW: usize = 1 << 20;
@@ -95,30 +98,40 @@ impl<F: Real> CpuWalk<F> {
         let mut decisions = Vec::new();
         let mut values = Vec::new();
         let mut stop = WalkStop::Running;
-        while decisions.len() < DECISIONS && self.position < self.end {
-            let hi = (self.position + self.window).min(self.end);
-            let w = &self.weights;
-            let certain_correct = |i: usize| {
-                if host_only.host_only.binary_search(&i).is_ok() {
-                    return false;
-                }
-                let row = data.features.row(i);
-                let (s, t) = super::margin(w, row, bias);
-                let m = F::from_f64((row.stored() + bias as usize) as f64);
-                bound.decide(data.labels[i], s, t, m) == Settled::Correct
+        let batch_end = (self.position + BATCH_ROWS).min(self.end);
+        let mut stops = 0;
+        while stops < DECISIONS && self.position < batch_end {
+            let q = if host_only.host_only.binary_search(&self.position).is_ok() {
+                // No search can settle it: straight to the reference dot,
+                // so a run of such rows costs no parallel searches.
+                self.position
+            } else {
+                let hi = (self.position + self.window).min(batch_end);
+                let w = &self.weights;
+                let certain_correct = |i: usize| {
+                    if host_only.host_only.binary_search(&i).is_ok() {
+                        return false;
+                    }
+                    let row = data.features.row(i);
+                    let (s, t) = super::margin(w, row, bias);
+                    let m = F::from_f64((row.stored() + bias as usize) as f64);
+                    bound.decide(data.labels[i], s, t, m) == Settled::Correct
+                };
+                let found = (self.position..hi)
+                    .into_par_iter()
+                    .with_min_len(256)
+                    .find_first(|&i| !certain_correct(i));
+                self.stats.iterations += 1;
+                let Some(q) = found else {
+                    self.position = hi;
+                    self.window = (2 * self.window).min(MAX_WINDOW);
+                    continue;
+                };
+                let gap = q + 1 - self.position;
+                self.window = (2 * gap).clamp(MIN_WINDOW, MAX_WINDOW);
+                q
             };
-            let found = (self.position..hi)
-                .into_par_iter()
-                .with_min_len(256)
-                .find_first(|&i| !certain_correct(i));
-            self.stats.iterations += 1;
-            let Some(q) = found else {
-                self.position = hi;
-                self.window = (2 * self.window).min(MAX_WINDOW);
-                continue;
-            };
-            let gap = q + 1 - self.position;
-            self.window = (2 * gap).clamp(MIN_WINDOW, MAX_WINDOW);
+            stops += 1;
             self.position = q + 1;
             // The row's exact decision: the reference dot, as the loop's.
             let row = data.features.row(q);
@@ -188,5 +201,61 @@ impl<F: Real> CpuWalk<F> {
             values,
             stop,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{DenseMatrix, Features};
+
+    /// Rows with a subnormal feature are host-only: each one is a stop, so
+    /// batches stay short, and none of them costs a parallel search.
+    #[test]
+    fn host_only_rows_are_decided_without_searches_in_short_batches() {
+        let rows = 3000;
+        let values: Vec<f32> = (0..rows).flat_map(|_| [1.0, 1e-40]).collect();
+        let data = crate::decide::as_positive(Features::Dense(DenseMatrix {
+            rows,
+            cols: 2,
+            values: values.into(),
+        }));
+        assert_eq!(data.facts(true).host_only.len(), rows);
+        let mut walk = CpuWalk::default();
+        let weights = [0.0f32; 3];
+        walk.begin(
+            &data,
+            true,
+            &WalkStart {
+                position: 0,
+                end: rows,
+                weights: &weights,
+                resync: true,
+                tau: 0.0,
+                max_updates: 10,
+            },
+        );
+        let (mut at, mut mistakes) = (0, Vec::new());
+        loop {
+            let batch = walk.next_batch(&data, true).unwrap();
+            assert_eq!(batch.start, at);
+            assert!(
+                batch.end - batch.start <= DECISIONS,
+                "{}..{}",
+                batch.start,
+                batch.end
+            );
+            mistakes.extend(batch.decisions.iter().filter(|d| d.mistake).map(|d| d.row));
+            at = batch.end;
+            if batch.stop != WalkStop::Running {
+                assert_eq!(batch.stop, WalkStop::End);
+                break;
+            }
+        }
+        assert_eq!(at, rows);
+        // Only the first row is a mistake under zero weights.
+        assert_eq!(mistakes, [0]);
+        assert_eq!(walk.stats().iterations, 0);
+        assert_eq!(walk.weights, [1.0, 1e-40, 1.0]);
     }
 }

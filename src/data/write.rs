@@ -362,7 +362,7 @@ fn to_dense<F: Real>(m: &CsrMatrix<F>, source: &Path) -> Result<DenseMatrix<F>> 
     Ok(DenseMatrix {
         rows,
         cols: m.cols,
-        values,
+        values: values.into(),
     })
 }
 
@@ -374,24 +374,26 @@ fn to_csr<F: Real>(m: &DenseMatrix<F>, source: &Path) -> Result<CsrMatrix<F>> {
         .saturating_add(crate::memory::bytes_of::<u32>(nnz))
         .saturating_add(crate::memory::bytes_of::<usize>(m.rows + 1));
     crate::memory::check(needed).map_err(oom)?;
-    let mut out = CsrMatrix {
-        cols: m.cols,
-        row_ptr: Vec::new(),
-        indices: Vec::new(),
-        values: Vec::new(),
-    };
-    crate::memory::reserve(&mut out.row_ptr, m.rows + 1).map_err(oom)?;
-    crate::memory::reserve(&mut out.indices, nnz).map_err(oom)?;
-    crate::memory::reserve(&mut out.values, nnz).map_err(oom)?;
-    out.row_ptr.push(0);
+    let mut row_ptr = Vec::new();
+    let mut indices = Vec::new();
+    let mut values = Vec::new();
+    crate::memory::reserve(&mut row_ptr, m.rows + 1).map_err(oom)?;
+    crate::memory::reserve(&mut indices, nnz).map_err(oom)?;
+    crate::memory::reserve(&mut values, nnz).map_err(oom)?;
+    row_ptr.push(0);
     for i in 0..m.rows {
         for (k, &v) in m.values[i * m.cols..(i + 1) * m.cols].iter().enumerate() {
             if v != F::ZERO {
-                out.indices.push(k as u32);
-                out.values.push(v);
+                indices.push(k as u32);
+                values.push(v);
             }
         }
-        out.row_ptr.push(out.indices.len());
+        row_ptr.push(indices.len());
     }
-    Ok(out)
+    Ok(CsrMatrix {
+        cols: m.cols,
+        row_ptr: row_ptr.into(),
+        indices: indices.into(),
+        values: values.into(),
+    })
 }

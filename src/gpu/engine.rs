@@ -145,6 +145,8 @@ pub struct GpuEngine<'d, F: Real> {
     stats: EngineStats,
     name: String,
     walk: WalkSetup<F>,
+    /// A note for the user not yet handed over.
+    notice: Option<String>,
     no_walk: bool,
     walk_iterations: usize,
 }
@@ -429,6 +431,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             fail_at_pass: options.fail_at_pass,
             stats: EngineStats::default(),
             walk: WalkSetup::NotTried,
+            notice: None,
             no_walk: options.no_walk,
             walk_iterations: options.walk_iterations.unwrap_or(128).max(1),
         })
@@ -776,7 +779,13 @@ impl<F: Real> GpuEngine<'_, F> {
             &rows,
         ) {
             Ok(w) => WalkSetup::Ready(Box::new(w)),
-            Err(_) => WalkSetup::Unavailable,
+            Err(e) => {
+                self.notice = Some(format!(
+                    "{}: the GPU walk could not be set up ({e}); passes over windows are used instead (the result is unaffected)",
+                    self.name
+                ));
+                WalkSetup::Unavailable
+            }
         };
     }
 
@@ -916,5 +925,9 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
             WalkSetup::Ready(_) => Some(self),
             _ => None,
         }
+    }
+
+    fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
     }
 }

@@ -106,6 +106,8 @@ pub struct GpuWalk<F: Real> {
     bound: Option<Bound<F>>,
     stopped: bool,
     stats: WalkStats,
+    /// The state's iteration count already added to `stats`.
+    counted: u64,
     /// Seconds spent waiting for batches.
     pub seconds: f64,
 }
@@ -235,14 +237,21 @@ impl<F: Real> GpuWalk<F> {
             ));
         }
         let slots: Vec<Slot> = (0..DEPTH + 1)
-            .map(|_| Slot {
-                entry_rows: buffer("walk entry rows", rows_bytes(iterations), storage),
-                entry_values: buffer("walk entry values", values_bytes, storage),
-                readback: buffer(
+            .map(|_| {
+                let entry_rows = buffer("walk entry rows", rows_bytes(iterations), storage);
+                let entry_values = buffer("walk entry values", values_bytes, storage);
+                // Room for whatever the entry buffers hold (their sizes are
+                // rounded up from the bytes asked for).
+                let readback = buffer(
                     "walk readback",
-                    32 + rows_bytes(iterations) + values_bytes,
+                    32 + entry_rows.size() + entry_values.size(),
                     wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                ),
+                );
+                Slot {
+                    entry_rows,
+                    entry_values,
+                    readback,
+                }
             })
             .collect();
 
@@ -363,6 +372,7 @@ impl<F: Real> GpuWalk<F> {
             bound: None,
             stopped: true,
             stats: WalkStats::default(),
+            counted: 0,
             seconds: 0.0,
         })
     }
@@ -393,6 +403,7 @@ impl<F: Real> GpuWalk<F> {
         self.queue
             .write_buffer(&self.state, 0, bytemuck::bytes_of(&state));
         self.chunk = chunk;
+        self.counted = 0;
         self.next_start = global_p;
         self.stopped = false;
     }
@@ -421,11 +432,16 @@ impl<F: Real> GpuWalk<F> {
                 pass.dispatch_workgroups(1, 1, 1);
             }
         }
-        let rows = rows_bytes(self.iterations);
-        let values = s.entry_values.size();
+        // Only what this batch's iterations can have written comes back: a
+        // batch of 10 decisions on wide rows copies 10 rows of values, not
+        // the slot's 64 MiB.
+        let (rows_at, values_at) = (32, 32 + s.entry_rows.size());
+        let (rows, values) = self.entry_bytes(s, iterations);
         encoder.copy_buffer_to_buffer(&self.state, 0, &s.readback, 0, 32);
-        encoder.copy_buffer_to_buffer(&s.entry_rows, 0, &s.readback, 32, rows);
-        encoder.copy_buffer_to_buffer(&s.entry_values, 0, &s.readback, 32 + rows, values);
+        encoder.copy_buffer_to_buffer(&s.entry_rows, 0, &s.readback, rows_at, rows);
+        if values > 0 {
+            encoder.copy_buffer_to_buffer(&s.entry_values, 0, &s.readback, values_at, values);
+        }
         let index = self.queue.submit([encoder.finish()]);
         let mapped: MapResult = Arc::new(Mutex::new(None));
         let sink = mapped.clone();
@@ -444,6 +460,18 @@ impl<F: Real> GpuWalk<F> {
             mapped,
         });
         Ok(())
+    }
+
+    /// The bytes of entry rows and of entry values that a batch of
+    /// `iterations` may write (one entry per iteration at most), rounded up
+    /// to whole copy units and within the slot's buffers.
+    fn entry_bytes(&self, s: &Slot, iterations: usize) -> (u64, u64) {
+        let elem = std::mem::size_of::<F>() as u64;
+        let rows = rows_bytes(iterations).min(s.entry_rows.size());
+        let values = ((iterations * self.stride) as u64 * elem)
+            .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
+            .min(s.entry_values.size());
+        (rows, values)
     }
 
     /// The size of the next batch: the decisions still expected before the
@@ -479,7 +507,10 @@ impl<F: Real> GpuWalk<F> {
             None => return Err(EngineError("the GPU did not return the walk".into())),
         }
         let s = &self.slots[p.slot];
-        let rows = rows_bytes(self.iterations) as usize;
+        let (rows, values) = self.entry_bytes(s, p.iterations);
+        let values_at = 32 + s.entry_rows.size() as usize;
+        let elem = std::mem::size_of::<F>();
+        let values = values as usize / elem * elem;
         let (state, entries) = {
             let view = s
                 .readback
@@ -487,8 +518,8 @@ impl<F: Real> GpuWalk<F> {
                 .get_mapped_range()
                 .map_err(|e| EngineError(format!("reading the walk back failed: {e}")))?;
             let state: WalkState = bytemuck::pod_read_unaligned(&view[..32]);
-            let entry_rows: Vec<u32> = bytemuck::pod_collect_to_vec(&view[32..32 + rows]);
-            let values: Vec<F> = bytemuck::pod_collect_to_vec(&view[32 + rows..]);
+            let entry_rows: Vec<u32> = bytemuck::pod_collect_to_vec(&view[32..32 + rows as usize]);
+            let values: Vec<F> = bytemuck::pod_collect_to_vec(&view[values_at..values_at + values]);
             (
                 state,
                 Entries {
@@ -544,9 +575,12 @@ impl<F: Real> GpuWalk<F> {
         let offset = self.chunks[chunk].rows.start;
         let start = self.next_start;
         let batch =
-            walk_twin::to_batch(&state, &entries, self.stride, offset, start, self.epoch_end);
+            walk_twin::to_batch(&state, &entries, self.stride, offset, start, self.epoch_end)?;
         self.stats.batches += 1;
-        self.stats.iterations += state.iterations as u64;
+        // The state counts iterations since the walk was pointed at its
+        // chunk; batches report the difference.
+        self.stats.iterations += (state.iterations as u64).saturating_sub(self.counted);
+        self.counted = state.iterations as u64;
         self.next_start = batch.end;
         let decided = batch.decisions.len().max(1);
         self.gap = ((batch.end - start) / decided).max(1);

@@ -435,8 +435,15 @@ pub fn to_batch<F: Real>(
     offset: usize,
     start: usize,
     epoch_end: usize,
-) -> WalkBatch<F> {
+) -> Result<WalkBatch<F>, EngineError> {
     let n = entries.rows[0] as usize;
+    if 1 + 2 * n > entries.rows.len() || n * stride > entries.values.len() {
+        // More entries than the batch could hold: a broken device.
+        return Err(EngineError(format!(
+            "the walk reported {n} decisions, more than its batch holds ({})",
+            (entries.rows.len() - 1) / 2
+        )));
+    }
     let mut decisions = Vec::with_capacity(n);
     for j in 0..n {
         let row = entries.rows[1 + 2 * j] as usize + offset;
@@ -461,13 +468,13 @@ pub fn to_batch<F: Real>(
         STOP_SUBNORMAL => WalkStop::Resync,
         _ => WalkStop::Updates,
     };
-    WalkBatch {
+    Ok(WalkBatch {
         start,
         end,
         decisions,
         values: entries.values[..n * stride].to_vec(),
         stop,
-    }
+    })
 }
 
 /// An engine that walks with the twins: the GPU walk's logic on the CPU,
@@ -598,14 +605,7 @@ impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
         self.stats.batches += 1;
         self.stats.iterations += self.state.iterations as u64;
         self.state.iterations = 0;
-        Ok(to_batch(
-            &self.state,
-            &entries,
-            self.stride,
-            0,
-            start,
-            self.epoch_end,
-        ))
+        to_batch(&self.state, &entries, self.stride, 0, start, self.epoch_end)
     }
 
     fn cancel(&mut self) -> Result<(), EngineError> {
@@ -619,7 +619,9 @@ impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
 }
 
 /// The updates a run from `weights` may make before ||w||·max||x|| could
-/// pass [`certify::safe_product`]: each update adds at most max||x|| to ||w||.
+/// pass [`certify::safe_product`]. Each update adds at most max||x|| to
+/// ||w|| exactly; twice that per update leaves room for the rounding of
+/// the adds and of this estimate of ||w||.
 pub fn safe_updates<F: Real>(weights: &[F], max_norm: f64) -> u64 {
     let norm = weights
         .iter()
@@ -627,10 +629,37 @@ pub fn safe_updates<F: Real>(weights: &[F], max_norm: f64) -> u64 {
         .sum::<f64>()
         .sqrt()
         * (1.0 + 1e-9);
-    let room = certify::safe_product::<F>() / max_norm.max(f64::MIN_POSITIVE) - norm;
-    if room.is_finite() && room > 0.0 {
-        (room / max_norm.max(f64::MIN_POSITIVE)).min(u32::MAX as f64) as u64
-    } else {
+    if max_norm == 0.0 && norm.is_finite() {
+        // All-zero rows cannot grow the weights.
+        return u32::MAX as u64;
+    }
+    let step = 2.0 * max_norm;
+    let room = certify::safe_product::<F>() / max_norm - norm;
+    if room.is_nan() || room <= 0.0 {
         0
+    } else {
+        (room / step).min(u32::MAX as f64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_updates_keep_the_product_under_the_limit() {
+        let limit = certify::safe_product::<f32>();
+        let max_norm = 1e10;
+        let n = safe_updates(&[0.0f32; 4], max_norm);
+        assert!(n > 0 && n < u32::MAX as u64);
+        // Even n updates of twice the row norm stay under the limit.
+        assert!((n as f64) * 2.0 * max_norm * max_norm <= limit);
+        // Weights already at the limit leave no room; zero rows leave all.
+        let big = [(limit / max_norm) as f32, 0.0];
+        assert_eq!(safe_updates(&big, max_norm), 0);
+        assert_eq!(safe_updates(&[1.0f32, 2.0], 0.0), u32::MAX as u64);
+        assert_eq!(safe_updates(&[1.0f32], f64::INFINITY), 0);
+        // Tiny rows: as many as the loop can count, not none.
+        assert_eq!(safe_updates(&[0.0f64; 2], 1e-300), u32::MAX as u64);
     }
 }

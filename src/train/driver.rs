@@ -612,6 +612,9 @@ impl<'d, F: Real> Loop<'d, F> {
                 }
                 return Ok(EpochEnd::Interrupted);
             }
+            if let Some(notice) = engine.take_notice() {
+                observer.on_warning(&notice);
+            }
             let pos = self.state.position;
             let t0 = Instant::now();
             if !engine.certifies() {
@@ -629,6 +632,9 @@ impl<'d, F: Real> Loop<'d, F> {
                 if let Err(e) = self.end_walk(engine) {
                     return Ok(EpochEnd::EngineFailed(e));
                 }
+                // Draining the engine's walk is the engine's cost, not the
+                // host's: the host's stretch is timed from here.
+                let t0 = Instant::now();
                 let end = (pos + stretch.min(self.work_cap)).min(self.rows);
                 if let Err(e) = self.walk_host(engine, end)? {
                     return Ok(EpochEnd::EngineFailed(e));
@@ -765,6 +771,9 @@ impl<'d, F: Real> Loop<'d, F> {
         // never more than about 2^26 multiply-adds, for stop requests.
         let stretch = self.work_cap.min(stretch);
         let target = (self.state.position + stretch).min(self.rows);
+        // A walker must move: a batch may end where it started, but not
+        // many in a row.
+        let mut stalled = 0;
         while self.walk_active && self.state.position < target {
             let Some(walker) = engine.walker() else {
                 return Ok(Err(EngineError("the engine has no walker".into())));
@@ -773,6 +782,17 @@ impl<'d, F: Real> Loop<'d, F> {
                 Ok(b) => b,
                 Err(e) => return Ok(Err(e)),
             };
+            stalled = if batch.end == batch.start && batch.stop == WalkStop::Running {
+                stalled + 1
+            } else {
+                0
+            };
+            if stalled > 64 {
+                return Ok(Err(EngineError(format!(
+                    "the walk made no progress at row {} in {stalled} batches",
+                    self.state.position
+                ))));
+            }
             if batch.start != self.state.position
                 || batch.end < batch.start
                 || batch.end > self.rows

@@ -100,6 +100,12 @@ pub trait MarginEngine<F: Real> {
     fn walker(&mut self) -> Option<&mut dyn Walker<F>> {
         None
     }
+
+    /// A note for the user that the engine has not given yet (a feature it
+    /// could not set up, say), handed over once.
+    fn take_notice(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// Where a walk starts: the loop's exact state at a row boundary.

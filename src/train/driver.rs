@@ -377,6 +377,9 @@ struct Modes {
     left: usize,
     len: [usize; 2],
     max: usize,
+    /// While the current stretch is a trial of the other mode: the stretch
+    /// length the winner resumes with if the trial loses.
+    resume: Option<usize>,
     /// False: always the engine.
     adaptive: bool,
 }
@@ -384,6 +387,12 @@ struct Modes {
 /// Rows a mode must have walked before its cost per row counts; also the
 /// shortest stretch.
 const MEASURE_ROWS: usize = 4096;
+
+/// A lost trial costs its rows times the gap between the two modes' costs;
+/// the winner then walks long enough that trials cost at most 1/TRIAL_SHARE
+/// of its time (at most [`MAX_EPOCHS_PER_STRETCH`] epochs).
+const TRIAL_SHARE: f64 = 20.0;
+const MAX_EPOCHS_PER_STRETCH: usize = 64;
 
 impl Modes {
     fn new(rows: usize) -> Self {
@@ -394,6 +403,7 @@ impl Modes {
             left: MEASURE_ROWS,
             len: [MEASURE_ROWS; 2],
             max: rows.max(MEASURE_ROWS),
+            resume: None,
             adaptive: true,
         }
     }
@@ -426,15 +436,29 @@ impl Modes {
             return;
         }
         let other = mode.other();
+        let trial = self.resume.take();
         match (self.cost[m], self.cost[other as usize]) {
             (Some(c), Some(o)) if c <= o => {
                 if self.len[m] >= self.max {
                     // The longest stretch won: a short trial of the other.
+                    self.resume = Some(self.len[m]);
                     self.switch(other, MEASURE_ROWS);
                 } else {
                     self.len[m] = (2 * self.len[m]).min(self.max);
                     self.left = self.len[m];
                 }
+            }
+            (Some(c), Some(o)) if trial.is_some() => {
+                // A trial lost: the winner resumes, for long enough that the
+                // next trial costs a small share of its time.
+                let spaced = TRIAL_SHARE * MEASURE_ROWS as f64 * (c / o - 1.0);
+                let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
+                let len = trial
+                    .unwrap_or(self.max)
+                    .max(spaced.min(cap as f64) as usize)
+                    .min(cap);
+                self.len[m] = MEASURE_ROWS;
+                self.switch(other, len);
             }
             // Lost, or the other never measured: the other, from short.
             _ => {
@@ -1283,4 +1307,62 @@ fn touched_subnormal<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> bool {
     let mut sub = bias && w[w.len() - 1].is_subnormal();
     row.for_each(|k, _| sub |= w[k].is_subnormal());
     sub
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walks `rows` rows with the chooser, each mode costing `cost(mode,
+    /// row)` seconds per row; returns the seconds spent.
+    fn simulate(
+        modes: &mut Modes,
+        from: usize,
+        rows: usize,
+        cost: impl Fn(Mode, usize) -> f64,
+    ) -> f64 {
+        let (mut at, mut seconds) = (from, 0.0);
+        while at < from + rows {
+            let (mode, stretch) = modes.next();
+            // The loop walks in pieces of at most 1000 rows.
+            let n = stretch.min(1000).min(from + rows - at);
+            let s = n as f64 * cost(mode, at);
+            modes.measured(mode, s, n);
+            seconds += s;
+            at += n;
+        }
+        seconds
+    }
+
+    #[test]
+    fn trials_of_a_much_dearer_mode_cost_a_small_share() {
+        let epoch = 25_000;
+        let mut modes = Modes::new(epoch);
+        let cost = |m: Mode, _| if m == Mode::Host { 1e-9 } else { 1e-8 };
+        simulate(&mut modes, 0, 20 * epoch, cost);
+        // In steady state: within 10% of always walking with the host.
+        let t = simulate(&mut modes, 20 * epoch, 200 * epoch, cost);
+        let best = 200.0 * epoch as f64 * 1e-9;
+        assert!(t <= 1.1 * best, "{:.3}x the cheaper mode's time", t / best);
+        // And trials still happen: never more than 64 epochs apart.
+        assert!(t > best);
+    }
+
+    #[test]
+    fn a_change_in_which_mode_is_cheaper_is_followed() {
+        let epoch = 25_000;
+        let mut modes = Modes::new(epoch);
+        // The engine is 10x dearer for 100 epochs, then 10x cheaper.
+        let flip = 100 * epoch;
+        let cost = |m: Mode, at: usize| match (m == Mode::Host, at < flip) {
+            (true, true) | (false, false) => 1e-9,
+            _ => 1e-8,
+        };
+        simulate(&mut modes, 0, flip, cost);
+        // Within the longest stretch (64 epochs) and a doubling or two.
+        simulate(&mut modes, flip, 70 * epoch, cost);
+        let t = simulate(&mut modes, flip + 70 * epoch, 100 * epoch, cost);
+        let best = 100.0 * epoch as f64 * 1e-9;
+        assert!(t <= 1.1 * best, "{:.3}x the cheaper mode's time", t / best);
+    }
 }

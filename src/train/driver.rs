@@ -17,7 +17,7 @@
 //! of the window and asks for a fresh pass from where it is.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::certify::{self, Settled};
 use crate::data::{Dataset, Row};
@@ -380,6 +380,8 @@ struct Modes {
     /// While the current stretch is a trial of the other mode: the stretch
     /// length the winner resumes with if the trial loses.
     resume: Option<usize>,
+    /// Seconds and rows the current trial has taken so far.
+    trial_spent: (f64, usize),
     /// False: always the engine.
     adaptive: bool,
 }
@@ -394,16 +396,25 @@ const MEASURE_ROWS: usize = 4096;
 const TRIAL_SHARE: f64 = 20.0;
 const MAX_EPOCHS_PER_STRETCH: usize = 64;
 
+/// A trial is cut short, and lost, once it has taken this many times what
+/// the winner would take for the whole trial: a device far slower than the
+/// host (a software adapter, or data with a mistake every few rows) then
+/// costs little more than a bounded detour.
+const TRIAL_BUDGET: f64 = 4.0;
+
 impl Modes {
     fn new(rows: usize) -> Self {
         Modes {
             cost: [None, None],
             pending: [(0.0, 0); 2],
-            current: Mode::Engine,
+            // The host first: measuring it costs no setup, and the engine's
+            // first stretch is then a trial with a budget.
+            current: Mode::Host,
             left: MEASURE_ROWS,
             len: [MEASURE_ROWS; 2],
             max: rows.max(MEASURE_ROWS),
             resume: None,
+            trial_spent: (0.0, 0),
             adaptive: true,
         }
     }
@@ -416,6 +427,14 @@ impl Modes {
         } else {
             (Mode::Engine, usize::MAX)
         }
+    }
+
+    /// The seconds the current stretch may take before it is cut short:
+    /// only a trial has a limit, from the winner's cost.
+    fn trial_budget(&self) -> Option<f64> {
+        self.resume?;
+        let o = self.cost[self.current.other() as usize]?;
+        Some((TRIAL_BUDGET * o * MEASURE_ROWS as f64 - self.trial_spent.0).max(0.0))
     }
 
     /// `mode` walked `rows` rows in `seconds`.
@@ -432,9 +451,21 @@ impl Modes {
             return;
         }
         self.left = self.left.saturating_sub(rows);
+        if self.resume.is_some() {
+            self.trial_spent.0 += seconds;
+            self.trial_spent.1 += rows;
+            if self.left > 0 && self.trial_budget() == Some(0.0) {
+                // Over budget: what the trial took so far is its cost.
+                let (s, r) = self.trial_spent;
+                self.cost[m] = Some(s / r.max(1) as f64);
+                self.pending[m] = (0.0, 0);
+                self.left = 0;
+            }
+        }
         if self.left > 0 {
             return;
         }
+        self.trial_spent = (0.0, 0);
         let other = mode.other();
         let trial = self.resume.take();
         match (self.cost[m], self.cost[other as usize]) {
@@ -451,6 +482,7 @@ impl Modes {
             (Some(c), Some(o)) if trial.is_some() => {
                 // A trial lost: the winner resumes, for long enough that the
                 // next trial costs a small share of its time.
+                // (The trial's rows, not fewer if it was cut short.)
                 let spaced = TRIAL_SHARE * MEASURE_ROWS as f64 * (c / o - 1.0);
                 let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
                 let len = trial
@@ -462,6 +494,10 @@ impl Modes {
             }
             // Lost, or the other never measured: the other, from short.
             _ => {
+                if self.cost[other as usize].is_none() && self.cost[m].is_some() {
+                    // The other's first stretch is a trial of it.
+                    self.resume = Some(self.len[m]);
+                }
                 self.len[m] = MEASURE_ROWS;
                 self.switch(other, MEASURE_ROWS);
             }
@@ -669,7 +705,13 @@ impl<'d, F: Real> Loop<'d, F> {
                 continue;
             }
             if self.walks(engine) {
-                match self.walk_device(engine, observer, stretch)? {
+                // A trial's walk stops at its budget (see Modes::measured).
+                let deadline = self
+                    .modes
+                    .trial_budget()
+                    .and_then(|b| Duration::try_from_secs_f64(b).ok())
+                    .and_then(|b| t0.checked_add(b));
+                match self.walk_device(engine, observer, stretch, deadline)? {
                     Ok(()) => {}
                     Err(e) => return Ok(EpochEnd::EngineFailed(e)),
                 }
@@ -763,6 +805,7 @@ impl<'d, F: Real> Loop<'d, F> {
         engine: &mut dyn MarginEngine<F>,
         observer: &mut dyn Observer<F>,
         stretch: usize,
+        deadline: Option<Instant>,
     ) -> Result<std::result::Result<(), EngineError>> {
         let max_updates = crate::gpu::walk_twin::safe_updates(&self.state.weights, self.max_norm);
         if max_updates == 0 {
@@ -890,7 +933,7 @@ impl<'d, F: Real> Loop<'d, F> {
                     self.walker_version = None;
                 }
             }
-            if observer.should_stop() {
+            if observer.should_stop() || deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
         }
@@ -1314,8 +1357,10 @@ mod tests {
     use super::*;
 
     /// Walks `rows` rows with the chooser, each mode costing `cost(mode,
-    /// row)` seconds per row; returns the seconds spent.
-    fn simulate(
+    /// row)` seconds per row, in pieces of at most `piece` rows (the loop's
+    /// windows, or a walk's batches); returns the seconds spent.
+    fn simulate_in(
+        piece: usize,
         modes: &mut Modes,
         from: usize,
         rows: usize,
@@ -1324,14 +1369,22 @@ mod tests {
         let (mut at, mut seconds) = (from, 0.0);
         while at < from + rows {
             let (mode, stretch) = modes.next();
-            // The loop walks in pieces of at most 1000 rows.
-            let n = stretch.min(1000).min(from + rows - at);
+            let n = stretch.min(piece).min(from + rows - at);
             let s = n as f64 * cost(mode, at);
             modes.measured(mode, s, n);
             seconds += s;
             at += n;
         }
         seconds
+    }
+
+    fn simulate(
+        modes: &mut Modes,
+        from: usize,
+        rows: usize,
+        cost: impl Fn(Mode, usize) -> f64,
+    ) -> f64 {
+        simulate_in(1000, modes, from, rows, cost)
     }
 
     #[test]
@@ -1346,6 +1399,19 @@ mod tests {
         assert!(t <= 1.1 * best, "{:.3}x the cheaper mode's time", t / best);
         // And trials still happen: never more than 64 epochs apart.
         assert!(t > best);
+    }
+
+    #[test]
+    fn a_trial_of_a_far_dearer_mode_is_cut_short() {
+        let epoch = 25_000;
+        let mut modes = Modes::new(epoch);
+        // The engine costs 1000x the host: every trial is cut at its
+        // budget (4x the host's time for the trial's rows) after a piece.
+        let cost = |m: Mode, _| if m == Mode::Host { 1e-9 } else { 1e-6 };
+        simulate_in(100, &mut modes, 0, 20 * epoch, cost);
+        let t = simulate_in(100, &mut modes, 20 * epoch, 400 * epoch, cost);
+        let best = 400.0 * epoch as f64 * 1e-9;
+        assert!(t <= 1.1 * best, "{:.3}x the cheaper mode's time", t / best);
     }
 
     #[test]

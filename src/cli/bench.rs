@@ -46,8 +46,9 @@ pub struct BenchArgs {
     pub backends: Vec<Which>,
 
     /// `adaptive` lets the loop walk on the host when that is faster;
-    /// `always` measures the engines themselves (the GPU's walk where it
-    /// can); `windows` measures passes over windows instead of the walk.
+    /// `always` measures the engines themselves (their walks where they
+    /// have one, GPU or CPU); `windows` measures passes over windows instead
+    /// of the walk.
     #[arg(long, value_enum, default_value = "adaptive")]
     pub passes: PassPolicy,
 

@@ -115,7 +115,7 @@ pub struct TrainArgs {
 
     /// Whether training may walk on the CPU alone when that is measured to
     /// be faster than the engine (`adaptive`), must use the engine (`always`:
-    /// the GPU's walk where it can, else passes over windows), or must use
+    /// its walk where it has one, GPU or CPU, else passes over windows), or must use
     /// passes over windows (`windows`, to compare them with the walk).
     /// Never changes the model.
     #[arg(long, value_enum, default_value = "adaptive")]

@@ -358,11 +358,14 @@ impl Mode {
 }
 
 /// Chooses between the host and the engine by the wall time per row each
-/// has been measured to cost, in stretches. A mode's stretches double while
-/// it stays the cheaper one and start short again when it loses; the other
-/// mode gets a short trial after each longest stretch, so a change in the
-/// data's behaviour (the mistake rate falls from epoch to epoch) is noticed,
-/// and a lucky trial costs only a short stretch.
+/// has been measured to cost, in stretches. The host is measured first. A
+/// mode's stretches double while it stays the cheaper one; after its
+/// longest stretch the other mode gets a short trial, so a change in the
+/// data's behaviour (the mistake rate falls from epoch to epoch) is
+/// noticed. A trial has a time budget and is cut short beyond it; a lost
+/// trial is followed by a winner's stretch long enough that trials cost a
+/// small share of the time; a winner that loses starts the other from
+/// short.
 struct Modes {
     /// Seconds per row, as last measured over at least [`MEASURE_ROWS`]
     /// rows: the latest figure, not an average, since a mode's cost changes

@@ -61,13 +61,14 @@ impl Default for TrainParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum PassPolicy {
-    /// Measure both and use whichever costs less per row: engine passes, or
-    /// the host's own fast certified margins (better when most rows are
-    /// mistakes, since each update makes pending passes stale).
+    /// Measure both and use whichever costs less per row: the engine (its
+    /// walk, or passes over windows), or the host's own fast certified
+    /// margins (better when mistakes are only a few rows apart).
     #[default]
     Adaptive,
-    /// Always use the engine: its walk where it has one (the GPU), else
-    /// passes over windows of rows (for testing and measuring an engine).
+    /// Always use the engine: its walk where it has one (the GPU's, or the
+    /// CPU engine's parallel one), else passes over windows of rows (for
+    /// testing and measuring an engine).
     Always,
     /// Always use engine passes over windows of rows, never the engine's
     /// walk (to measure one against the other).

@@ -111,6 +111,19 @@ fn uniform_stop(li: u32) -> u32 {
     return workgroupUniformLoad(&wg_u32);
 }
 
+fn uniform_p(li: u32) -> u32 {
+    if li == 0u {
+        wg_u32 = state.p;
+    }
+    return workgroupUniformLoad(&wg_u32);
+}
+fn uniform_limit(li: u32) -> u32 {
+    if li == 0u {
+        wg_u32 = state.limit;
+    }
+    return workgroupUniformLoad(&wg_u32);
+}
+
 // Records row `q` with `flags` as entry `n` (invocation 0 only).
 fn record(n: u32, q: u32, flags: u32) {
     entry_rows[1u + 2u * n] = q;
@@ -147,4 +160,57 @@ fn update_coordinate(k: u32, v: real, plus: bool, entry: u32) {
     }
     weights[k] = updated;
     entry_values[entry] = updated;
+}
+
+// The start of walk_step_*, shared by both layouts: the found word, or NONE
+// when the step has nothing to decide (the walk stopped, or every row up
+// to the limit is certainly correct, which invocation 0 records).
+fn step_head(li: u32) -> u32 {
+    if li == 0u {
+        atomicStore(&wg_flag, 0u);
+    }
+    if uniform_stop(li) != 0u {
+        return NONE;
+    }
+    let found = uniform_found(li);
+    if found == NONE && li == 0u {
+        state.iterations = state.iterations + 1u;
+        state.p = state.limit;
+        state.stop = STOP_LIMIT;
+        state.stop_row = state.limit;
+    }
+    return found;
+}
+
+// The end of a speculative decision: invocation 0's in-order sum `s` of
+// the row's products, the bias last, against tau; the same for every
+// invocation.
+fn reference_decision(li: u32, s: real, plus: bool) -> bool {
+    if li == 0u {
+        var total = s;
+        if params.bias != 0u {
+            total = total + weights[params.cols];
+        }
+        let ys = select(-total, total, plus);
+        wg_u32 = select(0u, 1u, ys <= params.tau);
+    }
+    return workgroupUniformLoad(&wg_u32) == 1u;
+}
+
+// The end of walk_step_*, once the update's invocations are done: count the
+// update, record the entry, advance (invocation 0).
+fn step_tail(li: u32, n: u32, q: u32, flags: u32, mistake: bool) {
+    workgroupBarrier();
+    if li == 0u {
+        var entry_flags = flags;
+        let subnormal = atomicLoad(&wg_flag) != 0u;
+        if subnormal {
+            entry_flags = entry_flags | ENTRY_SUBNORMAL;
+        }
+        if mistake {
+            state.updates_left = state.updates_left - 1u;
+        }
+        record(n, q, entry_flags);
+        advance(q, subnormal);
+    }
 }

@@ -20,14 +20,8 @@ fn walk_scan_sparse(
     if uniform_stop(li) != 0u {
         return;
     }
-    if li == 0u {
-        wg_u32 = state.p;
-    }
-    let p = workgroupUniformLoad(&wg_u32);
-    if li == 0u {
-        wg_u32 = state.limit;
-    }
-    let limit = workgroupUniformLoad(&wg_u32);
+    let p = uniform_p(li);
+    let limit = uniform_limit(li);
     let rows_per_group = WG / LANES;
     let lane = li % LANES;
     let slot = li / LANES;
@@ -80,20 +74,8 @@ fn walk_scan_sparse(
 
 @compute @workgroup_size(256)
 fn walk_step_sparse(@builtin(local_invocation_index) li: u32) {
-    if li == 0u {
-        atomicStore(&wg_flag, 0u);
-    }
-    if uniform_stop(li) != 0u {
-        return;
-    }
-    let found = uniform_found(li);
+    let found = step_head(li);
     if found == NONE {
-        if li == 0u {
-            state.iterations = state.iterations + 1u;
-            state.p = state.limit;
-            state.stop = STOP_LIMIT;
-            state.stop_row = state.limit;
-        }
         return;
     }
     let q = found >> 1u;
@@ -126,14 +108,7 @@ fn walk_step_sparse(@builtin(local_invocation_index) li: u32) {
             }
             workgroupBarrier();
         }
-        if li == 0u {
-            if params.bias != 0u {
-                s = s + weights[params.cols];
-            }
-            let ys = select(-s, s, plus);
-            wg_u32 = select(0u, 1u, ys <= params.tau);
-        }
-        mistake = workgroupUniformLoad(&wg_u32) == 1u;
+        mistake = reference_decision(li, s, plus);
         if mistake {
             flags = flags | ENTRY_MISTAKE;
         }
@@ -148,16 +123,5 @@ fn walk_step_sparse(@builtin(local_invocation_index) li: u32) {
             update_coordinate(params.cols, 1.0, plus, out + (end - begin));
         }
     }
-    workgroupBarrier();
-    if li == 0u {
-        let subnormal = atomicLoad(&wg_flag) != 0u;
-        if subnormal {
-            flags = flags | ENTRY_SUBNORMAL;
-        }
-        if mistake {
-            state.updates_left = state.updates_left - 1u;
-        }
-        record(n, q, flags);
-        advance(q, subnormal);
-    }
+    step_tail(li, n, q, flags, mistake);
 }

@@ -191,6 +191,30 @@ pub fn engine_safe<F: Real>(w: &[F], max_norm: f64) -> bool {
     norm.is_finite() && norm * max_norm <= safe_product::<F>()
 }
 
+/// The updates a run from `weights` may make before ||w||·max||x|| could
+/// pass [`safe_product`]. Each update adds at most max||x|| to
+/// ||w|| exactly; twice that per update leaves room for the rounding of
+/// the adds and of this estimate of ||w||.
+pub fn safe_updates<F: Real>(weights: &[F], max_norm: f64) -> u64 {
+    let norm = weights
+        .iter()
+        .map(|v| v.to_f64() * v.to_f64())
+        .sum::<f64>()
+        .sqrt()
+        * (1.0 + 1e-9);
+    if max_norm == 0.0 && norm.is_finite() {
+        // All-zero rows cannot grow the weights.
+        return u32::MAX as u64;
+    }
+    let step = 2.0 * max_norm;
+    let room = safe_product::<F>() / max_norm - norm;
+    if room.is_nan() || room <= 0.0 {
+        0
+    } else {
+        (room / step).min(u32::MAX as f64) as u64
+    }
+}
+
 /// Multiplies the drift δ = ||w' - w|| in the settle test.
 pub const DRIFT_FACTOR: f64 = 1.1;
 /// Added to the settle threshold, for underflow in computing r.
@@ -295,8 +319,10 @@ pub struct RowFacts {
     /// Upper bound of max_i ||x~_i||, in f64 (`norms` may round it to f32
     /// infinity for f64 data).
     pub max_norm: f64,
-    /// Sorted rows no engine may settle ([`needs_host`]).
+    /// Sorted rows no engine may settle ([`needs_host`]), and the same as
+    /// a bitset (bit i of word i/64).
     pub host_only: Vec<usize>,
+    host_only_bits: Vec<u64>,
 }
 
 impl RowFacts {
@@ -328,17 +354,32 @@ impl RowFacts {
                 (norm, l1 * (1.0 + 1e-12), sub || many || huge, up)
             })
             .collect();
+        let host_only: Vec<usize> = per_row
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.2)
+            .map(|(i, _)| i)
+            .collect();
+        let mut host_only_bits = vec![0u64; rows.div_ceil(64)];
+        for &i in &host_only {
+            host_only_bits[i / 64] |= 1 << (i % 64);
+        }
         RowFacts {
             norms: per_row.iter().map(|r| r.0).collect(),
             l1_max: per_row.iter().map(|r| r.1).fold(0.0, f64::max),
             max_norm: per_row.iter().map(|r| r.3).fold(0.0, f64::max),
-            host_only: per_row
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.2)
-                .map(|(i, _)| i)
-                .collect(),
+            host_only,
+            host_only_bits,
         }
+    }
+
+    /// Whether row `i` is one no engine may settle: one bit test, for the
+    /// loops that ask of every row.
+    #[inline]
+    pub fn is_host_only(&self, i: usize) -> bool {
+        self.host_only_bits
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
 }
 
@@ -401,6 +442,23 @@ pub fn l1_max<F: Real>(features: &Features<F>, bias: bool) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn safe_updates_keep_the_product_under_the_limit() {
+        let limit = safe_product::<f32>();
+        let max_norm = 1e10;
+        let n = safe_updates(&[0.0f32; 4], max_norm);
+        assert!(n > 0 && n < u32::MAX as u64);
+        // Even n updates of twice the row norm stay under the limit.
+        assert!((n as f64) * 2.0 * max_norm * max_norm <= limit);
+        // Weights already at the limit leave no room; zero rows leave all.
+        let big = [(limit / max_norm) as f32, 0.0];
+        assert_eq!(safe_updates(&big, max_norm), 0);
+        assert_eq!(safe_updates(&[1.0f32, 2.0], 0.0), u32::MAX as u64);
+        assert_eq!(safe_updates(&[1.0f32], f64::INFINITY), 0);
+        // Tiny rows: as many as the loop can count, not none.
+        assert_eq!(safe_updates(&[0.0f64; 2], 1e-300), u32::MAX as u64);
+    }
     use crate::reference;
 
     /// The worst a device can do within the model: sum in reverse pairwise

@@ -237,17 +237,14 @@ pub fn load<F: Real>(path: &Path, expected: &RunIdentity) -> Result<State<F>> {
     parse(path, &read(path)?, expected)
 }
 
-fn read(path: &Path) -> Result<String> {
+/// A checkpoint's text, read once by a resumed run for both
+/// [`identity_of`] and [`parse`].
+pub fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read checkpoint", e))
 }
 
 /// The run a checkpoint belongs to, read before the data so that a resumed
-/// run can adopt its options; the file is checked as [`load`] checks it.
-pub fn read_identity(path: &Path) -> Result<RunIdentity> {
-    identity_of(path, &read(path)?)
-}
-
-/// [`read_identity`] for a checkpoint's text already in memory.
+/// run can adopt its options; the text is checked as [`parse`] checks it.
 pub fn identity_of(path: &Path, text: &str) -> Result<RunIdentity> {
     let mut value = checked_json(path, text)?;
     let identity = value

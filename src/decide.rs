@@ -111,10 +111,7 @@ pub fn positive_rows<F: Real>(
             if verdict != Settled::Unknown {
                 stats.certified += 1;
             } else if !forced {
-                let row = data.features.row(i);
-                let (s, t) = crate::cpu::margin(weights, row, bias);
-                let m = F::from_f64((row.stored() + bias as usize) as f64);
-                verdict = host.decide(1, s, t, m);
+                verdict = crate::cpu::decide(&host, weights, data.features.row(i), bias, 1);
                 stats.host_certified += (verdict != Settled::Unknown) as u64;
             }
             positive[i] = match verdict {
@@ -122,9 +119,9 @@ pub fn positive_rows<F: Real>(
                 Settled::Mistake => false,
                 Settled::Unknown => {
                     stats.host_dots += 1;
-                    // As Model::decide: only a positive score is class +1,
-                    // so a NaN score (overflowing features) is class -1.
-                    reference::dot(weights, data.features.row(i), bias) > F::ZERO
+                    // A NaN score (overflowing features) is class -1.
+                    let s = reference::dot(weights, data.features.row(i), bias);
+                    crate::model::Model::<F>::decide(s) > 0
                 }
             };
         }

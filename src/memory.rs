@@ -93,15 +93,24 @@ impl std::fmt::Display for Shortfall {
 }
 
 impl Shortfall {
+    /// "the data needs more memory than is available: {what} takes ...,
+    /// but only ... is available{tail}", about the data file `path`.
+    pub fn refusal(self, path: &Path, what: &str, tail: &str) -> Error {
+        Error::data(
+            path,
+            format!("the data needs more memory than is available: {what} {self}{tail}"),
+        )
+    }
+
     /// The error of a data file whose rows do not fit, naming the line
     /// reached.
     pub fn data_error(self, path: &Path, what: &str, line: u64) -> Error {
-        Error::data(
+        self.refusal(
             path,
-            format!(
-                "the data needs more memory than is available: storing {what} {self}, after \
-                 line {line}; use a machine with more memory or part of the file (`perceptron \
-                 online` learns from a file of any length)"
+            &format!("storing {what}"),
+            &format!(
+                ", after line {line}; use a machine with more memory or part of the file \
+                 (`perceptron online` learns from a file of any length)"
             ),
         )
     }

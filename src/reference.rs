@@ -61,6 +61,29 @@ pub struct Overflow {
     pub coordinate: usize,
 }
 
+/// Calls `f` with each coordinate an update of `row` touches, in the order
+/// the walks record them: the stored columns in index order, then the bias
+/// (the last of `dim` weights) when `bias`.
+#[inline]
+pub fn for_each_touched<F: Real>(
+    row: Row<'_, F>,
+    bias: bool,
+    dim: usize,
+    mut f: impl FnMut(usize),
+) {
+    row.for_each(|k, _| f(k));
+    if bias {
+        f(dim - 1);
+    }
+}
+
+/// Whether the update of `row` left a subnormal value in a touched weight.
+pub fn touched_subnormal<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> bool {
+    let mut sub = false;
+    for_each_touched(row, bias, w.len(), |k| sub |= w[k].is_subnormal());
+    sub
+}
+
 /// w~ <- w~ + y·x~, one add per stored coordinate. Refuses (leaving `w`
 /// partially updated, which the caller discards) if a weight overflows,
 /// because a model with an infinite weight classifies nothing.

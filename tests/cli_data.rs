@@ -1,18 +1,15 @@
 //! `perceptron gen` and `perceptron convert` from the command line.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::data_file;
+
+use std::path::Path;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn perceptron() -> Command {
     Command::cargo_bin("perceptron").unwrap()
-}
-
-fn data_file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(name)
 }
 
 /// The weights and bias of a saved model.

@@ -12,7 +12,7 @@ use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::walk_twin::TwinWalkEngine;
 use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
 use perceptron::train::engine::{
-    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, WalkStats, Walker,
+    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
 use perceptron::train::{self, ReferenceEngine, Silent, State, TrainParams};
 
@@ -133,9 +133,6 @@ impl Walker<f32> for Meddler<'_> {
     }
     fn cancel(&mut self) -> Result<(), EngineError> {
         self.inner.cancel()
-    }
-    fn walk_stats(&self) -> WalkStats {
-        self.inner.walk_stats()
     }
 }
 
@@ -483,9 +480,6 @@ impl Walker<f32> for Stalled<'_> {
     }
     fn cancel(&mut self) -> Result<(), EngineError> {
         Ok(())
-    }
-    fn walk_stats(&self) -> WalkStats {
-        WalkStats::default()
     }
 }
 

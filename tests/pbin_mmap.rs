@@ -2,16 +2,11 @@
 //! same data parsed from text, on every engine, and so does reading it into
 //! memory instead (`PERCEPTRON_NO_MMAP=1`).
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{bin, essence, p};
+
+use std::path::Path;
 use std::process::Command;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 /// Runs perceptron; `None` when it failed only for want of a GPU adapter
 /// (outside CI).
@@ -31,21 +26,6 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Option<()> {
         panic!("perceptron {args:?} {env:?} failed: {stderr}");
     }
     Some(())
-}
-
-/// The parts of a model file that training determines (not timings).
-fn essence(model: &Path) -> (Vec<u64>, u64, Vec<u64>) {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
-    let bits = |x: &serde_json::Value| x.as_f64().unwrap().to_bits();
-    let w = v["weights"].as_array().unwrap().iter().map(bits).collect();
-    let m = v["training"]["mistakes_per_epoch"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect();
-    (w, bits(&v["bias"]), m)
 }
 
 #[test]

@@ -2,12 +2,11 @@
 //! one file, peak memory that grows only with the data, and a clear error
 //! when no adapter exists.
 
+mod common;
+use common::{bin, data_file, essence, p};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
-}
 
 fn run(args: &[&str]) -> Output {
     let out = Command::new(bin()).args(args).output().unwrap();
@@ -17,31 +16,6 @@ fn run(args: &[&str]) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
-}
-
-fn data_file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(name)
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-/// The parts of a model file that training determines (not timings).
-fn essence(model: &Path) -> (Vec<u64>, u64, Vec<u64>) {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
-    let bits = |x: &serde_json::Value| x.as_f64().unwrap().to_bits();
-    let w = v["weights"].as_array().unwrap().iter().map(bits).collect();
-    let m = v["training"]["mistakes_per_epoch"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect();
-    (w, bits(&v["bias"]), m)
 }
 
 /// Separable generated data in CSV and in the binary format.

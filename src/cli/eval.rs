@@ -216,9 +216,7 @@ pub fn evaluate<F: Real>(
     )?;
     let signs = true_signs(model, &args.model, &raw, &args.data)?;
     let mut raw = raw;
-    let features = std::mem::replace(&mut raw.features, crate::data::Features::empty());
-    let (positive, features) = super::predict::certified_classes(model, features, &args.backend)?;
-    raw.features = features;
+    let positive = super::predict::certified_classes(model, &mut raw.features, &args.backend)?;
     // [true][predicted], index 0 = -1, 1 = +1.
     let mut m = [[0u64; 2]; 2];
     for (i, &c) in raw.class_ids.iter().enumerate() {

@@ -200,10 +200,7 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
     let classes = if args.scores {
         None
     } else {
-        let features = std::mem::replace(&mut raw.features, crate::data::Features::empty());
-        let (positive, features) = certified_classes(model, features, &args.backend)?;
-        raw.features = features;
-        Some(positive)
+        Some(certified_classes(model, &mut raw.features, &args.backend)?)
     };
     let write = |out: &mut dyn Write| -> io::Result<()> {
         for i in 0..raw.features.rows() {
@@ -267,14 +264,15 @@ fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions)
 /// Whether each row of `features` is in the model's +1 class (s > 0), by
 /// the backend `args` asks for (see [`crate::decide`]): the classes the
 /// reference arithmetic gives, whatever the backend. The features are
-/// given back, not copied.
+/// lent to the engine and put back, not copied.
 pub(crate) fn certified_classes<F: Real>(
     model: &Model<F>,
-    features: crate::data::Features<F>,
+    features: &mut crate::data::Features<F>,
     args: &BackendArgs,
-) -> Result<(Vec<bool>, crate::data::Features<F>)> {
+) -> Result<Vec<bool>> {
     let cols = features.cols();
-    let data = crate::decide::as_positive(features);
+    let data =
+        crate::decide::as_positive(std::mem::replace(features, crate::data::Features::empty()));
     let weights = crate::decide::weights_for(&model.augmented_weights(), model.has_bias, cols);
     let (backend, gpu) = args.resolve();
     let mut chosen = crate::backend::choose(backend, &gpu, &data, model.has_bias)?;
@@ -286,5 +284,6 @@ pub(crate) fn certified_classes<F: Real>(
         );
     }
     drop(chosen);
-    Ok((positive, data.features))
+    *features = data.features;
+    Ok(positive)
 }

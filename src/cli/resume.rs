@@ -37,11 +37,6 @@ impl Given {
         )
     }
 
-    /// The options named, for tests.
-    pub fn of(ids: &[&str]) -> Self {
-        Given(ids.iter().map(|s| (*s).to_owned()).collect())
-    }
-
     fn has(&self, id: &str) -> bool {
         self.0.contains(id)
     }

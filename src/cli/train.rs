@@ -214,17 +214,20 @@ pub struct TrainReport {
 /// which a resumed run replaces with its checkpoint's).
 pub fn run(args: &TrainArgs, given: &super::resume::Given) -> Result<i32> {
     let adopted;
+    let mut text = None;
     let args = match &args.resume {
         Some(path) => {
-            let identity = checkpoint::read_identity(path)?;
+            let t = text.insert(checkpoint::read(path)?);
+            let identity = checkpoint::identity_of(path, t)?;
             adopted = super::resume::adopt(args, given, &identity, path);
             &adopted
         }
         None => args,
     };
+    let resume = args.resume.as_deref().zip(text.as_deref());
     match Precision::from(args.precision) {
-        Precision::F32 => run_in::<f32>(args),
-        Precision::F64 => run_in::<f64>(args),
+        Precision::F32 => run_in::<f32>(args, resume),
+        Precision::F64 => run_in::<f64>(args, resume),
     }
 }
 
@@ -251,7 +254,8 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
     Ok((data, csv))
 }
 
-fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
+/// `resume`: the checkpoint resumed from and its text.
+fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&std::path::Path, &str)>) -> Result<i32> {
     if args.max_epochs == 0 {
         return Err(Error::Usage("--max-epochs must be at least 1".into()));
     }
@@ -304,8 +308,8 @@ fn run_in<F: Real>(args: &TrainArgs) -> Result<i32> {
             checkpoint_every: args.checkpoint.as_ref().map(|_| args.checkpoint_every),
         },
     };
-    let start = match &args.resume {
-        Some(path) => checkpoint::load::<F>(path, &identity)?,
+    let start = match resume {
+        Some((path, text)) => checkpoint::parse::<F>(path, text, &identity)?,
         None => State::starting_from(initial_weights::<F>(args, &data)?),
     };
     if let Some(s) = seed {

@@ -4,8 +4,17 @@
 //! The order differs from the reference on purpose: decisions are certified
 //! with [`crate::certify::Bound`], which holds for any order.
 
+use crate::certify::{Bound, Settled};
 use crate::data::Row;
 use crate::float::Real;
+
+/// The host's certified decision of a row labelled `y`: its fast margin,
+/// judged by `bound` over the row's stored terms (and the bias).
+#[inline]
+pub fn decide<F: Real>(bound: &Bound<F>, w: &[F], row: Row<'_, F>, bias: bool, y: i8) -> Settled {
+    let (s, t) = margin(w, row, bias);
+    bound.decide(y, s, t, F::from_f64((row.stored() + bias as usize) as f64))
+}
 
 /// Returns (s^, t^) for one row, the bias term included when `bias`.
 #[inline]

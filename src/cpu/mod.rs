@@ -16,11 +16,10 @@ use crate::certify::{self, Bound};
 use crate::data::Dataset;
 use crate::float::Real;
 use crate::train::engine::{
-    Completed, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, WalkStats,
-    Walker,
+    Completed, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
 
-pub use kernel::margin;
+pub use kernel::{decide, margin};
 
 /// Certified slacks on the CPU.
 pub struct CpuEngine<'d, F> {
@@ -128,9 +127,5 @@ impl<F: Real> Walker<F> for CpuEngine<'_, F> {
     fn cancel(&mut self) -> Result<(), EngineError> {
         self.walk.cancel();
         Ok(())
-    }
-
-    fn walk_stats(&self) -> WalkStats {
-        self.walk.stats()
     }
 }

@@ -31,14 +31,14 @@ const MAX_WINDOW: usize = 1 << 20;
 /// A walk over one dataset.
 pub struct CpuWalk<F> {
     weights: Vec<F>,
+    /// The certificate (with the margin τ) while a walk runs; `None` once
+    /// it stopped or was cancelled.
     bound: Option<Bound<F>>,
-    tau: F,
     position: usize,
     end: usize,
     updates_left: u64,
     /// Rows per search, from the recent gap between decisions.
     window: usize,
-    running: bool,
     stats: WalkStats,
 }
 
@@ -47,12 +47,10 @@ impl<F: Real> Default for CpuWalk<F> {
         CpuWalk {
             weights: Vec::new(),
             bound: None,
-            tau: F::ZERO,
             position: 0,
             end: 0,
             updates_left: 0,
             window: MIN_WINDOW,
-            running: false,
             stats: WalkStats::default(),
         }
     }
@@ -66,15 +64,13 @@ impl<F: Real> CpuWalk<F> {
         }
         let l1_max = data.facts(bias).l1_max;
         self.bound = Some(Bound::for_weights(&self.weights, l1_max).with_margin(start.tau));
-        self.tau = start.tau;
         self.position = start.position;
         self.end = start.end;
         self.updates_left = start.max_updates.max(1);
-        self.running = true;
     }
 
     pub fn cancel(&mut self) {
-        self.running = false;
+        self.bound = None;
     }
 
     pub fn stats(&self) -> WalkStats {
@@ -87,13 +83,10 @@ impl<F: Real> CpuWalk<F> {
         data: &Dataset<F>,
         bias: bool,
     ) -> Result<WalkBatch<F>, EngineError> {
-        if !self.running {
-            return Err(EngineError("the walk stopped: begin it again".into()));
-        }
         let Some(mut bound) = self.bound else {
-            return Err(EngineError("the walk has no bound".into()));
+            return Err(EngineError("the walk stopped: begin it again".into()));
         };
-        let host_only = data.facts(bias);
+        let facts = data.facts(bias);
         let start = self.position;
         let mut decisions = Vec::new();
         let mut values = Vec::new();
@@ -101,7 +94,7 @@ impl<F: Real> CpuWalk<F> {
         let batch_end = (self.position + BATCH_ROWS).min(self.end);
         let mut stops = 0;
         while stops < DECISIONS && self.position < batch_end {
-            let q = if host_only.host_only.binary_search(&self.position).is_ok() {
+            let q = if facts.is_host_only(self.position) {
                 // No search can settle it: straight to the reference dot,
                 // so a run of such rows costs no parallel searches.
                 self.position
@@ -109,13 +102,11 @@ impl<F: Real> CpuWalk<F> {
                 let hi = (self.position + self.window).min(batch_end);
                 let w = &self.weights;
                 let certain_correct = |i: usize| {
-                    if host_only.host_only.binary_search(&i).is_ok() {
+                    if facts.is_host_only(i) {
                         return false;
                     }
-                    let row = data.features.row(i);
-                    let (s, t) = super::margin(w, row, bias);
-                    let m = F::from_f64((row.stored() + bias as usize) as f64);
-                    bound.decide(data.labels[i], s, t, m) == Settled::Correct
+                    super::decide(&bound, w, data.features.row(i), bias, data.labels[i])
+                        == Settled::Correct
                 };
                 let found = (self.position..hi)
                     .into_par_iter()
@@ -149,23 +140,16 @@ impl<F: Real> CpuWalk<F> {
                 stop = WalkStop::Resync;
                 break;
             }
-            if !reference::is_mistake_within(y, s, self.tau) {
+            if !reference::is_mistake_within(y, s, bound.tau) {
                 // Exactly decided correct: not listed, like every row the
                 // certificate calls correct.
                 continue;
             }
             let at = values.len();
             let updated = reference::apply_update(&mut self.weights, row, y, bias).is_ok();
-            let mut subnormal = false;
-            row.for_each(|j, _| {
-                values.push(self.weights[j]);
-                subnormal |= self.weights[j].is_subnormal();
-            });
-            if bias {
-                let b = self.weights[self.weights.len() - 1];
-                values.push(b);
-                subnormal |= b.is_subnormal();
-            }
+            let w = &self.weights;
+            reference::for_each_touched(row, bias, w.len(), |k| values.push(w[k]));
+            let subnormal = reference::touched_subnormal(w, row, bias);
             decisions.push(WalkDecision {
                 row: q,
                 mistake: true,
@@ -178,7 +162,7 @@ impl<F: Real> CpuWalk<F> {
                 break;
             }
             if subnormal && bound.flush == F::ZERO {
-                bound = Bound::new(true, host_only.l1_max).with_margin(self.tau);
+                bound = Bound::new(true, facts.l1_max).with_margin(bound.tau);
                 self.bound = Some(bound);
             }
             self.updates_left -= 1;
@@ -191,7 +175,7 @@ impl<F: Real> CpuWalk<F> {
             stop = WalkStop::End;
         }
         if stop != WalkStop::Running {
-            self.running = false;
+            self.bound = None;
         }
         self.stats.batches += 1;
         Ok(WalkBatch {

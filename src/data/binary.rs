@@ -500,12 +500,7 @@ fn count(n: u64, path: &Path) -> Result<usize> {
 /// (parallel) read that fills them, instead of by a separate zeroing pass
 /// that would take most of the load time.
 fn zeroed<T: bytemuck::Pod>(n: usize, path: &Path, what: &str) -> Result<Vec<T>> {
-    let refuse = |s: crate::memory::Shortfall| {
-        Error::data(
-            path,
-            format!("the data needs more memory than is available: its {what} section {s}"),
-        )
-    };
+    let refuse = |s: crate::memory::Shortfall| s.refusal(path, &format!("its {what} section"), "");
     let needed = crate::memory::bytes_of::<T>(n);
     let oom = || {
         refuse(crate::memory::Shortfall {
@@ -696,11 +691,7 @@ fn first_non_finite<F: Real>(values: &[F]) -> Option<usize> {
 /// Reads the header of a `.pbin` file.
 pub fn read_header(path: &Path) -> Result<Header> {
     let mut file = File::open(path).map_err(|e| Error::io(path, "cannot open data file", e))?;
-    header_of(&mut file, path)
-}
-
-fn header_of(file: &mut File, path: &Path) -> Result<Header> {
-    header_and_len(file, path).map(|(h, _)| h)
+    header_and_len(&mut file, path).map(|(h, _)| h)
 }
 
 /// The checked header and the file length it was checked against.

@@ -332,15 +332,6 @@ pub fn with_layout<F: Real>(
     Ok(RawData { features, ..raw })
 }
 
-/// "the data needs more memory than is available: a dense copy of ...
-/// takes 16.0 GiB, but only 7.5 GiB is available; hint".
-fn too_big(source: &Path, what: &str, s: crate::memory::Shortfall, hint: &str) -> Error {
-    Error::data(
-        source,
-        format!("the data needs more memory than is available: {what} {s}{hint}"),
-    )
-}
-
 fn to_dense<F: Real>(m: &CsrMatrix<F>, source: &Path) -> Result<DenseMatrix<F>> {
     let rows = m.rows();
     let what = format!(
@@ -353,7 +344,7 @@ fn to_dense<F: Real>(m: &CsrMatrix<F>, source: &Path) -> Result<DenseMatrix<F>> 
     // Beyond usize, which only a 32-bit platform can reach.
     let cells = rows.saturating_mul(m.cols);
     let mut values =
-        crate::memory::filled(cells, F::ZERO).map_err(|s| too_big(source, &what, s, hint))?;
+        crate::memory::filled(cells, F::ZERO).map_err(|s| s.refusal(source, &what, hint))?;
     for i in 0..rows {
         for e in m.row_ptr[i]..m.row_ptr[i + 1] {
             values[i * m.cols + m.indices[e] as usize] = m.values[e];
@@ -369,7 +360,7 @@ fn to_dense<F: Real>(m: &CsrMatrix<F>, source: &Path) -> Result<DenseMatrix<F>> 
 fn to_csr<F: Real>(m: &DenseMatrix<F>, source: &Path) -> Result<CsrMatrix<F>> {
     let nnz = m.values.iter().filter(|&&v| v != F::ZERO).count();
     let what = format!("a CSR copy of {nnz} non-zero values");
-    let oom = |s| too_big(source, &what, s, "; keep the dense layout");
+    let oom = |s: crate::memory::Shortfall| s.refusal(source, &what, "; keep the dense layout");
     let needed = crate::memory::bytes_of::<F>(nnz)
         .saturating_add(crate::memory::bytes_of::<u32>(nnz))
         .saturating_add(crate::memory::bytes_of::<usize>(m.rows + 1));

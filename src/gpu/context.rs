@@ -59,7 +59,52 @@ impl Gpu {
 
     /// Takes the pending asynchronous failure, if one was reported.
     pub fn take_failure(&self) -> Option<String> {
-        self.failure.lock().ok().and_then(|mut f| f.take())
+        take_failure(&self.failure)
+    }
+}
+
+/// Takes the pending asynchronous failure recorded in `failure`, if any.
+pub fn take_failure(failure: &Mutex<Option<String>>) -> Option<String> {
+    failure.lock().ok().and_then(|mut f| f.take())
+}
+
+/// Where the outcome of a buffer's `map_async` lands.
+pub type MapResult = Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>;
+
+/// Starts mapping `slice` for reading; its outcome lands in the result.
+pub fn map_for_reading(slice: wgpu::BufferSlice<'_>) -> MapResult {
+    let mapped: MapResult = Arc::new(Mutex::new(None));
+    let sink = mapped.clone();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        if let Ok(mut m) = sink.lock() {
+            *m = Some(r);
+        }
+    });
+    mapped
+}
+
+/// Waits for submission `index`, then for no device failure and a mapped
+/// readback; `what` names the data read back in messages.
+pub fn wait_mapped(
+    device: &wgpu::Device,
+    failure: &Mutex<Option<String>>,
+    index: wgpu::SubmissionIndex,
+    mapped: &MapResult,
+    what: &str,
+) -> std::result::Result<(), String> {
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(index),
+            timeout: Some(std::time::Duration::from_secs(600)),
+        })
+        .map_err(|e| format!("waiting for the GPU failed: {e}"))?;
+    if let Some(e) = take_failure(failure) {
+        return Err(e);
+    }
+    match mapped.lock().ok().and_then(|mut m| m.take()) {
+        Some(Ok(())) => Ok(()),
+        Some(Err(e)) => Err(format!("reading {what} back failed: {e}")),
+        None => Err(format!("the GPU did not return {what}")),
     }
 }
 

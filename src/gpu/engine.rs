@@ -12,12 +12,11 @@
 //! resident part runs at device bandwidth, the streamed part at bus speed.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use wgpu::util::DeviceExt;
 
-use super::context::{self, AdapterRequest, Gpu};
+use super::context::{self, AdapterRequest, Gpu, MapResult};
 use super::layout::{self, ChunkPlan};
 use super::shaders::{self, Kernel};
 use crate::certify::Bound;
@@ -25,10 +24,10 @@ use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 use crate::train::engine::{
-    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, WalkStats, Walker,
+    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
 
-use super::walk::{GpuWalk, RowBuffers};
+use super::walk::GpuWalk;
 
 /// How to run on the GPU.
 #[derive(Clone, Debug, Default)]
@@ -76,7 +75,7 @@ struct Params {
 }
 
 /// Device buffers of one chunk's features.
-enum ChunkBuffers {
+pub(super) enum ChunkBuffers {
     Dense {
         x: wgpu::Buffer,
     },
@@ -85,6 +84,28 @@ enum ChunkBuffers {
         col_index: wgpu::Buffer,
         values: wgpu::Buffer,
     },
+}
+
+fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+impl ChunkBuffers {
+    /// Their bind group entries, at the bindings every kernel declares
+    /// them (1: x or row_ptr; 7: col_index; 8: values).
+    pub(super) fn bind_entries(&self) -> Vec<wgpu::BindGroupEntry<'_>> {
+        match self {
+            ChunkBuffers::Dense { x } => vec![entry(1, x)],
+            ChunkBuffers::Sparse {
+                row_ptr,
+                col_index,
+                values,
+            } => vec![entry(1, row_ptr), entry(7, col_index), entry(8, values)],
+        }
+    }
 }
 
 struct Chunk {
@@ -104,8 +125,6 @@ enum WalkSetup<F: Real> {
     /// Not possible here (streamed data, or setting it up failed).
     Unavailable,
 }
-
-type MapResult = Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>;
 
 /// A readback buffer and the pass it is receiving, if any.
 struct Readback {
@@ -205,16 +224,17 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 data.rows()
             )));
         }
-        // One-vs-rest binds every class's weights at once.
-        let classes = if data.class_ids.is_empty() {
+        // The most heads a pass may carry: one per class for one-vs-rest,
+        // which binds every class's weights at once.
+        let max_heads = if data.class_ids.is_empty() {
             1
         } else {
             data.classes.len().max(1)
         };
-        if (dim * classes) as u64 * elem > binding {
+        if (dim * max_heads) as u64 * elem > binding {
             return Err(Error::Gpu(format!(
-                "the model has {} weights ({dim} per class for {classes} classes), more than fit the adapter's largest storage binding of {binding} bytes",
-                dim * classes
+                "the model has {} weights ({dim} per class for {max_heads} classes), more than fit the adapter's largest storage binding of {binding} bytes",
+                dim * max_heads
             )));
         }
         let plans = layout::plan(&data.features, chunk_limit).map_err(|bytes| {
@@ -256,12 +276,6 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             cache: None,
         });
 
-        // The most heads a pass may carry: one per class for one-vs-rest.
-        let max_heads = if data.class_ids.is_empty() {
-            1
-        } else {
-            data.classes.len().max(1)
-        };
         let max_pass = data
             .rows()
             .clamp(1, ((binding / 4) as usize / max_heads).clamp(1, 1 << 24));
@@ -371,30 +385,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                     resource: class_ids.as_entire_binding(),
                 },
             ];
-            match data_buffers {
-                ChunkBuffers::Dense { x } => entries.push(wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: x.as_entire_binding(),
-                }),
-                ChunkBuffers::Sparse {
-                    row_ptr,
-                    col_index,
-                    values,
-                } => {
-                    entries.push(wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: row_ptr.as_entire_binding(),
-                    });
-                    entries.push(wgpu::BindGroupEntry {
-                        binding: 7,
-                        resource: col_index.as_entire_binding(),
-                    });
-                    entries.push(wgpu::BindGroupEntry {
-                        binding: 8,
-                        resource: values.as_entire_binding(),
-                    });
-                }
-            }
+            entries.extend(data_buffers.bind_entries());
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("chunk"),
                 layout: &layout,
@@ -556,15 +547,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         let readback = &self.ring[slot].buffer;
         encoder.copy_buffer_to_buffer(&self.slack, 0, readback, 0, bytes);
         let index = queue.submit([encoder.finish()]);
-        let mapped: MapResult = Arc::new(Mutex::new(None));
-        let sink = mapped.clone();
-        readback
-            .slice(0..bytes)
-            .map_async(wgpu::MapMode::Read, move |r| {
-                if let Ok(mut m) = sink.lock() {
-                    *m = Some(r);
-                }
-            });
+        let mapped = context::map_for_reading(readback.slice(0..bytes));
         self.ring[slot].busy = true;
         Ok(Pending {
             slot,
@@ -583,21 +566,13 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 out.len()
             ));
         }
-        self.gpu
-            .device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(p.index),
-                timeout: Some(Duration::from_secs(600)),
-            })
-            .map_err(|e| format!("waiting for the GPU failed: {e}"))?;
-        if let Some(e) = self.gpu.take_failure() {
-            return Err(e);
-        }
-        match p.mapped.lock().ok().and_then(|mut m| m.take()) {
-            Some(Ok(())) => {}
-            Some(Err(e)) => return Err(format!("reading results back failed: {e}")),
-            None => return Err("the GPU did not return results".into()),
-        }
+        context::wait_mapped(
+            &self.gpu.device,
+            &self.gpu.failure,
+            p.index,
+            &p.mapped,
+            "results",
+        )?;
         let readback = &self.ring[p.slot];
         let bytes = (p.rows as u64 * 4).max(4);
         let uncertain = {
@@ -743,30 +718,15 @@ impl<F: Real> GpuEngine<'_, F> {
         if !matches!(self.walk, WalkSetup::NotTried) {
             return;
         }
-        let mut rows = Vec::with_capacity(self.chunks.len());
-        for c in &self.chunks {
-            match &c.rows {
-                Some(ChunkBuffers::Dense { x }) => {
-                    rows.push((c.plan.clone(), RowBuffers::Dense { x }))
-                }
-                Some(ChunkBuffers::Sparse {
-                    row_ptr,
-                    col_index,
-                    values,
-                }) => rows.push((
-                    c.plan.clone(),
-                    RowBuffers::Sparse {
-                        row_ptr,
-                        col_index,
-                        values,
-                    },
-                )),
-                None => {
-                    self.walk = WalkSetup::Unavailable;
-                    return;
-                }
-            }
-        }
+        let rows: Option<Vec<_>> = self
+            .chunks
+            .iter()
+            .map(|c| Some((c.plan.clone(), c.rows.as_ref()?)))
+            .collect();
+        let Some(rows) = rows else {
+            self.walk = WalkSetup::Unavailable;
+            return;
+        };
         self.walk = match GpuWalk::new(
             &self.gpu.device,
             &self.gpu.queue,
@@ -843,13 +803,6 @@ impl<F: Real> Walker<F> for GpuEngine<'_, F> {
         match &mut self.walk {
             WalkSetup::Ready(w) => w.cancel().map_err(|e| EngineError(format!("{name}: {e}"))),
             _ => Ok(()),
-        }
-    }
-
-    fn walk_stats(&self) -> WalkStats {
-        match &self.walk {
-            WalkSetup::Ready(w) => w.stats(),
-            _ => WalkStats::default(),
         }
     }
 }

@@ -4,14 +4,15 @@
 //!
 //! shaders/margins_dense.wgsl  <->  [`dense_row`]
 //! shaders/margins_sparse.wgsl <->  [`sparse_row`]
-//! shaders/common.wgsl         <->  [`reduce_lanes`], [`write_slack`]
+//! shaders/lanes.wgsl          <->  [`reduce_lanes`]
+//! shaders/common.wgsl         <->  [`write_slack`]
 
 use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features, Row};
 use crate::float::Real;
 use crate::train::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
 
-/// common.wgsl `reduce_lanes`, for one row's group of lanes.
+/// lanes.wgsl `reduce_lanes`, for one row's group of lanes.
 pub fn reduce_lanes<F: Real>(part_s: &mut [F], part_t: &mut [F]) {
     let mut off = part_s.len() / 2;
     loop {

@@ -16,32 +16,20 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::context::{self, MapResult};
+use super::engine::ChunkBuffers;
 use super::layout::ChunkPlan;
 use super::shaders::{self, Kernel};
-use super::walk_twin::{self, Entries, WalkState};
+use super::walk_twin::{self, Entries, WalkParams, WalkState};
 use crate::certify::Bound;
 use crate::data::Dataset;
 use crate::float::Real;
-use crate::train::engine::{EngineError, WalkBatch, WalkStart, WalkStats};
-
-/// The device buffers a walk reads a chunk's rows from (resident chunks).
-pub enum RowBuffers<'a> {
-    Dense {
-        x: &'a wgpu::Buffer,
-    },
-    Sparse {
-        row_ptr: &'a wgpu::Buffer,
-        col_index: &'a wgpu::Buffer,
-        values: &'a wgpu::Buffer,
-    },
-}
+use crate::train::engine::{EngineError, WalkBatch, WalkStart};
 
 /// Batches in flight at once.
 const DEPTH: usize = 2;
-
-type MapResult = Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>;
 
 struct ChunkWalk {
     rows: std::ops::Range<usize>,
@@ -105,9 +93,6 @@ pub struct GpuWalk<F: Real> {
     epoch_end: usize,
     bound: Option<Bound<F>>,
     stopped: bool,
-    stats: WalkStats,
-    /// The state's iteration count already added to `stats`.
-    counted: u64,
     /// Seconds spent waiting for batches.
     pub seconds: f64,
 }
@@ -120,7 +105,7 @@ fn rows_bytes(iterations: usize) -> u64 {
 impl<F: Real> GpuWalk<F> {
     /// Sets up a walk over `chunks` (every chunk resident, in row order).
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(super) fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         failure: Arc<Mutex<Option<String>>>,
@@ -129,11 +114,11 @@ impl<F: Real> GpuWalk<F> {
         bias: bool,
         lanes: u32,
         iterations: usize,
-        chunks: &[(ChunkPlan, RowBuffers<'_>)],
+        chunks: &[(ChunkPlan, &ChunkBuffers)],
     ) -> Result<Self, String> {
-        let kernel = match chunks.first().map(|c| &c.1) {
-            Some(RowBuffers::Dense { .. }) | None => Kernel::WalkDense,
-            Some(RowBuffers::Sparse { .. }) => Kernel::WalkSparse,
+        let kernel = match chunks.first().map(|c| c.1) {
+            Some(ChunkBuffers::Dense { .. }) | None => Kernel::WalkDense,
+            Some(ChunkBuffers::Sparse { .. }) => Kernel::WalkSparse,
         };
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -260,7 +245,7 @@ impl<F: Real> GpuWalk<F> {
         for (plan, rows) in chunks {
             let params = buffer(
                 "walk params",
-                4 * elem + 16,
+                WalkParams::<F>::size(),
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
             let bits = walk_twin::walk_bits(&data.labels, &facts.host_only, plan.rows.clone());
@@ -301,30 +286,7 @@ impl<F: Real> GpuWalk<F> {
                             resource: slot.entry_values.as_entire_binding(),
                         },
                     ];
-                    match rows {
-                        RowBuffers::Dense { x } => entries.push(wgpu::BindGroupEntry {
-                            binding: 1,
-                            resource: x.as_entire_binding(),
-                        }),
-                        RowBuffers::Sparse {
-                            row_ptr,
-                            col_index,
-                            values,
-                        } => {
-                            entries.push(wgpu::BindGroupEntry {
-                                binding: 1,
-                                resource: row_ptr.as_entire_binding(),
-                            });
-                            entries.push(wgpu::BindGroupEntry {
-                                binding: 7,
-                                resource: col_index.as_entire_binding(),
-                            });
-                            entries.push(wgpu::BindGroupEntry {
-                                binding: 8,
-                                resource: values.as_entire_binding(),
-                            });
-                        }
-                    }
+                    entries.extend(rows.bind_entries());
                     device.create_bind_group(&wgpu::BindGroupDescriptor {
                         label: Some("walk"),
                         layout: &layout,
@@ -371,14 +333,12 @@ impl<F: Real> GpuWalk<F> {
             epoch_end: 0,
             bound: None,
             stopped: true,
-            stats: WalkStats::default(),
-            counted: 0,
             seconds: 0.0,
         })
     }
 
     fn check_failure(&self) -> Result<(), EngineError> {
-        match self.failure.lock().ok().and_then(|mut f| f.take()) {
+        match context::take_failure(&self.failure) {
             Some(e) => Err(EngineError(e)),
             None => Ok(()),
         }
@@ -390,20 +350,12 @@ impl<F: Real> GpuWalk<F> {
         let Some(bound) = self.bound else { return };
         let c = &self.chunks[chunk];
         let limit = c.rows.end.min(self.epoch_end) - c.rows.start;
-        let mut bytes: Vec<u8> =
-            bytemuck::cast_slice(&[bound.rel, bound.abs, bound.flush, bound.tau]).to_vec();
-        bytes.extend_from_slice(bytemuck::cast_slice(&[
-            self.cols as u32,
-            self.bias as u32,
-            c.rows.len() as u32,
-            self.stride as u32,
-        ]));
-        self.queue.write_buffer(&c.params, 0, &bytes);
+        let params = WalkParams::new(&bound, self.cols, self.bias, c.rows.len(), self.stride);
+        self.queue.write_buffer(&c.params, 0, &params.to_bytes());
         let state = WalkState::start(global_p - c.rows.start, limit, updates_left);
         self.queue
             .write_buffer(&self.state, 0, bytemuck::bytes_of(&state));
         self.chunk = chunk;
-        self.counted = 0;
         self.next_start = global_p;
         self.stopped = false;
     }
@@ -443,15 +395,7 @@ impl<F: Real> GpuWalk<F> {
             encoder.copy_buffer_to_buffer(&s.entry_values, 0, &s.readback, values_at, values);
         }
         let index = self.queue.submit([encoder.finish()]);
-        let mapped: MapResult = Arc::new(Mutex::new(None));
-        let sink = mapped.clone();
-        s.readback
-            .slice(..)
-            .map_async(wgpu::MapMode::Read, move |r| {
-                if let Ok(mut m) = sink.lock() {
-                    *m = Some(r);
-                }
-            });
+        let mapped = context::map_for_reading(s.readback.slice(..));
         self.pending.push_back(InFlight {
             slot,
             chunk: self.chunk,
@@ -494,18 +438,8 @@ impl<F: Real> GpuWalk<F> {
             .pending
             .pop_front()
             .ok_or_else(|| EngineError("no walk batch in flight".into()))?;
-        self.device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(p.index),
-                timeout: Some(Duration::from_secs(600)),
-            })
-            .map_err(|e| EngineError(format!("waiting for the GPU failed: {e}")))?;
-        self.check_failure()?;
-        match p.mapped.lock().ok().and_then(|mut m| m.take()) {
-            Some(Ok(())) => {}
-            Some(Err(e)) => return Err(EngineError(format!("reading the walk back failed: {e}"))),
-            None => return Err(EngineError("the GPU did not return the walk".into())),
-        }
+        context::wait_mapped(&self.device, &self.failure, p.index, &p.mapped, "the walk")
+            .map_err(EngineError)?;
         let s = &self.slots[p.slot];
         let (rows, values) = self.entry_bytes(s, p.iterations);
         let values_at = 32 + s.entry_rows.size() as usize;
@@ -575,12 +509,7 @@ impl<F: Real> GpuWalk<F> {
         let offset = self.chunks[chunk].rows.start;
         let start = self.next_start;
         let batch =
-            walk_twin::to_batch(&state, &entries, self.stride, offset, start, self.epoch_end)?;
-        self.stats.batches += 1;
-        // The state counts iterations since the walk was pointed at its
-        // chunk; batches report the difference.
-        self.stats.iterations += (state.iterations as u64).saturating_sub(self.counted);
-        self.counted = state.iterations as u64;
+            walk_twin::to_batch(&state, entries, self.stride, offset, start, self.epoch_end)?;
         self.next_start = batch.end;
         let decided = batch.decisions.len().max(1);
         self.gap = ((batch.end - start) / decided).max(1);
@@ -607,9 +536,5 @@ impl<F: Real> GpuWalk<F> {
     pub fn cancel(&mut self) -> Result<(), EngineError> {
         self.stopped = true;
         self.drain()
-    }
-
-    pub fn stats(&self) -> WalkStats {
-        self.stats.clone()
     }
 }

@@ -15,8 +15,8 @@ use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features};
 use crate::float::Real;
 use crate::train::engine::{
-    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart, WalkStats,
-    WalkStop, Walker,
+    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart, WalkStop,
+    Walker,
 };
 
 pub const NONE: u32 = 0xffff_ffff;
@@ -27,13 +27,11 @@ pub const ENTRY_MISTAKE: u32 = 1;
 pub const ENTRY_SPECULATIVE: u32 = 2;
 pub const ENTRY_SUBNORMAL: u32 = 4;
 
-/// walk_common.wgsl `WalkParams`.
+/// walk_common.wgsl `WalkParams`: the bound's four numbers (rel, abs,
+/// flush, tau), then four u32s.
 #[derive(Clone, Copy, Debug)]
 pub struct WalkParams<F> {
-    pub rel: F,
-    pub abs: F,
-    pub flush: F,
-    pub tau: F,
+    pub bound: Bound<F>,
     pub cols: u32,
     pub bias: u32,
     pub rows: u32,
@@ -43,15 +41,30 @@ pub struct WalkParams<F> {
 impl<F: Real> WalkParams<F> {
     pub fn new(bound: &Bound<F>, cols: usize, bias: bool, rows: usize, stride: usize) -> Self {
         WalkParams {
-            rel: bound.rel,
-            abs: bound.abs,
-            flush: bound.flush,
-            tau: bound.tau,
+            bound: *bound,
             cols: cols as u32,
             bias: bias as u32,
             rows: rows as u32,
             stride: stride as u32,
         }
+    }
+
+    /// The uniform buffer's size in bytes.
+    pub fn size() -> u64 {
+        4 * std::mem::size_of::<F>() as u64 + 16
+    }
+
+    /// The uniform buffer's contents, in the WGSL struct's layout.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let b = &self.bound;
+        let mut bytes: Vec<u8> = bytemuck::cast_slice(&[b.rel, b.abs, b.flush, b.tau]).to_vec();
+        bytes.extend_from_slice(bytemuck::cast_slice(&[
+            self.cols,
+            self.bias,
+            self.rows,
+            self.stride,
+        ]));
+        bytes
     }
 }
 
@@ -89,12 +102,8 @@ impl WalkState {
 /// read them (`positive`, `host_only`).
 pub fn walk_bits(labels: &[i8], host_only: &[usize], rows: std::ops::Range<usize>) -> Vec<u32> {
     let words = rows.len().div_ceil(32);
-    let mut bits = vec![0u32; (2 * words).max(1)];
-    for (j, &y) in labels[rows.clone()].iter().enumerate() {
-        if y > 0 {
-            bits[j / 32] |= 1 << (j % 32);
-        }
-    }
+    let mut bits = super::layout::label_bits(labels, rows.clone());
+    bits.resize((2 * words).max(1), 0);
     let from = host_only.partition_point(|&r| r < rows.start);
     for &r in host_only[from..].iter().take_while(|&&r| r < rows.end) {
         let j = r - rows.start;
@@ -130,24 +139,17 @@ fn host_only<F>(params: &WalkParams<F>, bits: &[u32], row: u32) -> bool {
 }
 
 /// walk_common.wgsl `certify`: 0 certainly correct, 1 certainly a mistake,
-/// 2 uncertain.
+/// 2 uncertain. The kernel spells out [`Bound::decide`], which this calls.
 pub fn certify<F: Real>(params: &WalkParams<F>, bits: &[u32], row: u32, s: F, t: F, m: u32) -> u32 {
     if host_only(params, bits, row) {
         return 2;
     }
-    let mr = F::from_f64(m as f64);
-    let e = (mr * params.rel) * t + (mr * params.abs + params.flush);
-    let ys = (if positive(bits, row) { s } else { -s }) - params.tau;
-    if !(s.is_finite() && e.is_finite() && t.to_f64() <= F::MAX_VALUE / 4.0) {
-        return 2;
+    let y = if positive(bits, row) { 1 } else { -1 };
+    match params.bound.decide(y, s, t, F::from_f64(m as f64)) {
+        certify::Settled::Correct => 0,
+        certify::Settled::Mistake => 1,
+        certify::Settled::Unknown => 2,
     }
-    if ys > e {
-        return 0;
-    }
-    if ys < -e {
-        return 1;
-    }
-    2
 }
 
 /// walk_common.wgsl `record`.
@@ -252,8 +254,9 @@ pub fn scan_sparse<F: Real>(
     }
 }
 
-/// The start of `walk_step_*` shared by both layouts: `None` when the step
-/// is over (stopped, or nothing found), else (q, found).
+/// walk_common.wgsl `step_head`, the start of `walk_step_*` shared by both
+/// layouts: `None` when the step is over (stopped, or nothing found), else
+/// (q, found).
 fn step_head(state: &mut WalkState) -> Option<(u32, u32)> {
     if state.stop != 0 {
         return None;
@@ -269,7 +272,8 @@ fn step_head(state: &mut WalkState) -> Option<(u32, u32)> {
     Some((found >> 1, found))
 }
 
-/// The end of `walk_step_*`: count the update, record, advance.
+/// walk_common.wgsl `step_tail`, the end of `walk_step_*`: count the
+/// update, record, advance.
 fn step_tail<F>(
     state: &mut WalkState,
     entries: &mut Entries<F>,
@@ -290,7 +294,8 @@ fn step_tail<F>(
 }
 
 /// The speculative decision: products rounded on their own, summed in order
-/// from 0, the bias last (as `walk_step_*` does through workgroup memory).
+/// from 0 (as `walk_step_*` does through workgroup memory), then the bias
+/// last and the comparison (walk_common.wgsl `reference_decision`).
 fn reference_decision<F: Real>(
     params: &WalkParams<F>,
     weights: &[F],
@@ -305,7 +310,7 @@ fn reference_decision<F: Real>(
         s = s + weights[params.cols as usize];
     }
     let ys = if plus { s } else { -s };
-    ys <= params.tau
+    ys <= params.bound.tau
 }
 
 /// walk_dense.wgsl `walk_step_dense`.
@@ -430,7 +435,7 @@ pub fn entry_stride<F: Real>(features: &Features<F>, bias: bool) -> usize {
 /// at `start`.
 pub fn to_batch<F: Real>(
     state: &WalkState,
-    entries: &Entries<F>,
+    entries: Entries<F>,
     stride: usize,
     offset: usize,
     start: usize,
@@ -472,7 +477,11 @@ pub fn to_batch<F: Real>(
         start,
         end,
         decisions,
-        values: entries.values[..n * stride].to_vec(),
+        values: {
+            let mut values = entries.values;
+            values.truncate(n * stride);
+            values
+        },
         stop,
     })
 }
@@ -492,7 +501,6 @@ pub struct TwinWalkEngine<'d, F: Real> {
     params: Option<WalkParams<F>>,
     state: WalkState,
     epoch_end: usize,
-    stats: WalkStats,
 }
 
 impl<'d, F: Real> TwinWalkEngine<'d, F> {
@@ -510,7 +518,6 @@ impl<'d, F: Real> TwinWalkEngine<'d, F> {
             params: None,
             state: WalkState::default(),
             epoch_end: data.rows(),
-            stats: WalkStats::default(),
         }
     }
 }
@@ -602,64 +609,11 @@ impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
                 }
             }
         }
-        self.stats.batches += 1;
-        self.stats.iterations += self.state.iterations as u64;
-        self.state.iterations = 0;
-        to_batch(&self.state, &entries, self.stride, 0, start, self.epoch_end)
+        to_batch(&self.state, entries, self.stride, 0, start, self.epoch_end)
     }
 
     fn cancel(&mut self) -> Result<(), EngineError> {
         self.params = None;
         Ok(())
-    }
-
-    fn walk_stats(&self) -> WalkStats {
-        self.stats.clone()
-    }
-}
-
-/// The updates a run from `weights` may make before ||w||·max||x|| could
-/// pass [`certify::safe_product`]. Each update adds at most max||x|| to
-/// ||w|| exactly; twice that per update leaves room for the rounding of
-/// the adds and of this estimate of ||w||.
-pub fn safe_updates<F: Real>(weights: &[F], max_norm: f64) -> u64 {
-    let norm = weights
-        .iter()
-        .map(|v| v.to_f64() * v.to_f64())
-        .sum::<f64>()
-        .sqrt()
-        * (1.0 + 1e-9);
-    if max_norm == 0.0 && norm.is_finite() {
-        // All-zero rows cannot grow the weights.
-        return u32::MAX as u64;
-    }
-    let step = 2.0 * max_norm;
-    let room = certify::safe_product::<F>() / max_norm - norm;
-    if room.is_nan() || room <= 0.0 {
-        0
-    } else {
-        (room / step).min(u32::MAX as f64) as u64
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn safe_updates_keep_the_product_under_the_limit() {
-        let limit = certify::safe_product::<f32>();
-        let max_norm = 1e10;
-        let n = safe_updates(&[0.0f32; 4], max_norm);
-        assert!(n > 0 && n < u32::MAX as u64);
-        // Even n updates of twice the row norm stay under the limit.
-        assert!((n as f64) * 2.0 * max_norm * max_norm <= limit);
-        // Weights already at the limit leave no room; zero rows leave all.
-        let big = [(limit / max_norm) as f32, 0.0];
-        assert_eq!(safe_updates(&big, max_norm), 0);
-        assert_eq!(safe_updates(&[1.0f32, 2.0], 0.0), u32::MAX as u64);
-        assert_eq!(safe_updates(&[1.0f32], f64::INFINITY), 0);
-        // Tiny rows: as many as the loop can count, not none.
-        assert_eq!(safe_updates(&[0.0f64; 2], 1e-300), u32::MAX as u64);
     }
 }

@@ -523,8 +523,9 @@ struct Loop<'d, F> {
     heads: usize,
     rows: usize,
     state: State<F>,
-    /// Bit i set: row i must never be settled by slack (`certify::needs_host`).
-    host_only: Vec<u64>,
+    /// The rows' norms and which rows must never be settled by slack
+    /// (`certify::needs_host`).
+    facts: std::sync::Arc<certify::RowFacts>,
     inflight: VecDeque<InFlight<F>>,
     slack: Vec<f32>,
     /// One drift bound per head.
@@ -537,9 +538,6 @@ struct Loop<'d, F> {
     tau: F,
     /// Slacks of the passes that count a pocket candidate's mistakes.
     eval_slack: Vec<f32>,
-    l1_max: f64,
-    /// Upper bound of the largest row norm, for [`certify::engine_safe`].
-    max_norm: f64,
     /// Recent fraction of rows that were mistakes.
     mistake_rate: f64,
     /// Upper limit on the window, from how far recent windows got.
@@ -563,11 +561,7 @@ struct Loop<'d, F> {
 impl<'d, F: Real> Loop<'d, F> {
     fn new(data: &'d Dataset<F>, bias: bool, heads: usize, state: State<F>) -> Self {
         let rows = data.rows();
-        let mut host_only = vec![0u64; rows.div_ceil(64)];
         let facts = data.facts(bias);
-        for &i in &facts.host_only {
-            host_only[i / 64] |= 1 << (i % 64);
-        }
         Loop {
             data,
             bias,
@@ -575,7 +569,7 @@ impl<'d, F: Real> Loop<'d, F> {
             heads,
             rows,
             state,
-            host_only,
+            facts,
             inflight: VecDeque::new(),
             slack: Vec::new(),
             drift: (0..heads)
@@ -589,8 +583,6 @@ impl<'d, F: Real> Loop<'d, F> {
             host_bound: None,
             tau: F::ZERO,
             eval_slack: Vec::new(),
-            l1_max: facts.l1_max,
-            max_norm: facts.max_norm,
             mistake_rate: 0.05,
             window_cap: usize::MAX,
             work_cap: {
@@ -624,7 +616,7 @@ impl<'d, F: Real> Loop<'d, F> {
     /// Whether the current weights may go to an engine: small enough that
     /// nothing an engine computes can overflow ([`certify::engine_safe`]).
     fn weights_safe(&self) -> bool {
-        certify::engine_safe(&self.state.weights, self.max_norm)
+        certify::engine_safe(&self.state.weights, self.facts.max_norm)
     }
 
     fn window(&self, engine: &dyn MarginEngine<F>, from: usize) -> usize {
@@ -666,7 +658,8 @@ impl<'d, F: Real> Loop<'d, F> {
         observer: &mut dyn Observer<F>,
     ) -> Result<EpochEnd> {
         self.host_bound = engine.certifies().then(|| {
-            certify::Bound::for_weights(&self.state.weights, self.l1_max).with_margin(self.tau)
+            certify::Bound::for_weights(&self.state.weights, self.facts.l1_max)
+                .with_margin(self.tau)
         });
         while self.state.position < self.rows {
             if observer.should_stop() {
@@ -810,7 +803,7 @@ impl<'d, F: Real> Loop<'d, F> {
         stretch: usize,
         deadline: Option<Instant>,
     ) -> Result<std::result::Result<(), EngineError>> {
-        let max_updates = crate::gpu::walk_twin::safe_updates(&self.state.weights, self.max_norm);
+        let max_updates = certify::safe_updates(&self.state.weights, self.facts.max_norm);
         if max_updates == 0 {
             // Weights this large could overflow on a device.
             if let Err(e) = self.end_walk(engine) {
@@ -882,29 +875,25 @@ impl<'d, F: Real> Loop<'d, F> {
                 }
                 self.stats.certified_correct += (i - self.state.position) as u64;
                 self.state.position = i;
-                let mistake = if d.speculative {
+                let (mistake, rollback) = if d.speculative {
                     self.stats.walk_speculative += 1;
                     let host = self.host_decides(i, 0)?;
-                    if host != d.mistake {
-                        // The device's reference dot came out otherwise (a
-                        // fused multiply-add can do that): the host's
-                        // decision stands, and the walk after it is void.
-                        self.stats.walk_rollbacks += 1;
-                        if let Err(e) = self.commit(engine, i, 0, host, None)? {
-                            return Ok(Err(e));
-                        }
-                        self.state.position = i + 1;
-                        return Ok(self.end_walk(engine));
-                    }
-                    host
+                    (host, host != d.mistake)
                 } else {
                     self.stats.certified_mistakes += 1;
-                    true
+                    (true, false)
                 };
                 if let Err(e) = self.commit(engine, i, 0, mistake, None)? {
                     return Ok(Err(e));
                 }
                 self.state.position = i + 1;
+                if rollback {
+                    // The device's reference dot came out otherwise (a fused
+                    // multiply-add can do that): the host's decision stands,
+                    // and the walk after it is void.
+                    self.stats.walk_rollbacks += 1;
+                    return Ok(self.end_walk(engine));
+                }
                 if mistake {
                     match d.values_at {
                         Some(at) => {
@@ -949,7 +938,7 @@ impl<'d, F: Real> Loop<'d, F> {
         let w = &self.state.weights;
         let mut j = at;
         let mut differs = None;
-        self.data.features.row(i).for_each(|k, _| {
+        reference::for_each_touched(self.data.features.row(i), self.bias, self.dim, |k| {
             if differs.is_none()
                 && values.get(j).map(|v| v.to_f64().to_bits()) != Some(w[k].to_f64().to_bits())
             {
@@ -957,12 +946,6 @@ impl<'d, F: Real> Loop<'d, F> {
             }
             j += 1;
         });
-        if differs.is_none() && self.bias {
-            let k = self.dim - 1;
-            if values.get(j).map(|v| v.to_f64().to_bits()) != Some(w[k].to_f64().to_bits()) {
-                differs = Some(k);
-            }
-        }
         differs
     }
 
@@ -1007,7 +990,7 @@ impl<'d, F: Real> Loop<'d, F> {
                     continue;
                 }
             }
-            let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
+            let forced = self.facts.is_host_only(i);
             for h in 0..self.heads {
                 let r = self.slack[(i - pass.start) * self.heads + h];
                 let verdict = if forced {
@@ -1070,9 +1053,10 @@ impl<'d, F: Real> Loop<'d, F> {
         let mut n = 0;
         while n < slack.len() {
             let p = i + n;
-            let word = self.host_only[p / 64] >> (p % 64);
             // The one settle test (a NaN slack settles nothing).
-            if word & 1 == 1 || certify::settle(slack[n], threshold) != Settled::Correct {
+            if self.facts.is_host_only(p)
+                || certify::settle(slack[n], threshold) != Settled::Correct
+            {
                 break;
             }
             n += 1;
@@ -1176,10 +1160,10 @@ impl<'d, F: Real> Loop<'d, F> {
         self.stats.pocket_evaluations += 1;
         let data = self.data;
         let w = &self.state.weights;
-        let use_engine = engine.certifies() && certify::engine_safe(w, self.max_norm);
+        let use_engine = engine.certifies() && certify::engine_safe(w, self.facts.max_norm);
         let host = engine
             .certifies()
-            .then(|| certify::Bound::for_weights(w, self.l1_max));
+            .then(|| certify::Bound::for_weights(w, self.facts.l1_max));
         let mut mistakes = 0u64;
         let mut start = 0;
         while start < self.rows {
@@ -1208,21 +1192,14 @@ impl<'d, F: Real> Loop<'d, F> {
             }
             for i in start..end {
                 let y = data.labels[i];
-                let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
+                let forced = self.facts.is_host_only(i);
                 let mut verdict = if forced {
                     Settled::Unknown
                 } else {
                     certify::settle(self.eval_slack[i - start], certify::threshold(0.0))
                 };
                 if let (Settled::Unknown, Some(b), false) = (verdict, &host, forced) {
-                    let row = data.features.row(i);
-                    let (s, t) = crate::cpu::margin(w, row, self.bias);
-                    verdict = b.decide(
-                        y,
-                        s,
-                        t,
-                        F::from_f64((row.stored() + self.bias as usize) as f64),
-                    );
+                    verdict = crate::cpu::decide(b, w, data.features.row(i), self.bias, y);
                 }
                 mistakes += match verdict {
                     Settled::Correct => 0,
@@ -1255,11 +1232,9 @@ impl<'d, F: Real> Loop<'d, F> {
         let y = self.data.label_for(h, self.heads, i);
         let row = self.data.features.row(i);
         if let Some(bound) = &self.host_bound {
-            let forced = self.host_only[i / 64] >> (i % 64) & 1 == 1;
+            let forced = self.facts.is_host_only(i);
             if !forced {
-                let (s, t) = crate::cpu::margin(w, row, self.bias);
-                let m = F::from_f64((row.stored() + self.bias as usize) as f64);
-                match bound.decide(y, s, t, m) {
+                match crate::cpu::decide(bound, w, row, self.bias, y) {
                     Settled::Correct => {
                         self.stats.host_certified += 1;
                         return Ok(false);
@@ -1300,10 +1275,7 @@ impl<'d, F: Real> Loop<'d, F> {
         if pass_weights.is_some() {
             // The touched coordinates' values before the update.
             self.before.clear();
-            row.for_each(|k, _| self.before.push(w[k]));
-            if self.bias {
-                self.before.push(w[dim - 1]);
-            }
+            reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
         }
         if let Err(o) = reference::apply_update(w, row, data.label_for(h, self.heads, i), self.bias)
         {
@@ -1315,14 +1287,14 @@ impl<'d, F: Real> Loop<'d, F> {
                 F::PRECISION
             )));
         }
-        let subnormal = touched_subnormal(w, row, self.bias);
+        let subnormal = reference::touched_subnormal(w, row, self.bias);
         if let Some(base) = pass_weights {
             self.record_drift(row, h, base);
         }
         if let Some(b) = &mut self.host_bound {
             // A subnormal weight adds the flush term (sticky until the next epoch).
             if b.flush == F::ZERO && subnormal {
-                *b = certify::Bound::new(true, self.l1_max).with_margin(self.tau);
+                *b = certify::Bound::new(true, self.facts.l1_max).with_margin(self.tau);
             }
         }
         Ok(())
@@ -1334,25 +1306,13 @@ impl<'d, F: Real> Loop<'d, F> {
         let before = &self.before;
         let drift = &mut self.drift[h];
         let mut j = 0;
-        row.for_each(|k, _| {
+        reference::for_each_touched(row, self.bias, dim, |k| {
             let b = base[k].to_f64();
             drift.change(before[j].to_f64() - b, w[k].to_f64() - b);
             j += 1;
         });
-        if self.bias {
-            let k = dim - 1;
-            let b = base[k].to_f64();
-            drift.change(before[j].to_f64() - b, w[k].to_f64() - b);
-        }
         drift.refresh();
     }
-}
-
-/// Whether the update of `row` left a subnormal value in a touched weight.
-fn touched_subnormal<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> bool {
-    let mut sub = bias && w[w.len() - 1].is_subnormal();
-    row.for_each(|k, _| sub |= w[k].is_subnormal());
-    sub
 }
 
 #[cfg(test)]

@@ -184,12 +184,9 @@ pub trait Walker<F> {
 
     /// Abandons the walk in flight (its results are never returned).
     fn cancel(&mut self) -> Result<(), EngineError>;
-
-    /// Counters for reports: batches (GPU: round trips) and iterations.
-    fn walk_stats(&self) -> WalkStats;
 }
 
-/// What a walker did.
+/// What the CPU walk did (see [`crate::cpu::walk`]).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct WalkStats {
     pub batches: u64,

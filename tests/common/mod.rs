@@ -308,3 +308,36 @@ pub fn head_dataset<F: Real>(data: &Dataset<F>, h: usize) -> Dataset<F> {
         .collect();
     dataset(data.features.clone(), labels)
 }
+
+/// The `perceptron` binary under test.
+pub fn bin() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
+}
+
+/// A path as a command-line argument.
+pub fn p(path: &std::path::Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A file of the repository's `data/`.
+pub fn data_file(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(name)
+}
+
+/// The parts of a model file that training determines (not timings), bit
+/// for bit: the weights, the bias and the mistakes per epoch.
+pub fn essence(model: &std::path::Path) -> (Vec<u64>, u64, Vec<u64>) {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+    let bits = |x: &serde_json::Value| x.as_f64().unwrap().to_bits();
+    let w = v["weights"].as_array().unwrap().iter().map(bits).collect();
+    let m = v["training"]["mistakes_per_epoch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    (w, bits(&v["bias"]), m)
+}

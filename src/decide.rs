@@ -61,6 +61,43 @@ pub fn weights_for<F: Real>(augmented: &[F], has_bias: bool, cols: usize) -> Vec
     w
 }
 
+/// What settled a row in [`settle_row`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SettledBy {
+    Engine,
+    Host,
+    /// Nothing: the verdict is `Unknown`, for the reference dot.
+    Neither,
+}
+
+/// Row `i`'s decision under weights `w` with label `y`: by the engine's
+/// `slack` (0 when no pass covered it), else by the host's certified margin
+/// when `host` is given, else `Unknown` (the caller's reference dot).
+/// Host-only rows are never settled.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn settle_row<F: Real>(
+    facts: &certify::RowFacts,
+    host: Option<&Bound<F>>,
+    slack: f32,
+    w: &[F],
+    data: &Dataset<F>,
+    i: usize,
+    bias: bool,
+    y: i8,
+) -> (Settled, SettledBy) {
+    if facts.is_host_only(i) {
+        return (Settled::Unknown, SettledBy::Neither);
+    }
+    let verdict = certify::settle(slack, certify::threshold(0.0));
+    if verdict != Settled::Unknown {
+        return (verdict, SettledBy::Engine);
+    }
+    match host.map(|b| crate::cpu::decide(b, w, data.features.row(i), bias, y)) {
+        Some(v) if v != Settled::Unknown => (v, SettledBy::Host),
+        _ => (Settled::Unknown, SettledBy::Neither),
+    }
+}
+
 /// Whether each row of `data` (labels all +1, see [`as_positive`]) is in
 /// the +1 class under `weights` (s > 0), decided by `engine` where it
 /// certifies and by the reference dot elsewhere.
@@ -78,7 +115,6 @@ pub fn positive_rows<F: Real>(
     let step = engine.max_pass().clamp(1, 1 << 20);
     let mut positive = vec![false; rows];
     let mut slack = Vec::new();
-    let mut host_only = facts.host_only.iter().peekable();
     let mut start = 0;
     while start < rows {
         let end = (start + step).min(rows);
@@ -102,17 +138,20 @@ pub fn positive_rows<F: Real>(
             }
         }
         for i in start..end {
-            let forced = host_only.next_if(|&&h| h == i).is_some();
-            let mut verdict = if forced {
-                Settled::Unknown
-            } else {
-                certify::settle(slack[i - start], certify::threshold(0.0))
-            };
-            if verdict != Settled::Unknown {
-                stats.certified += 1;
-            } else if !forced {
-                verdict = crate::cpu::decide(&host, weights, data.features.row(i), bias, 1);
-                stats.host_certified += (verdict != Settled::Unknown) as u64;
+            let (verdict, by) = settle_row(
+                &facts,
+                Some(&host),
+                slack[i - start],
+                weights,
+                data,
+                i,
+                bias,
+                1,
+            );
+            match by {
+                SettledBy::Engine => stats.certified += 1,
+                SettledBy::Host => stats.host_certified += 1,
+                SettledBy::Neither => {}
             }
             positive[i] = match verdict {
                 Settled::Correct => true,

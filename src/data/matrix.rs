@@ -65,6 +65,38 @@ pub struct CsrMatrix<F> {
     pub values: Storage<F>,
 }
 
+impl<F: Real> CsrMatrix<F> {
+    /// Writes every stored value into `dense`, row-major with `cols`
+    /// columns and zeros elsewhere.
+    pub fn scatter_into(&self, dense: &mut [F]) {
+        for i in 0..self.rows() {
+            for e in self.row_ptr[i]..self.row_ptr[i + 1] {
+                dense[i * self.cols + self.indices[e] as usize] = self.values[e];
+            }
+        }
+    }
+}
+
+impl<F: Real> DenseMatrix<F> {
+    /// Appends the rows in CSR form (exact zeros dropped): `row_ptr` gets
+    /// the leading 0 and one end offset per row.
+    pub fn push_csr(&self, row_ptr: &mut Vec<usize>, indices: &mut Vec<u32>, values: &mut Vec<F>) {
+        row_ptr.push(0);
+        for i in 0..self.rows {
+            for (k, &v) in self.values[i * self.cols..(i + 1) * self.cols]
+                .iter()
+                .enumerate()
+            {
+                if v != F::ZERO {
+                    indices.push(k as u32);
+                    values.push(v);
+                }
+            }
+            row_ptr.push(indices.len());
+        }
+    }
+}
+
 impl<F> CsrMatrix<F> {
     pub fn rows(&self) -> usize {
         self.row_ptr.len().saturating_sub(1)
@@ -141,16 +173,7 @@ impl<F: Real> Features<F> {
             Features::Dense(m) => {
                 let mut row_ptr = Vec::with_capacity(m.rows + 1);
                 let (mut indices, mut values) = (Vec::new(), Vec::new());
-                row_ptr.push(0);
-                for i in 0..m.rows {
-                    for (k, &v) in m.values[i * m.cols..(i + 1) * m.cols].iter().enumerate() {
-                        if v != F::ZERO {
-                            indices.push(k as u32);
-                            values.push(v);
-                        }
-                    }
-                    row_ptr.push(indices.len());
-                }
+                m.push_csr(&mut row_ptr, &mut indices, &mut values);
                 CsrMatrix {
                     cols: m.cols,
                     row_ptr: row_ptr.into(),
@@ -168,11 +191,7 @@ impl<F: Real> Features<F> {
             Features::Sparse(m) => {
                 let rows = m.rows();
                 let mut values = vec![F::ZERO; rows * m.cols];
-                for i in 0..rows {
-                    for e in m.row_ptr[i]..m.row_ptr[i + 1] {
-                        values[i * m.cols + m.indices[e] as usize] = m.values[e];
-                    }
-                }
+                m.scatter_into(&mut values);
                 DenseMatrix {
                     rows,
                     cols: m.cols,

@@ -345,11 +345,7 @@ fn to_dense<F: Real>(m: &CsrMatrix<F>, source: &Path) -> Result<DenseMatrix<F>> 
     let cells = rows.saturating_mul(m.cols);
     let mut values =
         crate::memory::filled(cells, F::ZERO).map_err(|s| s.refusal(source, &what, hint))?;
-    for i in 0..rows {
-        for e in m.row_ptr[i]..m.row_ptr[i + 1] {
-            values[i * m.cols + m.indices[e] as usize] = m.values[e];
-        }
-    }
+    m.scatter_into(&mut values);
     Ok(DenseMatrix {
         rows,
         cols: m.cols,
@@ -371,16 +367,7 @@ fn to_csr<F: Real>(m: &DenseMatrix<F>, source: &Path) -> Result<CsrMatrix<F>> {
     crate::memory::reserve(&mut row_ptr, m.rows + 1).map_err(oom)?;
     crate::memory::reserve(&mut indices, nnz).map_err(oom)?;
     crate::memory::reserve(&mut values, nnz).map_err(oom)?;
-    row_ptr.push(0);
-    for i in 0..m.rows {
-        for (k, &v) in m.values[i * m.cols..(i + 1) * m.cols].iter().enumerate() {
-            if v != F::ZERO {
-                indices.push(k as u32);
-                values.push(v);
-            }
-        }
-        row_ptr.push(indices.len());
-    }
+    m.push_csr(&mut row_ptr, &mut indices, &mut values);
     Ok(CsrMatrix {
         cols: m.cols,
         row_ptr: row_ptr.into(),

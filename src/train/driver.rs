@@ -1192,15 +1192,17 @@ impl<'d, F: Real> Loop<'d, F> {
             }
             for i in start..end {
                 let y = data.labels[i];
-                let forced = self.facts.is_host_only(i);
-                let mut verdict = if forced {
-                    Settled::Unknown
-                } else {
-                    certify::settle(self.eval_slack[i - start], certify::threshold(0.0))
-                };
-                if let (Settled::Unknown, Some(b), false) = (verdict, &host, forced) {
-                    verdict = crate::cpu::decide(b, w, data.features.row(i), self.bias, y);
-                }
+                let slack = self.eval_slack[i - start];
+                let (verdict, _) = crate::decide::settle_row(
+                    &self.facts,
+                    host.as_ref(),
+                    slack,
+                    w,
+                    data,
+                    i,
+                    self.bias,
+                    y,
+                );
                 mistakes += match verdict {
                     Settled::Correct => 0,
                     Settled::Mistake => 1,

@@ -76,6 +76,7 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
                 let mut zero = 0;
                 for (j, row_slacks) in slice.chunks_mut(heads).enumerate() {
                     let p = lo + j;
+                    data.features.prefetch_row(p + 1);
                     let row = data.features.row(p);
                     let m = F::from_f64((row.stored() + bias as usize) as f64);
                     let norm = F::from_f64(norms.norms[p] as f64);

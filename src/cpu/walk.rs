@@ -105,6 +105,7 @@ impl<F: Real> CpuWalk<F> {
                     if facts.is_host_only(i) {
                         return false;
                     }
+                    data.features.prefetch_row(i + 1);
                     super::decide(&bound, w, data.features.row(i), bias, data.labels[i])
                         == Settled::Correct
                 };

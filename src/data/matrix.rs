@@ -149,6 +149,26 @@ impl<F: Real> Features<F> {
         }
     }
 
+    /// Starts loading row `i` into the caches, so that the row is there when
+    /// a walk in row order reaches it (nothing happens past the last row).
+    #[inline]
+    pub fn prefetch_row(&self, i: usize) {
+        use crate::cpu::simd::prefetch;
+        match self {
+            Features::Dense(m) if i < m.rows => {
+                let row = &m.values[i * m.cols..(i + 1) * m.cols];
+                prefetch(row.as_ptr().cast(), std::mem::size_of_val(row));
+            }
+            Features::Sparse(m) if i < m.rows() => {
+                let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
+                let (idx, val) = (&m.indices[a..b], &m.values[a..b]);
+                prefetch(idx.as_ptr().cast(), std::mem::size_of_val(idx));
+                prefetch(val.as_ptr().cast(), std::mem::size_of_val(val));
+            }
+            _ => {}
+        }
+    }
+
     /// Number of stored values that are not zero.
     pub fn nonzeros(&self) -> usize {
         match self {

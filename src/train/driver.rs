@@ -1071,6 +1071,7 @@ impl<'d, F: Real> Loop<'d, F> {
         end: usize,
     ) -> Result<std::result::Result<(), EngineError>> {
         for i in self.state.position..end {
+            self.data.features.prefetch_row(i + 1);
             for h in 0..self.heads {
                 let mistake = self.host_decides(i, h)?;
                 if let Err(e) = self.commit(engine, i, h, mistake, None)? {

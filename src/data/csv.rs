@@ -15,6 +15,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::float::Real;
 
+use super::blocks::{extend_in_parallel, parse_in_blocks};
 use super::labels::MAX_DISTINCT_LABELS;
 use super::source::{LineReader, NO_DATA_ROWS, column_at, parse_value, quote, trim_excess};
 use super::{
@@ -103,13 +104,50 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
         rows.push(&first, first_no)?;
     }
     drop(first);
-    while let Some((no, line)) = lines.next_line()? {
-        if is_skipped(line) {
-            continue;
-        }
-        reserve(&mut rows, line.len());
-        rows.push(line, no)?;
-    }
+    let layout = rows.layout.clone();
+    parse_in_blocks(
+        &mut lines,
+        |block| {
+            let mut local = Rows {
+                path,
+                layout: layout.clone(),
+                values: Vec::with_capacity(block.len() * cols),
+                class_ids: Vec::with_capacity(block.len()),
+                table: LabelTable::default(),
+            };
+            for (no, line) in block.lines() {
+                if !is_skipped(line) {
+                    local.push(line, no).ok()?;
+                }
+            }
+            Some(local)
+        },
+        |blocks, parsed| {
+            reserve(&mut rows, blocks[0].mean_line_bytes());
+            // Blocks that parsed and fit are copied in together; one that
+            // failed is parsed again one line at a time, which names the
+            // line, column and value at fault.
+            let mut ready: Vec<&[F]> = Vec::new();
+            for (block, local) in blocks.iter().zip(&parsed) {
+                let pending = ready.iter().map(|v| v.len()).sum();
+                if let Some(local) = local
+                    && rows.absorb(local, pending)
+                {
+                    ready.push(&local.values);
+                    continue;
+                }
+                extend_in_parallel(&mut rows.values, &ready);
+                ready.clear();
+                for (no, line) in block.lines() {
+                    if !is_skipped(line) {
+                        rows.push(line, no)?;
+                    }
+                }
+            }
+            extend_in_parallel(&mut rows.values, &ready);
+            Ok(())
+        },
+    )?;
     let Rows {
         mut values,
         mut class_ids,
@@ -483,6 +521,24 @@ impl fmt::Display for ColumnName<'_> {
 }
 
 impl<F: Real> Rows<'_, F> {
+    /// Takes the labels of a later block parsed on its own, and room for
+    /// its values after `pending` more; the caller appends the values.
+    /// False, with nothing taken, when the labels or values do not fit.
+    fn absorb(&mut self, block: &Rows<'_, F>, pending: usize) -> bool {
+        let room = pending.saturating_add(block.values.len());
+        if crate::memory::reserve(&mut self.values, room).is_err()
+            || crate::memory::reserve(&mut self.class_ids, block.class_ids.len()).is_err()
+        {
+            return false;
+        }
+        let Some(ids) = self.table.absorb(&block.table) else {
+            return false;
+        };
+        self.class_ids
+            .extend(block.class_ids.iter().map(|&c| ids[c as usize]));
+        true
+    }
+
     /// Parses one data line and appends it.
     fn push(&mut self, line: &str, no: u64) -> Result<()> {
         let path = self.path;
@@ -1298,6 +1354,74 @@ mod tests {
                 MAX_DISTINCT_LABELS + 1
             )
         );
+    }
+
+    /// A file of many blocks (parsed on all cores) reads as one: every row
+    /// in order, each label with the line it first appears on and its count
+    /// over the whole file, and an error in a late block naming its line,
+    /// column and value.
+    #[test]
+    fn files_of_many_blocks_parse_as_one() {
+        let rows = 200_000u64;
+        let mut text = String::from("label,a,b\n");
+        let mut line = 1;
+        let mut late_line = 0;
+        for i in 0..rows {
+            if i % 1000 == 7 {
+                text.push_str("# a comment\n\n");
+                line += 2;
+            }
+            line += 1;
+            let label = if i == 150_000 {
+                late_line = line;
+                "late".to_owned()
+            } else {
+                (i % 2).to_string()
+            };
+            text.push_str(&format!("{label},{i}.25,{}\n", i * 3));
+        }
+        assert!(text.len() > 3 << 20, "{}", text.len());
+        let raw = parse_str::<f64>(&text, &opts()).unwrap();
+        let m = dense(&raw);
+        assert_eq!(m.rows, rows as usize);
+        for i in [0, 1, 99_999, 150_000, rows - 1] {
+            let at = 2 * i as usize;
+            assert_eq!(m.values[at..at + 2], [i as f64 + 0.25, (i * 3) as f64]);
+        }
+        let got: Vec<(&str, u64, u64)> = raw
+            .table
+            .classes()
+            .iter()
+            .map(|c| (c.text.as_str(), c.first_line, c.count))
+            .collect();
+        assert_eq!(
+            got,
+            [("0", 2, 99_999), ("1", 3, 100_000), ("late", late_line, 1)]
+        );
+        assert_eq!(labels(&raw)[150_000], "late");
+
+        let bad = text.replacen("180000.25", "18x", 1);
+        let bad_line = 1 + 180_001 + 2 * 180;
+        assert_eq!(
+            err(&bad),
+            format!("t.csv:{bad_line}:3: expected a number in column 2 (\"a\"), found \"18x\"")
+        );
+    }
+
+    /// The cap on distinct labels holds across blocks, and the refusal
+    /// names the line where the first label too many appears.
+    #[test]
+    fn the_label_cap_holds_across_blocks() {
+        let pad = ",1".repeat(20);
+        let mut text = String::new();
+        for i in 0..=MAX_DISTINCT_LABELS + 10 {
+            text.push_str(&format!("{i}{pad}\n"));
+        }
+        assert!(text.len() > 2 << 20, "{}", text.len());
+        assert!(err(&text).starts_with(&format!(
+            "t.csv:{}:1: more than 65536 distinct label values (this one is \"65536\")",
+            MAX_DISTINCT_LABELS + 1
+        )));
     }
 
     #[test]

@@ -90,6 +90,35 @@ impl LabelTable {
     /// lines, so `first_line` is 0). Fails with
     /// `(earlier, later)` class ids when two texts are the same label (say
     /// `1` and `1.0`).
+    /// Adds the labels of `later`, a table of rows that follow this one's:
+    /// their counts, and the ones not seen yet in `later`'s order. Returns
+    /// each of `later`'s class ids as an id of this table, or `None`, with
+    /// nothing added, when the labels would exceed [`MAX_DISTINCT_LABELS`].
+    pub fn absorb(&mut self, later: &LabelTable) -> Option<Vec<u32>> {
+        let keys: Vec<Key> = later.classes.iter().map(|c| key_of(&c.text).0).collect();
+        let new = keys.iter().filter(|k| !self.index.contains_key(k)).count();
+        if self.classes.len() + new > MAX_DISTINCT_LABELS {
+            return None;
+        }
+        let ids = keys
+            .into_iter()
+            .zip(&later.classes)
+            .map(|(key, class)| match self.index.get(&key) {
+                Some(&id) => {
+                    self.classes[id as usize].count += class.count;
+                    id
+                }
+                None => {
+                    let id = self.classes.len() as u32;
+                    self.classes.push(class.clone());
+                    self.index.insert(key, id);
+                    id
+                }
+            })
+            .collect();
+        Some(ids)
+    }
+
     pub(crate) fn from_parts(texts: Vec<String>, counts: &[u64]) -> Result<Self, (usize, usize)> {
         let mut table = LabelTable::default();
         for (id, (text, &count)) in texts.into_iter().zip(counts).enumerate() {

@@ -13,6 +13,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::float::Real;
 
+use super::blocks::{extend_in_parallel, parse_in_blocks};
 use super::labels::MAX_DISTINCT_LABELS;
 use super::source::{LineReader, NO_DATA_ROWS, column_at, parse_value, quote, trim_excess};
 use super::{CsrMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, NO_LABEL, RawData};
@@ -143,13 +144,17 @@ impl<'a> Line<'a> {
         let err = |byte: usize, msg: String| self.err(byte, msg);
         let mut prev: u64 = 0;
         for (at, tok) in tokens(self.data).skip(self.first_feature) {
-            let Some((name, value)) = tok.split_once(':') else {
+            // A byte search: `:` is ASCII, and the tokens are short.
+            let Some(colon) = tok.bytes().position(|b| b == b':') else {
                 return Err(err(
                     at,
                     format!("expected index:value, found {}", quote(tok)),
                 ));
             };
-            if name == "qid" {
+            let (name, value) = (&tok[..colon], &tok[colon + 1..]);
+            // The first byte first: most names are digits, and comparing
+            // strings calls memcmp.
+            if name.as_bytes().first() == Some(&b'q') && name == "qid" {
                 if value.parse::<i64>().is_err() {
                     return Err(err(
                         at + name.len() + 1,
@@ -267,55 +272,59 @@ fn label_problem(label: &str) -> Option<String> {
     }
 }
 
-/// A [`CsrMatrix`] under construction, in owned vectors.
-struct CsrParts<F> {
+/// The rows read so far, as a [`CsrMatrix`] under construction in owned
+/// vectors, with their labels.
+struct CsrRows<'p, F> {
+    path: &'p Path,
+    unlabeled: bool,
     row_ptr: Vec<usize>,
     indices: Vec<u32>,
     values: Vec<F>,
+    class_ids: Vec<u32>,
+    table: LabelTable,
+    max_index: u64,
 }
 
-pub(crate) fn parse_lines<F: Real, R: BufRead>(
-    mut lines: LineReader<'_, R>,
-    path: &Path,
-    unlabeled: bool,
-    size_hint: Option<u64>,
-) -> Result<RawData<F>> {
-    let mut m = CsrParts::<F> {
-        row_ptr: vec![0],
-        indices: Vec::new(),
-        values: Vec::new(),
-    };
-    let mut class_ids: Vec<u32> = Vec::new();
-    let mut table = LabelTable::default();
-    let mut max_index: u64 = 0;
-    let mut reserved = false;
-
-    while let Some((no, line)) = lines.next_line()? {
-        let Some(parsed) = Line::split(path, no, line, unlabeled)? else {
-            continue;
-        };
-        if !reserved {
-            reserved = true;
-            if let Some(total) = size_hint {
-                // Lines like this one would fill the file; a few percent over
-                // rather than a regrowth.
-                let rows = usize::try_from(total / (line.len() as u64 + 1)).unwrap_or(usize::MAX);
-                let rows = rows.saturating_add(rows / 32).saturating_add(1);
-                let per_row = parsed
-                    .data
-                    .split_ascii_whitespace()
-                    .count()
-                    .saturating_sub(1);
-                let nnz = rows.saturating_mul(per_row);
-                crate::memory::reserve_hint(&mut m.row_ptr, rows);
-                crate::memory::reserve_hint(&mut class_ids, rows);
-                crate::memory::reserve_hint(&mut m.indices, nnz);
-                crate::memory::reserve_hint(&mut m.values, nnz);
-            }
+impl<'p, F: Real> CsrRows<'p, F> {
+    fn new(path: &'p Path, unlabeled: bool) -> Self {
+        CsrRows {
+            path,
+            unlabeled,
+            row_ptr: vec![0],
+            indices: Vec::new(),
+            values: Vec::new(),
+            class_ids: Vec::new(),
+            table: LabelTable::default(),
+            max_index: 0,
         }
+    }
+
+    /// Reserves room for lines of `line_bytes` bytes with `entries_per_row`
+    /// entries to fill `total` bytes (a few percent over rather than a
+    /// regrowth).
+    fn reserve_for(&mut self, total: u64, line_bytes: usize, entries_per_row: usize) {
+        let rows = usize::try_from(total / (line_bytes as u64 + 1)).unwrap_or(usize::MAX);
+        let rows = rows.saturating_add(rows / 32).saturating_add(1);
+        let nnz = rows.saturating_mul(entries_per_row);
+        crate::memory::reserve_hint(&mut self.row_ptr, rows);
+        crate::memory::reserve_hint(&mut self.class_ids, rows);
+        crate::memory::reserve_hint(&mut self.indices, nnz);
+        crate::memory::reserve_hint(&mut self.values, nnz);
+    }
+
+    /// Parses one line (a comment or blank line adds nothing).
+    fn push(&mut self, line: &str, no: u64) -> Result<()> {
+        let path = self.path;
+        let Some(parsed) = Line::split(path, no, line, self.unlabeled)? else {
+            return Ok(());
+        };
         // Unlabeled rows share one class, whatever label a line has.
-        let label = if unlabeled { NO_LABEL } else { parsed.label };
-        let class = table.intern(label, no).ok_or_else(|| {
+        let label = if self.unlabeled {
+            NO_LABEL
+        } else {
+            parsed.label
+        };
+        let class = self.table.intern(label, no).ok_or_else(|| {
             parsed.err(
                 parsed.label_at,
                 format!(
@@ -325,33 +334,132 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
                 ),
             )
         })?;
-        crate::memory::reserve(&mut m.row_ptr, 1)
-            .and_then(|()| crate::memory::reserve(&mut class_ids, 1))
+        crate::memory::reserve(&mut self.row_ptr, 1)
+            .and_then(|()| crate::memory::reserve(&mut self.class_ids, 1))
             .map_err(|s| s.data_error(path, "the rows", no))?;
-        let last = parsed.parse_features(FORMAT_LIMIT, &mut m.indices, &mut m.values)?;
-        max_index = max_index.max(last);
-        m.row_ptr.push(m.indices.len());
-        class_ids.push(class);
+        let last = parsed.parse_features(FORMAT_LIMIT, &mut self.indices, &mut self.values)?;
+        self.max_index = self.max_index.max(last);
+        self.row_ptr.push(self.indices.len());
+        self.class_ids.push(class);
+        Ok(())
     }
+
+    /// Takes the rows of a later block parsed on its own, but for its
+    /// indices and values: room for them after `pending` more, which the
+    /// caller appends. False, with nothing taken, when they do not fit.
+    fn absorb(&mut self, block: &CsrRows<'_, F>, pending: usize) -> bool {
+        let rows = block.class_ids.len();
+        let room = pending.saturating_add(block.values.len());
+        if crate::memory::reserve(&mut self.indices, room).is_err()
+            || crate::memory::reserve(&mut self.values, room).is_err()
+            || crate::memory::reserve(&mut self.row_ptr, rows).is_err()
+            || crate::memory::reserve(&mut self.class_ids, rows).is_err()
+        {
+            return false;
+        }
+        let Some(ids) = self.table.absorb(&block.table) else {
+            return false;
+        };
+        let base = self.indices.len() + pending;
+        self.row_ptr
+            .extend(block.row_ptr[1..].iter().map(|&end| base + end));
+        self.class_ids
+            .extend(block.class_ids.iter().map(|&c| ids[c as usize]));
+        self.max_index = self.max_index.max(block.max_index);
+        true
+    }
+}
+
+pub(crate) fn parse_lines<F: Real, R: BufRead>(
+    mut lines: LineReader<'_, R>,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    let mut m = CsrRows::<F>::new(path, unlabeled);
+    let mut reserved = false;
+    parse_in_blocks(
+        &mut lines,
+        |block| {
+            let mut local = CsrRows::<F>::new(path, unlabeled);
+            // Every entry has its colon: room for all of them at once.
+            let entries = block.count_bytes(b':');
+            local.row_ptr.reserve(block.len());
+            local.class_ids.reserve(block.len());
+            local.indices.reserve(entries);
+            local.values.reserve(entries);
+            for (no, line) in block.lines() {
+                local.push(line, no).ok()?;
+            }
+            Some(local)
+        },
+        |blocks, parsed| {
+            // Sized from the first block's lines, once.
+            if let Some(total) = size_hint
+                && !reserved
+                && let Some((block, Some(local))) = blocks.iter().zip(&parsed).next()
+                && !local.class_ids.is_empty()
+            {
+                reserved = true;
+                let entries = local.values.len().div_ceil(local.class_ids.len());
+                m.reserve_for(total, block.mean_line_bytes(), entries);
+            }
+            // Blocks that parsed and fit are copied in together; one that
+            // failed is parsed again one line at a time, which names the
+            // line, column and value at fault.
+            let mut ready: Vec<(&[u32], &[F])> = Vec::new();
+            for (block, local) in blocks.iter().zip(&parsed) {
+                let pending = ready.iter().map(|(i, _)| i.len()).sum();
+                if let Some(local) = local
+                    && m.absorb(local, pending)
+                {
+                    ready.push((&local.indices, &local.values));
+                    continue;
+                }
+                flush(&mut m, &mut ready);
+                for (no, line) in block.lines() {
+                    m.push(line, no)?;
+                }
+            }
+            flush(&mut m, &mut ready);
+            Ok(())
+        },
+    )?;
+    let CsrRows {
+        mut row_ptr,
+        mut indices,
+        mut values,
+        mut class_ids,
+        table,
+        max_index,
+        ..
+    } = m;
     if class_ids.is_empty() {
         return Err(Error::data(path, NO_DATA_ROWS));
     }
-    trim_excess(&mut m.row_ptr);
-    trim_excess(&mut m.indices);
-    trim_excess(&mut m.values);
+    trim_excess(&mut row_ptr);
+    trim_excess(&mut indices);
+    trim_excess(&mut values);
     trim_excess(&mut class_ids);
     Ok(RawData {
         features: Features::Sparse(CsrMatrix {
             cols: usize::try_from(max_index).unwrap_or(usize::MAX),
-            row_ptr: m.row_ptr.into(),
-            indices: m.indices.into(),
-            values: m.values.into(),
+            row_ptr: row_ptr.into(),
+            indices: indices.into(),
+            values: values.into(),
         }),
         class_ids,
         table,
         format: Format::Libsvm,
         csv: None,
     })
+}
+
+/// Appends the indices and values of absorbed blocks, in order.
+fn flush<F: Real>(m: &mut CsrRows<'_, F>, ready: &mut Vec<(&[u32], &[F])>) {
+    let (indices, values): (Vec<&[u32]>, Vec<&[F]>) = ready.drain(..).unzip();
+    extend_in_parallel(&mut m.indices, &indices);
+    extend_in_parallel(&mut m.values, &values);
 }
 
 #[cfg(test)]
@@ -410,6 +518,76 @@ mod tests {
             .map(|c| (c.text.as_str(), c.first_line))
             .collect();
         assert_eq!(got, vec![("+1", 3), ("-1", 4)]);
+    }
+
+    /// A file of many blocks (parsed on all cores) reads as one: rows,
+    /// entries and the widest index in order, labels with their first line
+    /// and count over the whole file, and an error in a late block naming
+    /// its line and column.
+    #[test]
+    fn files_of_many_blocks_parse_as_one() {
+        let rows = 150_000u64;
+        let mut text = String::new();
+        let mut line = 0;
+        let mut late_line = 0;
+        for i in 0..rows {
+            if i % 1000 == 7 {
+                text.push_str("# a comment: with a colon\n\n");
+                line += 2;
+            }
+            line += 1;
+            let label = if i == 120_000 {
+                late_line = line;
+                "7"
+            } else if i % 2 == 0 {
+                "+1"
+            } else {
+                "-1"
+            };
+            // Rows of 1 to 3 entries; the widest index only in row 90,000.
+            let wide = if i == 90_000 { " 5000:1" } else { "" };
+            let entries = match i % 3 {
+                0 => format!("1:{i}.5"),
+                1 => format!("2:1 3:{i}"),
+                _ => format!("1:1 2:2 4:{i}"),
+            };
+            text.push_str(&format!("{label} {entries}{wide}\n"));
+        }
+        assert!(text.len() > 2 << 20, "{}", text.len());
+        let raw = parse_str::<f64>(&text).unwrap();
+        let m = csr(&raw);
+        assert_eq!((m.rows(), m.cols), (rows as usize, 5000));
+        assert_eq!(m.indices.len(), 300_001);
+        for i in [0usize, 1, 2, 90_000, 149_999] {
+            let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
+            let want: (Vec<u32>, Vec<f64>) = match (i % 3, i) {
+                (0, 90_000) => (vec![0, 4999], vec![i as f64 + 0.5, 1.0]),
+                (0, _) => (vec![0], vec![i as f64 + 0.5]),
+                (1, _) => (vec![1, 2], vec![1.0, i as f64]),
+                _ => (vec![0, 1, 3], vec![1.0, 2.0, i as f64]),
+            };
+            assert_eq!(
+                (m.indices[a..b].to_vec(), m.values[a..b].to_vec()),
+                want,
+                "row {i}"
+            );
+        }
+        let got: Vec<(&str, u64, u64)> = raw
+            .table
+            .classes()
+            .iter()
+            .map(|c| (c.text.as_str(), c.first_line, c.count))
+            .collect();
+        assert_eq!(
+            got,
+            [("+1", 1, 74_999), ("-1", 2, 75_000), ("7", late_line, 1)]
+        );
+
+        let bad = text.replacen("2:1 3:130000\n", "2:1 3:13x\n", 1);
+        let bad_line = 130_001 + 2 * 130;
+        let e = parse_str::<f64>(&bad).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("t.svm:{bad_line}:10: ")), "{e}");
+        assert!(e.contains("\"13x\""), "{e}");
     }
 
     #[test]

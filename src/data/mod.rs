@@ -7,6 +7,7 @@
 //! for online learning, keeping nothing.
 
 pub mod binary;
+mod blocks;
 pub mod bundled;
 pub mod csv;
 pub mod fingerprint;

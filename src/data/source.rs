@@ -289,7 +289,7 @@ impl<'p, R: BufRead> LineReader<'p, R> {
                 break;
             }
             any = true;
-            let (take, found) = match available.iter().position(|&b| b == b'\n') {
+            let (take, found) = match memchr::memchr(b'\n', available) {
                 Some(i) => (i, true),
                 None => (available.len(), false),
             };

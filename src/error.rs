@@ -57,6 +57,10 @@ pub enum Error {
     /// Options that contradict each other or a value out of range.
     #[error("{0}")]
     Usage(String),
+
+    /// The system refused a resource the tool needs (worker threads).
+    #[error("{0}")]
+    System(String),
 }
 
 impl Error {

@@ -277,6 +277,26 @@ mod memory {
         );
     }
 
+    /// Worker threads the system will not start (here: a stack size no
+    /// system grants) are a clear error naming the limits to raise, not a
+    /// panic at the first parallel loop.
+    #[test]
+    fn threads_that_cannot_start_are_an_error_not_a_panic() {
+        let out = Command::new(bin())
+            .env("RUST_MIN_STACK", "100000000000000")
+            .arg("info")
+            .arg(p(&data_file("iris_setosa.csv")))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with("perceptron: error: cannot start the worker threads (")
+                && stderr.contains("RAYON_NUM_THREADS=1"),
+            "{stderr}"
+        );
+    }
+
     /// Under an address-space limit (`ulimit -v`) the allocator itself
     /// refuses: a small compressed file that expands to 120 MB of values
     /// must then fail with a message naming the file and the line reached,

@@ -85,19 +85,21 @@ pub fn main() -> i32 {
     };
     interrupt::install();
     // A mistyped limit must not be silently ignored.
-    let result = crate::memory::limit().and_then(|_| match &cli.command {
-        Command::Train(a) => train::run(a, &given),
-        Command::Predict(a) => predict::run(a),
-        Command::Eval(a) => eval::run(a),
-        Command::Online(a) => online::run(a),
-        Command::Info(a) => info::run(a),
-        Command::Devices(a) => devices::run(a),
-        Command::Bench(a) => bench::run(a),
-        Command::Split(a) => split::run(a),
-        Command::Convert(a) => convert::run(a),
-        Command::Gen(a) => r#gen::run(a),
-        Command::Plot(a) => plot::run(a),
-    });
+    let result = crate::memory::limit()
+        .and_then(|_| start_threads())
+        .and_then(|_| match &cli.command {
+            Command::Train(a) => train::run(a, &given),
+            Command::Predict(a) => predict::run(a),
+            Command::Eval(a) => eval::run(a),
+            Command::Online(a) => online::run(a),
+            Command::Info(a) => info::run(a),
+            Command::Devices(a) => devices::run(a),
+            Command::Bench(a) => bench::run(a),
+            Command::Split(a) => split::run(a),
+            Command::Convert(a) => convert::run(a),
+            Command::Gen(a) => r#gen::run(a),
+            Command::Plot(a) => plot::run(a),
+        });
     match result {
         Ok(code) => code,
         Err(e) => {
@@ -108,6 +110,19 @@ pub fn main() -> i32 {
             }
         }
     }
+}
+
+/// Starts the worker threads that every parallel loop shares, now, while
+/// the process holds no data: a pool that cannot start (a thread or
+/// address-space limit) is then this clear error instead of a panic at the
+/// first parallel loop, wherever that is.
+fn start_threads() -> crate::Result<()> {
+    rayon::ThreadPoolBuilder::new().build_global().map_err(|e| {
+        crate::Error::System(format!(
+            "cannot start the worker threads ({e}); raise the limit on threads or on address \
+                 space (`ulimit -u`, `ulimit -v`), or set RAYON_NUM_THREADS=1"
+        ))
+    })
 }
 
 /// Mesa's device-select Vulkan layer picks a GPU for a display, which this

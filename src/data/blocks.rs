@@ -99,8 +99,14 @@ pub(crate) fn parse_in_blocks<R: BufRead, T: Send>(
                 blocks.push(block);
             }
         }
+        // One block (every small file) is parsed right here: handing it to
+        // the thread pool would only add the hand-over.
+        let results: Vec<T> = match blocks.as_slice() {
+            [] => Vec::new(),
+            [one] => vec![parse(one)],
+            _ => blocks.par_iter().map(&parse).collect(),
+        };
         if !blocks.is_empty() {
-            let results: Vec<T> = blocks.par_iter().map(&parse).collect();
             merge(&blocks, results)?;
         }
         if let Some(end) = stop {

@@ -111,10 +111,16 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
             let mut local = Rows {
                 path,
                 layout: layout.clone(),
-                values: Vec::with_capacity(block.len() * cols),
-                class_ids: Vec::with_capacity(block.len()),
+                values: Vec::new(),
+                class_ids: Vec::new(),
                 table: LabelTable::default(),
             };
+            // Room for every line at once when the system grants it; the
+            // pushes reserve fallibly anyway, so no allocation here aborts.
+            let _ = local
+                .values
+                .try_reserve_exact(block.len().saturating_mul(cols));
+            let _ = local.class_ids.try_reserve_exact(block.len());
             for (no, line) in block.lines() {
                 if !is_skipped(line) {
                     local.push(line, no).ok()?;

@@ -382,12 +382,14 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
         &mut lines,
         |block| {
             let mut local = CsrRows::<F>::new(path, unlabeled);
-            // Every entry has its colon: room for all of them at once.
+            // Every entry has its colon: room for all of them at once when
+            // the system grants it (the pushes reserve fallibly anyway, so
+            // no allocation here aborts).
             let entries = block.count_bytes(b':');
-            local.row_ptr.reserve(block.len());
-            local.class_ids.reserve(block.len());
-            local.indices.reserve(entries);
-            local.values.reserve(entries);
+            let _ = local.row_ptr.try_reserve_exact(block.len());
+            let _ = local.class_ids.try_reserve_exact(block.len());
+            let _ = local.indices.try_reserve_exact(entries);
+            let _ = local.values.try_reserve_exact(entries);
             for (no, line) in block.lines() {
                 local.push(line, no).ok()?;
             }

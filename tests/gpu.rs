@@ -7,7 +7,7 @@ mod common;
 
 use common::{Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
-use perceptron::data::{self, Dataset, DenseMatrix, Features, LoadOptions};
+use perceptron::data::{self, Dataset, Features, LoadOptions};
 use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
 use perceptron::train::engine::{MarginEngine, Pass};
@@ -241,15 +241,7 @@ fn adversarial<F: Real>() -> Dataset<F> {
             ),
         }
     }
-    let rows = labels.len();
-    common::dataset(
-        Features::Dense(DenseMatrix {
-            rows,
-            cols,
-            values: values.into(),
-        }),
-        labels,
-    )
+    common::dense_dataset(cols, values, labels)
 }
 
 #[test]

@@ -18,7 +18,7 @@ use common::{Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
 use perceptron::certify::Bound;
 use perceptron::certify::needs_host;
-use perceptron::data::{Dataset, DenseMatrix, Features, Row};
+use perceptron::data::{Dataset, Row};
 use perceptron::reference;
 use perceptron::train::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
 use perceptron::train::{self, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
@@ -279,14 +279,7 @@ fn adversarial<F: Real>(rng: &mut Rng, rows: usize, cols: usize) -> Dataset<F> {
             labels.push(-y);
         }
     }
-    common::dataset(
-        Features::Dense(DenseMatrix {
-            rows,
-            cols,
-            values: values.into(),
-        }),
-        labels,
-    )
+    common::dense_dataset(cols, values, labels)
 }
 
 /// Weights from a short textbook run, so margins are those of training.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Rng;
+use common::{Rng, essence};
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
@@ -64,25 +64,6 @@ fn train_for(epochs: usize, data: &Path, model: &Path, extra: &[&str]) -> Comman
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     c
-}
-
-/// The parts of a model file that training determines (not timings).
-fn essence(model: &Path) -> (Vec<f64>, f64, Vec<u64>) {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
-    let w = v["weights"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    let m = v["training"]["mistakes_per_epoch"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect();
-    (w, v["bias"].as_f64().unwrap(), m)
 }
 
 fn signal(child: &Child, sig: &str) {

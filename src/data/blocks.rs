@@ -71,7 +71,7 @@ impl Block {
 /// limit) is returned after every line before L was merged, and an error
 /// from `merge` stops everything: the order of errors is a sequential
 /// loop's.
-pub(crate) fn parse_in_blocks<R: BufRead, T: Send>(
+fn parse_in_blocks<R: BufRead, T: Send>(
     lines: &mut LineReader<'_, R>,
     parse: impl Fn(&Block) -> T + Sync,
     mut merge: impl FnMut(&[Block], Vec<T>) -> Result<()>,
@@ -99,20 +99,87 @@ pub(crate) fn parse_in_blocks<R: BufRead, T: Send>(
                 blocks.push(block);
             }
         }
-        // One block (every small file) is parsed right here: handing it to
-        // the thread pool would only add the hand-over.
-        let results: Vec<T> = match blocks.as_slice() {
-            [] => Vec::new(),
-            [one] => vec![parse(one)],
-            _ => blocks.par_iter().map(&parse).collect(),
-        };
         if !blocks.is_empty() {
+            // One block (every small file) is parsed right here: handing it
+            // to the thread pool would only add the hand-over.
+            let results: Vec<T> = match blocks.as_slice() {
+                [one] => vec![parse(one)],
+                _ => blocks.par_iter().map(&parse).collect(),
+            };
             merge(&blocks, results)?;
         }
         if let Some(end) = stop {
             return end;
         }
     }
+}
+
+/// Rows parsed from text in file order: what a text parser gives
+/// [`parse_rows`] to share its work out in blocks.
+pub(crate) trait TextRows: Sized + Send + Sync {
+    /// Empty rows of the same shape, for one block parsed on its own, with
+    /// room for `block` reserved when the system grants it (the pushes
+    /// reserve fallibly anyway, so nothing here aborts).
+    fn for_block(&self, block: &Block) -> Self;
+    /// Parses one line and appends its row (none for a line the format
+    /// skips).
+    fn push_line(&mut self, line: &str, no: u64) -> Result<()>;
+    /// Stored values: what a block's [`TextRows::absorb`] makes room for.
+    fn stored(&self) -> usize;
+    /// Takes the labels and row bookkeeping of `block`, rows parsed on
+    /// their own that follow these, and room for its values after
+    /// `pending` more; the values come later, with [`TextRows::append`].
+    /// False, with nothing taken, when its labels or values do not fit.
+    fn absorb(&mut self, block: &Self, pending: usize) -> bool;
+    /// Appends the values of absorbed blocks, in order, on all cores.
+    fn append(&mut self, blocks: &[&Self]);
+}
+
+/// Parses the rest of `lines` into `rows` on all cores, in blocks joined
+/// in file order. `reserve` is offered the rows parsed from each block,
+/// with the block, until it returns true (it sizes `rows` once, from a
+/// sample). A block that fails is parsed again one line at a time into
+/// `rows`, which names the line, column and value at fault.
+pub(crate) fn parse_rows<R: BufRead, T: TextRows>(
+    lines: &mut LineReader<'_, R>,
+    rows: &mut T,
+    mut reserve: impl FnMut(&mut T, &Block, &T) -> bool,
+) -> Result<()> {
+    let mut reserved = false;
+    let shape = rows.for_block(&Block::default());
+    parse_in_blocks(
+        lines,
+        |block| {
+            let mut local = shape.for_block(block);
+            for (no, line) in block.lines() {
+                local.push_line(line, no).ok()?;
+            }
+            Some(local)
+        },
+        |blocks, parsed| {
+            // Blocks that parsed and fit are copied in together.
+            let mut ready: Vec<&T> = Vec::new();
+            for (block, local) in blocks.iter().zip(&parsed) {
+                if let Some(local) = local {
+                    if !reserved {
+                        reserved = reserve(rows, block, local);
+                    }
+                    let pending = ready.iter().map(|r| r.stored()).sum();
+                    if rows.absorb(local, pending) {
+                        ready.push(local);
+                        continue;
+                    }
+                }
+                rows.append(&ready);
+                ready.clear();
+                for (no, line) in block.lines() {
+                    rows.push_line(line, no)?;
+                }
+            }
+            rows.append(&ready);
+            Ok(())
+        },
+    )
 }
 
 /// Appends `parts` to `dst` in order, copying on all cores (the copy, and

@@ -15,7 +15,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::float::Real;
 
-use super::blocks::{extend_in_parallel, parse_in_blocks};
+use super::blocks::{Block, TextRows, extend_in_parallel, parse_rows};
 use super::labels::MAX_DISTINCT_LABELS;
 use super::source::{LineReader, NO_DATA_ROWS, column_at, parse_value, quote, trim_excess};
 use super::{
@@ -104,56 +104,10 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
         rows.push(&first, first_no)?;
     }
     drop(first);
-    let layout = rows.layout.clone();
-    parse_in_blocks(
-        &mut lines,
-        |block| {
-            let mut local = Rows {
-                path,
-                layout: layout.clone(),
-                values: Vec::new(),
-                class_ids: Vec::new(),
-                table: LabelTable::default(),
-            };
-            // Room for every line at once when the system grants it; the
-            // pushes reserve fallibly anyway, so no allocation here aborts.
-            let _ = local
-                .values
-                .try_reserve_exact(block.len().saturating_mul(cols));
-            let _ = local.class_ids.try_reserve_exact(block.len());
-            for (no, line) in block.lines() {
-                if !is_skipped(line) {
-                    local.push(line, no).ok()?;
-                }
-            }
-            Some(local)
-        },
-        |blocks, parsed| {
-            reserve(&mut rows, blocks[0].mean_line_bytes());
-            // Blocks that parsed and fit are copied in together; one that
-            // failed is parsed again one line at a time, which names the
-            // line, column and value at fault.
-            let mut ready: Vec<&[F]> = Vec::new();
-            for (block, local) in blocks.iter().zip(&parsed) {
-                let pending = ready.iter().map(|v| v.len()).sum();
-                if let Some(local) = local
-                    && rows.absorb(local, pending)
-                {
-                    ready.push(&local.values);
-                    continue;
-                }
-                extend_in_parallel(&mut rows.values, &ready);
-                ready.clear();
-                for (no, line) in block.lines() {
-                    if !is_skipped(line) {
-                        rows.push(line, no)?;
-                    }
-                }
-            }
-            extend_in_parallel(&mut rows.values, &ready);
-            Ok(())
-        },
-    )?;
+    parse_rows(&mut lines, &mut rows, |rows, block, _| {
+        reserve(rows, block.mean_line_bytes());
+        true
+    })?;
     let Rows {
         mut values,
         mut class_ids,
@@ -526,11 +480,35 @@ impl fmt::Display for ColumnName<'_> {
     }
 }
 
-impl<F: Real> Rows<'_, F> {
-    /// Takes the labels of a later block parsed on its own, and room for
-    /// its values after `pending` more; the caller appends the values.
-    /// False, with nothing taken, when the labels or values do not fit.
-    fn absorb(&mut self, block: &Rows<'_, F>, pending: usize) -> bool {
+impl<F: Real> TextRows for Rows<'_, F> {
+    fn for_block(&self, block: &Block) -> Self {
+        let mut rows = Rows {
+            path: self.path,
+            layout: self.layout.clone(),
+            values: Vec::new(),
+            class_ids: Vec::new(),
+            table: LabelTable::default(),
+        };
+        let cols = self.layout.cols();
+        let _ = rows
+            .values
+            .try_reserve_exact(block.len().saturating_mul(cols));
+        let _ = rows.class_ids.try_reserve_exact(block.len());
+        rows
+    }
+
+    fn push_line(&mut self, line: &str, no: u64) -> Result<()> {
+        if is_skipped(line) {
+            return Ok(());
+        }
+        self.push(line, no)
+    }
+
+    fn stored(&self) -> usize {
+        self.values.len()
+    }
+
+    fn absorb(&mut self, block: &Self, pending: usize) -> bool {
         let room = pending.saturating_add(block.values.len());
         if crate::memory::reserve(&mut self.values, room).is_err()
             || crate::memory::reserve(&mut self.class_ids, block.class_ids.len()).is_err()
@@ -545,6 +523,13 @@ impl<F: Real> Rows<'_, F> {
         true
     }
 
+    fn append(&mut self, blocks: &[&Self]) {
+        let parts: Vec<&[F]> = blocks.iter().map(|b| b.values.as_slice()).collect();
+        extend_in_parallel(&mut self.values, &parts);
+    }
+}
+
+impl<F: Real> Rows<'_, F> {
     /// Parses one data line and appends it.
     fn push(&mut self, line: &str, no: u64) -> Result<()> {
         let path = self.path;

@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::float::Real;
 
-use super::blocks::{extend_in_parallel, parse_in_blocks};
+use super::blocks::{Block, TextRows, extend_in_parallel, parse_rows};
 use super::labels::MAX_DISTINCT_LABELS;
 use super::source::{LineReader, NO_DATA_ROWS, column_at, parse_value, quote, trim_excess};
 use super::{CsrMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, NO_LABEL, RawData};
@@ -311,9 +311,22 @@ impl<'p, F: Real> CsrRows<'p, F> {
         crate::memory::reserve_hint(&mut self.indices, nnz);
         crate::memory::reserve_hint(&mut self.values, nnz);
     }
+}
+
+impl<F: Real> TextRows for CsrRows<'_, F> {
+    fn for_block(&self, block: &Block) -> Self {
+        let mut rows = CsrRows::new(self.path, self.unlabeled);
+        // Every entry has its colon: room for all of them at once.
+        let entries = block.count_bytes(b':');
+        let _ = rows.row_ptr.try_reserve_exact(block.len());
+        let _ = rows.class_ids.try_reserve_exact(block.len());
+        let _ = rows.indices.try_reserve_exact(entries);
+        let _ = rows.values.try_reserve_exact(entries);
+        rows
+    }
 
     /// Parses one line (a comment or blank line adds nothing).
-    fn push(&mut self, line: &str, no: u64) -> Result<()> {
+    fn push_line(&mut self, line: &str, no: u64) -> Result<()> {
         let path = self.path;
         let Some(parsed) = Line::split(path, no, line, self.unlabeled)? else {
             return Ok(());
@@ -344,10 +357,11 @@ impl<'p, F: Real> CsrRows<'p, F> {
         Ok(())
     }
 
-    /// Takes the rows of a later block parsed on its own, but for its
-    /// indices and values: room for them after `pending` more, which the
-    /// caller appends. False, with nothing taken, when they do not fit.
-    fn absorb(&mut self, block: &CsrRows<'_, F>, pending: usize) -> bool {
+    fn stored(&self) -> usize {
+        self.indices.len()
+    }
+
+    fn absorb(&mut self, block: &Self, pending: usize) -> bool {
         let rows = block.class_ids.len();
         let room = pending.saturating_add(block.values.len());
         if crate::memory::reserve(&mut self.indices, room).is_err()
@@ -368,6 +382,13 @@ impl<'p, F: Real> CsrRows<'p, F> {
         self.max_index = self.max_index.max(block.max_index);
         true
     }
+
+    fn append(&mut self, blocks: &[&Self]) {
+        let indices: Vec<&[u32]> = blocks.iter().map(|b| b.indices.as_slice()).collect();
+        let values: Vec<&[F]> = blocks.iter().map(|b| b.values.as_slice()).collect();
+        extend_in_parallel(&mut self.indices, &indices);
+        extend_in_parallel(&mut self.values, &values);
+    }
 }
 
 pub(crate) fn parse_lines<F: Real, R: BufRead>(
@@ -377,56 +398,18 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
     let mut m = CsrRows::<F>::new(path, unlabeled);
-    let mut reserved = false;
-    parse_in_blocks(
-        &mut lines,
-        |block| {
-            let mut local = CsrRows::<F>::new(path, unlabeled);
-            // Every entry has its colon: room for all of them at once when
-            // the system grants it (the pushes reserve fallibly anyway, so
-            // no allocation here aborts).
-            let entries = block.count_bytes(b':');
-            let _ = local.row_ptr.try_reserve_exact(block.len());
-            let _ = local.class_ids.try_reserve_exact(block.len());
-            let _ = local.indices.try_reserve_exact(entries);
-            let _ = local.values.try_reserve_exact(entries);
-            for (no, line) in block.lines() {
-                local.push(line, no).ok()?;
-            }
-            Some(local)
-        },
-        |blocks, parsed| {
-            // Sized from the first block's lines, once.
-            if let Some(total) = size_hint
-                && !reserved
-                && let Some((block, Some(local))) = blocks.iter().zip(&parsed).next()
-                && !local.class_ids.is_empty()
-            {
-                reserved = true;
-                let entries = local.values.len().div_ceil(local.class_ids.len());
-                m.reserve_for(total, block.mean_line_bytes(), entries);
-            }
-            // Blocks that parsed and fit are copied in together; one that
-            // failed is parsed again one line at a time, which names the
-            // line, column and value at fault.
-            let mut ready: Vec<(&[u32], &[F])> = Vec::new();
-            for (block, local) in blocks.iter().zip(&parsed) {
-                let pending = ready.iter().map(|(i, _)| i.len()).sum();
-                if let Some(local) = local
-                    && m.absorb(local, pending)
-                {
-                    ready.push((&local.indices, &local.values));
-                    continue;
-                }
-                flush(&mut m, &mut ready);
-                for (no, line) in block.lines() {
-                    m.push(line, no)?;
-                }
-            }
-            flush(&mut m, &mut ready);
-            Ok(())
-        },
-    )?;
+    // Sized once, from the first block with rows.
+    parse_rows(&mut lines, &mut m, |m, block, local| {
+        let Some(total) = size_hint else {
+            return true;
+        };
+        if local.class_ids.is_empty() {
+            return false;
+        }
+        let entries = local.values.len().div_ceil(local.class_ids.len());
+        m.reserve_for(total, block.mean_line_bytes(), entries);
+        true
+    })?;
     let CsrRows {
         mut row_ptr,
         mut indices,
@@ -455,13 +438,6 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
         format: Format::Libsvm,
         csv: None,
     })
-}
-
-/// Appends the indices and values of absorbed blocks, in order.
-fn flush<F: Real>(m: &mut CsrRows<'_, F>, ready: &mut Vec<(&[u32], &[F])>) {
-    let (indices, values): (Vec<&[u32]>, Vec<&[F]>) = ready.drain(..).unzip();
-    extend_in_parallel(&mut m.indices, &indices);
-    extend_in_parallel(&mut m.values, &values);
 }
 
 #[cfg(test)]

@@ -72,6 +72,18 @@ pub fn labels_map() -> LabelMap {
     }
 }
 
+/// A dataset of dense rows of `cols` values each, one per label.
+pub fn dense_dataset<F: Real>(cols: usize, values: Vec<F>, labels: Vec<i8>) -> Dataset<F> {
+    dataset(
+        Features::Dense(DenseMatrix {
+            rows: labels.len(),
+            cols,
+            values: values.into(),
+        }),
+        labels,
+    )
+}
+
 pub fn dataset<F: Real>(features: Features<F>, labels: Vec<i8>) -> Dataset<F> {
     Dataset {
         features,
@@ -105,14 +117,7 @@ pub fn random_dense<F: Real>(rng: &mut Rng, rows: usize, cols: usize, noise: f64
         }
         labels.push(y);
     }
-    dataset(
-        Features::Dense(DenseMatrix {
-            rows,
-            cols,
-            values: values.into(),
-        }),
-        labels,
-    )
+    dense_dataset(cols, values, labels)
 }
 
 /// Sparse data with about `nnz` entries per row out of `cols`.

@@ -73,6 +73,7 @@ pub enum Command {
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> i32 {
+    one_malloc_arena_under_an_address_limit();
     quiet_vulkan_layers();
     // Parsed in two steps so that `train --resume` can tell the options
     // given from the defaults.
@@ -107,6 +108,32 @@ pub fn main() -> i32 {
             match e {
                 crate::Error::Usage(_) => exit::USAGE,
                 _ => exit::ERROR,
+            }
+        }
+    }
+}
+
+/// glibc gives each thread that allocates a malloc arena of its own, and
+/// reserves 64 MiB of address space for each. Under an address-space
+/// limit (`ulimit -v`) those reservations crowd out the worker threads'
+/// stacks, which then fail to start at random (a worker's arena racing the
+/// next worker's stack). So when such a limit is set, every thread shares
+/// the main arena; without one nothing changes. Called first thing, before
+/// any other thread exists.
+fn one_malloc_arena_under_an_address_limit() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct passed; mallopt sets a malloc
+        // parameter, here while the process has one thread.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_AS, &mut limit) == 0
+                && limit.rlim_cur != libc::RLIM_INFINITY
+            {
+                libc::mallopt(libc::M_ARENA_MAX, 1);
             }
         }
     }

@@ -8,7 +8,7 @@ use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
 use perceptron::r#gen::{Density, GenOptions, Generator};
 use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
-use perceptron::train::engine::{MarginEngine, Pass};
+use perceptron::engine::{MarginEngine, Pass};
 use perceptron::train::{self, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 /// Separable data with a planted margin, plus label noise when asked.

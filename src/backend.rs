@@ -5,7 +5,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::gpu::{GpuEngine, GpuOptions};
-use crate::train::{MarginEngine, ReferenceEngine};
+use crate::engine::{MarginEngine, ReferenceEngine};
 
 /// Which engine computes margins. Every choice gives the same model.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -11,7 +11,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::gpu::{GpuEngine, GpuOptions};
-use crate::train::engine::Pass;
+use crate::engine::Pass;
 use crate::train::{self, MarginEngine, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 /// One backend's run.
@@ -202,7 +202,7 @@ fn device_ceiling<F: Real>(
     data: &Dataset<F>,
     bias: bool,
 ) -> Result<DeviceCeiling> {
-    let fail = |err: crate::train::engine::EngineError| Error::Gpu(err.0);
+    let fail = |err: crate::engine::EngineError| Error::Gpu(err.0);
     let weights: Vec<F> = (0..data.cols() + bias as usize)
         .map(|k| F::from_f64(((k % 7) as f64 - 3.0) * 0.01))
         .collect();

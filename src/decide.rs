@@ -13,7 +13,7 @@ use crate::data::{Dataset, Features, Format, LabelMap};
 use crate::error::Result;
 use crate::float::Real;
 use crate::reference;
-use crate::train::engine::{MarginEngine, Pass};
+use crate::engine::{MarginEngine, Pass};
 
 /// What deciding the rows took.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -160,7 +160,7 @@ pub fn positive_rows<F: Real>(
                     stats.host_dots += 1;
                     // A NaN score (overflowing features) is class -1.
                     let s = reference::dot(weights, data.features.row(i), bias);
-                    crate::model::Model::<F>::decide(s) > 0
+                    crate::reference::predicted_sign(s) > 0
                 }
             };
         }
@@ -173,7 +173,7 @@ pub fn positive_rows<F: Real>(
 mod tests {
     use super::*;
     use crate::data::DenseMatrix;
-    use crate::train::ReferenceEngine;
+    use crate::engine::ReferenceEngine;
 
     #[test]
     fn every_engine_gives_the_reference_classes() {
@@ -210,8 +210,8 @@ mod tests {
         let w = [1e30f32, 1e30, 0.0];
         assert!(reference::dot(&w, data.features.row(0), true).is_nan());
         let expected = [
-            crate::model::Model::<f32>::decide(f32::NAN) > 0,
-            crate::model::Model::<f32>::decide(2e30) > 0,
+            crate::reference::predicted_sign::<f32>(f32::NAN) > 0,
+            crate::reference::predicted_sign::<f32>(2e30) > 0,
         ];
         assert_eq!(expected, [false, true]);
         let mut cpu = crate::cpu::CpuEngine::new(&data, true);

@@ -82,12 +82,6 @@ pub trait Real:
     /// True for non-zero numbers below [`Real::MIN_NORMAL`] in magnitude.
     fn is_subnormal(self) -> bool;
     fn abs(self) -> Self;
-
-    /// Σ w_k·x_k and Σ |w_k·x_k| in any order (for certified margins, never
-    /// for reference decisions): SIMD where the target has it.
-    fn dot_and_abs(w: &[Self], x: &[Self]) -> (Self, Self) {
-        crate::cpu::simd::portable(w, x)
-    }
 }
 
 impl Real for f32 {
@@ -118,11 +112,6 @@ impl Real for f32 {
     fn abs(self) -> Self {
         f32::abs(self)
     }
-
-    #[inline]
-    fn dot_and_abs(w: &[Self], x: &[Self]) -> (Self, Self) {
-        crate::cpu::simd::f32s(w, x)
-    }
 }
 
 impl Real for f64 {
@@ -152,11 +141,6 @@ impl Real for f64 {
     #[inline]
     fn abs(self) -> Self {
         f64::abs(self)
-    }
-
-    #[inline]
-    fn dot_and_abs(w: &[Self], x: &[Self]) -> (Self, Self) {
-        crate::cpu::simd::f64s(w, x)
     }
 }
 

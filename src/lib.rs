@@ -14,6 +14,7 @@ pub mod cli;
 pub mod cpu;
 pub mod data;
 pub mod decide;
+pub mod engine;
 pub mod error;
 pub mod float;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.

@@ -230,7 +230,7 @@ impl<F: Real> Model<F> {
     /// The predicted class: +1 when s > 0, otherwise -1 (s = 0 goes to the
     /// negative class, as in scikit-learn).
     pub fn decide(s: F) -> i8 {
-        if s > F::ZERO { 1 } else { -1 }
+        reference::predicted_sign(s)
     }
 
     /// Writes the model atomically.

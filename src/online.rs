@@ -4,7 +4,7 @@
 //! For an example x with label y, with the definitions of [`crate::reference`]:
 //!
 //! 1. s = w~·x~ by [`reference::dot`] (bias last, as in training); the
-//!    prediction is +1 iff s > 0 ([`Model::decide`], as `predict` does);
+//!    prediction is +1 iff s > 0 ([`reference::predicted_sign`], as `predict` does);
 //! 2. the example is a *mistake* iff y·s <= τ
 //!    ([`reference::is_mistake_within`], τ = `--margin`, 0 by default), and
 //!    then w~ <- w~ + y·x~ ([`reference::apply_update`]).
@@ -29,7 +29,6 @@
 
 use crate::data::Row;
 use crate::float::Real;
-use crate::model::Model;
 use crate::reference;
 
 /// A prediction made before learning from its example.
@@ -237,7 +236,7 @@ impl<F: Real> Learner<F> {
         }
         Ok(Prediction {
             score,
-            label: Model::<F>::decide(score),
+            label: reference::predicted_sign(score),
         })
     }
 
@@ -290,7 +289,7 @@ impl MarginTally {
     /// Adds an example; `w` is w~ (bias last when `bias`) and covers the row.
     pub fn observe<F: Real>(&mut self, w: &[F], row: Row<'_, F>, y: i8, bias: bool) {
         self.rows += 1;
-        if Model::<F>::decide(reference::dot(w, row, bias)) == y {
+        if reference::predicted_sign(reference::dot(w, row, bias)) == y {
             self.correct += 1;
         }
         let mut s = 0.0f64;

@@ -18,19 +18,6 @@ use crate::reference;
 /// The `kind` of one-vs-rest model files (binary models have none).
 pub const KIND: &str = "one-vs-rest";
 
-/// The index of the highest score; the first one wins a tie, and a NaN
-/// score never wins over a number.
-pub fn argmax<F: Real>(scores: &[F]) -> usize {
-    let mut best = 0;
-    for (k, s) in scores.iter().enumerate() {
-        let best_is_nan = scores[best].to_f64().is_nan();
-        if *s > scores[best] || (best_is_nan && !s.to_f64().is_nan()) {
-            best = k;
-        }
-    }
-    best
-}
-
 /// What training says about one class's perceptron.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassTraining {
@@ -97,7 +84,7 @@ impl<F: Real> OvrModel<F> {
                 .iter()
                 .map(|w| reference::dot(w, row, self.has_bias)),
         );
-        argmax(scores)
+        reference::argmax(scores)
     }
 
     /// Writes the model atomically.

@@ -8,6 +8,9 @@
 //!   zeros gives the same bits.
 //! - Row i is a mistake iff y_i·s <= 0 (exactly zero is a mistake).
 //! - On a mistake every stored coordinate gets w~_k <- w~_k + y_i·x~_ik.
+//! - A fitted model predicts +1 iff s > 0 ([`predicted_sign`]); with several
+//!   heads (one-vs-rest) the class is the head with the highest score, ties
+//!   to the lowest index ([`argmax`]).
 //!
 //! Rust never contracts `a * b + c` into a fused multiply-add, so the code
 //! below is the arithmetic it reads as.
@@ -52,6 +55,26 @@ pub fn is_mistake_within<F: Real>(y: i8, s: F, tau: F) -> bool {
     // A NaN margin is not <= τ and therefore not a mistake; it can only arise
     // from an overflowed product, which the training loop reports instead.
     ys <= tau
+}
+
+/// The class a score predicts: +1 when s > 0, otherwise -1 (s = 0 goes to
+/// the negative class, as in scikit-learn, and so does a NaN score).
+#[inline]
+pub fn predicted_sign<F: Real>(s: F) -> i8 {
+    if s > F::ZERO { 1 } else { -1 }
+}
+
+/// The index of the highest score; the first one wins a tie, and a NaN
+/// score never wins over a number.
+pub fn argmax<F: Real>(scores: &[F]) -> usize {
+    let mut best = 0;
+    for (k, s) in scores.iter().enumerate() {
+        let best_is_nan = scores[best].to_f64().is_nan();
+        if *s > scores[best] || (best_is_nan && !s.to_f64().is_nan()) {
+            best = k;
+        }
+    }
+    best
 }
 
 /// A weight became infinite: the data's scale overflows this precision.

@@ -10,7 +10,7 @@ use perceptron::Real;
 use perceptron::data::{self, Dataset, Features, LoadOptions};
 use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
-use perceptron::train::engine::{MarginEngine, Pass};
+use perceptron::engine::{MarginEngine, Pass};
 use perceptron::train::{self, Fit, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 fn options() -> GpuOptions {

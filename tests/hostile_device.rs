@@ -20,7 +20,7 @@ use perceptron::certify::Bound;
 use perceptron::certify::needs_host;
 use perceptron::data::{Dataset, Row};
 use perceptron::reference;
-use perceptron::train::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
+use perceptron::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
 use perceptron::train::{self, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 /// What the emulation needs beyond [`Real`]: a true fused multiply-add and

@@ -11,7 +11,7 @@ use perceptron::data::Dataset;
 use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::walk_twin::TwinWalkEngine;
 use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
-use perceptron::train::engine::{
+use perceptron::engine::{
     EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
 use perceptron::train::{self, ReferenceEngine, Silent, State, TrainParams};
@@ -475,7 +475,7 @@ impl Walker<f32> for Stalled<'_> {
             end: at,
             decisions: Vec::new(),
             values: Vec::new(),
-            stop: perceptron::train::engine::WalkStop::Running,
+            stop: perceptron::engine::WalkStop::Running,
         })
     }
     fn cancel(&mut self) -> Result<(), EngineError> {

@@ -206,7 +206,7 @@ fn digits_through_the_cli() {
 /// Ties go to the class listed first; NaN never wins.
 #[test]
 fn argmax_breaks_ties_towards_the_first_class() {
-    use perceptron::ovr::argmax;
+    use perceptron::reference::argmax;
     assert_eq!(argmax(&[1.0f32, 3.0, 3.0, 2.0]), 1);
     assert_eq!(argmax(&[0.0f64, 0.0]), 0);
     assert_eq!(argmax(&[f32::NAN, -1.0]), 1);

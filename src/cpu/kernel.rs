@@ -33,7 +33,7 @@ pub fn margin<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> (F, F) {
 
 #[inline]
 fn dense<F: Real>(w: &[F], x: &[F]) -> (F, F) {
-    F::dot_and_abs(w, x)
+    super::simd::dot_and_abs(w, x)
 }
 
 #[inline]

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::certify::{self, Bound};
 use crate::data::Dataset;
 use crate::float::Real;
-use crate::train::engine::{
+use crate::engine::{
     Completed, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
 

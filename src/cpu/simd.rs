@@ -7,7 +7,37 @@
 //! free here: these sums only feed certified decisions, whose bound holds
 //! for any order (and the intrinsics never fuse a multiply into an add).
 
-use crate::float::Real;
+use crate::float::{Precision, Real};
+
+/// Σ w_k·x_k and Σ |w_k·x_k| in any order (for certified margins, never
+/// for reference decisions): the precision's SIMD kernel. The precision is
+/// a constant of `F`, so the match is resolved at compile time.
+#[inline]
+pub fn dot_and_abs<F: Real>(w: &[F], x: &[F]) -> (F, F) {
+    // Same-size casts of `Real`'s two types: `PRECISION` says which one `F` is.
+    match F::PRECISION {
+        Precision::F32 => match (
+            bytemuck::try_cast_slice::<F, f32>(w),
+            bytemuck::try_cast_slice::<F, f32>(x),
+        ) {
+            (Ok(w), Ok(x)) => {
+                let (s, t) = f32s(w, x);
+                (bytemuck::cast(s), bytemuck::cast(t))
+            }
+            _ => portable(w, x),
+        },
+        Precision::F64 => match (
+            bytemuck::try_cast_slice::<F, f64>(w),
+            bytemuck::try_cast_slice::<F, f64>(x),
+        ) {
+            (Ok(w), Ok(x)) => {
+                let (s, t) = f64s(w, x);
+                (bytemuck::cast(s), bytemuck::cast(t))
+            }
+            _ => portable(w, x),
+        },
+    }
+}
 
 /// Eight independent lanes, then their sum: any target.
 #[inline]

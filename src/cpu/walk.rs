@@ -9,7 +9,7 @@
 //! of the weights with the reference arithmetic. Unlike passes over windows,
 //! nothing goes stale when the weights move: each scan uses the weights of
 //! its moment. The loop replays every decision and compares the weights
-//! (see [`crate::train::engine::Walker`]).
+//! (see [`crate::engine::Walker`]).
 
 use rayon::prelude::*;
 
@@ -17,7 +17,7 @@ use crate::certify::{Bound, Settled};
 use crate::data::Dataset;
 use crate::float::Real;
 use crate::reference;
-use crate::train::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop};
+use crate::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop};
 
 /// Rows per batch that a search stops at (mistakes, and rows the
 /// certificate could not call correct), and rows per batch at most: the

@@ -23,7 +23,7 @@ use crate::certify::Bound;
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-use crate::train::engine::{
+use crate::engine::{
     EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
 

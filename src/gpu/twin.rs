@@ -10,7 +10,7 @@
 use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features, Row};
 use crate::float::Real;
-use crate::train::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
+use crate::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
 
 /// lanes.wgsl `reduce_lanes`, for one row's group of lanes.
 pub fn reduce_lanes<F: Real>(part_s: &mut [F], part_t: &mut [F]) {

@@ -26,7 +26,7 @@ use super::walk_twin::{self, Entries, WalkParams, WalkState};
 use crate::certify::Bound;
 use crate::data::Dataset;
 use crate::float::Real;
-use crate::train::engine::{EngineError, WalkBatch, WalkStart};
+use crate::engine::{EngineError, WalkBatch, WalkStart};
 
 /// Batches in flight at once.
 const DEPTH: usize = 2;

@@ -14,7 +14,7 @@ use super::twin::{dense_row, sparse_row};
 use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features};
 use crate::float::Real;
-use crate::train::engine::{
+use crate::engine::{
     EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart, WalkStop,
     Walker,
 };

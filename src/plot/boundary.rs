@@ -142,7 +142,7 @@ impl Panel {
         for (i, &y) in labels.iter().enumerate().take(rows) {
             let row = features.row(i);
             let s = reference::dot(&augmented, row, has_bias);
-            misclassified.push(Model::<F>::decide(s) != y);
+            misclassified.push(crate::reference::predicted_sign(s) != y);
             let mut v = b;
             row.for_each(|k, x| v += w[k] * x.to_f64());
             smallest = smallest.min(y as f64 * v);

@@ -54,7 +54,7 @@ impl Margins {
         let mut misclassified = Vec::with_capacity(labels.len());
         for (i, &y) in labels.iter().enumerate() {
             let row = features.row(i);
-            let predicted = Model::<F>::decide(model.score(&w, row));
+            let predicted = crate::reference::predicted_sign(model.score(&w, row));
             misclassified.push(predicted != y);
             let mut s = 0.0f64;
             row.for_each(|k, v| s += w[k].to_f64() * v.to_f64());

@@ -24,7 +24,7 @@ use crate::data::{Dataset, Row};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::reference;
-use crate::train::engine::{EngineError, EngineStats, MarginEngine, Pass, WalkStart, WalkStop};
+use crate::engine::{EngineError, EngineStats, MarginEngine, Pass, WalkStart, WalkStop};
 use crate::train::variant::{self, Pocket, Variant};
 use crate::train::{PassPolicy, TrainParams};
 

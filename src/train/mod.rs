@@ -6,7 +6,6 @@
 //! theorem says about the run.
 
 pub mod driver;
-pub mod engine;
 pub mod shuffle;
 pub mod theory;
 pub mod variant;
@@ -18,7 +17,7 @@ use crate::error::Result;
 use crate::float::Real;
 
 pub use driver::{LoopStats, Observer, Silent, State, Stop};
-pub use engine::{EngineStats, MarginEngine, ReferenceEngine};
+pub use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
 pub use theory::Theory;
 pub use variant::{Margin, Pocket, Variant};
 

@@ -100,7 +100,7 @@ pub fn analyse_head<F: Real>(
             crate::certify::Settled::Correct => 1,
             crate::certify::Settled::Mistake => -1,
             crate::certify::Settled::Unknown => {
-                crate::model::Model::<F>::decide(reference::dot(w, row, bias))
+                crate::reference::predicted_sign(reference::dot(w, row, bias))
             }
         };
         if predicted == y {
@@ -153,7 +153,7 @@ fn margin_f64<F: Real>(w: &[F], row: crate::data::Row<'_, F>, bias: bool) -> f64
 }
 
 /// One-vs-rest as a whole: rows whose highest-scoring class is their own
-/// (ties to the lowest class index, as [`crate::ovr::argmax`]), with the
+/// (ties to the lowest class index, as [`crate::reference::argmax`]), with the
 /// radius; per-class figures come from [`analyse_head`].
 pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) -> Theory {
     let dim = data.cols() + bias as usize;
@@ -163,7 +163,7 @@ pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize
         let row = data.features.row(i);
         scores.clear();
         scores.extend((0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)));
-        if crate::ovr::argmax(&scores) == data.class_ids[i] as usize {
+        if crate::reference::argmax(&scores) == data.class_ids[i] as usize {
             correct += 1;
         }
     }

@@ -1,4 +1,5 @@
-//! The one interface between the training loop and a way of obtaining margins.
+//! The one interface between the training loop and a way of obtaining margins:
+//! what every engine (the CPU's, a GPU's, the reference) implements.
 //!
 //! An engine never decides anything. For a range of rows it returns each
 //! row's *normalised slack* under given weights (see [`crate::certify`]): a

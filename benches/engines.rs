@@ -6,9 +6,9 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
+use perceptron::engine::{MarginEngine, Pass};
 use perceptron::r#gen::{Density, GenOptions, Generator};
 use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
-use perceptron::engine::{MarginEngine, Pass};
 use perceptron::train::{self, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 /// Separable data with a planted margin, plus label noise when asked.
@@ -113,7 +113,7 @@ fn training(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(5 * d.features.storage_bytes() as u64));
         let dim = d.cols() + 1;
         group.bench_function(BenchmarkId::new("reference", name), |b| {
-            b.iter(|| train::fit_reference(d, &params).unwrap())
+            b.iter(|| train::fit_reference(d, &params.check_ref().unwrap()).unwrap())
         });
         for policy in [PassPolicy::Adaptive, PassPolicy::Always] {
             let p = TrainParams {
@@ -125,7 +125,7 @@ fn training(c: &mut Criterion) {
                     let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
                     train::fit(
                         d,
-                        &p,
+                        &p.check_ref().unwrap(),
                         State::initial(dim),
                         Box::new(CpuEngine::new(d, true)),
                         &mut fb,

@@ -2,13 +2,13 @@
 //! or a GPU, with `auto` picking a hardware GPU when there is one.
 
 use crate::data::Dataset;
+use crate::engine::{MarginEngine, ReferenceEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::gpu::{GpuEngine, GpuOptions};
-use crate::engine::{MarginEngine, ReferenceEngine};
 
 /// Which engine computes margins. Every choice gives the same model.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Backend {
     /// The textbook sequential loop: every margin by the reference dot.
     Reference,

@@ -7,12 +7,15 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::backend::Backend;
 use crate::data::Dataset;
+use crate::engine::Pass;
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::gpu::{GpuEngine, GpuOptions};
-use crate::engine::Pass;
-use crate::train::{self, MarginEngine, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
+use crate::train::{
+    CheckedParams, MarginEngine, PassPolicy, ReferenceEngine, Silent, State, Trainer,
+};
 
 /// One backend's run.
 #[derive(Clone, Debug, Serialize)]
@@ -72,14 +75,6 @@ pub struct Report {
     pub all_identical: bool,
 }
 
-/// Which backends to run.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Which {
-    Reference,
-    Cpu,
-    Gpu,
-}
-
 /// Host memory-read bandwidth: the best of three parallel sums over a
 /// buffer far larger than any cache (1 GiB: some virtual machines report
 /// last-level caches of 256 MiB and more).
@@ -105,11 +100,12 @@ fn bits<F: Real>(v: &[F]) -> Vec<u64> {
     v.iter().map(|x| x.to_f64().to_bits()).collect()
 }
 
-/// Trains `data` with each backend and measures.
+/// Trains `data` with each backend and measures; the reference loop runs
+/// first, whether listed or not (`auto` counts as the CPU engine).
 pub fn run<F: Real>(
     data: &Dataset<F>,
-    params: &TrainParams,
-    which: &[Which],
+    params: &CheckedParams,
+    which: &[Backend],
     gpu: &GpuOptions,
     data_name: &str,
 ) -> Result<Report> {
@@ -118,14 +114,24 @@ pub fn run<F: Real>(
     let mut runs: Vec<Run> = Vec::new();
     let mut reference: Option<(Vec<u64>, Vec<u64>, f64)> = None;
     let mut device = None;
-    let mut order: Vec<Which> = vec![Which::Reference];
-    order.extend(which.iter().copied().filter(|w| *w != Which::Reference));
+    let mut order: Vec<Backend> = vec![Backend::Reference];
+    for w in which {
+        let w = if *w == Backend::Auto {
+            Backend::Cpu
+        } else {
+            *w
+        };
+        if !order.contains(&w) {
+            order.push(w);
+        }
+    }
+    let trainer = Trainer::new(params.clone());
     for w in order {
         let mut before = crate::train::EngineStats::default();
         let engine: Box<dyn MarginEngine<F> + '_> = match w {
-            Which::Reference => Box::new(ReferenceEngine),
-            Which::Cpu => Box::new(crate::cpu::CpuEngine::new(data, params.bias)),
-            Which::Gpu => {
+            Backend::Reference | Backend::Auto => Box::new(ReferenceEngine),
+            Backend::Cpu => Box::new(crate::cpu::CpuEngine::new(data, params.bias)),
+            Backend::Gpu => {
                 let mut opts = gpu.clone();
                 opts.adapter.allow_software = true;
                 let mut e = GpuEngine::new(data, params.bias, &opts)?;
@@ -135,17 +141,7 @@ pub fn run<F: Real>(
                 Box::new(e)
             }
         };
-        let mut fallback = || -> Box<dyn MarginEngine<F>> {
-            Box::new(crate::cpu::CpuEngine::new(data, params.bias))
-        };
-        let fit = train::fit(
-            data,
-            params,
-            State::initial(dim),
-            engine,
-            &mut fallback,
-            &mut Silent,
-        )?;
+        let fit = trainer.fit_on(data, State::initial(dim), engine, &mut Silent)?;
         let epochs = fit.epochs().max(1);
         let key = (bits(&fit.weights), fit.mistakes_per_epoch.clone());
         let identical = match &reference {

@@ -10,10 +10,10 @@
 
 use crate::certify::{self, Bound, Settled};
 use crate::data::{Dataset, Features, Format, LabelMap};
+use crate::engine::{MarginEngine, Pass};
 use crate::error::Result;
 use crate::float::Real;
 use crate::reference;
-use crate::engine::{MarginEngine, Pass};
 
 /// What deciding the rows took.
 #[derive(Clone, Debug, Default, PartialEq)]

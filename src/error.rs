@@ -54,6 +54,21 @@ pub enum Error {
     #[error("{0}\nhint: run with `--backend cpu` to train on the CPU instead")]
     Gpu(String),
 
+    /// Training parameters that break a rule (see [`ParamError`]).
+    #[error("{0}")]
+    Param(#[from] ParamError),
+
+    /// A checkpoint that belongs to another run (see [`Difference`]).
+    #[error(
+        "{path} cannot be resumed by this run: {list}. Resume with the same data and options as the interrupted run.",
+        path = .path.display(),
+        list = .differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Resume {
+        path: PathBuf,
+        differences: Vec<Difference>,
+    },
+
     /// Options that contradict each other or a value out of range.
     #[error("{0}")]
     Usage(String),
@@ -95,6 +110,84 @@ impl Error {
             path: path.to_path_buf(),
             message: message.into(),
         }
+    }
+}
+
+/// A training parameter that breaks a rule: the variant names the rule, and
+/// carries the value that broke it. Front ends say it in their own terms
+/// (the CLI names its flags).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    /// At least one epoch must run.
+    #[error("the epoch cap must be at least 1, not {0}")]
+    MaxEpochs(usize),
+    /// The margin threshold τ must be a finite number in both precisions.
+    #[error("the margin threshold must be a finite number, got \"{0}\"")]
+    Margin(String),
+    /// The pocket variant keeps one weight vector; one-vs-rest trains several.
+    #[error("the pocket variant is not available with one-vs-rest training")]
+    PocketWithMulticlass,
+}
+
+/// One way in which a checkpoint's run differs from the run resuming it
+/// (the checkpoint's value first, then this run's).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Difference {
+    /// Other rows, features or content (fingerprints).
+    #[error(
+        "the data differ: the checkpoint was made on {was_rows} rows x {was_features} features with fingerprint {was_fingerprint}, this data has {rows} rows x {features} features with fingerprint {fingerprint}"
+    )]
+    Data {
+        was_rows: usize,
+        was_features: usize,
+        was_fingerprint: String,
+        rows: usize,
+        features: usize,
+        fingerprint: String,
+    },
+    #[error("the precision was {was}, now {now}")]
+    Precision { was: String, now: String },
+    #[error("the bias was {}, now {}", on(*.was), on(*.now))]
+    Bias { was: bool, now: bool },
+    #[error("the epoch cap was {was}, now {now}")]
+    MaxEpochs { was: usize, now: usize },
+    /// The shuffle seed (None: file order).
+    #[error("the row order was {}, now {}", order(*.was), order(*.now))]
+    Order { was: Option<u64>, now: Option<u64> },
+    #[error("the variant was {was}, now {now}")]
+    Variant { was: String, now: String },
+    /// The margin threshold as written (None: the classic rule).
+    #[error("the margin threshold was {}, now {}", .was.as_deref().unwrap_or("none"), .now.as_deref().unwrap_or("none"))]
+    Margin {
+        was: Option<String>,
+        now: Option<String>,
+    },
+    #[error("one-vs-rest training was {}, now {}", on(*.was), on(*.now))]
+    Multiclass { was: bool, now: bool },
+    /// The initial weights: `was`/`now` say whether there were any; both
+    /// true means they differ.
+    #[error("{}", init(*.was, *.now))]
+    Init { was: bool, now: bool },
+    /// The +1 label.
+    #[error("the labels map differently: +1 was \"{was}\", now \"{now}\"")]
+    Labels { was: String, now: String },
+}
+
+fn on(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
+fn order(seed: Option<u64>) -> String {
+    seed.map_or("file order".to_owned(), |s| {
+        format!("shuffled with seed {s}")
+    })
+}
+
+fn init(was: bool, now: bool) -> &'static str {
+    match (was, now) {
+        (true, false) => "the run started from initial weights, now from zero",
+        (false, true) => "the run started from zero, now from initial weights",
+        _ => "the initial weights differ",
     }
 }
 

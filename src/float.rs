@@ -6,6 +6,9 @@
 
 use std::fmt::{Debug, Display};
 use std::ops::{Add, Mul, Neg, Sub};
+use std::path::Path;
+
+use crate::error::{Error, Result};
 use std::str::FromStr;
 
 /// The precision a run computes in.
@@ -142,6 +145,30 @@ impl Real for f64 {
     fn abs(self) -> Self {
         f64::abs(self)
     }
+}
+
+/// A number read back from a model or checkpoint file: it must be finite
+/// and exactly a value of `F` (files store every value exactly), else the
+/// file is corrupt or claims the wrong precision.
+pub fn exact_value<F: Real>(path: &Path, what: &str, v: f64) -> Result<F> {
+    let x = F::from_f64(v);
+    if !v.is_finite() {
+        return Err(Error::model(
+            path,
+            format!("is corrupt: {what} is {v}, not a finite number"),
+        ));
+    }
+    if x.to_f64() != v {
+        return Err(Error::model(
+            path,
+            format!(
+                "has the wrong precision: {what} = {v} is not an {} value, though the file says \"precision\": \"{}\"",
+                F::PRECISION,
+                F::PRECISION
+            ),
+        ));
+    }
+    Ok(x)
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 pub mod backend;
 pub mod bench;
 pub mod certify;
-pub mod checkpoint;
+
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod cpu;
 pub mod data;
@@ -24,7 +25,7 @@ pub mod memory;
 pub mod model;
 pub mod online;
 pub mod output;
-pub mod ovr;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod reference;
 pub mod text;

@@ -31,6 +31,38 @@ pub fn noun<N: Count>(n: N, noun: &str) -> String {
     }
 }
 
+/// Abbreviates a long list: the first 10 and the last 5 values.
+pub fn abbreviate(values: &[u64]) -> String {
+    let show = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+    if values.len() <= 16 {
+        show(values)
+    } else {
+        format!(
+            "{} ... ({} more) ... {}",
+            show(&values[..10]),
+            values.len() - 15,
+            show(&values[values.len() - 5..])
+        )
+    }
+}
+
+/// Six significant figures, in scientific notation outside [1e-3, 1e7).
+pub fn fmt_g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return v.to_string();
+    }
+    if v.abs() >= 1e7 || v.abs() < 1e-3 {
+        return format!("{v:.5e}");
+    }
+    let decimals = (5 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

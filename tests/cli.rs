@@ -124,9 +124,9 @@ fn train_on_the_bundled_data_converges_and_reports_the_bound() {
     };
     let (gw, gb) = golden_model("digits_3v5");
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    let w: Vec<f64> = m.weights.iter().map(|&v| v as f64).collect();
+    let w: Vec<f64> = m.weights(0).iter().map(|&v| v as f64).collect();
     assert_eq!(bits(&w), bits(&gw));
-    assert_eq!((m.bias as f64).to_bits(), gb.to_bits());
+    assert_eq!((m.bias(0) as f64).to_bits(), gb.to_bits());
     assert!(m.training.converged);
 }
 

@@ -84,7 +84,7 @@ fn fit_cpu<F: Real>(data: &Dataset<F>, params: &TrainParams) -> Fit<F> {
     let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let fit = train::fit(
         data,
-        params,
+        &params.check_ref().unwrap(),
         State::initial(dim),
         Box::new(CpuEngine::new(data, params.bias)),
         &mut fallback,
@@ -103,7 +103,10 @@ fn fit_cpu<F: Real>(data: &Dataset<F>, params: &TrainParams) -> Fit<F> {
 fn fits<F: Real>(data: &Dataset<F>, g: &Golden) -> Vec<(&'static str, Fit<F>)> {
     let p = params(g);
     vec![
-        ("reference", train::fit_reference(data, &p).unwrap()),
+        (
+            "reference",
+            train::fit_reference(data, &p.check_ref().unwrap()).unwrap(),
+        ),
         ("cpu", fit_cpu(data, &p)),
     ]
 }
@@ -200,7 +203,7 @@ fn a_changed_dataset_no_longer_matches() {
     let g = &all["iris_setosa"];
     let mut data = load::<f64>(&data_dir().join("iris_setosa.csv"), g);
     data.labels[0] = -data.labels[0];
-    let fit = train::fit_reference(&data, &params(g)).unwrap();
+    let fit = train::fit_reference(&data, &(params(g)).check_ref().unwrap()).unwrap();
     assert_ne!(fit.mistakes_per_epoch, g.mistakes_per_epoch);
     assert_ne!(weights_bits(&fit, g, "flipped"), golden_bits(g));
 }

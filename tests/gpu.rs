@@ -8,9 +8,9 @@ mod common;
 use common::{Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
 use perceptron::data::{self, Dataset, Features, LoadOptions};
+use perceptron::engine::{MarginEngine, Pass};
 use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
-use perceptron::engine::{MarginEngine, Pass};
 use perceptron::train::{self, Fit, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 fn options() -> GpuOptions {
@@ -59,7 +59,7 @@ fn fit_with<'a, F: Real>(
     let dim = data.cols() + bias as usize;
     train::fit(
         data,
-        &params,
+        &params.check_ref().unwrap(),
         State::initial(dim),
         engine,
         &mut fb,
@@ -455,7 +455,7 @@ fn variants_match_their_definitions_on_the_gpu() {
         };
         let fit = train::fit(
             &dense,
-            &params,
+            &params.check_ref().unwrap(),
             State::initial(21),
             Box::new(gpu),
             &mut fb32,
@@ -475,7 +475,7 @@ fn variants_match_their_definitions_on_the_gpu() {
         };
         let fit = train::fit(
             &sparse,
-            &params,
+            &params.check_ref().unwrap(),
             State::initial(301),
             Box::new(gpu),
             &mut fb64,
@@ -516,14 +516,14 @@ fn one_vs_rest_on_the_gpu_is_k_independent_perceptrons() {
             let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
             let fit = train::fit(
                 data,
-                &params,
+                &params.check_ref().unwrap(),
                 State::initial(dim),
                 Box::new(gpu),
                 &mut fb,
                 &mut Silent,
             )
             .unwrap();
-            let reference = train::fit_reference(data, &params).unwrap();
+            let reference = train::fit_reference(data, &params.check_ref().unwrap()).unwrap();
             assert_eq!(
                 bits(&fit.weights),
                 bits(&reference.weights),
@@ -627,30 +627,27 @@ fn saved_and_loaded<F: Real>(
     bias: bool,
 ) -> Vec<F> {
     use perceptron::model::{self, AnyModel, Model};
-    let d = data.cols();
-    let m = Model {
-        weights: weights[..d].to_vec(),
-        bias: if bias { weights[d] } else { F::ZERO },
-        has_bias: bias,
-        labels: data.label_map.clone(),
-        training: serde_json::from_value(serde_json::json!({
+    let m = Model::binary(
+        weights.to_vec(),
+        bias,
+        data.label_map.clone(),
+        serde_json::from_value(serde_json::json!({
             "epochs": 2, "max_epochs": 2, "mistakes_per_epoch": [], "total_mistakes": 0,
             "converged": false, "radius": 1.0, "margin": null, "mistake_bound": null,
             "backend": "reference", "seed": null, "data": "generated", "rows": data.rows(),
             "training_accuracy": 0.5, "seconds": 0.0
         }))
         .unwrap(),
-    };
+    );
     let path = dir.join(format!("init-{}.json", F::PRECISION));
     m.save(&path).unwrap();
     let back = match model::load(&path).unwrap() {
         AnyModel::F32(m) => m
-            .augmented_weights()
-            .into_iter()
-            .map(|v| F::from_f64(v as f64))
+            .all_weights()
+            .iter()
+            .map(|&v| F::from_f64(v as f64))
             .collect::<Vec<F>>(),
-        AnyModel::F64(m) => m.augmented_weights().into_iter().map(F::from_f64).collect(),
-        other => panic!("loaded {other:?}"),
+        AnyModel::F64(m) => m.all_weights().iter().map(|&v| F::from_f64(v)).collect(),
     };
     assert_eq!(bits(&back), bits(weights), "the model file round trip");
     back
@@ -669,7 +666,7 @@ fn check_warm_start<F: Real>(data: &Dataset<F>, bias: bool, dir: &std::path::Pat
         passes: PassPolicy::Always,
         ..Default::default()
     };
-    let first = train::fit_reference(data, &params(before)).unwrap();
+    let first = train::fit_reference(data, &(params(before)).check_ref().unwrap()).unwrap();
     assert_eq!(first.epochs(), before, "the first run must not converge");
     let w0 = saved_and_loaded(dir, data, &first.weights, bias);
     assert!(w0.iter().any(|v| *v != F::ZERO), "a warm start from zero");
@@ -680,7 +677,7 @@ fn check_warm_start<F: Real>(data: &Dataset<F>, bias: bool, dir: &std::path::Pat
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let fit = train::fit(
         data,
-        &params(after),
+        &(params(after)).check_ref().unwrap(),
         State::starting_from(w0.clone()),
         Box::new(gpu),
         &mut fb,
@@ -705,7 +702,7 @@ fn check_warm_start<F: Real>(data: &Dataset<F>, bias: bool, dir: &std::path::Pat
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let reference = train::fit(
         data,
-        &params(after),
+        &(params(after)).check_ref().unwrap(),
         State::starting_from(w0),
         Box::new(ReferenceEngine),
         &mut fb,
@@ -782,7 +779,7 @@ fn check_ovr_averaged<F: Real>(data: &Dataset<F>, bias: bool, margin: Option<&st
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let fit = train::fit(
         data,
-        &params,
+        &params.check_ref().unwrap(),
         State::initial(dim * classes),
         Box::new(gpu),
         &mut fb,
@@ -794,7 +791,7 @@ fn check_ovr_averaged<F: Real>(data: &Dataset<F>, bias: bool, margin: Option<&st
         F::PRECISION,
         layout(data)
     );
-    let reference = train::fit_reference(data, &params).unwrap();
+    let reference = train::fit_reference(data, &params.check_ref().unwrap()).unwrap();
     assert_eq!(
         bits(&fit.weights),
         bits(&reference.weights),

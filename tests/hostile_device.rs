@@ -19,8 +19,8 @@ use perceptron::Real;
 use perceptron::certify::Bound;
 use perceptron::certify::needs_host;
 use perceptron::data::{Dataset, Row};
-use perceptron::reference;
 use perceptron::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
+use perceptron::reference;
 use perceptron::train::{self, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 /// What the emulation needs beyond [`Real`]: a true fused multiply-add and
@@ -381,7 +381,7 @@ fn check_training<F: Exact>(data: &Dataset<F>, bias: bool, epochs: usize) -> tra
     let dim = data.cols() + bias as usize;
     let fit = train::fit(
         data,
-        &params,
+        &params.check_ref().unwrap(),
         State::initial(dim),
         Box::new(engine),
         &mut fb,

@@ -8,12 +8,12 @@ use common::{Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
-use perceptron::gpu::twin::TwinEngine;
-use perceptron::gpu::walk_twin::TwinWalkEngine;
-use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
 use perceptron::engine::{
     EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
+use perceptron::gpu::twin::TwinEngine;
+use perceptron::gpu::walk_twin::TwinWalkEngine;
+use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
 use perceptron::train::{self, ReferenceEngine, Silent, State, TrainParams};
 
 /// Wraps an engine and weakens its slacks at random: zeroing a slack
@@ -72,7 +72,7 @@ fn run<'a, F: Real>(
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     train::fit(
         data,
-        &params,
+        &params.check_ref().unwrap(),
         State::initial(dim),
         engine,
         &mut fb,
@@ -416,7 +416,7 @@ fn a_meddling_walker_is_caught_and_the_model_is_unchanged() {
         let mut warnings = Warnings::default();
         let fit = train::fit(
             &data,
-            &params,
+            &params.check_ref().unwrap(),
             State::initial(data.cols()),
             Box::new(engine),
             &mut fb,

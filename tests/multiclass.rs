@@ -73,7 +73,7 @@ fn check<F: Real>(data: &Dataset<F>, bias: bool, epochs: usize, variant: Variant
         let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
         let fit = train::fit(
             data,
-            &params,
+            &params.check_ref().unwrap(),
             State::initial(dim),
             engine,
             &mut fb,
@@ -120,7 +120,7 @@ fn averaged_one_vs_rest_matches_per_head_averages() {
             multiclass: true,
             ..Default::default()
         };
-        let fit = train::fit_reference(&d, &params).unwrap();
+        let fit = train::fit_reference(&d, &params.check_ref().unwrap()).unwrap();
         let run_epochs = fit.epochs();
         let dim = d.cols() + 1;
         for h in 0..heads {
@@ -222,29 +222,29 @@ fn one_vs_rest_models_round_trip() {
         multiclass: true,
         ..Default::default()
     };
-    let fit = train::fit_reference(&d, &params).unwrap();
-    let dim = 7;
-    let model = perceptron::ovr::OvrModel {
-        classes: d.classes.iter().map(|c| c.text.clone()).collect(),
-        weights: (0..4).map(|h| fit.weights[h * dim..h * dim + 6].to_vec()).collect(),
-        biases: (0..4).map(|h| fit.weights[h * dim + 6]).collect(),
-        has_bias: true,
-        training: serde_json::from_value(serde_json::json!({
+    let fit = train::fit_reference(&d, &params.check_ref().unwrap()).unwrap();
+    let model = perceptron::model::Model::new(
+        fit.weights.clone(),
+        6,
+        true,
+        perceptron::model::Classes::OneVsRest(d.classes.iter().map(|c| c.text.clone()).collect()),
+        serde_json::from_value(serde_json::json!({
             "epochs": 1, "max_epochs": 1, "mistakes_per_epoch": [], "total_mistakes": 0, "converged": true,
             "radius": 1.0, "margin": null, "mistake_bound": null, "backend": "x", "seed": null, "data": "d",
             "rows": 1, "training_accuracy": 1.0, "seconds": 0.0
         }))
         .unwrap(),
-        per_class: vec![
-            perceptron::ovr::ClassTraining { mistakes_per_epoch: vec![], total_mistakes: 0, converged_epoch: None, margin: None, mistake_bound: None };
+        vec![
+            perceptron::model::ClassTraining { mistakes_per_epoch: vec![], total_mistakes: 0, converged_epoch: None, margin: None, mistake_bound: None };
             4
         ],
-    };
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.json");
     model.save(&path).unwrap();
     match perceptron::model::load(&path).unwrap() {
-        perceptron::model::AnyModel::OvrF32(back) => assert_eq!(back, model),
+        perceptron::model::AnyModel::F32(back) => assert_eq!(back, model),
         other => panic!("loaded {other:?}"),
     }
 }

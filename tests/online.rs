@@ -46,21 +46,19 @@ struct Essence {
 }
 
 fn essence(path: &Path) -> Essence {
-    let (bits, has_bias, t) = match model::load(path).unwrap() {
+    let loaded = model::load(path).unwrap();
+    assert_eq!(loaded.heads(), 1, "online runs write binary models");
+    let (bits, has_bias, t) = match loaded {
         AnyModel::F32(m) => (
-            m.augmented_weights()
-                .iter()
-                .map(|v| v.to_bits() as u64)
-                .collect(),
-            m.has_bias,
+            m.all_weights().iter().map(|v| v.to_bits() as u64).collect(),
+            m.has_bias(),
             m.training,
         ),
         AnyModel::F64(m) => (
-            m.augmented_weights().iter().map(|v| v.to_bits()).collect(),
-            m.has_bias,
+            m.all_weights().iter().map(|v| v.to_bits()).collect(),
+            m.has_bias(),
             m.training,
         ),
-        other => panic!("online runs write binary models, got {other:?}"),
     };
     Essence {
         bits,

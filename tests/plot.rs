@@ -246,12 +246,12 @@ fn boundary_svg_has_one_mark_per_row_and_the_line_of_the_model() {
 
     // The boundary: both ends of the drawn segment lie on w·x + b = 0.
     let segment = longest_polyline(&doc, INK, "3");
-    let w = [model.weights[0], model.weights[1]];
-    let d = pixel_distance(&segment, [(ax, cx), (ay, cy)], w, model.bias);
+    let w = [model.weights(0)[0], model.weights(0)[1]];
+    let d = pixel_distance(&segment, [(ax, cx), (ay, cy)], w, model.bias(0));
     assert!(d < 1.5, "the drawn line is {d} px off w·x + b = 0");
     // ... and the check can fail: a line shifted by 4 pixels is caught.
     let shift = 4.0 / ax.abs() * w[0].hypot(w[1]);
-    let off = pixel_distance(&segment, [(ax, cx), (ay, cy)], w, model.bias + shift);
+    let off = pixel_distance(&segment, [(ax, cx), (ay, cy)], w, model.bias(0) + shift);
     assert!(off > 3.0, "{off}");
     // The segment crosses the plot: at least a third of its width.
     let plot_width = (px.iter().cloned().fold(f64::MIN, f64::max)
@@ -264,13 +264,18 @@ fn boundary_svg_has_one_mark_per_row_and_the_line_of_the_model() {
     // are gamma from the line, or MIN_BAND pixels when that is less, which
     // the legend then says.
     let gamma = (0..ds.rows())
-        .map(|i| ds.labels[i] as f64 * (w[0] * row(i, 0) + w[1] * row(i, 1) + model.bias))
+        .map(|i| ds.labels[i] as f64 * (w[0] * row(i, 0) + w[1] * row(i, 1) + model.bias(0)))
         .fold(f64::INFINITY, f64::min)
         / w[0].hypot(w[1]);
     let true_px = gamma * ax.abs();
     let band = elements(&doc, "polygon", "fill", BAND);
     assert_eq!(band.len(), 1, "one band");
-    let edge = pixel_distance(&points_attr(band[0]), [(ax, cx), (ay, cy)], w, model.bias);
+    let edge = pixel_distance(
+        &points_attr(band[0]),
+        [(ax, cx), (ay, cy)],
+        w,
+        model.bias(0),
+    );
     assert!(
         (edge - true_px.max(MIN_BAND)).abs() < 1.5,
         "band edge {edge} px from the line, gamma is {true_px} px"
@@ -329,12 +334,12 @@ fn projected_boundary_puts_rows_at_their_projection_onto_w() {
     let doc = roxmltree::Document::parse(&text).unwrap();
     let ds = load_f64(&csv);
     let model = model_f64(&m);
-    let norm = model.weights.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let norm = model.weights(0).iter().map(|v| v * v).sum::<f64>().sqrt();
     let along = |i: usize| {
         let mut s = 0.0;
         ds.features
             .row(i)
-            .for_each(|k, v| s += model.weights[k] * v);
+            .for_each(|k, v| s += model.weights(0)[k] * v);
         s / norm
     };
     let pos: Vec<usize> = (0..ds.rows()).filter(|&i| ds.labels[i] > 0).collect();
@@ -352,7 +357,7 @@ fn projected_boundary_puts_rows_at_their_projection_onto_w() {
     let segment = longest_polyline(&doc, INK, "3");
     assert!((segment[0].0 - segment[1].0).abs() <= 1.0, "{segment:?}");
     let at = (segment[0].0 - c) / a;
-    let want = -model.bias / norm;
+    let want = -model.bias(0) / norm;
     assert!(
         ((at - want) * a).abs() < 1.5,
         "boundary at {at}, expected {want}"
@@ -362,7 +367,7 @@ fn projected_boundary_puts_rows_at_their_projection_onto_w() {
     // it is drawn MIN_BAND pixels on each side, and the legend says so
     // after the true width.
     let gamma = (0..ds.rows())
-        .map(|i| ds.labels[i] as f64 * (along(i) + model.bias / norm))
+        .map(|i| ds.labels[i] as f64 * (along(i) + model.bias(0) / norm))
         .fold(f64::INFINITY, f64::min);
     assert!(gamma * a.abs() < 4.0, "{gamma}");
     let band = elements(&doc, "polygon", "fill", BAND);
@@ -520,7 +525,7 @@ fn trace_replays_exactly_the_training_run() {
                 ..TrainParams::default()
             };
             let r32 = trace::replay(&d32, bias, 60, None).unwrap();
-            let f32fit = train::fit_reference(&d32, &params).unwrap();
+            let f32fit = train::fit_reference(&d32, &params.check_ref().unwrap()).unwrap();
             assert_eq!(r32.weights, f32fit.weights, "{name} bias={bias}");
             assert_eq!(r32.mistakes_per_epoch, f32fit.mistakes_per_epoch);
             assert_eq!(r32.converged, f32fit.converged());

@@ -25,7 +25,7 @@ fn params(max_epochs: usize, bias: bool) -> TrainParams {
 }
 
 fn fit_ref<F: Real>(data: &Dataset<F>, p: &TrainParams) -> Fit<F> {
-    train::fit_reference(data, p).unwrap()
+    train::fit_reference(data, &p.check_ref().unwrap()).unwrap()
 }
 
 fn fit_cpu<F: Real>(data: &Dataset<F>, p: &TrainParams) -> Fit<F> {
@@ -33,7 +33,7 @@ fn fit_cpu<F: Real>(data: &Dataset<F>, p: &TrainParams) -> Fit<F> {
     let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     train::fit(
         data,
-        p,
+        &p.check_ref().unwrap(),
         State::initial(dim),
         Box::new(CpuEngine::new(data, p.bias)),
         &mut fallback,

@@ -59,7 +59,15 @@ fn check<F: Real>(
         let name = format!("{} {policy:?} {variant:?} margin {margin:?}", engine.name());
         let p = params(epochs, bias, variant, margin, policy);
         let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
-        let fit = train::fit(data, &p, State::initial(dim), engine, &mut fb, &mut Silent).unwrap();
+        let fit = train::fit(
+            data,
+            &p.check_ref().unwrap(),
+            State::initial(dim),
+            engine,
+            &mut fb,
+            &mut Silent,
+        )
+        .unwrap();
         assert_eq!(
             fit.mistakes_per_epoch, mistakes,
             "{name}: mistakes per epoch"
@@ -176,11 +184,11 @@ fn warm_start_continues_exactly() {
     let mut rng = Rng(0x3a);
     let d = random_dense::<f64>(&mut rng, 1500, 12, 0.05);
     let p = params(3, true, Variant::Classic, None, PassPolicy::Adaptive);
-    let first = train::fit_reference(&d, &p).unwrap();
+    let first = train::fit_reference(&d, &p.check_ref().unwrap()).unwrap();
     let mut fb = || -> Box<dyn MarginEngine<f64>> { Box::new(ReferenceEngine) };
     let cont = train::fit(
         &d,
-        &p,
+        &p.check_ref().unwrap(),
         State::starting_from(first.weights.clone()),
         Box::new(CpuEngine::new(&d, true)),
         &mut fb,
@@ -218,7 +226,9 @@ fn averaged_agrees_with_scikit_learn_to_rounding() {
         let epochs = case["max_epochs"].as_u64().unwrap() as usize;
         let fit = train::fit_reference(
             &data,
-            &params(epochs, true, Variant::Averaged, None, PassPolicy::Always),
+            &(params(epochs, true, Variant::Averaged, None, PassPolicy::Always))
+                .check_ref()
+                .unwrap(),
         )
         .unwrap();
         let want: Vec<f64> = case["weights"]

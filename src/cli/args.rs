@@ -4,10 +4,72 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-pub use crate::backend::Backend;
+use crate::backend::Backend;
 use crate::data::{Format, HeaderMode, LabelColumn, LoadOptions};
 use crate::float::Precision;
 use crate::gpu::{AdapterRequest, GpuOptions};
+use crate::train::Margin;
+
+/// A command-line choice standing for (some of) a library enum's variants
+/// (the library's enums derive no clap traits; the CLI owns its words).
+macro_rules! choice {
+    ($(#[$m:meta])* $arg:ident => $lib:path { $($(#[$vm:meta])* $v:ident),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $arg {
+            $($(#[$vm])* $v),+
+        }
+
+        impl From<$arg> for $lib {
+            fn from(a: $arg) -> $lib {
+                use $lib as Lib;
+                match a {
+                    $($arg::$v => Lib::$v),+
+                }
+            }
+        }
+    };
+}
+pub(crate) use choice;
+
+choice! {
+    /// Which engine computes margins. Every choice gives the same model.
+    #[derive(Default)]
+    BackendArg => crate::backend::Backend {
+        /// The textbook sequential loop: every margin by the reference dot.
+        Reference,
+        /// Certified margins on all CPU cores.
+        Cpu,
+        /// Certified margins on a GPU (a software adapter such as lavapipe is
+        /// accepted when no hardware GPU exists).
+        Gpu,
+        /// A hardware GPU when one is found, otherwise the CPU engine.
+        #[default]
+        Auto,
+    }
+}
+
+choice! {
+    /// How the loop uses a certifying engine.
+    PassesArg => crate::train::PassPolicy {
+        /// Measure both and use whichever costs less per row: the engine (its
+        /// walk, or passes over windows), or the host's own fast certified
+        /// margins (better when mistakes are only a few rows apart).
+        Adaptive,
+        /// Always use the engine: its walk where it has one (the GPU's, or the
+        /// CPU engine's parallel one), else passes over windows of rows (for
+        /// testing and measuring an engine).
+        Always,
+        /// Always use engine passes over windows of rows, never the engine's
+        /// walk (to measure one against the other).
+        Windows,
+    }
+}
+
+/// `--margin TAU`: a finite number in both precisions.
+pub fn parse_margin(text: &str) -> Result<Margin, String> {
+    Margin::parse(text).map_err(|_| format!("--margin must be a finite number, got \"{text}\""))
+}
 
 /// How to read a data file.
 #[derive(Args, Clone, Debug, Default)]
@@ -72,7 +134,7 @@ pub struct BackendArgs {
     /// one and the CPU otherwise; `gpu` also accepts a software adapter
     /// (lavapipe); `cpu` uses all cores; `reference` is the textbook loop.
     #[arg(long, value_enum, default_value = "auto")]
-    pub backend: Backend,
+    pub backend: BackendArg,
 
     /// Use the GPU adapter whose name contains NAME (see `perceptron
     /// devices`); implies a GPU backend, software adapters included.
@@ -88,7 +150,7 @@ pub struct BackendArgs {
 impl BackendArgs {
     /// The backend and GPU options these arguments ask for.
     pub fn resolve(&self) -> (Backend, GpuOptions) {
-        let backend = match (self.backend, &self.adapter) {
+        let backend = match (Backend::from(self.backend), &self.adapter) {
             (Backend::Auto | Backend::Cpu | Backend::Reference, Some(_)) => Backend::Gpu,
             (b, _) => b,
         };

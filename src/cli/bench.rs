@@ -4,12 +4,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{BackendArgs, DataArgs, PrecisionArg};
-use crate::bench::{self, Which};
+use super::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg};
+use crate::backend::Backend;
+use crate::bench;
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::train::{PassPolicy, TrainParams};
+use crate::train::TrainParams;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -50,7 +51,7 @@ pub struct BenchArgs {
     /// have one, GPU or CPU); `windows` measures passes over windows instead
     /// of the walk.
     #[arg(long, value_enum, default_value = "adaptive")]
-    pub passes: PassPolicy,
+    pub passes: PassesArg,
 
     /// Train without the bias.
     #[arg(long)]
@@ -71,6 +72,15 @@ pub struct BenchArgs {
     pub data_args: DataArgs,
 }
 
+super::args::choice! {
+    /// A backend `bench` compares with the reference.
+    Which => crate::backend::Backend {
+        Reference,
+        Cpu,
+        Gpu,
+    }
+}
+
 pub fn run(args: &BenchArgs) -> Result<i32> {
     match Precision::from(args.precision) {
         Precision::F32 => run_in::<f32>(args),
@@ -79,29 +89,27 @@ pub fn run(args: &BenchArgs) -> Result<i32> {
 }
 
 fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
-    if args.max_epochs == 0 {
-        return Err(Error::Usage("--max-epochs must be at least 1".into()));
+    let params = TrainParams {
+        max_epochs: args.max_epochs,
+        bias: !args.no_bias,
+        shuffle_seed: None,
+        passes: args.passes.into(),
+        ..Default::default()
     }
+    .check()?;
     let opts = args.data_args.load_options(args.positive.clone());
     let data: Dataset<F> = match &args.data {
         Some(p) => data::load(p, &opts)?,
         None => data::bundled::digits_3v5(&opts)?,
     };
-    let params = TrainParams {
-        max_epochs: args.max_epochs,
-        bias: !args.no_bias,
-        shuffle_seed: None,
-        passes: args.passes,
-        ..Default::default()
-    };
     let (_, gpu) = args.backend.resolve();
-    let mut which = args.backends.clone();
+    let mut which: Vec<Backend> = args.backends.iter().map(|&w| w.into()).collect();
     let mut notes = Vec::new();
-    if which.contains(&Which::Gpu) {
+    if which.contains(&Backend::Gpu) {
         let mut probe = gpu.clone();
         probe.adapter.allow_software = true;
         if let Err(e) = crate::gpu::context::open(&probe.adapter, wgpu::Features::empty()) {
-            which.retain(|w| *w != Which::Gpu);
+            which.retain(|w| *w != Backend::Gpu);
             notes.push(format!("gpu skipped: {e}"));
         }
     }

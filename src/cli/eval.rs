@@ -13,7 +13,6 @@ use crate::data::{LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{self, AnyModel, Model};
-use crate::ovr::OvrModel;
 use crate::text::count;
 
 const EXAMPLES: &str = "\
@@ -107,22 +106,8 @@ pub struct EvalReport {
 pub fn run(args: &EvalArgs) -> Result<i32> {
     let opts = args.data_args.load_options(None);
     let (json, text) = match model::load(&args.model)? {
-        AnyModel::F32(m) => {
-            let r = evaluate(args, &m, &opts)?;
-            (serde_json::to_string(&r), render(&r))
-        }
-        AnyModel::F64(m) => {
-            let r = evaluate(args, &m, &opts)?;
-            (serde_json::to_string(&r), render(&r))
-        }
-        AnyModel::OvrF32(m) => {
-            let r = evaluate_ovr(args, &m, &opts)?;
-            (serde_json::to_string(&r), render_ovr(&r))
-        }
-        AnyModel::OvrF64(m) => {
-            let r = evaluate_ovr(args, &m, &opts)?;
-            (serde_json::to_string(&r), render_ovr(&r))
-        }
+        AnyModel::F32(m) => report(args, &m, &opts)?,
+        AnyModel::F64(m) => report(args, &m, &opts)?,
     };
     let text = if args.json {
         let mut t = json.map_err(|e| Error::Train(e.to_string()))?;
@@ -135,54 +120,120 @@ pub fn run(args: &EvalArgs) -> Result<i32> {
     Ok(exit::SUCCESS)
 }
 
-/// The -1/+1 class of every class id of `raw` under the model's label map, or
-/// an error naming the first label value the model does not know.
-pub(crate) fn true_signs<F: Real>(
+/// The report for `model`, as JSON and as text: a binary model's, with the
+/// +1 class's scores, or a one-vs-rest model's, with every class's.
+fn report<F: Real>(
+    args: &EvalArgs,
+    model: &Model<F>,
+    opts: &LoadOptions,
+) -> Result<(serde_json::Result<String>, String)> {
+    let checked = Checked::of(args, model, opts)?;
+    Ok(if model.heads() == 1 {
+        let r = evaluate(args, model, checked);
+        (serde_json::to_string(&r), render(&r))
+    } else {
+        let r = evaluate_ovr(args, model, checked);
+        (serde_json::to_string(&r), render_ovr(&r))
+    })
+}
+
+/// Every row's true and predicted class, as indices into the model's class
+/// names, and the confusion matrix they make.
+struct Checked {
+    format: String,
+    rows: usize,
+    features: usize,
+    /// `confusion[t][p]`: rows of true class t predicted p.
+    confusion: Vec<Vec<u64>>,
+}
+
+impl Checked {
+    fn of<F: Real>(args: &EvalArgs, model: &Model<F>, opts: &LoadOptions) -> Result<Self> {
+        let mut raw = load_for_model(
+            model.feature_count(),
+            &args.model,
+            &model.training,
+            &args.data,
+            opts,
+        )?;
+        let truth = true_classes(model, &args.model, &raw, &args.data)?;
+        let predicted = super::predict::certified_classes(model, &mut raw.features, &args.backend)?;
+        let k = model.class_names().len();
+        let mut confusion = vec![vec![0u64; k]; k];
+        for (i, &c) in raw.class_ids.iter().enumerate() {
+            confusion[truth[c as usize]][predicted[i]] += 1;
+        }
+        Ok(Checked {
+            format: raw.format.name().into(),
+            rows: raw.class_ids.len(),
+            features: raw.features.cols(),
+            confusion,
+        })
+    }
+}
+
+/// The model's class (an index into its class names) of every class id of
+/// `raw`, or an error naming the first label value the model does not know.
+pub(crate) fn true_classes<F: Real>(
     model: &Model<F>,
     model_path: &Path,
     raw: &RawData<F>,
     path: &Path,
-) -> Result<Vec<i8>> {
+) -> Result<Vec<usize>> {
     let classes = raw.table.classes();
-    let mut signs = Vec::with_capacity(classes.len());
+    let mut map = Vec::with_capacity(classes.len());
     let mut unknown = Vec::new();
     for (c, class) in classes.iter().enumerate() {
-        match model.labels.sign_of(&class.text) {
-            Some(s) => signs.push(s),
+        match model.class_of_label(&class.text) {
+            Some(k) => map.push(k),
             None => {
-                signs.push(0);
+                map.push(0);
                 unknown.push(c);
             }
         }
     }
     let Some(&first) = unknown.first() else {
-        return Ok(signs);
+        return Ok(map);
     };
     let class = &classes[first];
-    let known = format!(
-        "\"{}\" (+1) and \"{}\" (-1)",
-        model.labels.positive,
-        model.labels.negative_text()
-    );
-    // A wrong label column can give thousands: list a few.
-    let others = if unknown.len() > 1 {
-        let rest: Vec<String> = unknown[1..]
-            .iter()
-            .take(LISTED)
-            .map(|&c| format!("\"{}\"", classes[c].text))
-            .collect();
-        let more = unknown.len() - 1 - rest.len();
-        format!(
-            "; other unknown labels: {}{}",
-            rest.join(", "),
-            if more > 0 {
-                format!(", and {more} more")
+    let (known, others) = match model.labels() {
+        Some(labels) => {
+            let known = format!(
+                "\"{}\" (+1) and \"{}\" (-1)",
+                labels.positive,
+                labels.negative_text()
+            );
+            // A wrong label column can give thousands: list a few.
+            let others = if unknown.len() > 1 {
+                let rest: Vec<String> = unknown[1..]
+                    .iter()
+                    .take(LISTED)
+                    .map(|&c| format!("\"{}\"", classes[c].text))
+                    .collect();
+                let more = unknown.len() - 1 - rest.len();
+                format!(
+                    "; other unknown labels: {}{}",
+                    rest.join(", "),
+                    if more > 0 {
+                        format!(", and {more} more")
+                    } else {
+                        String::new()
+                    }
+                )
             } else {
                 String::new()
-            }
-        )
-    } else {
-        String::new()
+            };
+            (known, others)
+        }
+        None => (
+            model
+                .class_names()
+                .iter()
+                .map(|c| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            String::new(),
+        ),
     };
     let message = format!(
         "label \"{}\" ({}) is not a class of the model {}, which knows {known}{others}",
@@ -201,42 +252,32 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
-/// Scores the model on the labelled file.
-pub fn evaluate<F: Real>(
-    args: &EvalArgs,
-    model: &Model<F>,
-    opts: &LoadOptions,
-) -> Result<EvalReport> {
-    let raw = load_for_model(
-        model.feature_count(),
-        &args.model,
-        &model.training,
-        &args.data,
-        opts,
-    )?;
-    let signs = true_signs(model, &args.model, &raw, &args.data)?;
-    let mut raw = raw;
-    let positive = super::predict::certified_classes(model, &mut raw.features, &args.backend)?;
+/// A binary model's scores on the labelled file.
+fn evaluate<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) -> EvalReport {
+    let Checked {
+        format,
+        rows,
+        features,
+        confusion,
+    } = checked;
     // [true][predicted], index 0 = -1, 1 = +1.
-    let mut m = [[0u64; 2]; 2];
-    for (i, &c) in raw.class_ids.iter().enumerate() {
-        let truth = (signs[c as usize] > 0) as usize;
-        m[truth][positive[i] as usize] += 1;
-    }
+    let m = [
+        [confusion[0][0], confusion[0][1]],
+        [confusion[1][0], confusion[1][1]],
+    ];
     let (tn, fp, fn_, tp) = (m[0][0], m[0][1], m[1][0], m[1][1]);
-    let rows = raw.class_ids.len();
     let precision = ratio(tp, tp + fp);
     let recall = ratio(tp, tp + fn_);
     let f1 = ratio(2 * tp, 2 * tp + fp + fn_);
-    let negative = model.labels.negative_text().to_owned();
-    let positive = model.labels.positive.clone();
-    Ok(EvalReport {
+    let names = model.class_names();
+    let (negative, positive) = (names[0].to_owned(), names[1].to_owned());
+    EvalReport {
         model: args.model.display().to_string(),
         data: args.data.display().to_string(),
-        format: raw.format.name().into(),
+        format,
         precision: F::PRECISION,
         rows,
-        features: raw.features.cols(),
+        features,
         positive_label: positive.clone(),
         negative_label: negative.clone(),
         correct: tp + tn,
@@ -255,7 +296,7 @@ pub fn evaluate<F: Real>(
             recall,
             f1,
         },
-    })
+    }
 }
 
 fn metric(v: Option<f64>, why: &str) -> String {
@@ -384,59 +425,17 @@ pub struct OvrEvalReport {
     pub macro_f1: Option<f64>,
 }
 
-/// Scores a one-vs-rest model on the labelled file: the predicted class is
+/// A one-vs-rest model's scores on the labelled file: the predicted class is
 /// the highest-scoring one, as in `predict`.
-pub fn evaluate_ovr<F: Real>(
-    args: &EvalArgs,
-    model: &OvrModel<F>,
-    opts: &LoadOptions,
-) -> Result<OvrEvalReport> {
-    let raw = load_for_model(
-        model.feature_count(),
-        &args.model,
-        &model.training,
-        &args.data,
-        opts,
-    )?;
-    let k = model.classes.len();
-    // Map the file's classes to the model's, refusing unknown labels.
-    let mut map = Vec::new();
-    for class in raw.table.classes() {
-        match model
-            .classes
-            .iter()
-            .position(|c| labels_equal(c, &class.text))
-        {
-            Some(j) => map.push(j),
-            None => {
-                let message = format!(
-                    "label \"{}\" ({}) is not a class of the model {}, which knows {}",
-                    class.text,
-                    count(class.count, "row"),
-                    args.model.display(),
-                    model
-                        .classes
-                        .iter()
-                        .map(|c| format!("\"{c}\""))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                return Err(if class.first_line > 0 {
-                    Error::parse(&args.data, class.first_line, None, message)
-                } else {
-                    Error::data(&args.data, message)
-                });
-            }
-        }
-    }
-    let w: Vec<Vec<F>> = (0..k).map(|c| model.augmented(c)).collect();
-    let mut confusion = vec![vec![0u64; k]; k];
-    let mut scores = Vec::with_capacity(k);
-    for (i, &c) in raw.class_ids.iter().enumerate() {
-        let predicted = model.predict(&w, raw.features.row(i), &mut scores);
-        confusion[map[c as usize]][predicted] += 1;
-    }
-    let rows = raw.class_ids.len();
+fn evaluate_ovr<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) -> OvrEvalReport {
+    let Checked {
+        format,
+        rows,
+        features,
+        confusion,
+    } = checked;
+    let labels: Vec<String> = model.class_names().iter().map(|c| c.to_string()).collect();
+    let k = labels.len();
     let correct: u64 = (0..k).map(|c| confusion[c][c]).sum();
     let classes: Vec<OvrClassScores> = (0..k)
         .map(|c| {
@@ -444,7 +443,7 @@ pub fn evaluate_ovr<F: Real>(
             let support: u64 = confusion[c].iter().sum();
             let predicted: u64 = (0..k).map(|t| confusion[t][c]).sum();
             OvrClassScores {
-                label: model.classes[c].clone(),
+                label: labels[c].clone(),
                 support,
                 precision: ratio(tp, predicted),
                 recall: ratio(tp, support),
@@ -456,32 +455,26 @@ pub fn evaluate_ovr<F: Real>(
         let v: Vec<f64> = classes.iter().filter_map(f).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
-    Ok(OvrEvalReport {
+    OvrEvalReport {
         model: args.model.display().to_string(),
         data: args.data.display().to_string(),
-        format: raw.format.name().into(),
+        format,
         precision: F::PRECISION,
         rows,
-        features: raw.features.cols(),
+        features,
         correct,
         accuracy: if rows == 0 {
             0.0
         } else {
             correct as f64 / rows as f64
         },
-        labels: model.classes.clone(),
+        labels,
         confusion,
         macro_precision: mean(|c| c.precision),
         macro_recall: mean(|c| c.recall),
         macro_f1: mean(|c| c.f1),
         classes,
-    })
-}
-
-/// Label texts name the same class when equal as text or as numbers
-/// (`1`, `+1` and `1.0`), as the label rules of the data module do.
-fn labels_equal(a: &str, b: &str) -> bool {
-    a == b || matches!((a.trim().parse::<f64>(), b.trim().parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+    }
 }
 
 /// The human-readable one-vs-rest report.

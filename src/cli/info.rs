@@ -279,7 +279,7 @@ pub fn render(r: &InfoReport) -> String {
             "{} ({}{})",
             r.data,
             r.format,
-            super::train::header_note(r.header_line)
+            super::train::report::header_note(r.header_line)
         ),
     );
     line(

@@ -4,24 +4,22 @@ pub mod args;
 pub mod bench;
 pub mod convert;
 pub mod devices;
+pub mod errors;
 pub mod eval;
 // `gen` is a reserved word in edition 2024, hence the raw identifier.
 pub mod r#gen;
 pub mod info;
 pub mod interrupt;
 pub mod online;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod predict;
 pub mod progress;
-pub mod resume;
 pub mod split;
 pub mod stdout;
 pub mod train;
-pub mod train_ovr;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-
-use crate::error::exit;
 
 const ABOUT: &str = "Train Rosenblatt's classic perceptron exactly, on the CPU or the GPU.";
 
@@ -68,6 +66,7 @@ pub enum Command {
     Split(split::SplitArgs),
     Convert(convert::ConvertArgs),
     Gen(r#gen::GenArgs),
+    #[cfg(feature = "plot")]
     Plot(plot::PlotArgs),
 }
 
@@ -81,8 +80,8 @@ pub fn main() -> i32 {
     let cli =
         Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
     let given = match matches.subcommand() {
-        Some((_, sub)) => resume::Given::from_matches(sub),
-        None => resume::Given::default(),
+        Some((_, sub)) => train::resume::Given::from_matches(sub),
+        None => train::resume::Given::default(),
     };
     interrupt::install();
     // A mistyped limit must not be silently ignored.
@@ -99,16 +98,14 @@ pub fn main() -> i32 {
             Command::Split(a) => split::run(a),
             Command::Convert(a) => convert::run(a),
             Command::Gen(a) => r#gen::run(a),
+            #[cfg(feature = "plot")]
             Command::Plot(a) => plot::run(a),
         });
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("perceptron: error: {e}");
-            match e {
-                crate::Error::Usage(_) => exit::USAGE,
-                _ => exit::ERROR,
-            }
+            eprintln!("perceptron: error: {}", errors::message(&e));
+            errors::status(&e)
         }
     }
 }

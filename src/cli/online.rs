@@ -366,32 +366,22 @@ fn starting_point<F: Real>(
         return Ok((Learner::new(!args.no_bias, tau), rule));
     };
     let path = args.init.as_deref().unwrap_or(Path::new("--init"));
+    if model.heads() > 1 {
+        return Err(Error::Usage(format!(
+            "--init {} is a one-vs-rest (multiclass) model; online learning trains binary models",
+            path.display()
+        )));
+    }
     let (weights, bias, has_bias, labels): (Vec<F>, F, bool, LabelMap) = match model {
         // Widening f32 to f64 is exact.
-        AnyModel::F32(m) => (
-            m.weights.iter().map(|&v| F::from_f64(v as f64)).collect(),
-            F::from_f64(m.bias as f64),
-            m.has_bias,
-            m.labels,
-        ),
+        AnyModel::F32(m) => binary_start(&m),
         AnyModel::F64(_) if F::PRECISION == Precision::F32 => {
             return Err(Error::Usage(format!(
                 "--init {} is an f64 model; leave out --precision f32 to continue from it exactly",
                 path.display()
             )));
         }
-        AnyModel::F64(m) => (
-            m.weights.iter().map(|&v| F::from_f64(v)).collect(),
-            F::from_f64(m.bias),
-            m.has_bias,
-            m.labels,
-        ),
-        AnyModel::OvrF32(_) | AnyModel::OvrF64(_) => {
-            return Err(Error::Usage(format!(
-                "--init {} is a one-vs-rest (multiclass) model; online learning trains binary models",
-                path.display()
-            )));
-        }
+        AnyModel::F64(m) => binary_start(&m),
     };
     if args.no_bias && has_bias {
         return Err(Error::Usage(format!(
@@ -412,6 +402,21 @@ fn starting_point<F: Real>(
         Learner::from_weights(weights, has_bias.then_some(bias), tau),
         LabelRule::Model(labels),
     ))
+}
+
+/// A binary model's feature weights and bias in precision `F` (at least
+/// as wide: exact), whether it has a bias, and its labels.
+fn binary_start<M: Real, F: Real>(m: &Model<M>) -> (Vec<F>, F, bool, LabelMap) {
+    let widen = |v: M| F::from_f64(v.to_f64());
+    (
+        m.weights(0).iter().map(|&v| widen(v)).collect(),
+        widen(m.bias(0)),
+        m.has_bias(),
+        m.labels().cloned().unwrap_or(LabelMap {
+            positive: "+1".into(),
+            negative: Some("-1".into()),
+        }),
+    )
 }
 
 /// What the second pass found.
@@ -582,48 +587,47 @@ impl<F: Real> Run<'_, F> {
     fn model(&self, state: OnlineState) -> Model<F> {
         let l = &self.learner;
         let done = state != OnlineState::Running;
-        Model {
-            weights: l.weights().to_vec(),
-            bias: l.bias(),
-            has_bias: l.has_bias(),
-            labels: self.rule.map(),
-            training: TrainingInfo {
-                epochs: 1,
-                max_epochs: 1,
-                mistakes_per_epoch: vec![l.mistakes()],
-                total_mistakes: l.mistakes(),
-                converged: state == OnlineState::Ended && l.mistakes() == 0,
-                radius: l.radius(),
-                margin: if done {
-                    self.bound.as_ref().and_then(|b| b.margin)
-                } else {
-                    None
-                },
-                mistake_bound: if done { self.mistake_bound() } else { None },
-                backend: "online".into(),
-                seed: None,
-                data: stream_path(self.source).display().to_string(),
-                rows: usize::try_from(l.examples()).unwrap_or(usize::MAX),
-                training_accuracy: self.prequential_accuracy(),
-                seconds: self.started.elapsed().as_secs_f64(),
-                variant: Variant::Classic,
-                margin_threshold: self.args.margin.clone(),
-                init: self.args.init.as_ref().map(|p| p.display().to_string()),
-                pocket_epoch: None,
-                pocket_training_accuracy: None,
-                online: Some(OnlineInfo {
-                    examples: l.examples(),
-                    wrong_predictions: l.wrong_predictions(),
-                    features_added: l.features().saturating_sub(self.init_features),
-                    state,
-                }),
-                data_layout: Some(DataLayout::of(
-                    self.stream.format(),
-                    self.stream.csv_info().as_ref(),
-                    self.args.data_args.label_column.as_ref(),
-                )),
-            },
+        let mut weights = l.weights().to_vec();
+        if l.has_bias() {
+            weights.push(l.bias());
         }
+        let training = TrainingInfo {
+            epochs: 1,
+            max_epochs: 1,
+            mistakes_per_epoch: vec![l.mistakes()],
+            total_mistakes: l.mistakes(),
+            converged: state == OnlineState::Ended && l.mistakes() == 0,
+            radius: l.radius(),
+            margin: if done {
+                self.bound.as_ref().and_then(|b| b.margin)
+            } else {
+                None
+            },
+            mistake_bound: if done { self.mistake_bound() } else { None },
+            backend: "online".into(),
+            seed: None,
+            data: stream_path(self.source).display().to_string(),
+            rows: usize::try_from(l.examples()).unwrap_or(usize::MAX),
+            training_accuracy: self.prequential_accuracy(),
+            seconds: self.started.elapsed().as_secs_f64(),
+            variant: Variant::Classic,
+            margin_threshold: self.args.margin.clone(),
+            init: self.args.init.as_ref().map(|p| p.display().to_string()),
+            pocket_epoch: None,
+            pocket_training_accuracy: None,
+            online: Some(OnlineInfo {
+                examples: l.examples(),
+                wrong_predictions: l.wrong_predictions(),
+                features_added: l.features().saturating_sub(self.init_features),
+                state,
+            }),
+            data_layout: Some(DataLayout::of(
+                self.stream.format(),
+                self.stream.csv_info().as_ref(),
+                self.args.data_args.label_column.as_ref(),
+            )),
+        };
+        Model::binary(weights, l.has_bias(), self.rule.map(), training)
     }
 
     fn progress_line(&self) -> String {
@@ -636,7 +640,7 @@ impl<F: Real> Run<'_, F> {
             100.0 * l.mistakes() as f64 / n,
             crate::text::count(l.wrong_predictions(), "wrong prediction"),
             100.0 * l.wrong_predictions() as f64 / n,
-            super::train::fmt_g(l.radius())
+            crate::text::fmt_g(l.radius())
         )
     }
 
@@ -725,7 +729,7 @@ impl<F: Real> Run<'_, F> {
             "radius",
             format!(
                 "D = max ||x~|| = {} over the examples seen",
-                super::train::fmt_g(l.radius())
+                crate::text::fmt_g(l.radius())
             ),
         );
         if a.report_bound {
@@ -741,7 +745,7 @@ impl<F: Real> Run<'_, F> {
                         "margin",
                         format!(
                             "gamma = min y w~.x~ / ||w~|| = {} for the final weights over all {} examples (second pass)",
-                            super::train::fmt_g(*g),
+                            crate::text::fmt_g(*g),
                             l.examples()
                         ),
                     );
@@ -764,9 +768,9 @@ impl<F: Real> Run<'_, F> {
                             };
                             format!(
                                 "{name} = {}, and M = {} <= {}: {verdict}",
-                                super::train::fmt_g(b),
+                                crate::text::fmt_g(b),
                                 l.mistakes(),
-                                super::train::fmt_g(b)
+                                crate::text::fmt_g(b)
                             )
                         }
                     };

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::args::{DataArgs, PrecisionArg};
-use super::eval::true_signs;
+use super::eval::true_classes;
 use super::predict::load_for_model;
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
@@ -289,28 +289,16 @@ pub fn run(args: &PlotArgs) -> Result<i32> {
         PlotKind::Curve(a) => curve(a)?,
         PlotKind::Margins(a) => {
             a.out.check(false)?;
-            match model::load(&a.model)? {
+            match binary_only(&a.model, model::load(&a.model)?, "margins")? {
                 AnyModel::F32(m) => margins(a, &m)?,
                 AnyModel::F64(m) => margins(a, &m)?,
-                AnyModel::OvrF32(m) => {
-                    return Err(binary_only(&a.model, m.classes.len(), "margins"));
-                }
-                AnyModel::OvrF64(m) => {
-                    return Err(binary_only(&a.model, m.classes.len(), "margins"));
-                }
             }
         }
         PlotKind::Boundary(a) => {
             a.out.check(false)?;
-            match model::load(&a.model)? {
+            match binary_only(&a.model, model::load(&a.model)?, "boundary")? {
                 AnyModel::F32(m) => boundary(a, &m)?,
                 AnyModel::F64(m) => boundary(a, &m)?,
-                AnyModel::OvrF32(m) => {
-                    return Err(binary_only(&a.model, m.classes.len(), "boundary"));
-                }
-                AnyModel::OvrF64(m) => {
-                    return Err(binary_only(&a.model, m.classes.len(), "boundary"));
-                }
             }
         }
         PlotKind::Bias(a) => match Precision::from(a.precision) {
@@ -327,14 +315,9 @@ pub fn run(args: &PlotArgs) -> Result<i32> {
 
 fn curve(a: &CurveArgs) -> Result<()> {
     a.out.check(false)?;
-    let info = match model::load(&a.model)? {
-        AnyModel::F32(m) => m.training,
-        AnyModel::F64(m) => m.training,
-        AnyModel::OvrF32(m) => m.training,
-        AnyModel::OvrF64(m) => m.training,
-    };
+    let model = model::load(&a.model)?;
     plot::save(
-        &plot::curve::Curve::from_training(&info),
+        &plot::curve::Curve::from_training(model.training()),
         &a.out.output,
         a.out.size,
     )
@@ -355,20 +338,29 @@ fn labelled<F: Real>(
         data_path,
         &data_args.load_options(None),
     )?;
-    let signs = true_signs(model, model_path, &raw, data_path)?;
-    let labels = raw.class_ids.iter().map(|&c| signs[c as usize]).collect();
+    // A binary model's class 1 is its +1 class.
+    let classes = true_classes(model, model_path, &raw, data_path)?;
+    let labels = raw
+        .class_ids
+        .iter()
+        .map(|&c| if classes[c as usize] == 1 { 1 } else { -1 })
+        .collect();
     Ok((raw.features, labels))
 }
 
-/// `margins` and `boundary` draw one hyperplane.
-fn binary_only(model: &Path, classes: usize, kind: &str) -> Error {
-    Error::model(
-        model,
+/// `margins` and `boundary` draw one hyperplane: `model`, when it is binary.
+fn binary_only(path: &Path, model: AnyModel, kind: &str) -> Result<AnyModel> {
+    let classes = model.heads();
+    if classes == 1 {
+        return Ok(model);
+    }
+    Err(Error::model(
+        path,
         format!(
             "is a one-vs-rest model of {classes} classes; `plot {kind}` draws a binary model \
              (train one class against the rest with --positive CLASS)"
         ),
-    )
+    ))
 }
 
 fn margins<F: Real>(a: &MarginsArgs, model: &Model<F>) -> Result<()> {

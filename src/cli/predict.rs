@@ -11,7 +11,6 @@ use crate::data::{self, Format, LabelColumn, LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
 use crate::model::{self, AnyModel, DataLayout, Model, TrainingInfo};
-use crate::ovr::OvrModel;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -88,8 +87,6 @@ pub fn run(args: &PredictArgs) -> Result<i32> {
     match model::load(&args.model)? {
         AnyModel::F32(m) => run_in(args, &m, &opts),
         AnyModel::F64(m) => run_in(args, &m, &opts),
-        AnyModel::OvrF32(m) => run_ovr(args, &m, &opts),
-        AnyModel::OvrF64(m) => run_ovr(args, &m, &opts),
     }
 }
 
@@ -184,6 +181,8 @@ fn warn_if_unlabeled<F>(raw: &RawData<F>, features: usize, data: &Path) {
     }
 }
 
+/// One line per row: the predicted class; with `--scores`, then every
+/// head's score in the model's order (one for a binary model).
 fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> Result<i32> {
     let raw = load_for_model(
         model.feature_count(),
@@ -193,7 +192,7 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
         opts,
     )?;
     warn_if_unlabeled(&raw, model.feature_count(), &args.data);
-    let w = model.augmented_weights();
+    let names = model.class_names();
     // Without scores only the classes are needed, which any backend
     // certifies; scores need the reference arithmetic on every row.
     let mut raw = raw;
@@ -203,52 +202,16 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
         Some(certified_classes(model, &mut raw.features, &args.backend)?)
     };
     let write = |out: &mut dyn Write| -> io::Result<()> {
+        let mut scores = Vec::with_capacity(model.heads());
         for i in 0..raw.features.rows() {
-            if let Some(positive) = &classes {
-                let label = model.labels.text_of(if positive[i] { 1 } else { -1 });
-                writeln!(out, "{label}")?;
+            if let Some(classes) = &classes {
+                writeln!(out, "{}", names[classes[i]])?;
                 continue;
             }
-            let s = model.score(&w, raw.features.row(i));
-            let label = model.labels.text_of(Model::<F>::decide(s));
-            if args.scores {
-                writeln!(out, "{label}\t{s}")?;
-            } else {
-                writeln!(out, "{label}")?;
-            }
-        }
-        Ok(())
-    };
-    match &args.output {
-        Some(path) => crate::output::write_atomic(path, write)?,
-        None => write_stdout(write)?,
-    }
-    Ok(exit::SUCCESS)
-}
-
-/// One-vs-rest: the highest-scoring class per row (ties: the class listed
-/// first); with `--scores`, then every class's score in the model's order.
-fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions) -> Result<i32> {
-    let raw = load_for_model(
-        model.feature_count(),
-        &args.model,
-        &model.training,
-        &args.data,
-        opts,
-    )?;
-    warn_if_unlabeled(&raw, model.feature_count(), &args.data);
-    let w: Vec<Vec<F>> = (0..model.classes.len())
-        .map(|k| model.augmented(k))
-        .collect();
-    let write = |out: &mut dyn Write| -> io::Result<()> {
-        let mut scores = Vec::with_capacity(w.len());
-        for i in 0..raw.features.rows() {
-            let best = model.predict(&w, raw.features.row(i), &mut scores);
-            write!(out, "{}", model.classes[best])?;
-            if args.scores {
-                for s in &scores {
-                    write!(out, "\t{s}")?;
-                }
+            model.scores(raw.features.row(i), &mut scores);
+            write!(out, "{}", names[model.class_of_scores(&scores)])?;
+            for s in &scores {
+                write!(out, "\t{s}")?;
             }
             writeln!(out)?;
         }
@@ -261,29 +224,20 @@ fn run_ovr<F: Real>(args: &PredictArgs, model: &OvrModel<F>, opts: &LoadOptions)
     Ok(exit::SUCCESS)
 }
 
-/// Whether each row of `features` is in the model's +1 class (s > 0), by
-/// the backend `args` asks for (see [`crate::decide`]): the classes the
-/// reference arithmetic gives, whatever the backend. The features are
-/// lent to the engine and put back, not copied.
+/// Every row's class (an index into the model's class names), by the
+/// backend `args` asks for: the classes the reference arithmetic gives,
+/// whatever the backend (see [`Model::predict`]).
 pub(crate) fn certified_classes<F: Real>(
     model: &Model<F>,
     features: &mut crate::data::Features<F>,
     args: &BackendArgs,
-) -> Result<Vec<bool>> {
-    let cols = features.cols();
-    let data =
-        crate::decide::as_positive(std::mem::replace(features, crate::data::Features::empty()));
-    let weights = crate::decide::weights_for(&model.augmented_weights(), model.has_bias, cols);
+) -> Result<Vec<usize>> {
     let (backend, gpu) = args.resolve();
-    let mut chosen = crate::backend::choose(backend, &gpu, &data, model.has_bias)?;
-    let (positive, stats) =
-        crate::decide::positive_rows(&data, &weights, model.has_bias, chosen.engine.as_mut())?;
-    if let Some(e) = stats.engine_failure {
+    let predictions = model.predict(features, backend, &gpu)?;
+    if let Some(e) = predictions.stats.engine_failure {
         eprintln!(
             "perceptron: warning: {e}; the remaining rows were decided on the CPU (the result is unchanged)"
         );
     }
-    drop(chosen);
-    *features = data.features;
-    Ok(positive)
+    Ok(predictions.classes)
 }

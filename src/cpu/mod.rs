@@ -14,10 +14,10 @@ use rayon::prelude::*;
 
 use crate::certify::{self, Bound};
 use crate::data::Dataset;
-use crate::float::Real;
 use crate::engine::{
     Completed, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
+use crate::float::Real;
 
 pub use kernel::{decide, margin};
 

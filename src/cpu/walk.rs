@@ -15,9 +15,9 @@ use rayon::prelude::*;
 
 use crate::certify::{Bound, Settled};
 use crate::data::Dataset;
+use crate::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop};
 use crate::float::Real;
 use crate::reference;
-use crate::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop};
 
 /// Rows per batch that a search stops at (mistakes, and rows the
 /// certificate could not call correct), and rows per batch at most: the

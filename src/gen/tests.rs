@@ -136,7 +136,7 @@ fn training_converges_within_the_theorem_bound() {
         let g = gen_of(opts);
         let data = g.generate::<f64>().unwrap();
         let ds = Dataset::from_raw(data.raw, Path::new("gen"), None).unwrap();
-        let fit = fit_reference(&ds, &TrainParams::default()).unwrap();
+        let fit = fit_reference(&ds, &(TrainParams::default()).check_ref().unwrap()).unwrap();
         assert!(fit.converged());
         let bound = (g.radius() / g.margin()).powi(2);
         assert!(

@@ -21,11 +21,9 @@ use super::layout::{self, ChunkPlan};
 use super::shaders::{self, Kernel};
 use crate::certify::Bound;
 use crate::data::{Dataset, Features};
+use crate::engine::{EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-use crate::engine::{
-    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
-};
 
 use super::walk::GpuWalk;
 

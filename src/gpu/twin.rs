@@ -9,8 +9,8 @@
 
 use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features, Row};
-use crate::float::Real;
 use crate::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
+use crate::float::Real;
 
 /// lanes.wgsl `reduce_lanes`, for one row's group of lanes.
 pub fn reduce_lanes<F: Real>(part_s: &mut [F], part_t: &mut [F]) {

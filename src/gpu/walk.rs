@@ -25,8 +25,8 @@ use super::shaders::{self, Kernel};
 use super::walk_twin::{self, Entries, WalkParams, WalkState};
 use crate::certify::Bound;
 use crate::data::Dataset;
-use crate::float::Real;
 use crate::engine::{EngineError, WalkBatch, WalkStart};
+use crate::float::Real;
 
 /// Batches in flight at once.
 const DEPTH: usize = 2;

@@ -13,11 +13,11 @@
 use super::twin::{dense_row, sparse_row};
 use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features};
-use crate::float::Real;
 use crate::engine::{
     EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart, WalkStop,
     Walker,
 };
+use crate::float::Real;
 
 pub const NONE: u32 = 0xffff_ffff;
 pub const STOP_LIMIT: u32 = 1;

@@ -742,7 +742,18 @@ impl Boundary {
         model_name: &str,
         data_name: &str,
     ) -> Result<Boundary> {
-        let panel = Panel::new(&model.weights, model.bias, model.has_bias, features, labels)?;
+        let Some(label_map) = model.labels() else {
+            return Err(crate::Error::Usage(
+                "a decision boundary is drawn for a binary model, not one-vs-rest".into(),
+            ));
+        };
+        let panel = Panel::new(
+            model.weights(0),
+            model.bias(0),
+            model.has_bias(),
+            features,
+            labels,
+        )?;
         let rows = panel.rows;
         let bad = panel.misclassified_count();
         let mut fit = if bad == 0 {
@@ -754,12 +765,12 @@ impl Boundary {
             fit = format!("{fit}; {note}");
         }
         let equation = if panel.placement == Placement::Plane {
-            let w = as_f64(&model.weights);
-            if model.has_bias {
+            let w = as_f64(model.weights(0));
+            if model.has_bias() {
                 format!(
                     "w = {}, b = {}; ",
                     numbers(&w),
-                    style::fmt_sig(model.bias.to_f64(), 4)
+                    style::fmt_sig(model.bias(0).to_f64(), 4)
                 )
             } else {
                 format!("w = {}, no bias; ", numbers(&w))
@@ -778,7 +789,7 @@ impl Boundary {
                 style::short_name(data_name)
             ),
             subtitle,
-            labels: model.labels.clone(),
+            labels: label_map.clone(),
             panels: vec![panel],
         })
     }
@@ -793,7 +804,7 @@ impl Boundary {
                 bias,
                 ..TrainParams::default()
             };
-            let fit = train::fit_reference(data, &params)?;
+            let fit = train::fit_reference(data, &params.check()?)?;
             let mut panel = Panel::new(
                 fit.feature_weights(),
                 fit.intercept(),

@@ -41,7 +41,7 @@ impl Margins {
         model_name: &str,
         data_name: &str,
     ) -> Option<Margins> {
-        let w = model.augmented_weights();
+        let w = model.head(0);
         let norm = w
             .iter()
             .map(|v| v.to_f64() * v.to_f64())
@@ -54,19 +54,20 @@ impl Margins {
         let mut misclassified = Vec::with_capacity(labels.len());
         for (i, &y) in labels.iter().enumerate() {
             let row = features.row(i);
-            let predicted = crate::reference::predicted_sign(model.score(&w, row));
+            let predicted =
+                crate::reference::predicted_sign(crate::reference::dot(w, row, model.has_bias()));
             misclassified.push(predicted != y);
             let mut s = 0.0f64;
             row.for_each(|k, v| s += w[k].to_f64() * v.to_f64());
-            if model.has_bias {
-                s += model.bias.to_f64();
+            if model.has_bias() {
+                s += model.bias(0).to_f64();
             }
             margins.push(y as f64 * s / norm);
         }
         Some(Margins {
             model: style::short_name(model_name),
             data: style::short_name(data_name),
-            has_bias: model.has_bias,
+            has_bias: model.has_bias(),
             margins,
             misclassified,
         })

@@ -21,7 +21,7 @@
 //!   updates when y·s <= τ instead of 0 (see [`crate::certify::Bound::with_margin`]).
 
 use crate::data::Row;
-use crate::error::{Error, Result};
+use crate::error::{Error, ParamError, Result};
 use crate::float::Real;
 
 /// Which weights training returns.
@@ -51,7 +51,7 @@ pub struct Margin(String);
 
 impl Margin {
     /// Checks that `text` is a finite number in both precisions.
-    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+    pub fn parse(text: &str) -> std::result::Result<Self, ParamError> {
         let ok = |t: &str| {
             t.trim()
                 .parse::<f64>()
@@ -67,7 +67,7 @@ impl Margin {
         if ok(text) {
             Ok(Margin(text.trim().to_owned()))
         } else {
-            Err(format!("--margin must be a finite number, got \"{text}\""))
+            Err(ParamError::Margin(text.to_owned()))
         }
     }
 
@@ -82,8 +82,8 @@ impl Margin {
 }
 
 impl std::str::FromStr for Margin {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = ParamError;
+    fn from_str(s: &str) -> std::result::Result<Self, ParamError> {
         Margin::parse(s)
     }
 }

@@ -226,9 +226,9 @@ fn training_on_the_binary_copy_gives_the_identical_model() {
             max_epochs: 30,
             ..Default::default()
         };
-        let fa = fit_reference(&a, &params).unwrap();
-        let fb = fit_reference(&b, &params).unwrap();
-        let fc = fit_reference(&c, &params).unwrap();
+        let fa = fit_reference(&a, &params.check_ref().unwrap()).unwrap();
+        let fb = fit_reference(&b, &params.check_ref().unwrap()).unwrap();
+        let fc = fit_reference(&c, &params.check_ref().unwrap()).unwrap();
         let w = |f: &crate::train::Fit<F>| {
             f.weights
                 .iter()
@@ -247,7 +247,7 @@ fn training_on_the_binary_copy_gives_the_identical_model() {
             };
             crate::train::fit(
                 d,
-                &params,
+                &params.check_ref().unwrap(),
                 crate::train::State::initial(d.cols() + 1),
                 Box::new(crate::cpu::CpuEngine::new(d, true)),
                 &mut fb,
@@ -261,8 +261,8 @@ fn training_on_the_binary_copy_gives_the_identical_model() {
         assert_eq!(mapped(&pb.features), [false; 3]);
         assert_eq!(pa.features, pb.features);
         assert_eq!(
-            w(&fit_reference(&pa, &params).unwrap()),
-            w(&fit_reference(&pb, &params).unwrap())
+            w(&fit_reference(&pa, &params.check_ref().unwrap()).unwrap()),
+            w(&fit_reference(&pb, &params.check_ref().unwrap()).unwrap())
         );
     }
     for (name, out) in [

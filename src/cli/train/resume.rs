@@ -10,10 +10,10 @@ use std::path::Path;
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 
-use super::args::PrecisionArg;
-use super::train::{MulticlassArg, TrainArgs};
-use crate::checkpoint::RunIdentity;
+use super::args::{MulticlassArg, TrainArgs};
+use crate::cli::args::PrecisionArg;
 use crate::float::Precision;
+use crate::train::RunDescription;
 use crate::train::Variant;
 
 /// The options the user gave, on the command line or through the
@@ -48,7 +48,7 @@ impl Given {
 
 /// `args` with every option the user did not give taken from the
 /// checkpoint `path` made by the run `id`.
-pub fn adopt(args: &TrainArgs, given: &Given, id: &RunIdentity, path: &Path) -> TrainArgs {
+pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) -> TrainArgs {
     let mut a = args.clone();
     if !given.has("precision") {
         a.precision = match id.precision {
@@ -104,12 +104,12 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunIdentity, path: &Path) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::RunSettings;
     use crate::data::LabelMap;
+    use crate::train::RunSettings;
     use clap::{CommandFactory, FromArgMatches};
 
-    fn identity() -> RunIdentity {
-        RunIdentity {
+    fn identity() -> RunDescription {
+        RunDescription {
             precision: Precision::F64,
             bias: false,
             max_epochs: 7,

@@ -1,5 +1,6 @@
 //! The model file: human-readable, versioned JSON whose numbers read back to
-//! the identical f32/f64 bits.
+//! the identical f32/f64 bits; the binary shape here, the one-vs-rest shape
+//! in [`super::ovr_file`].
 //!
 //! Weights are written as the exact decimal value of the stored number (an
 //! f32 weight as the f64 it widens to, which every JSON reader parses back
@@ -10,10 +11,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{CsvInfo, Format, LabelColumn, LabelMap, Row};
+use crate::data::LabelMap;
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-use crate::reference;
+use crate::model::{AnyModel, Classes, Model, TrainingInfo};
 
 /// The `format` field of every model file.
 pub const FORMAT_NAME: &str = "perceptron-model";
@@ -21,168 +22,6 @@ pub const FORMAT_NAME: &str = "perceptron-model";
 pub const FORMAT_VERSION: u32 = 1;
 /// Model files larger than this are refused rather than read into memory.
 pub const MAX_MODEL_BYTES: u64 = 1 << 30;
-
-/// How a model was trained; saved with it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TrainingInfo {
-    pub epochs: usize,
-    pub max_epochs: usize,
-    pub mistakes_per_epoch: Vec<u64>,
-    pub total_mistakes: u64,
-    pub converged: bool,
-    /// D = max ||x~||.
-    pub radius: f64,
-    /// gamma = min y w~·x~ / ||w~|| when the model separates its training data.
-    pub margin: Option<f64>,
-    /// (D/gamma)^2.
-    pub mistake_bound: Option<f64>,
-    /// The engines that computed margins (e.g. `gpu: NVIDIA H100`, `cpu`).
-    pub backend: String,
-    /// The shuffle seed, or null when rows were visited in file order.
-    pub seed: Option<u64>,
-    /// Where the training data came from.
-    pub data: String,
-    pub rows: usize,
-    pub training_accuracy: f64,
-    pub seconds: f64,
-    /// `classic`, `averaged` or `pocket`.
-    #[serde(default)]
-    pub variant: crate::train::Variant,
-    /// The `--margin` threshold τ, if any.
-    #[serde(default)]
-    pub margin_threshold: Option<crate::train::Margin>,
-    /// The model the run started from (`--init`), if any.
-    #[serde(default)]
-    pub init: Option<String>,
-    /// Pocket variant: the epoch the weights came from and their accuracy.
-    #[serde(default)]
-    pub pocket_epoch: Option<usize>,
-    #[serde(default)]
-    pub pocket_training_accuracy: Option<f64>,
-    /// Models written by `perceptron online`: examples, wrong predictions
-    /// and the state of the run. There `epochs` is 1, `total_mistakes` counts
-    /// updates, `radius` is D over the examples seen, and
-    /// `training_accuracy` is the share of predictions, each made before
-    /// learning from its example, that were right.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub online: Option<crate::online::OnlineInfo>,
-    /// How the training data was laid out, so that `predict` and `eval` read
-    /// a CSV file's label from the same column without being told again.
-    /// Absent in files written before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_layout: Option<DataLayout>,
-}
-
-/// The layout of the training data (see [`TrainingInfo::data_layout`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DataLayout {
-    /// `csv`, `libsvm` or `binary`.
-    pub format: Format,
-    /// CSV: the label column as `--label-column` named it, else its 1-based
-    /// number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_column: Option<ColumnRef>,
-    /// CSV: whether the first line (not blank, not a comment) was a header.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub header: Option<bool>,
-    /// CSV: `,`, `;` or `tab`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delimiter: Option<String>,
-}
-
-/// A CSV column by 1-based number or by header name; a number or a string in
-/// JSON.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ColumnRef {
-    Number(u64),
-    Name(String),
-}
-
-impl DataLayout {
-    /// The layout of data in `format`; for CSV, from what the reader settled
-    /// (`csv`) and how the user named the label column (`given`): a name is
-    /// kept as a name, so that data with its columns in another order still
-    /// reads right.
-    pub fn of(format: Format, csv: Option<&CsvInfo>, given: Option<&LabelColumn>) -> Self {
-        let Some(csv) = csv else {
-            return DataLayout {
-                format,
-                label_column: None,
-                header: None,
-                delimiter: None,
-            };
-        };
-        let label_column = match (given, csv.label_column) {
-            (Some(LabelColumn::Name(name)), _) => Some(ColumnRef::Name(name.clone())),
-            (_, Some(k)) => Some(ColumnRef::Number(k as u64)),
-            (_, None) => None,
-        };
-        DataLayout {
-            format,
-            label_column,
-            header: Some(csv.header_line.is_some()),
-            delimiter: Some(match csv.delimiter {
-                b'\t' => "tab".to_owned(),
-                d => char::from(d).to_string(),
-            }),
-        }
-    }
-
-    /// The label column to read other CSV data with, if the layout has one.
-    pub fn label_column(&self) -> Option<LabelColumn> {
-        match self.label_column.as_ref()? {
-            ColumnRef::Number(n) => usize::try_from(*n).ok().map(LabelColumn::Index),
-            ColumnRef::Name(name) => Some(LabelColumn::Name(name.clone())),
-        }
-    }
-
-    /// Refuses a label column no CSV file can have (`path` is for messages).
-    pub(crate) fn check(&self, path: &Path) -> Result<()> {
-        match &self.label_column {
-            Some(ColumnRef::Number(0)) => Err(Error::model(
-                path,
-                "is corrupt: \"training.data_layout.label_column\" is 0, but columns are \
-                 numbered from 1",
-            )),
-            Some(ColumnRef::Name(name)) if name.is_empty() => Err(Error::model(
-                path,
-                "is corrupt: \"training.data_layout.label_column\" is an empty name",
-            )),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// A trained binary perceptron: h(x) = sign(w·x + b).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Model<F> {
-    pub weights: Vec<F>,
-    pub bias: F,
-    /// Whether a bias was trained (false with `--no-bias`: `bias` is 0).
-    pub has_bias: bool,
-    pub labels: LabelMap,
-    pub training: TrainingInfo,
-}
-
-/// A model of either precision, as read from a file.
-#[derive(Clone, Debug, PartialEq)]
-pub enum AnyModel {
-    F32(Model<f32>),
-    F64(Model<f64>),
-    /// One-vs-rest multiclass models (see [`crate::ovr`]).
-    OvrF32(crate::ovr::OvrModel<f32>),
-    OvrF64(crate::ovr::OvrModel<f64>),
-}
-
-impl AnyModel {
-    pub fn precision(&self) -> Precision {
-        match self {
-            AnyModel::F32(_) | AnyModel::OvrF32(_) => Precision::F32,
-            AnyModel::F64(_) | AnyModel::OvrF64(_) => Precision::F64,
-        }
-    }
-}
 
 /// The file's JSON shape.
 #[derive(Serialize, Deserialize)]
@@ -208,43 +47,23 @@ struct Header {
 }
 
 impl<F: Real> Model<F> {
-    pub fn feature_count(&self) -> usize {
-        self.weights.len()
-    }
-
-    /// w~ = [w, b] (or just w without a bias), as the reference dot wants it.
-    pub fn augmented_weights(&self) -> Vec<F> {
-        let mut w = self.weights.clone();
-        if self.has_bias {
-            w.push(self.bias);
-        }
-        w
-    }
-
-    /// s = w·x + b with the reference arithmetic. Rows may have fewer
-    /// features than the model (missing ones are zero), never more.
-    pub fn score(&self, augmented: &[F], row: Row<'_, F>) -> F {
-        reference::dot(augmented, row, self.has_bias)
-    }
-
-    /// The predicted class: +1 when s > 0, otherwise -1 (s = 0 goes to the
-    /// negative class, as in scikit-learn).
-    pub fn decide(s: F) -> i8 {
-        reference::predicted_sign(s)
-    }
-
-    /// Writes the model atomically.
+    /// Writes the model atomically: a binary model in the plain shape, a
+    /// one-vs-rest model with `"kind": "one-vs-rest"`.
     pub fn save(&self, path: &Path) -> Result<()> {
+        let labels = match self.classes() {
+            Classes::Binary(labels) => labels,
+            Classes::OneVsRest(classes) => return super::ovr_file::save(self, classes, path),
+        };
         let file = ModelFile {
             format: FORMAT_NAME.into(),
             format_version: FORMAT_VERSION,
             created_by: concat!("perceptron ", env!("CARGO_PKG_VERSION")).into(),
             precision: F::PRECISION,
-            feature_count: self.weights.len(),
-            weights: self.weights.iter().map(|w| w.to_f64()).collect(),
-            bias: self.bias.to_f64(),
-            has_bias: self.has_bias,
-            labels: self.labels.clone(),
+            feature_count: self.feature_count(),
+            weights: self.weights(0).iter().map(|w| w.to_f64()).collect(),
+            bias: self.bias(0).to_f64(),
+            has_bias: self.has_bias(),
+            labels: labels.clone(),
             training: self.training.clone(),
         };
         crate::output::write_atomic(path, |w| {
@@ -330,7 +149,7 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
     }
     match value.get("kind").and_then(|v| v.as_str()) {
         None => {}
-        Some(crate::ovr::KIND) => return crate::ovr::parse_value(path, value),
+        Some(super::ovr_file::KIND) => return super::ovr_file::parse_value(path, value),
         Some(other) => {
             return Err(Error::model(
                 path,
@@ -383,62 +202,49 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
     }
 }
 
-/// A number read back from a model or checkpoint file: it must be finite
-/// and exactly a value of `F` (files store every value exactly), else the
-/// file is corrupt or claims the wrong precision.
-pub(crate) fn exact_value<F: Real>(path: &Path, what: &str, v: f64) -> Result<F> {
-    let x = F::from_f64(v);
-    if !v.is_finite() {
-        return Err(Error::model(
-            path,
-            format!("is corrupt: {what} is {v}, not a finite number"),
-        ));
-    }
-    if x.to_f64() != v {
-        return Err(Error::model(
-            path,
-            format!(
-                "has the wrong precision: {what} = {v} is not an {} value, though the file says \"precision\": \"{}\"",
-                F::PRECISION,
-                F::PRECISION
-            ),
-        ));
-    }
-    Ok(x)
-}
-
 fn build<F: Real>(path: &Path, file: ModelFile) -> Result<Model<F>> {
-    let convert = |what: &str, v: f64| exact_value::<F>(path, what, v);
-    let weights = file
+    let convert = |what: &str, v: f64| crate::float::exact_value::<F>(path, what, v);
+    let mut weights = file
         .weights
         .iter()
         .enumerate()
         .map(|(k, &v)| convert(&format!("weight {}", k + 1), v))
         .collect::<Result<Vec<F>>>()?;
     let bias = convert("the bias", file.bias)?;
-    Ok(Model {
+    if file.has_bias {
+        weights.push(bias);
+    }
+    Model::new(
         weights,
-        bias,
-        has_bias: file.has_bias,
-        labels: file.labels,
-        training: file.training,
-    })
+        file.feature_count,
+        file.has_bias,
+        Classes::Binary(file.labels),
+        file.training,
+        Vec::new(),
+    )
+    .map_err(|e| Error::model(path, format!("is corrupt: {e}")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::{CsvInfo, Format, LabelColumn};
+    use crate::model::{ColumnRef, DataLayout};
 
     fn sample<F: Real>(weights: Vec<F>, bias: F) -> Model<F> {
-        Model {
+        let features = weights.len();
+        let mut weights = weights;
+        weights.push(bias);
+        let labels = LabelMap {
+            positive: "5".into(),
+            negative: Some("3".into()),
+        };
+        Model::new(
             weights,
-            bias,
-            has_bias: true,
-            labels: LabelMap {
-                positive: "5".into(),
-                negative: Some("3".into()),
-            },
-            training: TrainingInfo {
+            features,
+            true,
+            Classes::Binary(labels),
+            TrainingInfo {
                 epochs: 2,
                 max_epochs: 10,
                 mistakes_per_epoch: vec![3, 0],
@@ -466,7 +272,9 @@ mod tests {
                     delimiter: Some(";".into()),
                 }),
             },
-        }
+            Vec::new(),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -481,7 +289,7 @@ mod tests {
         };
         assert_eq!(back, m);
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&back.weights), bits(&w32));
+        assert_eq!(bits(back.weights(0)), bits(&w32));
 
         let w64 = vec![0.1f64, f64::MAX, 5e-324, 1.0 / 3.0, -0.0];
         let m = sample(w64.clone(), 0.7f64);
@@ -490,7 +298,7 @@ mod tests {
             panic!("precision changed")
         };
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&back.weights), bits(&w64));
+        assert_eq!(bits(back.weights(0)), bits(&w64));
     }
 
     fn text_of<F: Real>(m: &Model<F>) -> String {

@@ -1,0 +1,113 @@
+//! Library errors in the command line's words: parameter rules and
+//! checkpoint differences name the flags that set them.
+
+use crate::error::{Difference, Error, ParamError, exit};
+
+/// The message `perceptron: error:` prints for `e`.
+pub fn message(e: &Error) -> String {
+    match e {
+        Error::Param(p) => param(p),
+        Error::Resume { path, differences } => format!(
+            "{} cannot be resumed by this run: {}. Resume with the same data and options as the interrupted run.",
+            path.display(),
+            differences
+                .iter()
+                .map(difference)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The exit status for `e`: bad usage (2) for what the command line set.
+pub fn status(e: &Error) -> i32 {
+    match e {
+        Error::Usage(_) | Error::Param(_) | Error::Resume { .. } => exit::USAGE,
+        _ => exit::ERROR,
+    }
+}
+
+fn param(p: &ParamError) -> String {
+    match p {
+        ParamError::MaxEpochs(_) => "--max-epochs must be at least 1".into(),
+        ParamError::Margin(text) => format!("--margin must be a finite number, got \"{text}\""),
+        ParamError::PocketWithMulticlass => "--pocket is not available with --multiclass".into(),
+    }
+}
+
+fn difference(d: &Difference) -> String {
+    let on = |b: bool| if b { "on" } else { "off" };
+    match d {
+        Difference::Data { .. } => d.to_string(),
+        Difference::Precision { was, now } => format!("--precision was {was}, now {now}"),
+        Difference::Bias { was, now } => {
+            let says = |b: bool| if b { "with the bias" } else { "--no-bias" };
+            format!("the run was {}, now {}", says(*was), says(*now))
+        }
+        Difference::MaxEpochs { was, now } => format!("--max-epochs was {was}, now {now}"),
+        Difference::Order { was, now } => {
+            let says = |s: Option<u64>| {
+                s.map_or("file order".to_owned(), |s| format!("--shuffle --seed {s}"))
+            };
+            format!("the row order was {}, now {}", says(*was), says(*now))
+        }
+        Difference::Variant { was, now } => format!("the variant was {was}, now {now}"),
+        Difference::Margin { was, now } => format!(
+            "--margin was {}, now {}",
+            was.as_deref().unwrap_or("none"),
+            now.as_deref().unwrap_or("none")
+        ),
+        Difference::Multiclass { was, now } => {
+            format!("--multiclass was {}, now {}", on(*was), on(*now))
+        }
+        Difference::Init {
+            was: true,
+            now: false,
+        } => "the run started from an --init model, now from zero (pass the same --init MODEL)"
+            .into(),
+        Difference::Init {
+            was: false,
+            now: true,
+        } => "the run started from zero, now from --init".into(),
+        Difference::Init { .. } => "the --init model differs".into(),
+        Difference::Labels { was, now } => {
+            format!(
+                "the labels map differently: +1 was \"{was}\", now \"{now}\" (check --positive)"
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_names_its_flag() {
+        assert_eq!(
+            message(&ParamError::MaxEpochs(0).into()),
+            "--max-epochs must be at least 1"
+        );
+        let e = Error::Resume {
+            path: "ck.json".into(),
+            differences: vec![
+                Difference::Order {
+                    was: None,
+                    now: Some(3),
+                },
+                Difference::Init {
+                    was: true,
+                    now: false,
+                },
+            ],
+        };
+        assert_eq!(
+            message(&e),
+            "ck.json cannot be resumed by this run: the row order was file order, now --shuffle \
+             --seed 3; the run started from an --init model, now from zero (pass the same --init \
+             MODEL). Resume with the same data and options as the interrupted run."
+        );
+        assert_eq!(status(&e), exit::USAGE);
+    }
+}

@@ -1,0 +1,186 @@
+//! `perceptron train`'s options, and the training parameters they stand for.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg, parse_margin};
+use crate::train::{Margin, TrainParams, Variant};
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron train                          train on the bundled digits (3 vs 5) data
+  perceptron train data/iris_setosa.csv -o iris.json
+  perceptron train data/heart_scale.svm --max-epochs 50
+  perceptron train letters.csv --label-column class --positive A
+  perceptron train big.svm.gz --precision f64 --shuffle --seed 7 --json
+  perceptron train data/digits_3v5.csv --plot pictures/
+  perceptron train big.svm --resume model.checkpoint.json   continue an interrupted run
+
+Ctrl-C, SIGTERM or SIGHUP stops at the next safe point and saves the exact
+training state (see --checkpoint); a second one stops at once.
+
+Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
+last model is still saved); 1 error; 2 bad command line; 130 interrupted
+(the state was saved for --resume).";
+
+/// Train a perceptron on a CSV, LIBSVM or binary file (or the bundled digits data).
+///
+/// Runs Rosenblatt's classic algorithm exactly: w = 0, rows in file order,
+/// w <- w + y x on every mistake (y·w·x <= 0), until an epoch makes no
+/// mistake or --max-epochs is reached. Every backend gives the bit-identical
+/// model of the textbook sequential loop.
+#[derive(Args, Clone, Debug)]
+#[command(after_help = EXAMPLES)]
+#[command(group(clap::ArgGroup::new("checkpointing").args(["checkpoint", "resume"]).multiple(true)))]
+pub struct TrainArgs {
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to train on the
+    /// bundled UCI digits 3-vs-5 dataset.
+    pub data: Option<PathBuf>,
+
+    /// Where to save the model (JSON). Written atomically: an existing file is
+    /// only replaced by a complete new model.
+    #[arg(short, long, value_name = "MODEL")]
+    pub output: Option<PathBuf>,
+
+    /// Stop after this many epochs if the data has not been separated.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub max_epochs: usize,
+
+    /// Arithmetic precision. f64 equals scikit-learn's Perceptron bit for bit.
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+
+    /// Train without the bias (the hyperplane passes through the origin).
+    #[arg(long)]
+    pub no_bias: bool,
+
+    /// The label value to treat as +1; all others are -1 (one-vs-rest).
+    /// Needed when the file has more than two label values.
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
+    pub positive: Option<String>,
+
+    /// Return the averaged perceptron: the mean of the weights after every
+    /// row visit. Generalises better than the last iterate when the data is
+    /// not separable.
+    #[arg(long, conflicts_with = "pocket")]
+    pub average: bool,
+
+    /// Return the pocket weights (Gallant's pocket with ratchet): those with
+    /// the fewest training mistakes seen so far, counted over all rows. For
+    /// non-separable data, when the best training accuracy matters.
+    #[arg(long)]
+    pub pocket: bool,
+
+    /// Update when y·w·x <= TAU instead of 0, pushing rows at least TAU past
+    /// the boundary (a margin perceptron).
+    #[arg(long, value_name = "TAU", allow_negative_numbers = true, value_parser = parse_margin)]
+    pub margin: Option<Margin>,
+
+    /// Start from this model's weights instead of zero (a warm start). Its
+    /// features, bias and labels must match the data.
+    #[arg(long, value_name = "MODEL")]
+    pub init: Option<PathBuf>,
+
+    /// Train one perceptron per label value (one-vs-rest), all in the same
+    /// passes over the data; `predict` then returns the class that scores
+    /// highest (ties go to the class seen first in the training data).
+    #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
+    pub multiclass: Option<MulticlassArg>,
+
+    /// Visit rows in a fixed pseudo-random order (needs --seed).
+    #[arg(long, requires = "seed")]
+    pub shuffle: bool,
+
+    /// Seed of the --shuffle order; the same seed gives the same model.
+    #[arg(long, value_name = "S", requires = "shuffle")]
+    pub seed: Option<u64>,
+
+    #[command(flatten)]
+    pub backend: BackendArgs,
+
+    /// Whether training may walk on the CPU alone when that is measured to
+    /// be faster than the engine (`adaptive`), must use the engine (`always`:
+    /// its walk where it has one, GPU or CPU, else passes over windows), or must use
+    /// passes over windows (`windows`, to compare them with the walk).
+    /// Never changes the model.
+    #[arg(long, value_enum, default_value = "adaptive")]
+    pub passes: PassesArg,
+
+    /// Print the summary as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Save the exact training state to FILE (atomically) every
+    /// --checkpoint-every epochs and on Ctrl-C, so a long run can resume.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+
+    /// Epochs between checkpoints.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        requires = "checkpointing"
+    )]
+    pub checkpoint_every: usize,
+
+    /// Continue an interrupted run from its checkpoint FILE, with the same
+    /// data. Every option the checkpoint records and you leave out is taken
+    /// from it (--precision, --no-bias, --max-epochs, --shuffle --seed,
+    /// --average, --pocket, --margin, --positive, --multiclass, --init, -o,
+    /// and periodic checkpoints, which go on to FILE), so `train DATA
+    /// --resume FILE` alone continues the run; an option given with another
+    /// value is refused, saying what differs. The result is bit-identical to
+    /// an uninterrupted run.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+
+    /// Also draw the learning curve and the margins on the training data,
+    /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`). DIR is
+    /// created if needed. Binary models only.
+    #[cfg(feature = "plot")]
+    #[arg(long, value_name = "DIR", conflicts_with = "multiclass")]
+    pub plot: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+/// Multiclass schemes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MulticlassArg {
+    /// One binary perceptron per class against all the others.
+    Ovr,
+}
+
+impl TrainArgs {
+    /// The variant the flags ask for.
+    pub fn variant(&self) -> Variant {
+        if self.average {
+            Variant::Averaged
+        } else if self.pocket {
+            Variant::Pocket
+        } else {
+            Variant::Classic
+        }
+    }
+
+    /// The shuffle seed, when rows are shuffled.
+    pub fn seed(&self) -> Option<u64> {
+        if self.shuffle { self.seed } else { None }
+    }
+
+    /// The training parameters these options stand for (not yet checked).
+    pub fn params(&self) -> TrainParams {
+        TrainParams {
+            max_epochs: self.max_epochs,
+            bias: !self.no_bias,
+            shuffle_seed: self.seed(),
+            passes: self.passes.into(),
+            variant: self.variant(),
+            margin: self.margin.clone(),
+            multiclass: self.multiclass.is_some(),
+        }
+    }
+}

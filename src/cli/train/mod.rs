@@ -1,0 +1,374 @@
+//! `perceptron train`: fit a model, save it, and report what the theory says.
+//!
+//! The command maps its options to [`TrainParams`](crate::train::TrainParams)
+//! ([`args`]), checks them, loads the data, and leaves the rest to the
+//! library: the [`Trainer`] fits, [`Model::from_fit`] makes the model, and
+//! [`report`] says what happened.
+
+pub mod args;
+pub mod report;
+pub mod resume;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::args::default_model_path;
+use super::progress::TrainProgress;
+use crate::data::{self, CsvInfo, Dataset};
+use crate::error::{Error, Result, exit};
+use crate::float::{Precision, Real};
+use crate::model::{AnyModel, Classes, DataLayout, Model};
+use crate::train::checkpoint;
+use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
+
+pub use args::{MulticlassArg, TrainArgs};
+use report::{Sources, TrainReport};
+
+/// Runs `train` with the options `given` explicitly (the rest are defaults,
+/// which a resumed run replaces with its checkpoint's).
+pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
+    let adopted;
+    let mut text = None;
+    let args = match &args.resume {
+        Some(path) => {
+            let t = text.insert(checkpoint::read(path)?);
+            let identity = checkpoint::identity_of(path, t)?;
+            adopted = resume::adopt(args, given, &identity, path);
+            &adopted
+        }
+        None => args,
+    };
+    let resume = args.resume.as_deref().zip(text.as_deref());
+    match Precision::from(args.precision) {
+        Precision::F32 => run_in::<f32>(args, resume),
+        Precision::F64 => run_in::<f64>(args, resume),
+    }
+}
+
+/// The training data, and the layout of a CSV file (for the report and the
+/// model file).
+fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
+    let opts = args.data_args.load_options(args.positive.clone());
+    let (raw, path) = match &args.data {
+        Some(path) => (data::load_raw::<F>(path, &opts)?, path.clone()),
+        None => data::bundled::raw_digits_3v5::<F>(&opts)?,
+    };
+    let csv = raw.csv.clone();
+    let data = if args.multiclass.is_some() {
+        Dataset::from_raw_classes(raw, &path)?
+    } else {
+        Dataset::from_raw(raw, &path, opts.positive.as_deref())?
+    };
+    let classes = if args.multiclass.is_some() {
+        data.classes.len()
+    } else {
+        1
+    };
+    crate::memory::check_weights_fit(&data.source, data.cols() + 1, classes)?;
+    Ok((data, csv))
+}
+
+/// `resume`: the checkpoint resumed from and its text.
+fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i32> {
+    let params = args.params().check()?;
+    let output = args.output.clone().unwrap_or_else(default_model_path);
+    crate::output::check_destination(&output)?;
+    if let Some(data) = &args.data {
+        crate::output::check_not_an_input(&output, &[data])?;
+        if let Some(c) = &args.checkpoint {
+            crate::output::check_not_an_input(c, &[data, &output])?;
+        }
+    }
+    if args.checkpoint_every == 0 {
+        return Err(Error::Usage(
+            "--checkpoint-every must be at least 1 (epochs between checkpoints)".into(),
+        ));
+    }
+    #[cfg(feature = "plot")]
+    if let Some(dir) = &args.plot {
+        super::plot::prepare_dir(dir)?;
+    }
+    let (mut data, csv) = load::<F>(args)?;
+    let init = match &args.init {
+        Some(p) => Some(init_fingerprint(p)?),
+        None => None,
+    };
+    let settings = RunSettings {
+        output: args.output.clone(),
+        init: args.init.clone(),
+        checkpoint_every: args.checkpoint.as_ref().map(|_| args.checkpoint_every),
+    };
+    let mut run = RunDescription::new(&params, &data, init, settings);
+    // The data's fingerprint is for checkpoints only. It is taken of the
+    // rows in file order, so before a shuffle; without checkpointing or a
+    // shuffle it waits until a Ctrl-C needs it.
+    if args.checkpoint.is_some() || args.resume.is_some() || run.seed.is_some() {
+        run.take_fingerprint(&data);
+    }
+    let start = match resume {
+        Some((path, text)) => checkpoint::parse::<F>(path, text, &run)?,
+        None => State::starting_from(initial_weights::<F>(args, &data, run.heads)?),
+    };
+    if let Some(s) = run.seed {
+        data = data.permuted(&crate::train::shuffle::permutation(data.rows(), s));
+    }
+    let (backend, gpu) = args.backend.resolve();
+    let trainer = Trainer::new(params).with_backend(backend).with_gpu(gpu);
+    // A resumed run saves where it resumed from unless told otherwise, so
+    // that the same command continues it again.
+    let checkpoint_path = args
+        .checkpoint
+        .clone()
+        .or_else(|| args.resume.clone())
+        .unwrap_or_else(|| output.with_extension("checkpoint.json"));
+    let mut observer = TrainObserver {
+        progress: TrainProgress::new(!args.json, data.rows(), args.max_epochs),
+        checkpoint: args
+            .checkpoint
+            .as_ref()
+            .map(|p| (p.clone(), args.checkpoint_every.max(1))),
+        run: &run,
+        interrupted: super::interrupt::flag(),
+    };
+    let fit = trainer.fit(&data, start, &mut observer);
+    observer.progress.finish();
+    let fit = fit?;
+    let mut warnings = observer.progress.take_warnings();
+    if fit.stop == Stop::Interrupted {
+        if run.fingerprint.is_empty() {
+            // Not shuffled: the rows are still in file order.
+            run.take_fingerprint(&data);
+        }
+        checkpoint::save(&checkpoint_path, &run, &fit.state)?;
+        eprintln!(
+            "perceptron: {}",
+            interrupted_message(
+                fit.state.epoch,
+                fit.state.position,
+                &checkpoint_path,
+                args.resume.as_deref()
+            )
+        );
+        return Ok(exit::INTERRUPTED);
+    }
+    let layout = DataLayout::of(
+        data.format,
+        csv.as_ref(),
+        args.data_args.label_column.as_ref(),
+    );
+    let model = Model::from_fit(&fit, &run, &data, Some(layout))?;
+    model.save(&output)?;
+    #[cfg(feature = "plot")]
+    let plots = match &args.plot {
+        Some(dir) => super::plot::training_pictures(dir, &model, &output, &data)?,
+        None => Vec::new(),
+    };
+    #[cfg(not(feature = "plot"))]
+    let plots: Vec<PathBuf> = Vec::new();
+    let sources = Sources {
+        run: &run,
+        fit: &fit,
+        model: &model,
+        data: &data,
+        csv: csv.as_ref(),
+        output: &output,
+    };
+    let plots = plots.iter().map(|p| p.display().to_string()).collect();
+    let report = TrainReport::new(sources, std::mem::take(&mut warnings), plots);
+    if args.json {
+        let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
+        super::stdout::print_line(&text)?;
+    } else {
+        super::stdout::print(&report::render(&report))?;
+    }
+    // Also with --json: stdout holds only the JSON object, and exit code 3
+    // alone is easy to miss in a script's log.
+    if !report.converged {
+        eprintln!("perceptron: {}", report.not_converged());
+    }
+    Ok(if report.converged {
+        exit::SUCCESS
+    } else {
+        exit::NOT_CONVERGED
+    })
+}
+
+/// What an interrupted run tells the user: where the state is and how to
+/// continue. A run that was itself resumed already has `--resume`.
+fn interrupted_message(
+    epoch: usize,
+    position: usize,
+    saved: &std::path::Path,
+    resumed_from: Option<&std::path::Path>,
+) -> String {
+    let how = match resumed_from {
+        None => format!("the same command plus `--resume {}`", saved.display()),
+        Some(r) if r == saved => "the same command (its --resume reads the new state)".to_owned(),
+        Some(r) => format!(
+            "the same command with `--resume {}` in place of `--resume {}`",
+            saved.display(),
+            r.display()
+        ),
+    };
+    format!(
+        "interrupted at epoch {}, row {position}: the exact training state is saved in {}; \
+         continue with {how}",
+        epoch + 1,
+        saved.display()
+    )
+}
+
+/// Progress, periodic checkpoints and Ctrl-C, for the training loop.
+struct TrainObserver<'a> {
+    progress: TrainProgress,
+    checkpoint: Option<(PathBuf, usize)>,
+    run: &'a RunDescription,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl<F: Real> Observer<F> for TrainObserver<'_> {
+    fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
+        Observer::<F>::on_progress(&mut self.progress, epoch, position, rows);
+    }
+
+    fn on_epoch_end(&mut self, state: &State<F>) -> Result<()> {
+        self.progress.on_epoch_end(state)?;
+        match &self.checkpoint {
+            Some((path, every)) if state.epoch.is_multiple_of(*every) => {
+                checkpoint::save(path, self.run, state)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn on_warning(&mut self, message: &str) {
+        Observer::<F>::on_warning(&mut self.progress, message);
+    }
+
+    fn should_stop(&mut self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+}
+
+/// Identifies an `--init` model's content, for checkpoints.
+fn init_fingerprint(path: &std::path::Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "cannot read --init model", e))?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    Ok(format!("{h:016x}"))
+}
+
+/// Zero, or the `--init` model's weights after checking they fit the data
+/// (`heads` perceptrons).
+fn initial_weights<F: Real>(args: &TrainArgs, data: &Dataset<F>, heads: usize) -> Result<Vec<F>> {
+    let bias = !args.no_bias;
+    let dim = data.cols() + bias as usize;
+    let Some(path) = &args.init else {
+        return Ok(vec![F::ZERO; dim * heads]);
+    };
+    let model = crate::model::load(path)?;
+    if (model.heads() > 1) != (heads > 1) {
+        return Err(Error::Usage(format!(
+            "--init {} is {} model but this run trains {}",
+            path.display(),
+            if heads > 1 {
+                "a binary"
+            } else {
+                "a one-vs-rest"
+            },
+            if heads > 1 {
+                "one-vs-rest (--multiclass)"
+            } else {
+                "a binary model"
+            }
+        )));
+    }
+    let (weights, has_bias, count, labels_match) = match &model {
+        AnyModel::F32(m) => start_from(m, data),
+        AnyModel::F64(_) if F::PRECISION == Precision::F32 => {
+            return Err(Error::Usage(format!(
+                "--init {} is an f64 {}model; train with --precision f64 to start from it exactly",
+                path.display(),
+                if heads > 1 { "one-vs-rest " } else { "" }
+            )));
+        }
+        AnyModel::F64(m) => start_from(m, data),
+    };
+    if count != data.cols() {
+        return Err(Error::Usage(format!(
+            "--init {} has {count} features but the data has {}",
+            path.display(),
+            data.cols()
+        )));
+    }
+    if has_bias != bias {
+        return Err(Error::Usage(format!(
+            "--init {} was trained {} the bias; pass {} to match",
+            path.display(),
+            if has_bias { "with" } else { "without" },
+            if has_bias {
+                "no --no-bias"
+            } else {
+                "--no-bias"
+            }
+        )));
+    }
+    if !labels_match {
+        return Err(Error::Usage(format!(
+            "--init {} maps the labels differently from this data (check --positive, or the classes and their order)",
+            path.display()
+        )));
+    }
+    Ok(weights)
+}
+
+/// A model's weights in precision `F` (exact: `F` is at least as wide),
+/// whether it has a bias, its features, and whether its classes are the
+/// data's, in the same order.
+fn start_from<M: Real, F: Real>(
+    model: &Model<M>,
+    data: &Dataset<F>,
+) -> (Vec<F>, bool, usize, bool) {
+    let weights = model
+        .all_weights()
+        .iter()
+        .map(|v| F::from_f64(v.to_f64()))
+        .collect();
+    let same = match model.classes() {
+        Classes::Binary(labels) => *labels == data.label_map,
+        Classes::OneVsRest(classes) => data.classes.iter().map(|c| &c.text).eq(classes.iter()),
+    };
+    (weights, model.has_bias(), model.feature_count(), same)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn the_interrupted_message_adds_resume_only_when_missing() {
+        let fresh = interrupted_message(2, 40, Path::new("m.checkpoint.json"), None);
+        assert_eq!(
+            fresh,
+            "interrupted at epoch 3, row 40: the exact training state is saved in \
+             m.checkpoint.json; continue with the same command plus `--resume m.checkpoint.json`"
+        );
+        let again = interrupted_message(2, 40, Path::new("ck.json"), Some(Path::new("ck.json")));
+        assert!(
+            again.ends_with("continue with the same command (its --resume reads the new state)"),
+            "{again}"
+        );
+        assert!(!again.contains("plus"), "{again}");
+        let moved = interrupted_message(0, 0, Path::new("new.json"), Some(Path::new("ck.json")));
+        assert!(
+            moved.ends_with(
+                "continue with the same command with `--resume new.json` in place of `--resume ck.json`"
+            ),
+            "{moved}"
+        );
+    }
+}

@@ -1,0 +1,525 @@
+//! `perceptron train`'s summary: one report for binary and one-vs-rest
+//! runs, made from the run's description, its fit and the model, printed as
+//! text or JSON.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::data::{CsvInfo, Dataset};
+use crate::float::{Precision, Real};
+use crate::model::{ClassTraining, Model};
+use crate::text::{abbreviate, count, fmt_g};
+use crate::train::{EngineStats, Fit, LoopStats, PocketReport, RunDescription, Stop, Variant};
+
+/// The run summary, printed as text or JSON. A binary run's JSON has the
+/// labels' fields where a one-vs-rest run's has `classes`.
+#[derive(Serialize, Debug)]
+pub struct TrainReport {
+    pub data: String,
+    pub format: String,
+    /// The line of the CSV header that was skipped, if any.
+    pub header_line: Option<u64>,
+    pub rows: usize,
+    pub features: usize,
+    pub sparse: bool,
+    pub precision: Precision,
+    pub bias: bool,
+    #[serde(flatten)]
+    pub labels: ReportLabels,
+    pub backend: Vec<String>,
+    /// How `auto` chose, when it matters.
+    pub backend_note: Option<String>,
+    pub variant: Variant,
+    pub margin_threshold: Option<String>,
+    /// Started from `--init` (the theorem's bound then does not apply).
+    pub warm_start: bool,
+    pub pocket: Option<PocketReport>,
+    pub seed: Option<u64>,
+    pub epochs: usize,
+    pub max_epochs: usize,
+    pub converged: bool,
+    pub stop: Stop,
+    pub mistakes_per_epoch: Vec<u64>,
+    pub total_mistakes: u64,
+    /// Binary: rows predicted right; one-vs-rest: rows whose highest-scoring
+    /// class is their own.
+    pub training_accuracy: f64,
+    pub radius: f64,
+    pub margin: Option<f64>,
+    pub mistake_bound: Option<f64>,
+    pub bound_holds: Option<bool>,
+    pub model: String,
+    pub seconds: f64,
+    pub seconds_per_epoch: f64,
+    /// Wall time of each epoch of this run.
+    pub epoch_seconds: Vec<f64>,
+    /// Peak resident memory of the whole run, where the system reports it.
+    pub peak_memory_bytes: Option<u64>,
+    pub loop_stats: LoopStats,
+    pub engine_stats: EngineStats,
+    pub warnings: Vec<String>,
+    /// Pictures written by --plot.
+    pub plots: Vec<String>,
+}
+
+/// What the model's classes are, and how many rows each has.
+#[derive(Serialize, Debug)]
+#[serde(untagged)]
+pub enum ReportLabels {
+    Binary {
+        positive_label: String,
+        negative_label: String,
+        positive_rows: usize,
+        negative_rows: usize,
+    },
+    OneVsRest {
+        classes: Vec<ClassReport>,
+    },
+}
+
+/// One class's line of a one-vs-rest report.
+#[derive(Serialize, Debug)]
+pub struct ClassReport {
+    pub class: String,
+    pub rows: u64,
+    #[serde(flatten)]
+    pub training: ClassTraining,
+    /// This class's binary accuracy (its perceptron against the rest).
+    pub accuracy: f64,
+}
+
+/// Where the report's figures come from.
+pub struct Sources<'a, F> {
+    pub run: &'a RunDescription,
+    pub fit: &'a Fit<F>,
+    pub model: &'a Model<F>,
+    /// The training data, in training order.
+    pub data: &'a Dataset<F>,
+    pub csv: Option<&'a CsvInfo>,
+    pub output: &'a Path,
+}
+
+impl TrainReport {
+    pub fn new<F: Real>(s: Sources<'_, F>, warnings: Vec<String>, plots: Vec<String>) -> Self {
+        let Sources {
+            run,
+            fit,
+            model,
+            data,
+            csv,
+            output,
+        } = s;
+        let labels = match model.labels() {
+            Some(map) => {
+                let positive_rows = data.labels.iter().filter(|&&y| y > 0).count();
+                ReportLabels::Binary {
+                    positive_label: map.positive.clone(),
+                    negative_label: map.negative_text().to_owned(),
+                    positive_rows,
+                    negative_rows: data.rows() - positive_rows,
+                }
+            }
+            None => ReportLabels::OneVsRest {
+                classes: data
+                    .classes
+                    .iter()
+                    .zip(&model.per_class)
+                    .zip(&fit.head_theory)
+                    .map(|((c, training), theory)| ClassReport {
+                        class: c.text.clone(),
+                        rows: c.count,
+                        training: training.clone(),
+                        accuracy: theory.accuracy(),
+                    })
+                    .collect(),
+            },
+        };
+        let info = &model.training;
+        TrainReport {
+            data: data.source.display().to_string(),
+            format: data.format.name().into(),
+            header_line: csv.and_then(|c| c.header_line),
+            rows: data.rows(),
+            features: data.cols(),
+            sparse: data.features.is_sparse(),
+            precision: F::PRECISION,
+            bias: run.bias,
+            labels,
+            backend: fit.engines.clone(),
+            backend_note: fit.backend_note.clone(),
+            variant: fit.variant,
+            margin_threshold: run.margin.as_ref().map(|m| m.text().to_owned()),
+            warm_start: run.init.is_some(),
+            pocket: fit.pocket.clone(),
+            seed: run.seed,
+            epochs: fit.epochs(),
+            max_epochs: run.max_epochs,
+            converged: fit.converged(),
+            stop: fit.stop,
+            mistakes_per_epoch: fit.mistakes_per_epoch.clone(),
+            total_mistakes: fit.total_mistakes(),
+            training_accuracy: fit.theory.accuracy(),
+            radius: fit.theory.radius,
+            margin: info.margin,
+            mistake_bound: info.mistake_bound,
+            bound_holds: info
+                .mistake_bound
+                .and_then(|_| fit.theory.bound_holds(fit.total_mistakes())),
+            model: output.display().to_string(),
+            seconds: fit.seconds,
+            seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
+            epoch_seconds: fit.epoch_seconds.clone(),
+            peak_memory_bytes: crate::memory::peak_rss_bytes(),
+            loop_stats: fit.loop_stats.clone(),
+            engine_stats: fit.engine_stats.clone(),
+            warnings,
+            plots,
+        }
+    }
+
+    /// The message for a run that stopped at the epoch cap, on stderr.
+    pub fn not_converged(&self) -> String {
+        let last = count(
+            self.mistakes_per_epoch.last().copied().unwrap_or(0),
+            "mistake",
+        );
+        match &self.labels {
+            ReportLabels::Binary { .. } => format!(
+                "not converged: the data was not separated within {} (the last epoch made {last}); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
+                count(self.epochs, "epoch"),
+                self.model
+            ),
+            ReportLabels::OneVsRest { .. } => format!(
+                "not converged: some class was not separated from the rest within {} (the last epoch made {last} in all); the last model was saved to {}",
+                count(self.epochs, "epoch"),
+                self.model
+            ),
+        }
+    }
+}
+
+/// The human-readable summary.
+pub fn render(r: &TrainReport) -> String {
+    match &r.labels {
+        ReportLabels::Binary {
+            positive_label,
+            negative_label,
+            positive_rows,
+            negative_rows,
+        } => render_binary(
+            r,
+            positive_label,
+            negative_label,
+            *positive_rows,
+            *negative_rows,
+        ),
+        ReportLabels::OneVsRest { classes } => render_ovr(r, classes),
+    }
+}
+
+/// ", header on line N" when a header line was skipped.
+pub(crate) fn header_note(line: Option<u64>) -> String {
+    line.map(|n| format!(", header on line {n}"))
+        .unwrap_or_default()
+}
+
+/// The binary run's summary.
+fn render_binary(
+    r: &TrainReport,
+    positive_label: &str,
+    negative_label: &str,
+    positive_rows: usize,
+    negative_rows: usize,
+) -> String {
+    let mut s = String::new();
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        &mut s,
+        "data",
+        format!(
+            "{} ({}{}, {} x {}, {}, {}{})",
+            r.data,
+            r.format,
+            header_note(r.header_line),
+            count(r.rows, "row"),
+            count(r.features, "feature"),
+            if r.sparse { "sparse" } else { "dense" },
+            r.precision,
+            if r.bias { ", with bias" } else { ", no bias" }
+        ),
+    );
+    line(
+        &mut s,
+        "labels",
+        format!(
+            "+1 = \"{}\" ({}), -1 = \"{}\" ({})",
+            positive_label,
+            count(positive_rows, "row"),
+            negative_label,
+            count(negative_rows, "row")
+        ),
+    );
+    let order = r
+        .seed
+        .map(|s| format!(", shuffled with seed {s}"))
+        .unwrap_or_default();
+    let note = r
+        .backend_note
+        .as_ref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    line(
+        &mut s,
+        "backend",
+        format!("{}{order}{note}", r.backend.join(", then ")),
+    );
+    let rule = r
+        .margin_threshold
+        .as_ref()
+        .map(|t| format!(", updating when y w~.x~ <= {t}"))
+        .unwrap_or_default();
+    match (r.variant, &r.pocket) {
+        (Variant::Averaged, _) => line(
+            &mut s,
+            "variant",
+            format!("averaged: the model is the mean of the weights after every row visit{rule}"),
+        ),
+        (Variant::Pocket, Some(p)) => line(
+            &mut s,
+            "variant",
+            format!(
+                "pocket: the model is the weights pocketed in epoch {} with {} ({:.2}% accuracy; {} evaluated){rule}",
+                p.epoch + 1,
+                count(p.mistakes, "training mistake"),
+                100.0 * p.training_accuracy,
+                count(p.evaluations, "candidate")
+            ),
+        ),
+        _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
+        _ => {}
+    }
+    let verdict = if r.converged {
+        "converged (the last epoch made no mistake)".to_owned()
+    } else if r.stop == Stop::Interrupted {
+        "interrupted".to_owned()
+    } else {
+        format!(
+            "NOT converged: the data was not separated within {} (the last epoch made {})",
+            count(r.epochs, "epoch"),
+            count(r.mistakes_per_epoch.last().copied().unwrap_or(0), "mistake")
+        )
+    };
+    line(
+        &mut s,
+        "epochs",
+        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+    );
+    line(
+        &mut s,
+        "mistakes",
+        format!(
+            "M = {} in total; per epoch: {}",
+            r.total_mistakes,
+            abbreviate(&r.mistakes_per_epoch)
+        ),
+    );
+    let correct = (r.training_accuracy * r.rows as f64).round() as usize;
+    line(
+        &mut s,
+        "accuracy",
+        format!(
+            "{:.2}% on the training data ({correct} of {})",
+            100.0 * r.training_accuracy,
+            count(r.rows, "row")
+        ),
+    );
+    line(
+        &mut s,
+        "radius",
+        format!("D = max ||x~|| = {}", fmt_g(r.radius)),
+    );
+    match (r.margin, r.mistake_bound) {
+        (Some(g), _) if r.warm_start => {
+            line(
+                &mut s,
+                "margin",
+                format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
+            );
+            line(
+                &mut s,
+                "bound",
+                "none: training started from --init, and the theorem counts mistakes from w = 0"
+                    .into(),
+            );
+        }
+        (Some(g), Some(b)) => {
+            line(
+                &mut s,
+                "margin",
+                format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
+            );
+            let holds = if r.bound_holds == Some(true) {
+                "the convergence theorem's bound holds"
+            } else {
+                "EXCEEDED (only possible through rounding)"
+            };
+            let formula = match &r.margin_threshold {
+                Some(t) => format!("(D^2 + 2*{t})/gamma^2"),
+                None => "(D/gamma)^2".to_owned(),
+            };
+            line(
+                &mut s,
+                "bound",
+                format!(
+                    "{formula} = {}, and M = {} <= {}: {holds}",
+                    fmt_g(b),
+                    r.total_mistakes,
+                    fmt_g(b)
+                ),
+            );
+        }
+        _ => line(
+            &mut s,
+            "margin",
+            "none: the model does not separate the training data, so the theorem gives no bound"
+                .into(),
+        ),
+    }
+    line(&mut s, "model", r.model.clone());
+    if !r.plots.is_empty() {
+        line(&mut s, "pictures", r.plots.join(", "));
+    }
+    line(
+        &mut s,
+        "time",
+        format!(
+            "{:.3} s ({:.3} ms per epoch)",
+            r.seconds,
+            1e3 * r.seconds_per_epoch
+        ),
+    );
+    line(
+        &mut s,
+        "memory",
+        crate::memory::describe(r.peak_memory_bytes),
+    );
+    s
+}
+
+/// The one-vs-rest run's summary.
+fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
+    let mut s = String::new();
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        &mut s,
+        "data",
+        format!(
+            "{} ({}{} x {}, {}, {}{})",
+            r.data,
+            r.header_line
+                .map(|n| format!("header on line {n}, "))
+                .unwrap_or_default(),
+            count(r.rows, "row"),
+            count(r.features, "feature"),
+            if r.sparse { "sparse" } else { "dense" },
+            r.precision,
+            if r.bias { ", with bias" } else { ", no bias" }
+        ),
+    );
+    line(
+        &mut s,
+        "classes",
+        format!(
+            "{} (one-vs-rest: one perceptron per class, trained together)",
+            classes.len()
+        ),
+    );
+    let note = r
+        .backend_note
+        .as_ref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    line(
+        &mut s,
+        "backend",
+        format!("{}{note}", r.backend.join(", then ")),
+    );
+    if r.variant == Variant::Averaged {
+        line(
+            &mut s,
+            "variant",
+            "averaged: each class's model is the mean of its weights after every row visit".into(),
+        );
+    }
+    let verdict = if r.converged {
+        "converged (every class separated from the rest)".to_owned()
+    } else {
+        "NOT converged (some class not separated)".to_owned()
+    };
+    line(
+        &mut s,
+        "epochs",
+        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+    );
+    line(
+        &mut s,
+        "mistakes",
+        format!(
+            "M = {} over all classes; per epoch: {}",
+            r.total_mistakes,
+            abbreviate(&r.mistakes_per_epoch)
+        ),
+    );
+    let correct = (r.training_accuracy * r.rows as f64).round() as usize;
+    line(
+        &mut s,
+        "accuracy",
+        format!(
+            "{:.2}% on the training data ({correct} of {}: highest score is the true class)",
+            100.0 * r.training_accuracy,
+            count(r.rows, "row")
+        ),
+    );
+    line(
+        &mut s,
+        "radius",
+        format!("D = max ||x~|| = {}", fmt_g(r.radius)),
+    );
+    s.push_str(&format!(
+        "\n  {:<14} {:>8} {:>10} {:>10} {:>9} {:>12} {:>14}\n",
+        "class", "rows", "mistakes", "converged", "accuracy", "gamma", "(D/gamma)^2"
+    ));
+    for c in classes {
+        let label: String = if c.class.chars().count() > 14 {
+            c.class
+                .chars()
+                .take(13)
+                .chain(std::iter::once('~'))
+                .collect()
+        } else {
+            c.class.clone()
+        };
+        s.push_str(&format!(
+            "  {:<14} {:>8} {:>10} {:>10} {:>8.2}% {:>12} {:>14}\n",
+            label,
+            c.rows,
+            c.training.total_mistakes,
+            c.training
+                .converged_epoch
+                .map_or("no".to_owned(), |e| format!("epoch {e}")),
+            100.0 * c.accuracy,
+            c.training.margin.map_or("-".to_owned(), fmt_g),
+            c.training.mistake_bound.map_or("-".to_owned(), fmt_g),
+        ));
+    }
+    s.push('\n');
+    line(&mut s, "model", r.model.clone());
+    line(&mut s, "time", format!("{:.3} s", r.seconds));
+    line(
+        &mut s,
+        "memory",
+        crate::memory::describe(r.peak_memory_bytes),
+    );
+    s
+}

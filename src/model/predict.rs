@@ -1,0 +1,65 @@
+//! Predicting with a model: every row's class, as the reference arithmetic
+//! gives it, on whichever backend is asked for.
+//!
+//! A single head needs only the sign of s = w~·x~, which engines certify
+//! ([`crate::decide`]): the rows they cannot certify get the reference dot
+//! on the host. Several heads compare scores, which only the reference dots
+//! decide exactly, so one-vs-rest predictions are made on the host.
+
+use crate::backend::{self, Backend};
+use crate::data::Features;
+use crate::error::Result;
+use crate::float::Real;
+use crate::gpu::GpuOptions;
+use crate::model::Model;
+
+pub use crate::decide::DecideStats;
+
+/// Every row's predicted class, as an index into [`Model::class_names`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Predictions {
+    pub classes: Vec<usize>,
+    pub stats: DecideStats,
+}
+
+impl<F: Real> Model<F> {
+    /// The class of every row of `features` (no more columns than the model
+    /// has features; missing ones count as zero), decided on `backend` for a
+    /// binary model. The features are lent to the engine and put back, not
+    /// copied.
+    pub fn predict(
+        &self,
+        features: &mut Features<F>,
+        backend: Backend,
+        gpu: &GpuOptions,
+    ) -> Result<Predictions> {
+        if self.heads() > 1 {
+            let mut scores = Vec::with_capacity(self.heads());
+            let classes = (0..features.rows())
+                .map(|i| {
+                    self.scores(features.row(i), &mut scores);
+                    self.class_of_scores(&scores)
+                })
+                .collect();
+            return Ok(Predictions {
+                classes,
+                stats: DecideStats {
+                    host_dots: (features.rows() * self.heads()) as u64,
+                    ..DecideStats::default()
+                },
+            });
+        }
+        let cols = features.cols();
+        let data = crate::decide::as_positive(std::mem::replace(features, Features::empty()));
+        let weights = crate::decide::weights_for(self.head(0), self.has_bias(), cols);
+        let decided = backend::choose(backend, gpu, &data, self.has_bias()).and_then(|mut c| {
+            crate::decide::positive_rows(&data, &weights, self.has_bias(), c.engine.as_mut())
+        });
+        *features = data.features;
+        let (positive, stats) = decided?;
+        Ok(Predictions {
+            classes: positive.into_iter().map(usize::from).collect(),
+            stats,
+        })
+    }
+}

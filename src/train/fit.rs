@@ -1,0 +1,204 @@
+//! A finished run: the weights a variant returns, the per-epoch story and
+//! the theorem's figures, from the one loop.
+
+use std::time::Instant;
+
+use crate::data::Dataset;
+use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
+use crate::error::Result;
+use crate::float::Real;
+use crate::train::params::CheckedParams;
+use crate::train::state::{Fallback, LoopStats, Observer, Silent, State, Stop};
+use crate::train::theory::{self, Theory};
+use crate::train::variant::{self, Variant};
+
+/// A trained perceptron and the story of its training.
+#[derive(Clone, Debug)]
+pub struct Fit<F> {
+    /// w~: the feature weights, then the bias when `bias`.
+    pub weights: Vec<F>,
+    pub bias: bool,
+    pub mistakes_per_epoch: Vec<u64>,
+    pub stop: Stop,
+    /// Engines used, in order (more than one after a device failure).
+    pub engines: Vec<String>,
+    pub loop_stats: LoopStats,
+    pub engine_stats: EngineStats,
+    pub theory: Theory,
+    pub seconds: f64,
+    /// Wall time of each epoch this run completed (a resumed run's earlier
+    /// epochs are not timed).
+    pub epoch_seconds: Vec<f64>,
+    /// The state to resume from (meaningful when interrupted).
+    pub state: State<F>,
+    pub variant: Variant,
+    /// The last iterate w~ (equal to `weights` for the classic variant).
+    pub last_weights: Vec<F>,
+    /// For the pocket variant: where the pocket weights came from.
+    pub pocket: Option<PocketReport>,
+    /// One-vs-rest: the theorem's figures for each class's perceptron
+    /// (`theory` then holds the overall argmax accuracy and the radius).
+    pub head_theory: Vec<Theory>,
+    /// Why `auto`, or a GPU that could not be used, led to the first engine
+    /// (for the report).
+    pub backend_note: Option<String>,
+}
+
+/// What the pocket variant returned.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PocketReport {
+    /// 0-based epoch in which the returned weights were pocketed.
+    pub epoch: usize,
+    /// Their training mistakes (rows with y·s <= 0).
+    pub mistakes: u64,
+    pub training_accuracy: f64,
+    /// Candidates whose mistakes were counted.
+    pub evaluations: u64,
+}
+
+impl<F: Real> Fit<F> {
+    pub fn epochs(&self) -> usize {
+        self.mistakes_per_epoch.len()
+    }
+
+    pub fn total_mistakes(&self) -> u64 {
+        self.mistakes_per_epoch.iter().sum::<u64>() + self.state.mistakes_in_epoch
+    }
+
+    pub fn converged(&self) -> bool {
+        self.stop == Stop::Converged
+    }
+
+    /// The feature weights without the bias.
+    pub fn feature_weights(&self) -> &[F] {
+        &self.weights[..self.weights.len() - self.bias as usize]
+    }
+
+    /// The bias (0 without one).
+    pub fn intercept(&self) -> F {
+        if self.bias {
+            self.weights[self.weights.len() - 1]
+        } else {
+            F::ZERO
+        }
+    }
+}
+
+/// Trains on `data`, already in training order (see [`shuffle::permutation`]),
+/// starting from `state` (use [`State::initial`] for w = 0), with `engine`
+/// and, after a device failure, the engines `fallback` makes. [`Trainer`]
+/// chooses both; this is the loop for callers that bring their own.
+///
+/// [`shuffle::permutation`]: crate::train::shuffle::permutation
+/// [`Trainer`]: crate::train::Trainer
+pub fn fit<'a, F: Real>(
+    data: &Dataset<F>,
+    params: &CheckedParams,
+    state: State<F>,
+    engine: Box<dyn MarginEngine<F> + 'a>,
+    fallback: Fallback<'_, 'a, F>,
+    observer: &mut dyn Observer<F>,
+) -> Result<Fit<F>> {
+    let t0 = Instant::now();
+    let out = super::epoch::run(data, params, state, engine, fallback, observer)?;
+
+    let seconds = t0.elapsed().as_secs_f64();
+    let last = &out.state.weights;
+    let (weights, pocket) = match params.variant {
+        Variant::Classic => (last.clone(), None),
+        Variant::Averaged => {
+            let u = out.state.average.as_deref().unwrap_or(&[]);
+            let visits = out.state.visits(data.rows());
+            (
+                if u.len() == last.len() {
+                    variant::averaged(last, u, visits)
+                } else {
+                    last.clone()
+                },
+                None,
+            )
+        }
+        Variant::Pocket => match &out.state.pocket {
+            Some(p) => (
+                p.weights.clone(),
+                Some(PocketReport {
+                    epoch: p.epoch,
+                    mistakes: p.mistakes,
+                    training_accuracy: 1.0 - p.mistakes as f64 / data.rows().max(1) as f64,
+                    evaluations: p.evaluations,
+                }),
+            ),
+            None => (last.clone(), None),
+        },
+    };
+    let heads = if params.multiclass {
+        data.classes.len()
+    } else {
+        1
+    };
+    let (theory, head_theory) = if heads > 1 {
+        let dim = data.cols() + params.bias as usize;
+        let per_head = (0..heads)
+            .map(|h| {
+                theory::analyse_head(
+                    data,
+                    &weights[h * dim..(h + 1) * dim],
+                    params.bias,
+                    h,
+                    heads,
+                )
+            })
+            .collect();
+        (
+            theory::analyse_ovr(data, &weights, params.bias, heads),
+            per_head,
+        )
+    } else {
+        (theory::analyse(data, &weights, params.bias), Vec::new())
+    };
+    let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
+    let (theory, head_theory) = (
+        theory.with_margin(tau),
+        head_theory
+            .into_iter()
+            .map(|t| t.with_margin(tau))
+            .collect(),
+    );
+    Ok(Fit {
+        head_theory,
+        variant: params.variant,
+        last_weights: last.clone(),
+        pocket,
+        weights,
+        bias: params.bias,
+        mistakes_per_epoch: out.state.mistakes_per_epoch.clone(),
+        stop: out.stop,
+        engines: out.engines,
+        loop_stats: out.stats,
+        engine_stats: out.engine_stats,
+        theory,
+        seconds,
+        epoch_seconds: out.epoch_seconds,
+        state: out.state,
+        backend_note: None,
+    })
+}
+
+/// Trains with the reference engine: the textbook sequential algorithm.
+pub fn fit_reference<F: Real>(data: &Dataset<F>, params: &CheckedParams) -> Result<Fit<F>> {
+    let heads = if params.multiclass {
+        data.classes.len()
+    } else {
+        1
+    };
+    let dim = (data.cols() + params.bias as usize) * heads;
+    let mut fallback = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    fit(
+        data,
+        params,
+        State::initial(dim),
+        Box::new(ReferenceEngine),
+        &mut fallback,
+        &mut Silent,
+    )
+}

@@ -1,0 +1,135 @@
+//! What to train, and the one place where it is checked: [`TrainParams`]
+//! → [`TrainParams::check`] → [`CheckedParams`], which every trainer takes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ParamError;
+use crate::train::variant::{Margin, Variant};
+
+/// What to train. The defaults are the classic algorithm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainParams {
+    /// Stop after this many epochs even if the last one made mistakes.
+    pub max_epochs: usize,
+    /// Append the constant feature 1 (the bias) to every row.
+    pub bias: bool,
+    /// Visit the rows in the order fixed by this seed instead of file order.
+    pub shuffle_seed: Option<u64>,
+    /// When the loop may skip engine passes in favour of the host's own
+    /// certified margins. Never changes the result, only the speed.
+    pub passes: PassPolicy,
+    /// Which weights training returns (classic, averaged, pocket).
+    pub variant: Variant,
+    /// Update when y·s <= τ instead of 0.
+    pub margin: Option<Margin>,
+    /// Train one perceptron per class (one-vs-rest) in the same pass over
+    /// the data: head h learns "class h" against the rest.
+    pub multiclass: bool,
+}
+
+impl Default for TrainParams {
+    fn default() -> Self {
+        TrainParams {
+            max_epochs: 1000,
+            bias: true,
+            shuffle_seed: None,
+            passes: PassPolicy::Adaptive,
+            variant: Variant::Classic,
+            margin: None,
+            multiclass: false,
+        }
+    }
+}
+
+impl TrainParams {
+    /// Checks every rule that does not depend on the data; the first one
+    /// broken is the error.
+    pub fn check(self) -> Result<CheckedParams, ParamError> {
+        if self.max_epochs == 0 {
+            return Err(ParamError::MaxEpochs(self.max_epochs));
+        }
+        if self.multiclass && self.variant == Variant::Pocket {
+            return Err(ParamError::PocketWithMulticlass);
+        }
+        if let Some(m) = &self.margin {
+            // A `Margin` is checked when made; one deserialised from a file
+            // is checked here.
+            Margin::parse(m.text())?;
+        }
+        Ok(CheckedParams(self))
+    }
+
+    /// [`TrainParams::check`] without giving up the parameters.
+    pub fn check_ref(&self) -> Result<CheckedParams, ParamError> {
+        self.clone().check()
+    }
+}
+
+/// Parameters that passed [`TrainParams::check`]: readable, not writable,
+/// so they stay checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckedParams(TrainParams);
+
+impl CheckedParams {
+    /// The perceptrons trained together on data with `classes` classes:
+    /// one per class for one-vs-rest, else 1.
+    pub fn heads(&self, classes: usize) -> usize {
+        if self.0.multiclass { classes } else { 1 }
+    }
+
+    /// The margin threshold τ as f64 (0 for the classic rule).
+    pub fn tau_f64(&self) -> f64 {
+        self.0.margin.as_ref().map_or(0.0, |m| m.value::<f64>())
+    }
+
+    pub fn into_inner(self) -> TrainParams {
+        self.0
+    }
+}
+
+impl std::ops::Deref for CheckedParams {
+    type Target = TrainParams;
+    fn deref(&self) -> &TrainParams {
+        &self.0
+    }
+}
+
+/// How the loop uses a certifying engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PassPolicy {
+    /// Measure both and use whichever costs less per row: the engine (its
+    /// walk, or passes over windows), or the host's own fast certified
+    /// margins (better when mistakes are only a few rows apart).
+    #[default]
+    Adaptive,
+    /// Always use the engine: its walk where it has one (the GPU's, or the
+    /// CPU engine's parallel one), else passes over windows of rows (for
+    /// testing and measuring an engine).
+    Always,
+    /// Always use engine passes over windows of rows, never the engine's
+    /// walk (to measure one against the other).
+    Windows,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_names_its_value() {
+        let bad = TrainParams {
+            max_epochs: 0,
+            ..TrainParams::default()
+        };
+        assert_eq!(bad.check(), Err(ParamError::MaxEpochs(0)));
+        let bad = TrainParams {
+            multiclass: true,
+            variant: Variant::Pocket,
+            ..TrainParams::default()
+        };
+        assert_eq!(bad.check(), Err(ParamError::PocketWithMulticlass));
+        let fine = TrainParams::default().check().unwrap();
+        assert_eq!((fine.heads(10), fine.tau_f64()), (1, 0.0));
+    }
+}

@@ -1,0 +1,184 @@
+//! One training run, described once: what was asked of which data. The
+//! checkpoint's identity is this description, and the model file's
+//! `training` section and the reports are made from it and the [`Fit`].
+//!
+//! [`Fit`]: crate::train::Fit
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::{Dataset, LabelMap};
+use crate::error::Difference;
+use crate::float::{Precision, Real};
+use crate::train::params::CheckedParams;
+use crate::train::variant::{Margin, Variant};
+
+/// What shapes a run's result, and must therefore match between an
+/// interrupted run and the one resuming it; plus how it was set up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunDescription {
+    pub precision: Precision,
+    pub bias: bool,
+    pub max_epochs: usize,
+    /// The shuffle seed (None: file order).
+    pub seed: Option<u64>,
+    pub labels: LabelMap,
+    pub rows: usize,
+    pub features: usize,
+    /// `data::fingerprint::fingerprint` of the data in file order; empty
+    /// until [`RunDescription::take_fingerprint`] (it costs a pass over the data).
+    pub fingerprint: String,
+    pub variant: Variant,
+    /// The margin threshold as given (None: the classic rule).
+    pub margin: Option<Margin>,
+    /// Fingerprint of the initial weights' source (None: started from zero).
+    pub init: Option<String>,
+    /// One-vs-rest training (one head per class).
+    #[serde(default)]
+    pub multiclass: bool,
+    /// Perceptrons trained together (the classes in one-vs-rest, else 1).
+    #[serde(default = "one")]
+    pub heads: usize,
+    /// How the run was set up beyond what must match: adopted by a resumed
+    /// run that does not say otherwise, never compared. Absent from older
+    /// checkpoints, and ignored by older builds.
+    #[serde(default, skip_serializing_if = "RunSettings::is_empty")]
+    pub settings: RunSettings,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// Paths and intervals of a run, as given (relative paths are relative to
+/// the directory the run was started in).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// Where the model is written, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<PathBuf>,
+    /// The initial model's path (its content is [`RunDescription::init`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<PathBuf>,
+    /// Epochs between checkpoints, when the run checkpointed periodically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_every: Option<usize>,
+}
+
+impl RunSettings {
+    fn is_empty(&self) -> bool {
+        *self == RunSettings::default()
+    }
+}
+
+impl RunDescription {
+    /// The run `params` asks for on `data` in precision `F`, started from
+    /// zero or from initial weights identified by `init`. The fingerprint
+    /// is left empty (see [`RunDescription::take_fingerprint`]).
+    pub fn new<F: Real>(
+        params: &CheckedParams,
+        data: &Dataset<F>,
+        init: Option<String>,
+        settings: RunSettings,
+    ) -> Self {
+        RunDescription {
+            precision: F::PRECISION,
+            bias: params.bias,
+            max_epochs: params.max_epochs,
+            seed: params.shuffle_seed,
+            labels: data.label_map.clone(),
+            rows: data.rows(),
+            features: data.cols(),
+            fingerprint: String::new(),
+            variant: params.variant,
+            margin: params.margin.clone(),
+            init,
+            multiclass: params.multiclass,
+            heads: params.heads(data.classes.len()),
+            settings,
+        }
+    }
+
+    /// Fingerprints `data`, which must be in file order (before a shuffle),
+    /// unless done already.
+    pub fn take_fingerprint<F: Real>(&mut self, data: &Dataset<F>) {
+        if self.fingerprint.is_empty() {
+            self.fingerprint = crate::data::fingerprint::fingerprint(data);
+        }
+    }
+
+    /// Every difference from `other` (the run trying to resume this one).
+    pub fn differences(&self, other: &RunDescription) -> Vec<Difference> {
+        let mut d = Vec::new();
+        if self.fingerprint != other.fingerprint
+            || self.rows != other.rows
+            || self.features != other.features
+        {
+            d.push(Difference::Data {
+                was_rows: self.rows,
+                was_features: self.features,
+                was_fingerprint: self.fingerprint.clone(),
+                rows: other.rows,
+                features: other.features,
+                fingerprint: other.fingerprint.clone(),
+            });
+        }
+        if self.precision != other.precision {
+            d.push(Difference::Precision {
+                was: self.precision.to_string(),
+                now: other.precision.to_string(),
+            });
+        }
+        if self.bias != other.bias {
+            d.push(Difference::Bias {
+                was: self.bias,
+                now: other.bias,
+            });
+        }
+        if self.max_epochs != other.max_epochs {
+            d.push(Difference::MaxEpochs {
+                was: self.max_epochs,
+                now: other.max_epochs,
+            });
+        }
+        if self.seed != other.seed {
+            d.push(Difference::Order {
+                was: self.seed,
+                now: other.seed,
+            });
+        }
+        if self.variant != other.variant {
+            d.push(Difference::Variant {
+                was: self.variant.name().to_owned(),
+                now: other.variant.name().to_owned(),
+            });
+        }
+        if self.margin != other.margin {
+            let text = |m: &Option<Margin>| m.as_ref().map(|m| m.text().to_owned());
+            d.push(Difference::Margin {
+                was: text(&self.margin),
+                now: text(&other.margin),
+            });
+        }
+        if self.multiclass != other.multiclass {
+            d.push(Difference::Multiclass {
+                was: self.multiclass,
+                now: other.multiclass,
+            });
+        }
+        if self.init != other.init {
+            d.push(Difference::Init {
+                was: self.init.is_some(),
+                now: other.init.is_some(),
+            });
+        }
+        if self.labels != other.labels {
+            d.push(Difference::Labels {
+                was: self.labels.positive.clone(),
+                now: other.labels.positive.clone(),
+            });
+        }
+        d
+    }
+}

@@ -1,0 +1,434 @@
+//! The loop's working state and the decisions it commits: the exact
+//! weights, the engine passes in flight and the drift since each, and the
+//! update of a mistake with every variant's bookkeeping. The walks
+//! ([`super::walks`]) and the epoch ([`super::epoch`]) drive it.
+
+use std::collections::VecDeque;
+
+use crate::certify::{self, Settled};
+use crate::data::{Dataset, Row};
+use crate::engine::{EngineError, MarginEngine, Pass};
+use crate::error::{Error, Result};
+use crate::float::Real;
+use crate::reference;
+use crate::train::chooser::Modes;
+use crate::train::state::{LoopStats, State};
+use crate::train::variant;
+
+/// A pass submitted and not yet collected, with the weights it used.
+pub(super) struct InFlight<F> {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) weights: Vec<F>,
+}
+
+/// An upper bound of δ = ||w - w_pass||, kept up to date incrementally.
+pub(super) struct Drift {
+    /// Σ (w_k - w_pass,k)² as computed, and a bound on its rounding error.
+    pub(super) sq: f64,
+    pub(super) err: f64,
+    pub(super) threshold: f64,
+}
+
+impl Drift {
+    /// Starts tracking w relative to `base`: the pass may have been
+    /// submitted before the latest updates, so w need not equal it.
+    pub(super) fn start<F: Real>(&mut self, w: &[F], base: &[F]) {
+        self.sq = 0.0;
+        self.err = 0.0;
+        for (a, b) in w.iter().zip(base) {
+            if a != b {
+                self.change(0.0, a.to_f64() - b.to_f64());
+            }
+        }
+        self.refresh();
+    }
+
+    /// Coordinate `k` moved from `old` to `new` (both relative to w_pass).
+    #[inline]
+    pub(super) fn change(&mut self, old: f64, new: f64) {
+        let (o, n) = (old * old, new * new);
+        self.sq = self.sq + n - o;
+        // Each of the few operations above errs by at most 2^-53 of the
+        // magnitudes involved; 2^-50 leaves room for all of them.
+        self.err += 2f64.powi(-50) * (self.sq.abs() + n + o);
+    }
+
+    pub(super) fn refresh(&mut self) {
+        let delta = (self.sq.max(0.0) + self.err).sqrt() * (1.0 + 2f64.powi(-50));
+        self.threshold = certify::threshold(delta);
+    }
+}
+
+pub(super) struct Loop<'d, F> {
+    pub(super) data: &'d Dataset<F>,
+    pub(super) bias: bool,
+    /// Weights per head (features plus the bias).
+    pub(super) dim: usize,
+    /// Perceptrons trained together (one-vs-rest classes; 1 for binary).
+    pub(super) heads: usize,
+    pub(super) rows: usize,
+    pub(super) state: State<F>,
+    /// The rows' norms and which rows must never be settled by slack
+    /// (`certify::needs_host`).
+    pub(super) facts: std::sync::Arc<certify::RowFacts>,
+    pub(super) inflight: VecDeque<InFlight<F>>,
+    pub(super) slack: Vec<f32>,
+    /// One drift bound per head.
+    pub(super) drift: Vec<Drift>,
+    /// Scratch: touched weights before an update.
+    pub(super) before: Vec<F>,
+    /// The bound for the host's fast margins (None: reference dots only).
+    pub(super) host_bound: Option<crate::certify::Bound<F>>,
+    /// The margin threshold τ of the mistake rule.
+    pub(super) tau: F,
+    /// Slacks of the passes that count a pocket candidate's mistakes.
+    pub(super) eval_slack: Vec<f32>,
+    /// Recent fraction of rows that were mistakes.
+    pub(super) mistake_rate: f64,
+    /// Upper limit on the window, from how far recent windows got.
+    pub(super) window_cap: usize,
+    /// Rows per window such that a window is about 2^26 multiply-adds, so
+    /// stop requests are noticed promptly.
+    pub(super) work_cap: usize,
+    pub(super) modes: Modes,
+    pub(super) stats: LoopStats,
+    /// Whether to use an engine's walk when it has one.
+    pub(super) walk_enabled: bool,
+    /// A walk is in flight (begun, not yet stopped or cancelled).
+    pub(super) walk_active: bool,
+    /// Counts every update of the weights, whoever decided it.
+    pub(super) weights_version: u64,
+    /// The version the walker's copy of the weights is known to equal
+    /// (verified bit for bit, or uploaded); `None` if unknown.
+    pub(super) walker_version: Option<u64>,
+}
+
+impl<'d, F: Real> Loop<'d, F> {
+    pub(super) fn new(data: &'d Dataset<F>, bias: bool, heads: usize, state: State<F>) -> Self {
+        let rows = data.rows();
+        let facts = data.facts(bias);
+        Loop {
+            data,
+            bias,
+            dim: data.cols() + bias as usize,
+            heads,
+            rows,
+            state,
+            facts,
+            inflight: VecDeque::new(),
+            slack: Vec::new(),
+            drift: (0..heads)
+                .map(|_| Drift {
+                    sq: 0.0,
+                    err: 0.0,
+                    threshold: certify::threshold(0.0),
+                })
+                .collect(),
+            before: Vec::new(),
+            host_bound: None,
+            tau: F::ZERO,
+            eval_slack: Vec::new(),
+            mistake_rate: 0.05,
+            window_cap: usize::MAX,
+            work_cap: {
+                let terms =
+                    data.features.storage_bytes() / std::mem::size_of::<F>().max(1) / rows.max(1);
+                ((1usize << 26) / (terms + 1)).max(1)
+            },
+            modes: Modes::new(rows),
+            stats: LoopStats::default(),
+            walk_enabled: true,
+            walk_active: false,
+            weights_version: 0,
+            walker_version: None,
+        }
+    }
+
+    pub(super) fn finish_epoch(&mut self) -> u64 {
+        let m = self.state.mistakes_in_epoch;
+        self.state.mistakes_per_epoch.push(m);
+        if self.heads > 1 {
+            let per_head =
+                std::mem::replace(&mut self.state.head_mistakes_in_epoch, vec![0; self.heads]);
+            self.state.head_mistakes_per_epoch.push(per_head);
+        }
+        self.state.epoch += 1;
+        self.state.position = 0;
+        self.state.mistakes_in_epoch = 0;
+        m
+    }
+
+    /// Whether the current weights may go to an engine: small enough that
+    /// nothing an engine computes can overflow ([`certify::engine_safe`]).
+    pub(super) fn weights_safe(&self) -> bool {
+        certify::engine_safe(&self.state.weights, self.facts.max_norm)
+    }
+
+    pub(super) fn window(&self, engine: &dyn MarginEngine<F>, from: usize) -> usize {
+        let w = engine
+            .preferred_window(self.mistake_rate)
+            .min(self.window_cap)
+            .min(self.work_cap)
+            .max(1)
+            .min(engine.max_pass().max(1));
+        w.min(self.rows - from)
+    }
+
+    pub(super) fn submit(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        start: usize,
+    ) -> std::result::Result<(), EngineError> {
+        let end = start + self.window(engine, start);
+        let weights = self.state.weights.clone();
+        engine.submit(&Pass {
+            start,
+            end,
+            weights: &weights,
+            tau: self.tau,
+            heads: self.heads,
+        })?;
+        self.stats.passes += 1;
+        self.inflight.push_back(InFlight {
+            start,
+            end,
+            weights,
+        });
+        Ok(())
+    }
+
+    /// Applies the decision for row `i`: the update on a mistake (keeping
+    /// the drift relative to `pass_weights`), and each variant's bookkeeping.
+    pub(super) fn commit(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        i: usize,
+        h: usize,
+        mistake: bool,
+        pass_weights: Option<&[F]>,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        if mistake {
+            self.update(i, h, pass_weights)?;
+            let dim = self.dim;
+            if let Some(u) = &mut self.state.average {
+                let c = self.state.epoch as u64 * self.rows as u64 + i as u64 + 1;
+                let y = self.data.label_for(h, self.heads, i);
+                variant::accumulate(
+                    &mut u[h * dim..(h + 1) * dim],
+                    self.data.features.row(i),
+                    y,
+                    c,
+                    self.bias,
+                )?;
+            }
+            if let Some(p) = &mut self.state.pocket {
+                p.current_run = 0;
+                p.current_evaluated = false;
+            }
+            return Ok(Ok(()));
+        }
+        let Some(p) = &mut self.state.pocket else {
+            return Ok(Ok(()));
+        };
+        p.current_run += 1;
+        if p.current_evaluated || p.current_run <= p.run {
+            return Ok(Ok(()));
+        }
+        p.current_evaluated = true;
+        let mistakes = match self.count_mistakes(engine)? {
+            Ok(m) => m,
+            Err(e) => {
+                // Evaluate again on the next engine.
+                if let Some(p) = &mut self.state.pocket {
+                    p.current_evaluated = false;
+                    p.current_run -= 1;
+                }
+                return Ok(Err(e));
+            }
+        };
+        let (epoch, weights) = (self.state.epoch, &self.state.weights);
+        if let Some(p) = &mut self.state.pocket {
+            p.evaluations += 1;
+            if mistakes < p.mistakes {
+                p.weights.clone_from(weights);
+                p.mistakes = mistakes;
+                p.run = p.current_run;
+                p.epoch = epoch;
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Training mistakes (y·s <= 0) of the current weights over every row,
+    /// certified by engine passes where the engine certifies. Passes in
+    /// flight are dropped first (the walk resubmits).
+    pub(super) fn count_mistakes(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+    ) -> Result<std::result::Result<u64, EngineError>> {
+        while let Some(stale) = self.inflight.pop_front() {
+            self.eval_slack.resize(stale.end - stale.start, 0.0);
+            if let Err(e) = engine.collect(&mut self.eval_slack) {
+                return Ok(Err(e));
+            }
+        }
+        self.stats.pocket_evaluations += 1;
+        let data = self.data;
+        let w = &self.state.weights;
+        let use_engine = engine.certifies() && certify::engine_safe(w, self.facts.max_norm);
+        let host = engine
+            .certifies()
+            .then(|| certify::Bound::for_weights(w, self.facts.l1_max));
+        let mut mistakes = 0u64;
+        let mut start = 0;
+        while start < self.rows {
+            let end = (start
+                + engine
+                    .max_pass()
+                    .min(self.work_cap.saturating_mul(4))
+                    .max(1))
+            .min(self.rows);
+            self.eval_slack.clear();
+            self.eval_slack.resize(end - start, 0.0);
+            if use_engine {
+                self.stats.passes += 1;
+                if let Err(e) = engine.submit(&Pass {
+                    start,
+                    end,
+                    weights: w,
+                    tau: F::ZERO,
+                    heads: 1,
+                }) {
+                    return Ok(Err(e));
+                }
+                if let Err(e) = engine.collect(&mut self.eval_slack) {
+                    return Ok(Err(e));
+                }
+            }
+            for i in start..end {
+                let y = data.labels[i];
+                let slack = self.eval_slack[i - start];
+                let (verdict, _) = crate::decide::settle_row(
+                    &self.facts,
+                    host.as_ref(),
+                    slack,
+                    w,
+                    data,
+                    i,
+                    self.bias,
+                    y,
+                );
+                mistakes += match verdict {
+                    Settled::Correct => 0,
+                    Settled::Mistake => 1,
+                    Settled::Unknown => {
+                        self.stats.host_dots += 1;
+                        let s = reference::dot(w, data.features.row(i), self.bias);
+                        if !s.is_finite() {
+                            return Err(Error::Train(format!(
+                                "row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
+                                i + 1,
+                                F::PRECISION
+                            )));
+                        }
+                        reference::is_mistake(y, s) as u64
+                    }
+                };
+            }
+            start = end;
+        }
+        Ok(Ok(mistakes))
+    }
+
+    /// The reference decision for row `i` under the current weights:
+    /// first from a fast (8-lane) margin with its certificate when the
+    /// engine certifies at all, else from the reference dot itself.
+    pub(super) fn host_decides(&mut self, i: usize, h: usize) -> Result<bool> {
+        let dim = self.dim;
+        let w = &self.state.weights[h * dim..(h + 1) * dim];
+        let y = self.data.label_for(h, self.heads, i);
+        let row = self.data.features.row(i);
+        if let Some(bound) = &self.host_bound {
+            let forced = self.facts.is_host_only(i);
+            if !forced {
+                match crate::cpu::decide(bound, w, row, self.bias, y) {
+                    Settled::Correct => {
+                        self.stats.host_certified += 1;
+                        return Ok(false);
+                    }
+                    Settled::Mistake => {
+                        self.stats.host_certified += 1;
+                        return Ok(true);
+                    }
+                    Settled::Unknown => {}
+                }
+            }
+        }
+        self.stats.host_dots += 1;
+        let s = reference::dot(w, row, self.bias);
+        if !s.is_finite() {
+            return Err(Error::Train(format!(
+                "epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
+                self.state.epoch + 1,
+                i + 1,
+                F::PRECISION
+            )));
+        }
+        Ok(reference::is_mistake_within(y, s, self.tau))
+    }
+
+    /// Applies head `h`'s update for a mistake at row `i`, keeping its
+    /// drift bound relative to `pass_weights` (that head's slice) current.
+    pub(super) fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
+        self.state.mistakes_in_epoch += 1;
+        self.weights_version += 1;
+        if self.heads > 1 {
+            self.state.head_mistakes_in_epoch[h] += 1;
+        }
+        let data = self.data;
+        let row = data.features.row(i);
+        let dim = self.dim;
+        let w = &mut self.state.weights[h * dim..(h + 1) * dim];
+        if pass_weights.is_some() {
+            // The touched coordinates' values before the update.
+            self.before.clear();
+            reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
+        }
+        if let Err(o) = reference::apply_update(w, row, data.label_for(h, self.heads, i), self.bias)
+        {
+            return Err(Error::Train(format!(
+                "epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
+                self.state.epoch + 1,
+                i + 1,
+                o.coordinate + 1,
+                F::PRECISION
+            )));
+        }
+        let subnormal = reference::touched_subnormal(w, row, self.bias);
+        if let Some(base) = pass_weights {
+            self.record_drift(row, h, base);
+        }
+        if let Some(b) = &mut self.host_bound {
+            // A subnormal weight adds the flush term (sticky until the next epoch).
+            if b.flush == F::ZERO && subnormal {
+                *b = certify::Bound::new(true, self.facts.l1_max).with_margin(self.tau);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn record_drift(&mut self, row: Row<'_, F>, h: usize, base: &[F]) {
+        let dim = self.dim;
+        let w = &self.state.weights[h * dim..(h + 1) * dim];
+        let before = &self.before;
+        let drift = &mut self.drift[h];
+        let mut j = 0;
+        reference::for_each_touched(row, self.bias, dim, |k| {
+            let b = base[k].to_f64();
+            drift.change(before[j].to_f64() - b, w[k].to_f64() - b);
+            j += 1;
+        });
+        drift.refresh();
+    }
+}

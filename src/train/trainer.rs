@@ -1,0 +1,97 @@
+//! The trainer: checked parameters plus the choice of engine, and the CPU
+//! engine as the fallback when a device fails mid-run.
+
+use crate::backend::{self, Backend};
+use crate::data::Dataset;
+use crate::engine::MarginEngine;
+use crate::error::Result;
+use crate::float::Real;
+use crate::gpu::GpuOptions;
+use crate::train::fit::{Fit, fit};
+use crate::train::params::CheckedParams;
+use crate::train::state::{Observer, State};
+
+/// Trains with checked parameters on the engine a [`Backend`] names.
+///
+/// Every backend gives the same model; the choice only changes the speed.
+/// A device that fails during training is replaced by the CPU engine from
+/// the exact row where it failed, so no work is lost and the result is
+/// unchanged.
+#[derive(Clone, Debug)]
+pub struct Trainer {
+    params: CheckedParams,
+    backend: Backend,
+    gpu: GpuOptions,
+}
+
+impl Trainer {
+    /// A trainer on the `auto` backend (a hardware GPU when there is one,
+    /// else the CPU engine).
+    pub fn new(params: CheckedParams) -> Self {
+        Trainer {
+            params,
+            backend: Backend::Auto,
+            gpu: GpuOptions::default(),
+        }
+    }
+
+    pub fn with_backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Which GPU adapter, and how much of its memory, a GPU backend uses.
+    pub fn with_gpu(mut self, gpu: GpuOptions) -> Self {
+        self.gpu = gpu;
+        self
+    }
+
+    pub fn params(&self) -> &CheckedParams {
+        &self.params
+    }
+
+    /// The initial state: w = 0 for every head, or `weights` (a warm start,
+    /// checked against the data by the loop).
+    pub fn start<F: Real>(&self, data: &Dataset<F>, weights: Option<Vec<F>>) -> State<F> {
+        match weights {
+            Some(w) => State::starting_from(w),
+            None => {
+                let dim = data.cols() + self.params.bias as usize;
+                State::initial(dim * self.params.heads(data.classes.len()))
+            }
+        }
+    }
+
+    /// Trains on `data`, already in training order (see
+    /// [`crate::train::shuffle::permutation`]), from `start`, reporting to
+    /// `observer`.
+    pub fn fit<F: Real>(
+        &self,
+        data: &Dataset<F>,
+        start: State<F>,
+        observer: &mut dyn Observer<F>,
+    ) -> Result<Fit<F>> {
+        let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
+        let mut fitted = self.fit_on(data, start, chosen.engine, observer)?;
+        fitted.backend_note = chosen.note;
+        Ok(fitted)
+    }
+
+    /// [`Trainer::fit`] with an engine the caller built (to measure it first,
+    /// say); the fallback is still the CPU engine.
+    pub fn fit_on<'d, F: Real>(
+        &self,
+        data: &'d Dataset<F>,
+        start: State<F>,
+        engine: Box<dyn MarginEngine<F> + 'd>,
+        observer: &mut dyn Observer<F>,
+    ) -> Result<Fit<F>> {
+        let bias = self.params.bias;
+        let mut fallback = || cpu_engine(data, bias);
+        fit(data, &self.params, start, engine, &mut fallback, observer)
+    }
+}
+
+fn cpu_engine<F: Real>(data: &Dataset<F>, bias: bool) -> Box<dyn MarginEngine<F> + '_> {
+    Box::new(crate::cpu::CpuEngine::new(data, bias))
+}

@@ -1,0 +1,340 @@
+//! The walks over a stretch of rows: replaying an engine's own walk,
+//! settling a window by an engine pass's slacks, or the host deciding
+//! every row itself.
+
+use std::time::Instant;
+
+use crate::certify::{self, Settled};
+use crate::engine::{EngineError, MarginEngine, WalkStart, WalkStop};
+use crate::error::Result;
+use crate::float::Real;
+use crate::reference;
+use crate::train::state::Observer;
+use crate::train::sweep::{InFlight, Loop};
+
+/// Abandon a window once this many rows in it fell back to a dot product
+/// because of drift, and they are more than a tenth of the rows walked.
+const BREAK_AFTER: u64 = 32;
+
+/// The smallest window the loop asks for after an early break.
+const MIN_WINDOW: usize = 64;
+
+impl<F: Real> Loop<'_, F> {
+    /// Whether this run walks with the engine's walker: one head, no pocket
+    /// (whose evaluations need passes), and an engine that has one.
+    pub(super) fn walks(&self, engine: &mut dyn MarginEngine<F>) -> bool {
+        self.walk_enabled
+            && self.heads == 1
+            && self.state.pocket.is_none()
+            && engine.walker().is_some()
+    }
+
+    /// Cancels a walk in flight, if any: its decisions past the loop's
+    /// position are dropped, and the walker's weights need a resync.
+    pub(super) fn end_walk(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+    ) -> std::result::Result<(), EngineError> {
+        if self.walk_active {
+            // The walker may have gone on past the loop's position.
+            self.walk_active = false;
+            self.walker_version = None;
+            if let Some(w) = engine.walker() {
+                w.cancel()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays the engine's walk for a stretch of rows (about `stretch`
+    /// rows, or to a stop): every listed decision is applied with the
+    /// reference arithmetic, the weights each update produced are compared
+    /// with the walker's bit for bit, speculative decisions are re-decided,
+    /// and unlisted rows are certainly correct.
+    pub(super) fn walk_device(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        observer: &mut dyn Observer<F>,
+        stretch: usize,
+        deadline: Option<Instant>,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        let max_updates = certify::safe_updates(&self.state.weights, self.facts.max_norm);
+        if max_updates == 0 {
+            // Weights this large could overflow on a device.
+            if let Err(e) = self.end_walk(engine) {
+                return Ok(Err(e));
+            }
+            let end = (self.state.position + self.work_cap).min(self.rows);
+            return self.walk_host(engine, end);
+        }
+        if !self.walk_active {
+            let start = WalkStart {
+                position: self.state.position,
+                end: self.rows,
+                weights: &self.state.weights,
+                resync: self.walker_version != Some(self.weights_version),
+                tau: self.tau,
+                max_updates,
+            };
+            let Some(walker) = engine.walker() else {
+                return Ok(Err(EngineError("the engine has no walker".into())));
+            };
+            if let Err(e) = walker.begin(&start) {
+                return Ok(Err(e));
+            }
+            self.walk_active = true;
+            self.walker_version = Some(self.weights_version);
+        }
+        // The chooser's stretch (the walk goes on between stretches), and
+        // never more than about 2^26 multiply-adds, for stop requests.
+        let stretch = self.work_cap.min(stretch);
+        let target = (self.state.position + stretch).min(self.rows);
+        // A walker must move: a batch may end where it started, but not
+        // many in a row.
+        let mut stalled = 0;
+        while self.walk_active && self.state.position < target {
+            let Some(walker) = engine.walker() else {
+                return Ok(Err(EngineError("the engine has no walker".into())));
+            };
+            let batch = match walker.next() {
+                Ok(b) => b,
+                Err(e) => return Ok(Err(e)),
+            };
+            stalled = if batch.end == batch.start && batch.stop == WalkStop::Running {
+                stalled + 1
+            } else {
+                0
+            };
+            if stalled > 64 {
+                return Ok(Err(EngineError(format!(
+                    "the walk made no progress at row {} in {stalled} batches",
+                    self.state.position
+                ))));
+            }
+            if batch.start != self.state.position
+                || batch.end < batch.start
+                || batch.end > self.rows
+            {
+                return Ok(Err(EngineError(format!(
+                    "the walk returned rows {}..{} while the loop is at row {}",
+                    batch.start, batch.end, self.state.position
+                ))));
+            }
+            for d in &batch.decisions {
+                let i = d.row;
+                if i < self.state.position || i >= batch.end || (!d.speculative && !d.mistake) {
+                    return Ok(Err(EngineError(format!(
+                        "the walk returned an invalid decision for row {i} (loop at row {})",
+                        self.state.position
+                    ))));
+                }
+                self.stats.certified_correct += (i - self.state.position) as u64;
+                self.state.position = i;
+                let (mistake, rollback) = if d.speculative {
+                    self.stats.walk_speculative += 1;
+                    let host = self.host_decides(i, 0)?;
+                    (host, host != d.mistake)
+                } else {
+                    self.stats.certified_mistakes += 1;
+                    (true, false)
+                };
+                if let Err(e) = self.commit(engine, i, 0, mistake, None)? {
+                    return Ok(Err(e));
+                }
+                self.state.position = i + 1;
+                if rollback {
+                    // The device's reference dot came out otherwise (a fused
+                    // multiply-add can do that): the host's decision stands,
+                    // and the walk after it is void.
+                    self.stats.walk_rollbacks += 1;
+                    return Ok(self.end_walk(engine));
+                }
+                if mistake {
+                    match d.values_at {
+                        Some(at) => {
+                            // The walker applied this very update to weights
+                            // equal to the loop's (verified so far).
+                            self.walker_version = self.walker_version.map(|_| self.weights_version);
+                            if let Some(k) = self.differing_weight(i, &batch.values, at) {
+                                observer.on_warning(&format!(
+                                    "the device's update of weight {} at epoch {}, row {} differs from IEEE round-to-nearest; its walk is off for the rest of this run (the result is unaffected)",
+                                    k + 1,
+                                    self.state.epoch + 1,
+                                    i + 1
+                                ));
+                                self.walk_enabled = false;
+                                return Ok(self.end_walk(engine));
+                            }
+                        }
+                        None => self.walker_version = None,
+                    }
+                }
+            }
+            self.stats.certified_correct += (batch.end - self.state.position) as u64;
+            self.state.position = batch.end;
+            match batch.stop {
+                WalkStop::Running => {}
+                WalkStop::End | WalkStop::Updates => self.walk_active = false,
+                WalkStop::Resync => {
+                    self.walk_active = false;
+                    self.walker_version = None;
+                }
+            }
+            if observer.should_stop() || deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// The first coordinate (0-based, the bias last) whose weight after the
+    /// update of row `i` differs from the walker's value, if any.
+    pub(super) fn differing_weight(&self, i: usize, values: &[F], at: usize) -> Option<usize> {
+        let w = &self.state.weights;
+        let mut j = at;
+        let mut differs = None;
+        reference::for_each_touched(self.data.features.row(i), self.bias, self.dim, |k| {
+            if differs.is_none()
+                && values.get(j).map(|v| v.to_f64().to_bits()) != Some(w[k].to_f64().to_bits())
+            {
+                differs = Some(k);
+            }
+            j += 1;
+        });
+        differs
+    }
+
+    /// Walks the rows of `pass` from the current position, settling by slack
+    /// where the drift allows. Submits the next window halfway through.
+    pub(super) fn walk(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        pass: &InFlight<F>,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        let dim = self.dim;
+        for (h, d) in self.drift.iter_mut().enumerate() {
+            d.start(
+                &self.state.weights[h * dim..(h + 1) * dim],
+                &pass.weights[h * dim..(h + 1) * dim],
+            );
+        }
+        let mut drift_fallbacks = 0u64;
+        let half = pass.start + (pass.end - pass.start) / 2;
+        let mut i = pass.start;
+        let mut mistakes = 0u64;
+        let mut next_considered = false;
+        while i < pass.end {
+            if !next_considered && self.inflight.is_empty() && i >= half && pass.end < self.rows {
+                next_considered = true;
+                if self.weights_safe()
+                    && let Err(e) = self.submit(engine, pass.end)
+                {
+                    return Ok(Err(e));
+                }
+            }
+            if self.heads == 1 && self.state.pocket.is_none() {
+                // The common case, rows settled correct, in a tight loop:
+                // the same test as below, nothing to do for such a row.
+                // Stops at the halfway mark so the next pass goes out then.
+                let stop = if i < half { half } else { pass.end };
+                let skipped = self.skip_settled_correct(i, stop, pass.start);
+                if skipped > 0 {
+                    self.stats.certified_correct += skipped as u64;
+                    i += skipped;
+                    self.state.position = i;
+                    continue;
+                }
+            }
+            let forced = self.facts.is_host_only(i);
+            for h in 0..self.heads {
+                let r = self.slack[(i - pass.start) * self.heads + h];
+                let verdict = if forced {
+                    Settled::Unknown
+                } else {
+                    certify::settle(r, self.drift[h].threshold)
+                };
+                let mistake = match verdict {
+                    Settled::Correct => {
+                        self.stats.certified_correct += 1;
+                        false
+                    }
+                    Settled::Mistake => {
+                        self.stats.certified_mistakes += 1;
+                        true
+                    }
+                    Settled::Unknown => {
+                        if r != 0.0 && !forced {
+                            self.stats.drift_fallbacks += 1;
+                            drift_fallbacks += 1;
+                        }
+                        self.host_decides(i, h)?
+                    }
+                };
+                mistakes += mistake as u64;
+                let base = &pass.weights[h * dim..(h + 1) * dim];
+                if let Err(e) = self.commit(engine, i, h, mistake, Some(base))? {
+                    return Ok(Err(e));
+                }
+            }
+            i += 1;
+            self.state.position = i;
+            let walked = (i - pass.start) as u64;
+            if drift_fallbacks >= BREAK_AFTER
+                && drift_fallbacks * 10 > walked * self.heads as u64
+                && i < pass.end
+            {
+                // Windows this long are all drift allows: ask for about
+                // that much next time.
+                self.stats.early_breaks += 1;
+                self.window_cap = (2 * walked as usize).max(MIN_WINDOW);
+                break;
+            }
+        }
+        if i == pass.end {
+            self.window_cap = self.window_cap.saturating_mul(2);
+        }
+
+        let walked = ((i - pass.start) * self.heads).max(1) as f64;
+        self.mistake_rate = 0.5 * self.mistake_rate + 0.5 * (mistakes as f64 / walked);
+        Ok(Ok(()))
+    }
+
+    /// How many rows from `i` (before `stop`) are settled correct by their
+    /// slack under the current drift of a single head: exactly the rows the
+    /// per-row test would settle correct, host-only rows excluded.
+    pub(super) fn skip_settled_correct(&self, i: usize, stop: usize, pass_start: usize) -> usize {
+        let threshold = self.drift[0].threshold;
+        let slack = &self.slack[i - pass_start..stop - pass_start];
+        let mut n = 0;
+        while n < slack.len() {
+            let p = i + n;
+            // The one settle test (a NaN slack settles nothing).
+            if self.facts.is_host_only(p)
+                || certify::settle(slack[n], threshold) != Settled::Correct
+            {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// Walks rows up to `end` deciding every row on the host.
+    pub(super) fn walk_host(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        end: usize,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        for i in self.state.position..end {
+            self.data.features.prefetch_row(i + 1);
+            for h in 0..self.heads {
+                let mistake = self.host_decides(i, h)?;
+                if let Err(e) = self.commit(engine, i, h, mistake, None)? {
+                    return Ok(Err(e));
+                }
+            }
+            self.state.position = i + 1;
+        }
+        Ok(Ok(()))
+    }
+}

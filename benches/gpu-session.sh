@@ -4,9 +4,9 @@
 # side by side with the fast CPU path and scikit-learn on the same data.
 #
 # The device machine reaches no registry, so build here and carry:
-#   cargo build --release && cargo test --release --test gpu --no-run
+#   cargo build --release && cargo test --release --test tests --no-run
 #   mkdir -p .gpu-carry && cp target/release/perceptron .gpu-carry/ &&
-#     cp "$(ls -t target/release/deps/gpu-* | grep -v '\.d$' | head -1)" .gpu-carry/gpu-tests
+#     cp "$(ls -t target/release/deps/tests-* | grep -v '\.d$' | head -1)" .gpu-carry/tests
 # plus the Vulkan loader packages in .gl/ (see the device tool's notes), then
 # run this script there with .gpu-carry and .gl carried. Results go to $OUT.
 set -uo pipefail
@@ -28,10 +28,11 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/nvi
 "$BIN" devices | tee "$OUT/devices.txt"
 
 if [ "$STAGE" = tests ] || [ "$STAGE" = all ]; then
-    # The tests find data/ through the path they were built at.
-    built_at=$(strings .gpu-carry/gpu-tests | grep -m1 -o '/[^ ]*/data/iris_setosa.csv' | sed 's#/data/iris_setosa.csv##')
+    # The tests find data/ through the path they were built at. The binary
+    # holds every integration test; the filter gpu:: runs the GPU module's.
+    built_at=$(strings .gpu-carry/tests | grep -m1 -o '/[^ ]*/data/iris_setosa.csv' | sed 's#/data/iris_setosa.csv##')
     if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then mkdir -p "$(dirname "$built_at")"; ln -s "$PWD" "$built_at"; fi
-    CI=true PERCEPTRON_TEST_ADAPTER="${ADAPTER:-NVIDIA}" .gpu-carry/gpu-tests --test-threads=2 2>&1 | tee "$OUT/gpu-tests.txt"
+    CI=true PERCEPTRON_TEST_ADAPTER="${ADAPTER:-NVIDIA}" .gpu-carry/tests gpu:: --test-threads=2 2>&1 | tee "$OUT/gpu-tests.txt"
 fi
 
 run_case() { # name, gen options, epochs

@@ -3,20 +3,10 @@
 
 use std::path::Path;
 
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(name)
-        .display()
-        .to_string()
-}
+use crate::common::{cmd, data_str};
 
 fn run(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = assert_cmd::cargo::cargo_bin_cmd!("perceptron")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = cmd(dir).args(args).output().unwrap();
     assert!(
         out.status.success() || out.status.code() == Some(3),
         "{args:?}: {}",
@@ -38,7 +28,7 @@ fn predict_and_eval_are_identical_on_every_cpu_backend() {
             dir.path(),
             &[
                 "train",
-                &data(file),
+                &data_str(file),
                 "--precision",
                 precision,
                 "--max-epochs",
@@ -53,7 +43,7 @@ fn predict_and_eval_are_identical_on_every_cpu_backend() {
                 .map(|b| {
                     run(
                         dir.path(),
-                        &[command, "m.json", &data(file), "--backend", b],
+                        &[command, "m.json", &data_str(file), "--backend", b],
                     )
                 })
                 .collect();

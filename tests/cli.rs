@@ -3,36 +3,20 @@
 //! golden (scikit-learn) weights.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use perceptron::model::{self, AnyModel};
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(name)
-}
-
-fn data_str(name: &str) -> String {
-    data(name).display().to_string()
-}
-
-/// The binary, run in `dir`.
-fn cmd(dir: &Path) -> Command {
-    let mut c = assert_cmd::cargo::cargo_bin_cmd!("perceptron");
-    c.current_dir(dir);
-    c
-}
+use crate::common::{cmd, data_file, data_str};
 
 fn stdout_of(out: &std::process::Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 fn golden(name: &str) -> Value {
-    let text = std::fs::read_to_string(data("golden_classic_perceptron.json")).unwrap();
+    let text = std::fs::read_to_string(data_file("golden_classic_perceptron.json")).unwrap();
     let all: Value = serde_json::from_str(&text).unwrap();
     all[name].clone()
 }
@@ -338,7 +322,7 @@ fn predict_prints_the_golden_models_labels_and_scores() {
     // golden one, so predictions can be computed from the golden weights.
     train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 3);
     let (w, b) = golden_model("heart_scale");
-    let rows = read_svm(&data("heart_scale.svm"));
+    let rows = read_svm(&data_file("heart_scale.svm"));
 
     let out = cmd(dir.path())
         .args([
@@ -400,7 +384,7 @@ fn predict_reads_every_format_and_fewer_columns() {
     let dir = tempfile::tempdir().unwrap();
     train_f64(dir.path(), "iris_setosa.csv", "100", "iris.json", 0);
     let (w, b) = golden_model("iris_setosa");
-    let rows = read_csv(&data("iris_setosa.csv"));
+    let rows = read_csv(&data_file("iris_setosa.csv"));
     let want: String = rows
         .iter()
         .map(|(_, x)| {
@@ -455,7 +439,7 @@ fn predict_reads_unlabeled_rows_with_unlabeled() {
     let want = stdout_of(labeled.get_output());
     assert_eq!(want.lines().count(), 150);
     // The same rows without their label column, with and without a header.
-    let rows: Vec<String> = std::fs::read_to_string(data("iris_setosa.csv"))
+    let rows: Vec<String> = std::fs::read_to_string(data_file("iris_setosa.csv"))
         .unwrap()
         .lines()
         .map(|l| l.split_once(',').unwrap().1.to_owned())
@@ -472,7 +456,7 @@ fn predict_reads_unlabeled_rows_with_unlabeled() {
             .stdout(want.clone());
     }
     // LIBSVM: a line may start with a feature, or with a label that is ignored.
-    let svm: Vec<String> = std::fs::read_to_string(data("iris_setosa.svm"))
+    let svm: Vec<String> = std::fs::read_to_string(data_file("iris_setosa.svm"))
         .unwrap()
         .lines()
         .enumerate()
@@ -679,7 +663,7 @@ fn predict_in_f32_uses_f32_arithmetic() {
         .assert()
         .success();
     let (w, b) = golden_model("digits_0v1");
-    let rows = read_csv(&data("digits_0v1.csv"));
+    let rows = read_csv(&data_file("digits_0v1.csv"));
     let out = cmd(dir.path())
         .args(["predict", "d.json", &data_str("digits_0v1.svm"), "--scores"])
         .assert()
@@ -703,7 +687,7 @@ fn eval_reports_accuracy_confusion_and_f1() {
     let (w, b) = golden_model("heart_scale");
     // [true][predicted], 0 = "-1", 1 = "+1".
     let mut m = [[0u64; 2]; 2];
-    for (truth, x) in read_svm(&data("heart_scale.svm")) {
+    for (truth, x) in read_svm(&data_file("heart_scale.svm")) {
         let p = (score(&w, b, &x) > 0.0) as usize;
         m[(truth == "+1") as usize][p] += 1;
     }
@@ -867,7 +851,7 @@ fn info_describes_a_dense_file_exactly() {
         (Some(0.1), Some(7.9))
     );
     // D from the file, computed here in f64 from the f32 values.
-    let rows = read_csv(&data("iris_setosa.csv"));
+    let rows = read_csv(&data_file("iris_setosa.csv"));
     let max_sq = rows
         .iter()
         .map(|(_, x)| {
@@ -908,7 +892,7 @@ fn info_describes_sparse_files_and_any_number_of_labels() {
         .assert()
         .success();
     let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
-    let rows = read_svm(&data("heart_scale.svm"));
+    let rows = read_svm(&data_file("heart_scale.svm"));
     let nnz: usize = rows
         .iter()
         .map(|r| r.1.iter().filter(|e| e.1 != 0.0).count())
@@ -1013,7 +997,7 @@ fn a_skipped_header_line_is_reported_by_train_and_info() {
 #[test]
 fn gzip_data_is_read_whatever_its_name() {
     let dir = tempfile::tempdir().unwrap();
-    let gz = std::fs::read(data("iris_setosa.csv.gz")).unwrap();
+    let gz = std::fs::read(data_file("iris_setosa.csv.gz")).unwrap();
     assert_eq!(gz[..2], [0x1f, 0x8b]);
     // Named as plain CSV, and with no extension at all (format from the content).
     for name in ["iris.csv", "iris"] {
@@ -2282,7 +2266,7 @@ fn iris_model_text() -> String {
 
 #[test]
 fn bad_input_fails_with_the_right_code_and_message() {
-    let data_dir = data("");
+    let data_dir = data_file("");
     let data_dir = data_dir.display().to_string();
     let expand = |s: &str| s.replace("@data/", &data_dir);
     let mut failures = Vec::new();

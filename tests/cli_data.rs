@@ -1,7 +1,6 @@
 //! `perceptron gen` and `perceptron convert` from the command line.
 
-mod common;
-use common::data_file;
+use crate::common::data_file;
 
 use std::path::Path;
 

@@ -3,9 +3,7 @@
 //! These tests need a GPU adapter (lavapipe is enough). With `CI=true` a
 //! missing adapter fails them; elsewhere they skip and say why.
 
-mod common;
-
-use common::{Rng, random_dense, random_sparse, textbook};
+use crate::common::{self, Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
 use perceptron::data::{self, Dataset, Features, LoadOptions};
 use perceptron::engine::{MarginEngine, Pass};

@@ -12,9 +12,7 @@
 //! still return the textbook model bit for bit, and a bound made too small
 //! must be caught.
 
-mod common;
-
-use common::{Rng, random_dense, random_sparse, textbook};
+use crate::common::{self, Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
 use perceptron::certify::Bound;
 use perceptron::certify::needs_host;

@@ -3,18 +3,12 @@
 //! bit-identical model of an uninterrupted run.
 #![cfg(unix)]
 
-mod common;
-
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Rng, essence};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
-}
+use crate::common::{Rng, bin, essence};
 
 /// A noisy dataset that takes a couple of seconds to train 60 epochs with
 /// the reference loop in a debug build.

@@ -2,9 +2,7 @@
 //! for bit, including under randomly injected uncertainty (which drives the
 //! speculation, verification and rollback paths).
 
-mod common;
-
-use common::{Rng, random_dense, random_sparse, textbook};
+use crate::common::{Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;

@@ -1,9 +1,7 @@
 //! One-vs-rest training equals K independent binary perceptrons, each its
 //! textbook self, bit for bit, on every CPU engine (tests/gpu.rs: the GPU).
 
-mod common;
-
-use common::{Rng, head_dataset, random_multiclass, textbook_variant};
+use crate::common::{Rng, head_dataset, random_multiclass, textbook_variant};
 use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;

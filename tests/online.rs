@@ -2,16 +2,12 @@
 //! with one reference epoch, streaming through pipes, --init, snapshots,
 //! errors and label rules.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command as StdCommand, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
-use common::Rng;
 use perceptron::Real;
 use perceptron::data::Row;
 use perceptron::r#gen::{Density, GenOptions, Generator};
@@ -19,21 +15,7 @@ use perceptron::model::{self, AnyModel};
 use perceptron::online::Learner;
 use predicates::prelude::*;
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(name)
-}
-
-fn cmd(dir: &Path) -> Command {
-    let mut c = assert_cmd::cargo::cargo_bin_cmd!("perceptron");
-    c.current_dir(dir);
-    c
-}
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
-}
+use crate::common::{Rng, bin, cmd, data_file};
 
 /// What a run determines: the bits of w~ (bias last when there is one), the
 /// total mistakes, and the number of rows.
@@ -258,10 +240,10 @@ fn an_online_pass_is_one_reference_epoch_bit_for_bit() {
     let d = dir.path();
     let (noisy_csv, noisy_svm) = noisy_files(d);
     let files = [
-        data("heart_scale.svm"),
-        data("iris_setosa.csv"),
-        data("breast_cancer.csv"),
-        data("digits_3v5.svm"),
+        data_file("heart_scale.svm"),
+        data_file("iris_setosa.csv"),
+        data_file("breast_cancer.csv"),
+        data_file("digits_3v5.svm"),
         noisy_csv,
         noisy_svm,
     ];
@@ -298,21 +280,21 @@ fn an_online_pass_is_one_reference_epoch_bit_for_bit() {
 fn standard_input_and_gzip_give_the_same_pass() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    train_one_epoch(d, &data("iris_setosa.csv"), "t.json", &[]);
-    let text = std::fs::read(data("iris_setosa.csv")).unwrap();
+    train_one_epoch(d, &data_file("iris_setosa.csv"), "t.json", &[]);
+    let text = std::fs::read(data_file("iris_setosa.csv")).unwrap();
     cmd(d)
         .args(["online", "-", "-o", "stdin.json", "--quiet"])
         .write_stdin(text)
         .assert()
         .success();
     // gzip is recognised on stdin by its magic bytes.
-    let gz = std::fs::read(data("iris_setosa.csv.gz")).unwrap();
+    let gz = std::fs::read(data_file("iris_setosa.csv.gz")).unwrap();
     cmd(d)
         .args(["online", "-o", "gz.json", "--quiet"])
         .write_stdin(gz)
         .assert()
         .success();
-    online(d, &data("iris_setosa.csv.gz"), "file_gz.json", &[]);
+    online(d, &data_file("iris_setosa.csv.gz"), "file_gz.json", &[]);
     let t = essence(&d.join("t.json"));
     for m in ["stdin.json", "gz.json", "file_gz.json"] {
         assert_eq!(essence(&d.join(m)), t, "{m}");
@@ -565,16 +547,16 @@ fn init_continues_exactly_where_a_run_stopped() {
         assert_eq!(v["precision"], precision);
     }
     // From a trained model: the same as one more reference epoch.
-    train_one_epoch(d, &data("heart_scale.svm"), "t1.json", &[]);
+    train_one_epoch(d, &data_file("heart_scale.svm"), "t1.json", &[]);
     train_one_epoch(
         d,
-        &data("heart_scale.svm"),
+        &data_file("heart_scale.svm"),
         "t2.json",
         &["--init", "t1.json"],
     );
     online(
         d,
-        &data("heart_scale.svm"),
+        &data_file("heart_scale.svm"),
         "o2.json",
         &["--init", "t1.json"],
     );
@@ -585,7 +567,7 @@ fn init_continues_exactly_where_a_run_stopped() {
 fn init_options_that_cannot_continue_exactly_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let file = data("iris_setosa.csv");
+    let file = data_file("iris_setosa.csv");
     online(d, &file, "m64.json", &["--precision", "f64"]);
     cmd(d)
         .arg("online")

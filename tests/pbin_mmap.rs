@@ -2,8 +2,7 @@
 //! same data parsed from text, on every engine, and so does reading it into
 //! memory instead (`PERCEPTRON_NO_MMAP=1`).
 
-mod common;
-use common::{bin, essence, p};
+use crate::common::{bin, essence, p};
 
 use std::path::Path;
 use std::process::Command;

@@ -4,16 +4,15 @@
 //! onto w·x + b = 0 through the mapping the point marks define), and the
 //! trace replays exactly the updates training makes.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use perceptron::data::{self, Dataset, LoadOptions};
 use perceptron::model::{self, AnyModel, Model};
 use perceptron::plot::trace;
 use perceptron::train::{self, TrainParams};
 use predicates::prelude::*;
+
+use crate::common::{self, cmd, data_file};
 
 const POSITIVE: &str = "#0072B2";
 const NEGATIVE: &str = "#D55E00";
@@ -21,18 +20,6 @@ const REFERENCE: &str = "#009E73";
 const INK: &str = "#000000";
 const BAND: &str = "#CCCCCC";
 const MIN_BAND: f64 = perceptron::plot::boundary::MIN_BAND_PIXELS;
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(name)
-}
-
-fn cmd(dir: &Path) -> Command {
-    let mut c = assert_cmd::cargo::cargo_bin_cmd!("perceptron");
-    c.current_dir(dir);
-    c
-}
 
 /// A separable 2-D set that needs the bias, from a fixed LCG: `n` points in
 /// [0,10] x [0,8], +1 above the line x2 = 1.2 x1 - 3 (with a gap of 0.6).
@@ -318,7 +305,7 @@ fn large_data_is_thinned_and_the_title_says_so() {
 #[test]
 fn projected_boundary_puts_rows_at_their_projection_onto_w() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = data("digits_3v5.csv");
+    let csv = data_file("digits_3v5.csv");
     let m = train_model(dir.path(), &csv, "d.json", &["--precision", "f64"]);
     plot(
         dir.path(),
@@ -391,7 +378,7 @@ fn projected_boundary_puts_rows_at_their_projection_onto_w() {
 #[test]
 fn png_decodes_with_the_requested_size() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = data("iris_petals.csv");
+    let csv = data_file("iris_petals.csv");
     let m = train_model(dir.path(), &csv, "i.json", &[]);
     plot(
         dir.path(),
@@ -424,7 +411,7 @@ fn png_decodes_with_the_requested_size() {
 #[test]
 fn curve_shows_every_epoch_the_total_and_the_bound() {
     let dir = tempfile::tempdir().unwrap();
-    let m = train_model(dir.path(), &data("digits_3v5.csv"), "d.json", &[]);
+    let m = train_model(dir.path(), &data_file("digits_3v5.csv"), "d.json", &[]);
     plot(dir.path(), &["curve", m.to_str().unwrap(), "-o", "c.svg"]);
     let text = read_svg(&dir.path().join("c.svg"));
     let doc = roxmltree::Document::parse(&text).unwrap();
@@ -450,7 +437,7 @@ fn curve_shows_every_epoch_the_total_and_the_bound() {
 #[test]
 fn margins_mark_gamma_and_put_misclassified_rows_left_of_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = data("iris_petals.csv");
+    let csv = data_file("iris_petals.csv");
     let m = train_model(dir.path(), &csv, "i.json", &["--precision", "f64"]);
     plot(
         dir.path(),
@@ -517,8 +504,8 @@ fn margins_mark_gamma_and_put_misclassified_rows_left_of_zero() {
 fn trace_replays_exactly_the_training_run() {
     for name in ["points_2d.csv", "iris_petals.csv"] {
         for bias in [true, false] {
-            let d32 = data::load::<f32>(&data(name), &LoadOptions::default()).unwrap();
-            let d64 = load_f64(&data(name));
+            let d32 = data::load::<f32>(&data_file(name), &LoadOptions::default()).unwrap();
+            let d64 = load_f64(&data_file(name));
             let params = TrainParams {
                 max_epochs: 60,
                 bias,
@@ -558,7 +545,7 @@ fn trace_replays_exactly_the_training_run() {
 #[test]
 fn trace_small_multiples_say_when_frames_are_left_out() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = data("points_2d.csv");
+    let csv = data_file("points_2d.csv");
     plot(
         dir.path(),
         &[
@@ -601,7 +588,7 @@ fn trace_small_multiples_say_when_frames_are_left_out() {
 #[test]
 fn trace_gif_has_one_frame_per_update_shown() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = data("iris_petals.csv");
+    let csv = data_file("iris_petals.csv");
     plot(
         dir.path(),
         &[
@@ -631,7 +618,7 @@ fn trace_gif_has_one_frame_per_update_shown() {
 #[test]
 fn bias_comparison_says_no_line_through_the_origin_separates_the_petals() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = data("iris_petals.csv");
+    let csv = data_file("iris_petals.csv");
     plot(
         dir.path(),
         &[
@@ -660,7 +647,7 @@ fn train_plot_writes_the_curve_and_the_margins() {
     let dir = tempfile::tempdir().unwrap();
     cmd(dir.path())
         .args(["train", "--plot", "pics/new", "-o", "m.json"])
-        .arg(data("iris_petals.csv"))
+        .arg(data_file("iris_petals.csv"))
         .assert()
         .success()
         .stdout(predicate::str::contains(
@@ -672,7 +659,7 @@ fn train_plot_writes_the_curve_and_the_margins() {
     }
     let out = cmd(dir.path())
         .args(["train", "--json", "--plot", "pics", "-o", "m.json"])
-        .arg(data("iris_petals.csv"))
+        .arg(data_file("iris_petals.csv"))
         .assert()
         .success();
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
@@ -681,7 +668,7 @@ fn train_plot_writes_the_curve_and_the_margins() {
     std::fs::write(dir.path().join("file"), "x").unwrap();
     cmd(dir.path())
         .args(["train", "--plot", "file", "-o", "other.json"])
-        .arg(data("iris_petals.csv"))
+        .arg(data_file("iris_petals.csv"))
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
@@ -693,10 +680,10 @@ fn train_plot_writes_the_curve_and_the_margins() {
 #[test]
 fn bad_requests_fail_clearly_and_leave_files_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let m = train_model(dir.path(), &data("digits_3v5.csv"), "d.json", &[]);
+    let m = train_model(dir.path(), &data_file("digits_3v5.csv"), "d.json", &[]);
     let m = m.to_str().unwrap();
     std::fs::write(dir.path().join("keep.svg"), "precious").unwrap();
-    let digits = data("digits_3v5.csv");
+    let digits = data_file("digits_3v5.csv");
     let digits = digits.to_str().unwrap();
     let cases: &[(&[&str], i32, &str)] = &[
         (&["curve", m, "-o", "c.jpg"], 2, "use .svg, .png"),

@@ -2,11 +2,8 @@
 //! the convergence theorem's mistake bound, invariance under storage layout
 //! and file format, and the textbook non-separable cases.
 
-mod common;
-
 use std::path::Path;
 
-use common::dataset;
 use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::{self, Dataset, DenseMatrix, Features, LoadOptions};
@@ -14,6 +11,8 @@ use perceptron::train::{
     self, Fit, MarginEngine, ReferenceEngine, Silent, State, Stop, TrainParams,
 };
 use proptest::prelude::*;
+
+use crate::common::{self, dataset};
 
 fn params(max_epochs: usize, bias: bool) -> TrainParams {
     TrainParams {

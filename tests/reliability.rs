@@ -2,8 +2,7 @@
 //! one file, peak memory that grows only with the data, and a clear error
 //! when no adapter exists.
 
-mod common;
-use common::{bin, data_file, essence, p};
+use crate::common::{bin, data_file, essence, p};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -2,9 +2,7 @@
 //! bit-identical result of its textbook definition on every CPU engine;
 //! tests/gpu.rs checks the GPU the same way.
 
-mod common;
-
-use common::{Rng, random_dense, random_sparse, textbook_variant};
+use crate::common::{Rng, random_dense, random_sparse, textbook_variant};
 use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;

@@ -1,5 +1,5 @@
-//! Shared test helpers: an independent textbook perceptron and data generators.
-#![allow(dead_code)]
+//! Shared test helpers: an independent textbook perceptron, data
+//! generators, and the binary under test with the repository's data files.
 
 use perceptron::Real;
 use perceptron::data::{CsrMatrix, Dataset, DenseMatrix, Features, Format, LabelMap};
@@ -314,6 +314,13 @@ pub fn head_dataset<F: Real>(data: &Dataset<F>, h: usize) -> Dataset<F> {
     dataset(data.features.clone(), labels)
 }
 
+/// The `perceptron` binary, run in `dir`.
+pub fn cmd(dir: &std::path::Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::cargo::cargo_bin_cmd!("perceptron");
+    c.current_dir(dir);
+    c
+}
+
 /// The `perceptron` binary under test.
 pub fn bin() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))
@@ -329,6 +336,11 @@ pub fn data_file(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("data")
         .join(name)
+}
+
+/// A file of the repository's `data/` as a command-line argument.
+pub fn data_str(name: &str) -> String {
+    data_file(name).display().to_string()
 }
 
 /// The parts of a model file that training determines (not timings), bit

@@ -1,0 +1,25 @@
+//! The integration tests, one binary: each module is one area of the crate,
+//! `common` holds the helpers they share. One binary links the crate and its
+//! dependencies (wgpu above all) once instead of once per file, which is most
+//! of the suite's build time. Run one area with `cargo test --test tests
+//! gpu::`, one test with its full path.
+
+mod common;
+
+mod backends_cli;
+mod cli;
+mod cli_data;
+mod golden;
+mod gpu;
+mod hostile_device;
+mod interrupt;
+mod loop_exactness;
+mod multiclass;
+mod online;
+mod pbin_mmap;
+mod plot;
+mod properties;
+mod reliability;
+mod shaders_validate;
+mod split;
+mod variants;

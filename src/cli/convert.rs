@@ -24,7 +24,7 @@ Examples:
 
 The binary format stores the values already parsed, so loading it runs at
 disk or page-cache speed; its layout is documented in the source
-(src/data/binary.rs) for writing it from other tools.";
+(src/data/binary/mod.rs) for writing it from other tools.";
 
 /// Convert a data file to the binary .pbin format, CSV or LIBSVM.
 ///

@@ -4,6 +4,10 @@ use crate::float::Real;
 
 use super::storage::Storage;
 
+/// The largest accepted LIBSVM feature index (1-based): indices are stored as
+/// u32 and the bias takes one more slot.
+pub const MAX_FEATURE_INDEX: u64 = (1 << 31) - 1;
+
 /// One row's features, as stored. The bias feature is never stored: the
 /// trainer appends the constant 1 itself.
 #[derive(Clone, Copy, Debug)]

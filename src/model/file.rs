@@ -188,8 +188,8 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
             format!(
                 "is corrupt: its +1 label {} and its -1 label {} are the same label; a model's \
                  two classes must differ",
-                crate::data::source::quote(&file.labels.positive),
-                crate::data::source::quote(negative)
+                crate::data::message::quote(&file.labels.positive),
+                crate::data::message::quote(negative)
             ),
         ));
     }

@@ -103,8 +103,8 @@ pub(super) fn parse_value(path: &Path, value: serde_json::Value) -> Result<AnyMo
                  classes must differ",
                 a + 1,
                 b + 1,
-                crate::data::source::quote(&file.classes[a]),
-                crate::data::source::quote(&file.classes[b])
+                crate::data::message::quote(&file.classes[a]),
+                crate::data::message::quote(&file.classes[b])
             ),
         ));
     }

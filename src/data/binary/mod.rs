@@ -152,7 +152,7 @@ pub const NO_MMAP_ENV: &str = "PERCEPTRON_NO_MMAP";
 pub const EXTENSION: &str = "pbin";
 
 /// How the feature values are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Layout {
     /// Row-major, every value stored.

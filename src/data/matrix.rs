@@ -157,7 +157,6 @@ impl<F: Real> Features<F> {
     /// a walk in row order reaches it (nothing happens past the last row).
     #[inline]
     pub fn prefetch_row(&self, i: usize) {
-        use crate::cpu::simd::prefetch;
         match self {
             Features::Dense(m) if i < m.rows => {
                 let row = &m.values[i * m.cols..(i + 1) * m.cols];
@@ -259,5 +258,27 @@ impl<F: Real> Features<F> {
                 })
             }
         }
+    }
+}
+
+/// Asks the processor to start loading `bytes` bytes from `p` into its
+/// caches. The host walks rows of a few kilobytes, each on pages of its own,
+/// where the hardware prefetcher stops at every page boundary; asking for
+/// the next row while deciding this one keeps the loads in flight.
+#[inline]
+fn prefetch(p: *const u8, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        for off in (0..bytes).step_by(64) {
+            // SAFETY: SSE is part of x86-64, and a prefetch never faults,
+            // whatever the address (wrapping_add computes one without
+            // claiming it is in bounds).
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(off).cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, bytes);
     }
 }

@@ -11,6 +11,7 @@ mod file;
 mod ovr_file;
 mod predict;
 mod training;
+mod warm;
 
 use crate::data::{Dataset, LabelMap, Row};
 use crate::error::{Error, Result};

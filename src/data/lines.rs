@@ -41,6 +41,15 @@ impl<'p, R: BufRead> LineReader<'p, R> {
         }
     }
 
+    /// A reader of text that starts after line `before` of its file (a part
+    /// of the file read on its own): lines are numbered from `before + 1`,
+    /// and only a file's first line has a byte-order mark.
+    pub fn after_line(reader: R, path: &'p Path, before: u64) -> Self {
+        let mut r = Self::new(reader, path);
+        r.line = before;
+        r
+    }
+
     /// The next line without its line ending, with its 1-based number;
     /// `None` at the end of the input.
     pub fn next_line(&mut self) -> Result<Option<(u64, &str)>> {

@@ -24,6 +24,7 @@ use super::options::LoadOptions;
 use super::raw::RawData;
 
 pub(crate) use layout::Layout;
+pub(crate) use read::{parse_first_part, parse_part};
 pub(crate) use sniff::{EXTENSIONS, is_skipped, looks_like_csv};
 pub use write::{csv_label, csv_line, shortest_csv_line};
 

@@ -51,5 +51,17 @@ pub fn parse_options<F: Real, R: BufRead>(
     read::parse_lines(LineReader::new(reader, path), path, unlabeled, size_hint)
 }
 
+/// A part of a file (see [`crate::data::part`]), its lines numbered by
+/// `lines`: no rows is not an error, and the feature count is the part's
+/// largest index.
+pub(crate) fn parse_part<F: Real, R: BufRead>(
+    lines: LineReader<'_, R>,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    read::parse_part_lines(lines, path, unlabeled, size_hint)
+}
+
 #[cfg(test)]
 mod tests;

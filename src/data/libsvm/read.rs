@@ -135,6 +135,22 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
 }
 
 pub(crate) fn parse_lines<F: Real, R: BufRead>(
+    lines: LineReader<'_, R>,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    let raw = parse_part_lines(lines, path, unlabeled, size_hint)?;
+    if raw.class_ids.is_empty() {
+        return Err(Error::data(path, NO_DATA_ROWS));
+    }
+    Ok(raw)
+}
+
+/// [`parse_lines`] for a part of a file (see [`crate::data::part`]): no
+/// rows is not an error, and the feature count is the largest index in the
+/// part.
+pub(crate) fn parse_part_lines<F: Real, R: BufRead>(
     mut lines: LineReader<'_, R>,
     path: &Path,
     unlabeled: bool,
@@ -162,9 +178,6 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
         max_index,
         ..
     } = m;
-    if class_ids.is_empty() {
-        return Err(Error::data(path, NO_DATA_ROWS));
-    }
     trim_excess(&mut row_ptr);
     trim_excess(&mut indices);
     trim_excess(&mut values);

@@ -93,7 +93,12 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
     let sparse = first.features.is_sparse();
     let mut cols = first.features.cols();
     for (p, r) in &rest {
-        check_shape(&first_path, &first.features, p, &r.features)?;
+        check_shape(
+            &first_path,
+            Shape::of(&first.features),
+            p,
+            Shape::of(&r.features),
+        )?;
         cols = cols.max(r.features.cols());
     }
     let mut table = LabelTable::default();
@@ -165,35 +170,46 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
     })
 }
 
+/// What must agree between shards: sparse or dense, and the columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub sparse: bool,
+    pub cols: usize,
+}
+
+impl Shape {
+    pub fn of<F: Real>(f: &Features<F>) -> Self {
+        Shape {
+            sparse: f.is_sparse(),
+            cols: f.cols(),
+        }
+    }
+}
+
 /// Refuses a shard whose layout or width does not join `first`'s.
-pub fn check_shape<F: Real>(
-    first_path: &Path,
-    first: &Features<F>,
-    path: &Path,
-    features: &Features<F>,
-) -> Result<()> {
-    let kind = |f: &Features<F>| if f.is_sparse() { "sparse" } else { "dense" };
-    if first.is_sparse() != features.is_sparse() {
+pub fn check_shape(first_path: &Path, first: Shape, path: &Path, this: Shape) -> Result<()> {
+    let kind = |s: Shape| if s.sparse { "sparse" } else { "dense" };
+    if first.sparse != this.sparse {
         return Err(Error::data(
             path,
             format!(
                 "is {} but the first shard {} is {}; shards must be all dense or all sparse \
                  (convert them with `perceptron convert --layout`)",
-                kind(features),
+                kind(this),
                 first_path.display(),
                 kind(first)
             ),
         ));
     }
-    if !first.is_sparse() && first.cols() != features.cols() {
+    if !first.sparse && first.cols != this.cols {
         return Err(Error::data(
             path,
             format!(
                 "has {} feature columns but the first shard {} has {}; dense shards must have \
                  the same columns",
-                features.cols(),
+                this.cols,
                 first_path.display(),
-                first.cols()
+                first.cols
             ),
         ));
     }

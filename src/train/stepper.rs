@@ -351,6 +351,13 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         Ok(())
     }
 
+    /// Changes the state's bookkeeping from outside (the counters, the
+    /// average's accumulator, the pocket): everything but the weights,
+    /// which [`Stepper::adopt_weights`] and [`Stepper::adopt`] change.
+    pub fn adopt_bookkeeping(&mut self, change: impl FnOnce(&mut State<F>)) {
+        change(&mut self.lp.state);
+    }
+
     /// Starts keeping every update's (row, head), for [`Stepper::take_updates`].
     pub fn log_updates(&mut self) {
         self.lp.update_log.get_or_insert_with(Vec::new);

@@ -106,7 +106,7 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
     let all: Vec<(PathBuf, RawData<F>)> =
         std::iter::once((first_path, first)).chain(rest).collect();
     let rows: usize = all.iter().map(|(_, r)| r.features.rows()).sum();
-    let nnz: usize = all.iter().map(|(_, r)| r.features.nonzeros()).sum();
+    let nnz: usize = all.iter().map(|(_, r)| stored(&r.features)).sum();
     let too_big = |p: &Path, what: &str, s: crate::memory::Shortfall| {
         s.refusal(p, &format!("the {what} of the joined shards"), "")
     };
@@ -168,6 +168,14 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
         format: first.format,
         csv: all.iter().find_map(|(_, r)| r.csv.clone()),
     })
+}
+
+/// Stored values (every one of a dense matrix).
+fn stored<F>(f: &Features<F>) -> usize {
+    match f {
+        Features::Dense(m) => m.values.len(),
+        Features::Sparse(m) => m.values.len(),
+    }
 }
 
 /// What must agree between shards: sparse or dense, and the columns.

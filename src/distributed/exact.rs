@@ -411,4 +411,4 @@ impl<F> Observer<F> for Walking<'_, F> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -21,7 +21,11 @@ pub fn fingerprint<F: Real>(
     multiclass: bool,
 ) -> String {
     let (k, rank) = (t.size(), t.rank());
-    let nnz = block.features.nonzeros() as u64;
+    // Stored values (every one for dense rows).
+    let nnz = match &block.features {
+        Features::Dense(m) => m.values.len(),
+        Features::Sparse(m) => m.values.len(),
+    } as u64;
     let total_nnz = sum(t, nnz);
     let before = exclusive_sums(t, &[nnz])[0] as usize;
     let size = std::mem::size_of::<F>() as u64;

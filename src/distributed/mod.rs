@@ -74,3 +74,6 @@ impl Mixing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

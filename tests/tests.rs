@@ -14,6 +14,7 @@ mod gpu;
 mod hostile_device;
 mod interrupt;
 mod loop_exactness;
+mod mpi;
 mod multiclass;
 mod online;
 mod pbin_mmap;

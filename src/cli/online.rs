@@ -626,6 +626,7 @@ impl<F: Real> Run<'_, F> {
                 self.stream.csv_info().as_ref(),
                 self.args.data_args.label_column.as_ref(),
             )),
+            distributed: None,
         };
         Model::binary(weights, l.has_bias(), self.rule.map(), training)
     }

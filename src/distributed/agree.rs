@@ -15,13 +15,16 @@ use super::wire::{Reader, Writer};
 pub struct Failure {
     pub rank: usize,
     pub ranks: usize,
+    /// Every rank failed (the same way: a bad option, say), so naming one
+    /// says nothing.
+    pub everywhere: bool,
     pub status: i32,
     pub message: String,
 }
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.ranks > 1 {
+        if self.ranks > 1 && !self.everywhere {
             write!(f, "rank {} of {}: {}", self.rank, self.ranks, self.message)
         } else {
             f.write_str(&self.message)
@@ -48,8 +51,12 @@ pub fn agree<T>(t: &dyn Transport, result: Result<T>, describe: Describe<'_>) ->
     match result {
         Ok(v) if who[0] == u64::MAX => Ok(v),
         r => {
+            let mut failed = [r.is_err() as u64];
+            t.all_reduce(Reduce::Sum, &mut failed);
             let e = r.err();
-            Err(spread(t, who[0] as usize, e.as_ref(), describe))
+            let mut f = spread(t, who[0] as usize, e.as_ref(), describe);
+            f.everywhere = failed[0] == t.size() as u64;
+            Err(f)
         }
     }
 }
@@ -81,6 +88,7 @@ pub fn spread(
     Failure {
         rank: from,
         ranks: t.size(),
+        everywhere: false,
         status,
         message,
     }
@@ -110,6 +118,10 @@ mod tests {
 
     #[test]
     fn the_lowest_failing_rank_is_every_ranks_failure() {
+        let all = run_ranks(3, |t| {
+            agree::<()>(t, Err(Error::Usage("bad".into())), &plainly).unwrap_err()
+        });
+        assert!(all.iter().all(|f| f.everywhere && f.to_string() == "bad"));
         let out = run_ranks(4, |t| {
             let mine: Result<u32> = if t.rank() % 2 == 1 {
                 Err(Error::Usage(format!("bad on {}", t.rank())))

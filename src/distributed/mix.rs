@@ -74,6 +74,9 @@ pub fn weighted_mistakes(rank_mistakes: &[Vec<u64>], mixing: Mixing) -> f64 {
 /// its visit order), `start` the mixed state at an epoch's start (the same
 /// on every rank), `history` the earlier epochs' per-rank mistakes of a
 /// resumed run. Only the classic variant, the margin rule and one-vs-rest.
+/// `observer` gets progress and warnings and is asked at each epoch's end
+/// whether to stop; `on_epoch` gets the mixed state and the per-rank
+/// mistakes so far after each epoch (rank 0 writes checkpoints there).
 #[allow(clippy::too_many_arguments)]
 pub fn train<'e, F: Real>(
     net: &Counted<'_>,
@@ -85,6 +88,7 @@ pub fn train<'e, F: Real>(
     engine: Box<dyn MarginEngine<F> + 'e>,
     fallback: Fallback<'_, 'e, F>,
     observer: &mut dyn Observer<F>,
+    on_epoch: &mut dyn FnMut(&State<F>, &[Vec<u64>]) -> crate::error::Result<()>,
     describe: Describe<'_>,
 ) -> Agreed<Mix<F>> {
     let t: &dyn Transport = net;
@@ -153,7 +157,7 @@ pub fn train<'e, F: Real>(
         rank_mistakes.push(per_rank);
         let m = st.finish_epoch();
         epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
-        agree(t, observer.on_epoch_end(st.state()), describe)?;
+        agree(t, on_epoch(st.state(), &rank_mistakes), describe)?;
         observer.on_progress(st.state().epoch, 0, held);
         let now = net.traffic();
         traffic.push(now.since(&last));

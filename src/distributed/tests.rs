@@ -200,6 +200,7 @@ fn mix_run(
             engine,
             &mut fb,
             &mut crate::train::Silent,
+            &mut |_, _| Ok(()),
             &plainly,
         )
         .unwrap();

@@ -47,6 +47,9 @@ pub struct GpuOptions {
     pub no_walk: bool,
     /// Iterations (decisions) per walk batch; default 128.
     pub walk_iterations: Option<usize>,
+    /// Among equally good adapters, the one at this index modulo their
+    /// number (a distributed run passes each process's rank on its machine).
+    pub spread: Option<usize>,
 }
 
 impl GpuOptions {
@@ -194,7 +197,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         } else {
             wgpu::Features::empty()
         };
-        let gpu = context::open(&options.adapter, features)?;
+        let gpu = context::open_nth(&options.adapter, options.spread, features)?;
         Self::with_gpu(gpu, data, bias, options)
     }
 

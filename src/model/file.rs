@@ -267,6 +267,7 @@ mod tests {
                     header: Some(true),
                     delimiter: Some(";".into()),
                 }),
+                distributed: None,
             },
             Vec::new(),
         )

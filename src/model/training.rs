@@ -59,6 +59,23 @@ pub struct TrainingInfo {
     /// Absent in files written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_layout: Option<DataLayout>,
+    /// Trained by several processes (`train --distributed`); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<DistributedInfo>,
+}
+
+/// How a distributed run trained a model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DistributedInfo {
+    /// `exact` (the single-process model, bit for bit) or `mix` (iterative
+    /// parameter mixing, a different algorithm).
+    pub mode: String,
+    /// The number of processes (ranks).
+    pub ranks: usize,
+    /// Mix mode: `uniform` or `errors`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixing: Option<String>,
 }
 
 /// The layout of the training data (see [`TrainingInfo::data_layout`]).
@@ -188,6 +205,7 @@ impl TrainingInfo {
             pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
             online: None,
             data_layout: layout,
+            distributed: None,
         }
     }
 }

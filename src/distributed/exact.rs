@@ -76,7 +76,7 @@ struct Pace {
 
 impl Pace {
     fn chunk(&self) -> usize {
-        (2.0 * self.scan_seconds / self.row_seconds.max(1e-12)).clamp(64.0, (1 << 22) as f64)
+        (2.0 * self.scan_seconds / self.row_seconds.max(1e-12)).clamp(256.0, (1 << 22) as f64)
             as usize
     }
 

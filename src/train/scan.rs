@@ -12,8 +12,9 @@ use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::float::Real;
 use crate::train::sweep::{Drift, Loop};
 
-/// The smallest window a scan computes.
-const MIN_SCAN: usize = 4096;
+/// The smallest window a scan computes, and the first.
+const MIN_SCAN: usize = 64;
+const FIRST_SCAN: usize = 4096;
 
 /// A window of slacks and the weights it was computed with.
 pub(super) struct ScanWindow<F> {
@@ -78,6 +79,10 @@ impl<F: Real> Loop<'_, F> {
             }
             match refresh {
                 Some(p) => {
+                    // Drift spoiled the window this far in: windows about
+                    // twice as long are what the updates leave valid.
+                    let used = p - w.start;
+                    self.scan_len = (2 * used).max(MIN_SCAN);
                     self.scan_pass(engine, p, to)?;
                     i = p;
                 }
@@ -102,9 +107,17 @@ impl<F: Real> Loop<'_, F> {
         to: usize,
     ) -> Result<(), EngineError> {
         self.drain_inflight(engine)?;
+        if self.scan_len == 0 {
+            self.scan_len = FIRST_SCAN;
+        }
+        // A pass costs about one step per weight besides its rows' terms:
+        // windows shorter than that would be mostly overhead.
+        let terms =
+            self.data.features.storage_bytes() / std::mem::size_of::<F>().max(1) / self.rows.max(1);
+        let floor = (self.state.weights.len() / (terms * self.heads + 1)).max(MIN_SCAN);
         let len = self
             .scan_len
-            .max(MIN_SCAN)
+            .max(floor)
             .min(engine.max_pass().max(1))
             .min(self.work_cap.saturating_mul(4).max(MIN_SCAN));
         let end = (start + len).min(to);
@@ -172,6 +185,30 @@ impl<F: Real> Loop<'_, F> {
         }
     }
 
+    /// Whether the window's drift is kept current one weight at a time.
+    pub(super) fn scan_tracks(&self) -> bool {
+        self.scan.as_ref().is_some_and(|w| !w.stale)
+    }
+
+    /// The update of row `row` for head `h` just moved the weights it
+    /// touched from `self.before`: the window's drift follows.
+    pub(super) fn scan_follow_update(&mut self, row: crate::data::Row<'_, F>, h: usize) {
+        let dim = self.dim;
+        let (weights, before) = (&self.state.weights, &self.before);
+        let Some(w) = &mut self.scan else { return };
+        w.moved = true;
+        let drift = &mut w.drift[h];
+        let base = &w.weights[h * dim..(h + 1) * dim];
+        let now = &weights[h * dim..(h + 1) * dim];
+        let mut j = 0;
+        crate::reference::for_each_touched(row, self.bias, dim, |k| {
+            let b = base[k].to_f64();
+            drift.change(before[j].to_f64() - b, now[k].to_f64() - b);
+            j += 1;
+        });
+        drift.refresh();
+    }
+
     /// Recomputes the thresholds after [`Loop::scan_weight_change`]s.
     pub(super) fn scan_refresh(&mut self) {
         if let Some(w) = &mut self.scan {
@@ -213,5 +250,22 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn weights_changed(&mut self) {
         self.weights_version += 1;
         self.host_bound = None;
+    }
+
+    /// Weights set from outside to `values`: the walker must upload them;
+    /// the host's bound stays valid unless one of them is subnormal (then
+    /// it gets the flush term, as after an update).
+    pub(super) fn weights_set(&mut self, values: impl Iterator<Item = F>) {
+        self.weights_version += 1;
+        let mut subnormal = false;
+        for v in values {
+            subnormal |= v.is_subnormal();
+        }
+        if let Some(b) = &mut self.host_bound
+            && subnormal
+            && b.flush == F::ZERO
+        {
+            *b = certify::Bound::new(true, self.facts.l1_max).with_margin(self.tau);
+        }
     }
 }

@@ -242,7 +242,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
                 StretchEnd::EngineFailed(e) => self.fall_back(e, observer),
             }
         };
-        if self.lp.weights_version != version {
+        if self.lp.weights_version != version && !self.lp.scan_tracks() {
             self.lp.scan_stale();
         }
         Ok(reached)
@@ -347,7 +347,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             self.lp.state.weights[k] = v;
         }
         self.lp.scan_refresh();
-        self.lp.weights_changed();
+        self.lp.weights_set(changes.iter().map(|&(_, v)| v));
         Ok(())
     }
 

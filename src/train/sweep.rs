@@ -446,8 +446,9 @@ impl<'d, F: Real> Loop<'d, F> {
         let data = self.data;
         let row = data.features.row(i);
         let dim = self.dim;
+        let tracks_scan = self.scan_tracks();
         let w = &mut self.state.weights[h * dim..(h + 1) * dim];
-        if pass_weights.is_some() {
+        if pass_weights.is_some() || tracks_scan {
             // The touched coordinates' values before the update.
             self.before.clear();
             reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
@@ -465,6 +466,9 @@ impl<'d, F: Real> Loop<'d, F> {
         let subnormal = reference::touched_subnormal(w, row, self.bias);
         if let Some(base) = pass_weights {
             self.record_drift(row, h, base);
+        }
+        if tracks_scan {
+            self.scan_follow_update(row, h);
         }
         if let Some(b) = &mut self.host_bound {
             // A subnormal weight adds the flush term (sticky until the next epoch).

@@ -15,7 +15,10 @@
 # Needs Open MPI (`apt-get install openmpi-bin libopenmpi-dev libclang-dev`);
 # builds `target/release/perceptron` with `--features mpi`. Every figure is
 # the median of REPEAT runs (default 5); on a busy machine the ratios still
-# move by 10-20%, so run it on a quiet one.
+# move by 10-20%, so run it on a quiet one. Ranks are not bound to cores
+# (`--bind-to none`: each may use every core, as one rank per machine
+# would) and a waiting rank yields its core (`mpi_yield_when_idle`), since
+# here the ranks share the machine's two cores with each other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/tmp/mpi-session}
@@ -24,6 +27,7 @@ mkdir -p "$OUT"
 work=${WORK:-/tmp/perceptron-mpi-bench}
 mkdir -p "$work"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mpi_yield_when_idle=1
 
 cargo build --release --features mpi --quiet
 P=./target/release/perceptron
@@ -49,7 +53,7 @@ run() {
         if [ "$ranks" = 0 ]; then
             "$P" train "$@" --json -o "$work/model.json" > "$OUT/$name-$i.json" || true
         else
-            mpirun --quiet --oversubscribe -np "$ranks" "$P" train "$@" --json \
+            mpirun --quiet --bind-to none -np "$ranks" "$P" train "$@" --json \
                 -o "$work/model.json" > "$OUT/$name-$i.json" || true
         fi
     done

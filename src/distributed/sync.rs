@@ -19,8 +19,10 @@ use super::wire::{Reader, Writer};
 pub struct Delta<F> {
     pub mistakes_in_epoch: u64,
     pub head_mistakes_in_epoch: Vec<u64>,
-    /// Indices into the weights (head after head), increasing.
+    /// Indices into the weights (head after head), increasing; when `full`,
+    /// every index (and the message holds none of them).
     pub at: Vec<u64>,
+    pub full: bool,
     pub weights: Vec<F>,
     /// The average's accumulator at the same indices (averaged variant).
     pub average: Vec<F>,
@@ -39,12 +41,15 @@ pub struct PocketDelta<F> {
     pub evaluations: u64,
 }
 
-/// What the other replicas hold of the pocket, as far as the sender knows.
-#[derive(Clone, Copy, Debug, Default)]
+/// What the other replicas hold of the pocket, as far as the sender knows,
+/// and the sender's scratch space.
+#[derive(Clone, Debug, Default)]
 pub struct Mirror {
     /// The pocket's mistake count they hold (it only falls, and only when
     /// the weights are replaced).
     pub pocket_mistakes: Option<u64>,
+    /// Which weights a delta already holds (all false between deltas).
+    seen: Vec<bool>,
 }
 
 impl<F: Real> Delta<F> {
@@ -56,15 +61,35 @@ impl<F: Real> Delta<F> {
         let updates = stepper.take_updates();
         let s = stepper.state();
         let bias = bias_dim > data.cols();
+        // Each weight once, however many updates touched it; when they
+        // touched about as many terms as there are weights, all of them.
+        let seen = &mut mirror.seen;
+        seen.resize(s.weights.len(), false);
         let mut at: Vec<u64> = Vec::new();
+        let terms: usize = updates
+            .iter()
+            .map(|&(i, _)| data.features.row(i).stored() + bias as usize)
+            .sum();
+        let full = terms > s.weights.len();
+        let updates = if full {
+            at.extend(0..s.weights.len() as u64);
+            Vec::new()
+        } else {
+            updates
+        };
         for (i, h) in updates {
-            let base = (h * bias_dim) as u64;
+            let base = h * bias_dim;
             reference::for_each_touched(data.features.row(i), bias, bias_dim, |k| {
-                at.push(base + k as u64)
+                if !seen[base + k] {
+                    seen[base + k] = true;
+                    at.push((base + k) as u64);
+                }
             });
         }
         at.sort_unstable();
-        at.dedup();
+        for &k in &at {
+            seen[k as usize] = false;
+        }
         let weights = at.iter().map(|&k| s.weights[k as usize]).collect();
         let average = match &s.average {
             Some(u) => at.iter().map(|&k| u[k as usize]).collect(),
@@ -87,6 +112,7 @@ impl<F: Real> Delta<F> {
             mistakes_in_epoch: s.mistakes_in_epoch,
             head_mistakes_in_epoch: s.head_mistakes_in_epoch.clone(),
             at,
+            full,
             weights,
             average,
             pocket,
@@ -96,9 +122,11 @@ impl<F: Real> Delta<F> {
     pub fn write(&self, w: &mut Writer) {
         w.u64(self.mistakes_in_epoch)
             .u64s(&self.head_mistakes_in_epoch)
-            .u64s(&self.at)
-            .reals(&self.weights)
-            .reals(&self.average);
+            .bool(self.full);
+        if !self.full {
+            w.u64s(&self.at);
+        }
+        w.reals(&self.weights).reals(&self.average);
         match &self.pocket {
             None => {
                 w.u8(0);
@@ -122,8 +150,14 @@ impl<F: Real> Delta<F> {
     pub fn read(r: &mut Reader<'_>) -> Result<Self> {
         let mistakes_in_epoch = r.u64()?;
         let head_mistakes_in_epoch = r.u64s()?;
-        let at = r.u64s()?;
-        let weights = r.reals()?;
+        let full = r.bool()?;
+        let listed = if full { Vec::new() } else { r.u64s()? };
+        let weights: Vec<F> = r.reals()?;
+        let at = if full {
+            (0..weights.len() as u64).collect()
+        } else {
+            listed
+        };
         let average = r.reals()?;
         let pocket = match r.u8()? {
             0 => None,
@@ -155,6 +189,7 @@ impl<F: Real> Delta<F> {
             mistakes_in_epoch,
             head_mistakes_in_epoch,
             at,
+            full,
             weights,
             average,
             pocket,
@@ -164,7 +199,7 @@ impl<F: Real> Delta<F> {
     /// Writes the changes over `stepper`'s state.
     pub fn apply(self, stepper: &mut Stepper<'_, '_, '_, F>, mirror: &mut Mirror) -> Result<()> {
         let n = stepper.state().weights.len() as u64;
-        if self.at.iter().any(|&k| k >= n) {
+        if self.at.iter().any(|&k| k >= n) || (self.full && self.at.len() as u64 != n) {
             return Err(Error::Train(format!(
                 "a state update from another rank changes weight {} of {n}",
                 self.at.iter().max().copied().unwrap_or(0) + 1

@@ -28,6 +28,9 @@ pub(super) struct ScanWindow<F> {
     moved: bool,
     /// `drift` must be recomputed from all the weights before use.
     stale: bool,
+    /// Weight changes followed one at a time since the pass: beyond the
+    /// number of weights, recomputing the drift once is cheaper.
+    followed: usize,
 }
 
 impl<F: Real> Loop<'_, F> {
@@ -129,6 +132,7 @@ impl<F: Real> Loop<'_, F> {
             drift: Vec::new(),
             moved: false,
             stale: false,
+            followed: 0,
         });
         w.start = start;
         w.end = end;
@@ -153,6 +157,7 @@ impl<F: Real> Loop<'_, F> {
             .collect();
         w.moved = false;
         w.stale = false;
+        w.followed = 0;
         self.scan = Some(w);
         Ok(())
     }
@@ -178,6 +183,10 @@ impl<F: Real> Loop<'_, F> {
         let dim = self.dim;
         if let Some(w) = &mut self.scan {
             w.moved = true;
+            w.followed += 1;
+            if w.followed > self.state.weights.len() {
+                w.stale = true;
+            }
             if !w.stale {
                 let base = w.weights[k].to_f64();
                 w.drift[k / dim].change(self.state.weights[k].to_f64() - base, new.to_f64() - base);
@@ -197,6 +206,11 @@ impl<F: Real> Loop<'_, F> {
         let (weights, before) = (&self.state.weights, &self.before);
         let Some(w) = &mut self.scan else { return };
         w.moved = true;
+        w.followed += row.stored() + self.bias as usize;
+        if w.followed > weights.len() {
+            w.stale = true;
+            return;
+        }
         let drift = &mut w.drift[h];
         let base = &w.weights[h * dim..(h + 1) * dim];
         let now = &weights[h * dim..(h + 1) * dim];

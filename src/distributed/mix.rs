@@ -70,6 +70,10 @@ pub fn weighted_mistakes(rank_mistakes: &[Vec<u64>], mixing: Mixing) -> f64 {
         .sum()
 }
 
+/// Called after each epoch with the mixed state and each rank's mistakes
+/// in every epoch so far.
+pub type EpochEnd<'a, F> = &'a mut dyn FnMut(&State<F>, &[Vec<u64>]) -> crate::error::Result<()>;
+
 /// Trains with iterative parameter mixing: `block` is this rank's rows (in
 /// its visit order), `start` the mixed state at an epoch's start (the same
 /// on every rank), `history` the earlier epochs' per-rank mistakes of a
@@ -88,7 +92,7 @@ pub fn train<'e, F: Real>(
     engine: Box<dyn MarginEngine<F> + 'e>,
     fallback: Fallback<'_, 'e, F>,
     observer: &mut dyn Observer<F>,
-    on_epoch: &mut dyn FnMut(&State<F>, &[Vec<u64>]) -> crate::error::Result<()>,
+    on_epoch: EpochEnd<'_, F>,
     describe: Describe<'_>,
 ) -> Agreed<Mix<F>> {
     let t: &dyn Transport = net;

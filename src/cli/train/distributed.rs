@@ -454,14 +454,12 @@ mod on_ranks {
         } = &mut report.labels
         {
             // The classes' counts are the whole dataset's.
-            let count = |text: &str| {
-                data.classes
-                    .iter()
-                    .filter(|c| crate::data::labels::same_label(&c.text, text))
-                    .map(|c| c.count as usize)
-                    .sum::<usize>()
-            };
-            *positive_rows = count(positive_label);
+            *positive_rows = data
+                .classes
+                .iter()
+                .filter(|c| crate::data::labels::same_label(&c.text, positive_label))
+                .map(|c| c.count as usize)
+                .sum::<usize>();
             *negative_rows = whole.rows - *positive_rows;
         }
         let mut extra = extra;

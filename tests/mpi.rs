@@ -180,6 +180,32 @@ fn exact_mode_writes_the_single_process_model_on_1_to_4_ranks() {
     }
 }
 
+/// Every dataset of the repository, as it is, on 1 to 4 ranks (block
+/// boundaries fall inside runs of mistakes in the early epochs of all).
+#[test]
+fn exact_mode_on_every_repository_dataset() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(data_file(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".csv") || n.ends_with(".svm") || n.ends_with(".gz"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "{names:?}");
+    for name in &names {
+        // The ten digits need one-vs-rest; the rest are two classes.
+        let args: &[&str] = if name == "digits.csv" {
+            &["--multiclass", "ovr", "--max-epochs", "4"]
+        } else {
+            &["--max-epochs", "30"]
+        };
+        exact_everywhere(dir.path(), &[p(&data_file(name))], args, &[1, 2, 3, 4]);
+    }
+}
+
 #[test]
 fn exact_mode_from_pbin_shards_and_a_warm_start() {
     if !ready() {

@@ -1,5 +1,6 @@
 //! The GPU backend: certified margins computed by WGSL kernels through wgpu.
 
+mod chunks;
 pub mod context;
 pub mod engine;
 pub mod layout;

@@ -18,8 +18,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::chunks::ChunkBuffers;
 use super::context::{self, MapResult};
-use super::engine::ChunkBuffers;
 use super::layout::ChunkPlan;
 use super::shaders::{self, Kernel};
 use super::walk_twin::{self, Entries, WalkParams, WalkState};

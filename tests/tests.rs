@@ -20,6 +20,5 @@ mod pbin_mmap;
 mod plot;
 mod properties;
 mod reliability;
-mod shaders_validate;
 mod split;
 mod variants;

@@ -20,7 +20,7 @@ use super::chunks::{
     self, ChunkBuffers, MIN_BUFFER, allocate_staging, bytes_of, padded, stream_into, try_upload,
 };
 use super::context::{self, AdapterRequest, Gpu, MapResult};
-use super::layout::{self, ChunkPlan};
+use super::layout::{self, ChunkPlan, Params};
 use super::shaders::{self, Kernel};
 use super::walk::GpuWalk;
 use crate::certify::Bound;
@@ -59,19 +59,6 @@ impl GpuOptions {
         }
         self
     }
-}
-
-/// The per-dispatch parameters; layout matches `Params` in common.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    row_begin: u32,
-    row_count: u32,
-    pos_offset: u32,
-    cols: u32,
-    bias: u32,
-    heads: u32,
-    _pad: [u32; 2],
 }
 
 struct Chunk {

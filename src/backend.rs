@@ -5,7 +5,7 @@ use crate::data::Dataset;
 use crate::engine::{MarginEngine, ReferenceEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::gpu::{GpuEngine, GpuOptions};
+use crate::gpu::GpuOptions;
 
 /// Which engine computes margins. Every choice gives the same model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -52,23 +52,26 @@ pub fn choose<'d, F: Real>(
             let mut opts = gpu.clone();
             opts.adapter.allow_software = true;
             Ok(Chosen {
-                engine: Box::new(GpuEngine::new(data, bias, &opts)?),
+                engine: gpu_engine(data, bias, &opts)?,
                 note: None,
             })
         }
         Backend::Auto => {
             let named = gpu.adapter.name.is_some();
-            if !named && !crate::gpu::context::hardware_available() {
+            if !cfg!(feature = "gpu") {
+                return Ok(Chosen {
+                    engine: cpu(),
+                    note: Some("auto: this build has no GPU support, using the CPU engine".into()),
+                });
+            }
+            if !named && !crate::gpu::hardware_available() {
                 return Ok(Chosen {
                     engine: cpu(),
                     note: Some("auto: no hardware GPU adapter found, using the CPU engine".into()),
                 });
             }
-            match GpuEngine::new(data, bias, gpu) {
-                Ok(e) => Ok(Chosen {
-                    engine: Box::new(e),
-                    note: None,
-                }),
+            match gpu_engine(data, bias, gpu) {
+                Ok(engine) => Ok(Chosen { engine, note: None }),
                 Err(Error::Gpu(msg)) if !named => Ok(Chosen {
                     engine: cpu(),
                     note: Some(format!(
@@ -79,4 +82,24 @@ pub fn choose<'d, F: Real>(
             }
         }
     }
+}
+
+/// The GPU engine, or why there is none.
+#[cfg(feature = "gpu")]
+fn gpu_engine<'d, F: Real>(
+    data: &'d Dataset<F>,
+    bias: bool,
+    gpu: &GpuOptions,
+) -> Result<Box<dyn MarginEngine<F> + 'd>> {
+    Ok(Box::new(crate::gpu::GpuEngine::new(data, bias, gpu)?))
+}
+
+/// A build without the `gpu` feature has no GPU engine.
+#[cfg(not(feature = "gpu"))]
+fn gpu_engine<'d, F: Real>(
+    _data: &'d Dataset<F>,
+    _bias: bool,
+    _gpu: &GpuOptions,
+) -> Result<Box<dyn MarginEngine<F> + 'd>> {
+    Err(Error::Gpu(crate::gpu::NOT_BUILT.into()))
 }

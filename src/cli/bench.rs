@@ -108,7 +108,7 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
     if which.contains(&Backend::Gpu) {
         let mut probe = gpu.clone();
         probe.adapter.allow_software = true;
-        if let Err(e) = crate::gpu::context::open(&probe.adapter, wgpu::Features::empty()) {
+        if let Err(e) = crate::gpu::probe(&probe.adapter) {
             which.retain(|w| *w != Backend::Gpu);
             notes.push(format!("gpu skipped: {e}"));
         }

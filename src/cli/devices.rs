@@ -3,7 +3,6 @@
 use clap::Args;
 
 use crate::error::{Error, Result, exit};
-use crate::gpu::context;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -24,11 +23,18 @@ pub struct DevicesArgs {
 }
 
 pub fn run(args: &DevicesArgs) -> Result<i32> {
-    let adapters = context::list();
+    let adapters = crate::gpu::adapters();
     if args.json {
         super::stdout::print_line(
             &serde_json::to_string(&adapters).map_err(|e| Error::Usage(e.to_string()))?,
         )?;
+        return Ok(exit::SUCCESS);
+    }
+    if !cfg!(feature = "gpu") {
+        super::stdout::print_line(&format!(
+            "{}; training will use the CPU",
+            crate::gpu::NOT_BUILT
+        ))?;
         return Ok(exit::SUCCESS);
     }
     if adapters.is_empty() {

@@ -19,8 +19,9 @@ use wgpu::util::DeviceExt;
 use super::chunks::{
     self, ChunkBuffers, MIN_BUFFER, allocate_staging, bytes_of, padded, stream_into, try_upload,
 };
-use super::context::{self, AdapterRequest, Gpu, MapResult};
+use super::context::{self, Gpu, MapResult};
 use super::layout::{self, ChunkPlan, Params};
+use super::options::GpuOptions;
 use super::shaders::{self, Kernel};
 use super::walk::GpuWalk;
 use crate::certify::Bound;
@@ -28,38 +29,6 @@ use crate::data::{Dataset, Features};
 use crate::engine::{EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-
-/// How to run on the GPU.
-#[derive(Clone, Debug, Default)]
-pub struct GpuOptions {
-    pub adapter: AdapterRequest,
-    /// Bytes of data to keep resident on the device; the rest is streamed.
-    /// `None`: as much as the device accepts.
-    pub memory_budget: Option<u64>,
-    /// Largest chunk in bytes (default and maximum: the adapter's largest
-    /// storage binding, capped at 1 GiB). Smaller chunks exercise chunking.
-    pub chunk_bytes: Option<u64>,
-    /// Test hook: the engine reports a device failure at this pass.
-    pub fail_at_pass: Option<u64>,
-    /// Threads per row in the kernels (a power of two up to 32); default:
-    /// 1 on CPU-type adapters, else chosen from the row length. For tests
-    /// of the multi-lane reduction on any adapter, and for tuning.
-    pub lanes: Option<u32>,
-    /// Never walk on the device (use margin passes over windows only).
-    pub no_walk: bool,
-    /// Iterations (decisions) per walk batch; default 128.
-    pub walk_iterations: Option<usize>,
-}
-
-impl GpuOptions {
-    /// Reads the fault-injection hook from `PERCEPTRON_GPU_FAIL_AT_PASS`.
-    pub fn with_env(mut self) -> Self {
-        if let Ok(v) = std::env::var("PERCEPTRON_GPU_FAIL_AT_PASS") {
-            self.fail_at_pass = v.trim().parse().ok();
-        }
-        self
-    }
-}
 
 struct Chunk {
     plan: ChunkPlan,

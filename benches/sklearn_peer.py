@@ -22,7 +22,7 @@ from sklearn.linear_model import Perceptron
 
 
 def load_pbin(path):
-    """Reads perceptron's .pbin format (layout in src/data/binary.rs) with
+    """Reads perceptron's .pbin format (layout in src/data/binary/mod.rs) with
     numpy: dense as an ndarray, CSR as a scipy matrix; values widened to f64
     exactly."""
     import struct

@@ -69,6 +69,13 @@ pub enum Error {
         differences: Vec<Difference>,
     },
 
+    /// A model that cannot be the starting point of this run.
+    #[error("{path} cannot start this run: {reason}", path = .path.display())]
+    WarmStart {
+        path: PathBuf,
+        reason: WarmStartError,
+    },
+
     /// Options that contradict each other or a value out of range.
     #[error("{0}")]
     Usage(String),
@@ -127,6 +134,28 @@ pub enum ParamError {
     /// The pocket variant keeps one weight vector; one-vs-rest trains several.
     #[error("the pocket variant is not available with one-vs-rest training")]
     PocketWithMulticlass,
+}
+
+/// Why a model cannot be the starting point of a run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WarmStartError {
+    /// A binary model for a one-vs-rest run, or the other way round.
+    #[error("it has {model_heads} heads but this run trains {run_heads}")]
+    Heads {
+        model_heads: usize,
+        run_heads: usize,
+    },
+    /// An f64 model cannot start an f32 run exactly.
+    #[error("it is an f64 model and this run trains in f32")]
+    Precision { one_vs_rest: bool },
+    #[error("it has {model} features but the data has {data}")]
+    Features { model: usize, data: usize },
+    /// `model`: whether the model has a bias.
+    #[error("it was trained {} the bias, this run {}", if *.model { "with" } else { "without" }, if *.model { "without" } else { "with" })]
+    Bias { model: bool },
+    /// Its labels or classes differ from the data's, or are in another order.
+    #[error("it maps the labels differently from this data")]
+    Labels,
 }
 
 /// One way in which a checkpoint's run differs from the run resuming it

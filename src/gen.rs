@@ -77,10 +77,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::data::binary::{Layout, Writer};
-use crate::data::write::{
-    OutputFormat, check_line, check_shortest_line, csv_line, libsvm_line, shortest_csv_line,
-    shortest_libsvm_line,
-};
+use crate::data::csv::{csv_line, shortest_csv_line};
+use crate::data::libsvm::{libsvm_line, shortest_libsvm_line};
+use crate::data::write::{OutputFormat, check_line, check_shortest_line};
 use crate::data::{
     CsrMatrix, DenseMatrix, Features, Format, LabelTable, MAX_FEATURE_INDEX, RawData, Row,
 };

@@ -50,6 +50,28 @@ choice! {
 }
 
 choice! {
+    /// The formats the tool reads.
+    FormatArg => crate::data::Format {
+        /// Delimited text, one row per line, the label in one column.
+        Csv,
+        /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
+        Libsvm,
+        /// The tool's binary format (`.pbin`), written by `perceptron convert`.
+        Binary,
+    }
+}
+
+choice! {
+    /// How the feature values are stored.
+    LayoutArg => crate::data::binary::Layout {
+        /// Row-major, every value stored.
+        Dense,
+        /// Compressed sparse rows: only stored entries, with their indices.
+        Csr,
+    }
+}
+
+choice! {
     /// How the loop uses a certifying engine.
     PassesArg => crate::train::PassPolicy {
         /// Measure both and use whichever costs less per row: the engine (its
@@ -77,7 +99,7 @@ pub struct DataArgs {
     /// File format; inferred from the extension (.csv .tsv .svm .libsvm
     /// .svmlight, with or without .gz; .pbin) or else from the content.
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<Format>,
+    pub format: Option<FormatArg>,
 
     /// CSV: the label column, as a 1-based number or a header name.
     #[arg(long, value_name = "N|NAME")]
@@ -110,7 +132,7 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
 impl DataArgs {
     pub fn load_options(&self, positive: Option<String>) -> LoadOptions {
         LoadOptions {
-            format: self.format,
+            format: self.format.map(Format::from),
             label_column: self.label_column.clone(),
             header: if self.header {
                 HeaderMode::Present

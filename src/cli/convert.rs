@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::{DataArgs, PrecisionArg};
+use super::args::{DataArgs, LayoutArg, PrecisionArg};
 use crate::data::binary::Layout;
 use crate::data::write::{OutputFormat, with_layout, write_raw};
 use crate::data::{self, Features};
@@ -24,7 +24,7 @@ Examples:
 
 The binary format stores the values already parsed, so loading it runs at
 disk or page-cache speed; its layout is documented in the source
-(src/data/binary.rs) for writing it from other tools.";
+(src/data/binary/mod.rs) for writing it from other tools.";
 
 /// Convert a data file to the binary .pbin format, CSV or LIBSVM.
 ///
@@ -58,7 +58,7 @@ pub struct ConvertArgs {
     /// converting dense data drops its exact zeros). Default: the input's
     /// (dense for CSV, CSR for LIBSVM).
     #[arg(long, value_enum)]
-    pub layout: Option<Layout>,
+    pub layout: Option<LayoutArg>,
 
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
@@ -102,7 +102,7 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     let raw = data::load_raw::<F>(&args.input, &args.data_args.load_options(None))?;
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format.name().to_owned();
-    let raw = match args.layout {
+    let raw = match args.layout.map(Layout::from) {
         Some(l) => with_layout(raw, l, &args.input)?,
         None => raw,
     };

@@ -1,7 +1,7 @@
 //! Library errors in the command line's words: parameter rules and
 //! checkpoint differences name the flags that set them.
 
-use crate::error::{Difference, Error, ParamError, exit};
+use crate::error::{Difference, Error, ParamError, WarmStartError, exit};
 
 /// The message `perceptron: error:` prints for `e`.
 pub fn message(e: &Error) -> String {
@@ -16,14 +16,45 @@ pub fn message(e: &Error) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
+        Error::WarmStart { path, reason } => warm_start(&path.display().to_string(), reason),
         other => other.to_string(),
+    }
+}
+
+fn warm_start(path: &str, reason: &WarmStartError) -> String {
+    match reason {
+        WarmStartError::Heads { run_heads, .. } => {
+            let (model, run) = if *run_heads > 1 {
+                ("a binary", "one-vs-rest (--multiclass)")
+            } else {
+                ("a one-vs-rest", "a binary model")
+            };
+            format!("--init {path} is {model} model but this run trains {run}")
+        }
+        WarmStartError::Precision { one_vs_rest } => format!(
+            "--init {path} is an f64 {}model; train with --precision f64 to start from it exactly",
+            if *one_vs_rest { "one-vs-rest " } else { "" }
+        ),
+        WarmStartError::Features { model, data } => {
+            format!("--init {path} has {model} features but the data has {data}")
+        }
+        WarmStartError::Bias { model } => format!(
+            "--init {path} was trained {} the bias; pass {} to match",
+            if *model { "with" } else { "without" },
+            if *model { "no --no-bias" } else { "--no-bias" }
+        ),
+        WarmStartError::Labels => format!(
+            "--init {path} maps the labels differently from this data (check --positive, or the classes and their order)"
+        ),
     }
 }
 
 /// The exit status for `e`: bad usage (2) for what the command line set.
 pub fn status(e: &Error) -> i32 {
     match e {
-        Error::Usage(_) | Error::Param(_) | Error::Resume { .. } => exit::USAGE,
+        Error::Usage(_) | Error::Param(_) | Error::Resume { .. } | Error::WarmStart { .. } => {
+            exit::USAGE
+        }
         _ => exit::ERROR,
     }
 }

@@ -216,7 +216,7 @@ impl LabelRule {
 
     /// The error for a label [`LabelRule::sign`] refused.
     fn refuse(&self, path: &Path, row: &StreamRow<'_, impl Real>, init: Option<&Path>) -> Error {
-        let label = crate::data::source::quote(row.label);
+        let label = crate::data::message::quote(row.label);
         let message = match self {
             LabelRule::Model(m) => format!(
                 "label {label} is not one of the --init model's labels (+1 = \"{}\", -1 = \"{}\"){}",

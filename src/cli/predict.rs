@@ -139,7 +139,7 @@ pub(crate) fn load_for_model<F: Real>(
         let name = csv
             .label_name
             .as_ref()
-            .map(|n| format!(" ({})", crate::data::source::quote(n)))
+            .map(|n| format!(" ({})", crate::data::message::quote(n)))
             .unwrap_or_default();
         eprintln!(
             "perceptron: note: the label of {} is read from column {k}{name}, as in the \

@@ -306,28 +306,6 @@ mod avx2 {
     }
 }
 
-/// Asks the processor to start loading `bytes` bytes from `p` into its
-/// caches. The host walks rows of a few kilobytes, each on pages of its own,
-/// where the hardware prefetcher stops at every page boundary; asking for
-/// the next row while deciding this one keeps the loads in flight.
-#[inline]
-pub fn prefetch(p: *const u8, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        for off in (0..bytes).step_by(64) {
-            // SAFETY: SSE is part of x86-64, and a prefetch never faults,
-            // whatever the address (wrapping_add computes one without
-            // claiming it is in bounds).
-            unsafe { _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(off).cast()) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (p, bytes);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,9 @@ use std::io::BufRead;
 
 use rayon::prelude::*;
 
-use super::source::LineReader;
 use crate::error::Result;
+
+use super::lines::LineReader;
 
 /// Bytes of text per block: large enough that a block's bookkeeping is
 /// noise, small enough that every core gets several per file.
@@ -204,6 +205,13 @@ pub(crate) fn extend_in_parallel<T: Copy + Send + Sync>(dst: &mut Vec<T>, parts:
     // SAFETY: the `total` elements after the old length were all written
     // just above (the targets tile them), and the capacity covers them.
     unsafe { dst.set_len(dst.len() + total) };
+}
+
+/// Gives back reserved memory when an estimate overshot by more than 1/8.
+pub(crate) fn trim_excess<T>(v: &mut Vec<T>) {
+    if v.capacity() > v.len().saturating_add(v.len() / 8) {
+        v.shrink_to_fit();
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@ use std::path::Path;
 use crate::error::Result;
 use crate::float::Real;
 
-use super::{Dataset, LoadOptions};
+use super::dataset::Dataset;
+use super::options::LoadOptions;
+use super::raw::RawData;
 
 /// Display name used in reports and model files.
 pub const NAME: &str = "<bundled: digits 3 vs 5>";
@@ -23,9 +25,7 @@ pub fn digits_3v5<F: Real>(opts: &LoadOptions) -> Result<Dataset<F>> {
 }
 
 /// The bundled dataset before its labels are mapped, with its display path.
-pub fn raw_digits_3v5<F: Real>(
-    opts: &LoadOptions,
-) -> Result<(super::RawData<F>, std::path::PathBuf)> {
+pub fn raw_digits_3v5<F: Real>(opts: &LoadOptions) -> Result<(RawData<F>, std::path::PathBuf)> {
     let path = Path::new(NAME);
     Ok((
         super::csv::parse(DIGITS_3V5_CSV.as_bytes(), path, opts)?,

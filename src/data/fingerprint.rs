@@ -8,8 +8,10 @@
 //! values, indices, row pointers, labels and label texts; a final avalanche
 //! (SplitMix64's) mixes the last words.
 
-use super::{Dataset, Features};
 use crate::float::Real;
+
+use super::dataset::Dataset;
+use super::matrix::Features;
 
 const K: u64 = 0x9e37_79b9_7f4a_7c15;
 

@@ -4,6 +4,10 @@ use crate::float::Real;
 
 use super::storage::Storage;
 
+/// The largest accepted LIBSVM feature index (1-based): indices are stored as
+/// u32 and the bias takes one more slot.
+pub const MAX_FEATURE_INDEX: u64 = (1 << 31) - 1;
+
 /// One row's features, as stored. The bias feature is never stored: the
 /// trainer appends the constant 1 itself.
 #[derive(Clone, Copy, Debug)]
@@ -153,7 +157,6 @@ impl<F: Real> Features<F> {
     /// a walk in row order reaches it (nothing happens past the last row).
     #[inline]
     pub fn prefetch_row(&self, i: usize) {
-        use crate::cpu::simd::prefetch;
         match self {
             Features::Dense(m) if i < m.rows => {
                 let row = &m.values[i * m.cols..(i + 1) * m.cols];
@@ -255,5 +258,27 @@ impl<F: Real> Features<F> {
                 })
             }
         }
+    }
+}
+
+/// Asks the processor to start loading `bytes` bytes from `p` into its
+/// caches. The host walks rows of a few kilobytes, each on pages of its own,
+/// where the hardware prefetcher stops at every page boundary; asking for
+/// the next row while deciding this one keeps the loads in flight.
+#[inline]
+fn prefetch(p: *const u8, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        for off in (0..bytes).step_by(64) {
+            // SAFETY: SSE is part of x86-64, and a prefetch never faults,
+            // whatever the address (wrapping_add computes one without
+            // claiming it is in bounds).
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(off).cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, bytes);
     }
 }

@@ -5,289 +5,57 @@
 //! dense rows or CSR) and one small class id per row are kept.
 //! [`stream::RowStream`] reads the same text one example at a time instead,
 //! for online learning, keeping nothing.
+//!
+//! Each format has its folder, holding its reading, writing and what marks
+//! it (`csv/`, `libsvm/`, `binary/`). [`source`] opens files,
+//! [`format`](mod@format) tells which format a file is in, and the rest is
+//! shared: the options, the parsed data, the matrices and labels, the line
+//! reader and the messages. Dependencies point one way: the formats use the
+//! shared files, and only this file, [`format`](mod@format),
+//! [`write`](mod@write) and [`stream`] use the formats.
 
 pub mod binary;
 mod blocks;
 pub mod bundled;
 pub mod csv;
+pub mod dataset;
+pub mod facts;
 pub mod fingerprint;
+pub mod format;
 pub mod labels;
 pub mod libsvm;
+pub mod lines;
 pub mod matrix;
+pub mod message;
+pub mod number;
+pub mod options;
+pub mod raw;
 pub mod source;
 pub mod stats;
 pub mod storage;
 pub mod stream;
 pub mod write;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::float::Real;
+
+pub use dataset::{Dataset, FactsCache};
+pub use facts::RowFacts;
 pub use labels::{ClassLabel, LabelMap, LabelTable};
-pub use matrix::{CsrMatrix, DenseMatrix, Features, Row};
+pub use lines::MAX_LINE_BYTES;
+pub use matrix::{CsrMatrix, DenseMatrix, Features, MAX_FEATURE_INDEX, Row};
+pub use options::{Format, HeaderMode, LabelColumn, LoadOptions, NO_LABEL};
+pub use raw::{CsvInfo, RawData};
 pub use storage::Storage;
-
-/// The formats the tool reads.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// Delimited text, one row per line, the label in one column.
-    Csv,
-    /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
-    Libsvm,
-    /// The tool's binary format (`.pbin`), written by `perceptron convert`.
-    Binary,
-}
-
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Csv => "CSV",
-            Format::Libsvm => "LIBSVM",
-            Format::Binary => "binary",
-        }
-    }
-}
-
-/// Which CSV column holds the label.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LabelColumn {
-    /// 1-based column number.
-    Index(usize),
-    /// Column name from the header line.
-    Name(String),
-}
-
-impl std::str::FromStr for LabelColumn {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.parse::<usize>() {
-            Ok(0) => Err("column numbers start at 1".into()),
-            Ok(n) => Ok(LabelColumn::Index(n)),
-            Err(_) if s.is_empty() => Err("empty column name".into()),
-            Err(_) => Ok(LabelColumn::Name(s.to_owned())),
-        }
-    }
-}
-
-/// Whether a CSV file starts with a header line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum HeaderMode {
-    /// A header is present when no field of the first line other than the
-    /// label is a number (and at least one such field is not empty): a
-    /// single text field among numbers is a typo in a data row, not a header.
-    #[default]
-    Auto,
-    Present,
-    Absent,
-}
-
-/// How to read a data file.
-#[derive(Clone, Debug, Default)]
-pub struct LoadOptions {
-    /// `None` infers the format from the extension (`.csv`, `.tsv`, `.svm`,
-    /// `.libsvm`, `.svmlight`, `.pbin`; `.gz` stripped first) or else the
-    /// content (`.txt` and other names); binary files are recognised by their
-    /// magic bytes whatever their name.
-    pub format: Option<Format>,
-    /// CSV: the label column; `None` means the first.
-    pub label_column: Option<LabelColumn>,
-    pub header: HeaderMode,
-    /// CSV: `b','`, `b';'` or `b'\t'`; `None` detects it from the first line.
-    pub delimiter: Option<u8>,
-    /// The label value to treat as +1 (one-vs-rest when more than two).
-    pub positive: Option<String>,
-    /// The rows have no label: every CSV column is a feature, and a LIBSVM
-    /// line's first token is a feature when it holds `:` (else a label,
-    /// ignored). Every row then gets the one class [`NO_LABEL`]. Wins over
-    /// `label_column`.
-    pub unlabeled: bool,
-    /// The model file `label_column` was taken from, when it was not given
-    /// by the user, so that a column the data lacks is explained.
-    pub label_column_from: Option<PathBuf>,
-}
-
-/// The one class of every row read with [`LoadOptions::unlabeled`].
-pub const NO_LABEL: &str = "(no label)";
-
-/// What the CSV reader settled about a file's layout: for reports (the
-/// header line skipped) and for the model file (the label column).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CsvInfo {
-    /// The 1-based line of the header, when one was detected or forced (it
-    /// is skipped, not read as data).
-    pub header_line: Option<u64>,
-    /// The 1-based label column; `None` for unlabeled data.
-    pub label_column: Option<usize>,
-    /// The label column's name in the header, when there is a header.
-    pub label_name: Option<String>,
-    /// `b','`, `b';'` or `b'\t'`.
-    pub delimiter: u8,
-    /// Fields on every line, the label included.
-    pub columns: usize,
-}
-
-/// The longest line accepted, so that a corrupt file without newlines cannot
-/// exhaust memory. Generous: a dense row of 100k float features fits.
-pub const MAX_LINE_BYTES: usize = 64 << 20;
-
-/// The largest accepted LIBSVM feature index (1-based): indices are stored as
-/// u32 and the bias takes one more slot.
-pub const MAX_FEATURE_INDEX: u64 = (1 << 31) - 1;
-
-/// A parsed file before its labels are mapped to -1/+1.
-#[derive(Clone, Debug)]
-pub struct RawData<F> {
-    pub features: Features<F>,
-    /// Class id per row, indexing `table.classes()`.
-    pub class_ids: Vec<u32>,
-    pub table: LabelTable,
-    pub format: Format,
-    /// The layout of a CSV file; `None` for the other formats.
-    pub csv: Option<CsvInfo>,
-}
-
-/// A labelled dataset ready for training or evaluation.
-#[derive(Clone, Debug)]
-pub struct Dataset<F> {
-    pub features: Features<F>,
-    /// -1 or +1 per row.
-    pub labels: Vec<i8>,
-    pub label_map: LabelMap,
-    /// The distinct label values with their row counts.
-    pub classes: Vec<ClassLabel>,
-    /// Per row, its index in `classes` (for one-vs-rest multiclass
-    /// training); empty for data built without class information.
-    pub class_ids: Vec<u32>,
-    /// Where the data came from, for messages and reports.
-    pub source: PathBuf,
-    pub format: Format,
-    /// Per-row facts for engines, computed on first use (see [`Dataset::facts`]).
-    pub facts: FactsCache,
-}
-
-/// [`crate::certify::RowFacts`] for the data with and without the bias,
-/// each computed at most once.
-#[derive(Clone, Debug, Default)]
-pub struct FactsCache([std::sync::OnceLock<std::sync::Arc<crate::certify::RowFacts>>; 2]);
-
-impl PartialEq for FactsCache {
-    /// A cache never makes two datasets differ.
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl<F: Real> Dataset<F> {
-    pub fn rows(&self) -> usize {
-        self.features.rows()
-    }
-
-    pub fn cols(&self) -> usize {
-        self.features.cols()
-    }
-
-    /// Maps raw labels with the rules of [`labels::decide`].
-    pub fn from_raw(raw: RawData<F>, source: &Path, positive: Option<&str>) -> Result<Self> {
-        let (label_map, signs) =
-            labels::decide(&raw.table, positive).map_err(|e| Error::data(source, e.to_string()))?;
-        let labels = raw.class_ids.iter().map(|&c| signs[c as usize]).collect();
-        Ok(Dataset {
-            features: raw.features,
-            labels,
-            label_map,
-            classes: raw.table.classes().to_vec(),
-            class_ids: raw.class_ids,
-            source: source.to_path_buf(),
-            format: raw.format,
-            facts: FactsCache::default(),
-        })
-    }
-
-    /// Row norms, the L1 maximum and the host-only rows (with the bias
-    /// feature when `bias`), computed in one parallel pass on first use.
-    pub fn facts(&self, bias: bool) -> std::sync::Arc<crate::certify::RowFacts> {
-        self.facts.0[bias as usize]
-            .get_or_init(|| {
-                std::sync::Arc::new(crate::certify::RowFacts::compute(&self.features, bias))
-            })
-            .clone()
-    }
-
-    /// Head `head`'s label of row `row` when training `heads` perceptrons:
-    /// the -1/+1 label with one head, +1 iff the class id is `head` otherwise.
-    #[inline]
-    pub fn label_for(&self, head: usize, heads: usize, row: usize) -> i8 {
-        if heads == 1 {
-            self.labels[row]
-        } else if self.class_ids[row] as usize == head {
-            1
-        } else {
-            -1
-        }
-    }
-
-    /// Keeps every label value as its own class, for one-vs-rest training:
-    /// `class_ids` indexes `classes` (in order of first appearance) and the
-    /// -1/+1 `labels` stay empty.
-    pub fn from_raw_classes(raw: RawData<F>, source: &Path) -> Result<Self> {
-        let classes = raw.table.classes().to_vec();
-        if classes.len() < 2 {
-            return Err(Error::data(
-                source,
-                format!(
-                    "one-vs-rest training needs at least two label values; found {}",
-                    raw.table.describe()
-                ),
-            ));
-        }
-        Ok(Dataset {
-            features: raw.features,
-            labels: Vec::new(),
-            label_map: LabelMap {
-                positive: String::new(),
-                negative: None,
-            },
-            classes,
-            class_ids: raw.class_ids,
-            source: source.to_path_buf(),
-            format: raw.format,
-            facts: FactsCache::default(),
-        })
-    }
-
-    /// The rows reordered so that new row `p` is old row `order[p]`.
-    pub fn permuted(&self, order: &[usize]) -> Self {
-        Dataset {
-            features: self.features.permuted(order),
-            labels: if self.labels.is_empty() {
-                Vec::new()
-            } else {
-                order.iter().map(|&i| self.labels[i]).collect()
-            },
-            label_map: self.label_map.clone(),
-            classes: self.classes.clone(),
-            class_ids: if self.class_ids.is_empty() {
-                Vec::new()
-            } else {
-                order.iter().map(|&i| self.class_ids[i]).collect()
-            },
-            source: self.source.clone(),
-            format: self.format,
-            facts: FactsCache::default(),
-        }
-    }
-}
 
 /// Reads a data file without mapping its labels.
 pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
     let input = source::open(path)?;
     let format = match opts.format {
         Some(f) => f,
-        None => source::infer_format(path, &input.head)?,
+        None => format::infer_format(path, &input.head)?,
     };
     match format {
         Format::Csv => csv::parse_sized(input.reader, path, opts, input.size_hint),
@@ -315,6 +83,7 @@ pub fn load<F: Real>(path: &Path, opts: &LoadOptions) -> Result<Dataset<F>> {
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+    use std::path::PathBuf;
 
     use super::*;
 

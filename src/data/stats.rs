@@ -2,7 +2,7 @@
 
 use crate::float::Real;
 
-use super::Features;
+use super::matrix::Features;
 
 /// The radius D = max_i ||x~_i||, with the bias feature 1 included when `bias`.
 pub fn radius<F: Real>(features: &Features<F>, bias: bool) -> f64 {

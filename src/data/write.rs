@@ -12,14 +12,17 @@
 //! with 1-based indices. LIBSVM files do not record the number of features,
 //! so a reader sees as many as the largest index present.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::output::{write_atomic, write_atomic_seekable};
 
-use super::{CsrMatrix, DenseMatrix, Features, MAX_LINE_BYTES, RawData, Row, binary};
+use super::lines::MAX_LINE_BYTES;
+use super::matrix::{CsrMatrix, DenseMatrix, Features};
+use super::raw::RawData;
+use super::{binary, csv, libsvm};
 
 /// The formats the tool writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -63,52 +66,6 @@ impl OutputFormat {
     }
 }
 
-/// Appends `v` in the shortest form that parses back to the same value.
-#[inline]
-pub fn push_value<F: Real>(out: &mut Vec<u8>, v: F) {
-    // Writing to a Vec cannot fail.
-    let _ = write!(out, "{v}");
-}
-
-/// A label as a CSV field: quoted when it holds a delimiter, a quote, a
-/// leading `#` or surrounding spaces.
-pub fn csv_label(label: &str) -> std::result::Result<String, String> {
-    if label.contains(['\n', '\r']) {
-        return Err(format!(
-            "label {} holds a line break and cannot be written as CSV",
-            super::source::quote(label)
-        ));
-    }
-    let plain = !label.is_empty()
-        && !label.contains([',', ';', '\t', '"'])
-        && !label.starts_with('#')
-        && label.trim() == label;
-    if plain {
-        Ok(label.to_owned())
-    } else {
-        Ok(format!("\"{}\"", label.replace('"', "\"\"")))
-    }
-}
-
-/// A label as a LIBSVM token: a finite number (the reader refuses anything
-/// else), with no spaces, `:` or `#`.
-pub fn libsvm_label(label: &str) -> std::result::Result<String, String> {
-    if label.is_empty() || label.contains(|c: char| c.is_whitespace() || c == ':' || c == '#') {
-        return Err(format!(
-            "label {} holds a space, `:` or `#` and cannot be written as LIBSVM",
-            super::source::quote(label)
-        ));
-    }
-    if !label.parse::<f64>().is_ok_and(f64::is_finite) {
-        return Err(format!(
-            "label {} is not a number and cannot be written as LIBSVM, whose labels are \
-             numbers; write CSV or .pbin instead",
-            super::source::quote(label)
-        ));
-    }
-    Ok(label.to_owned())
-}
-
 /// Refuses text output whose lines could not be read back: even the
 /// shortest line would exceed [`MAX_LINE_BYTES`], which this tool's readers
 /// refuse (and building it could exhaust memory). `shortest` counts the
@@ -149,64 +106,6 @@ pub fn check_line(path: &Path, row: u64, len: usize) -> Result<()> {
     ))
 }
 
-/// The shortest CSV line of `cols` features after a `label_bytes` label:
-/// every feature is written, each with its comma.
-pub fn shortest_csv_line(label_bytes: usize, cols: usize) -> u64 {
-    (label_bytes as u64).saturating_add((cols as u64).saturating_mul(2))
-}
-
-/// The shortest LIBSVM line storing `nnz` values: ` k:v` is 4 bytes at least.
-pub fn shortest_libsvm_line(label_bytes: usize, nnz: usize) -> u64 {
-    (label_bytes as u64).saturating_add((nnz as u64).saturating_mul(4))
-}
-
-/// Appends a CSV line: the label, then all `cols` features (zeros for
-/// entries a sparse row does not store). Returns its length without the
-/// newline.
-pub fn csv_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>, cols: usize) -> usize {
-    let start = out.len();
-    out.extend_from_slice(label.as_bytes());
-    match row {
-        Row::Dense(x) => {
-            for &v in x {
-                out.push(b',');
-                push_value(out, v);
-            }
-        }
-        Row::Sparse(idx, val) => {
-            let mut next = 0usize;
-            for (&k, &v) in idx.iter().zip(val) {
-                for _ in next..k as usize {
-                    out.extend_from_slice(b",0");
-                }
-                out.push(b',');
-                push_value(out, v);
-                next = k as usize + 1;
-            }
-            for _ in next..cols {
-                out.extend_from_slice(b",0");
-            }
-        }
-    }
-    let len = out.len() - start;
-    out.push(b'\n');
-    len
-}
-
-/// Appends a LIBSVM line: the label, then `index:value` for every stored
-/// entry (1-based indices). Returns its length without the newline.
-pub fn libsvm_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>) -> usize {
-    let start = out.len();
-    out.extend_from_slice(label.as_bytes());
-    row.for_each(|k, v| {
-        let _ = write!(out, " {}:", k + 1);
-        push_value(out, v);
-    });
-    let len = out.len() - start;
-    out.push(b'\n');
-    len
-}
-
 /// Writes `raw` to `path` atomically in `format`; returns the bytes written.
 /// Binary output keeps the features' layout and precision.
 pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -> Result<u64> {
@@ -233,9 +132,9 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
                 .iter()
                 .map(|c| {
                     if csv {
-                        csv_label(&c.text)
+                        csv::csv_label(&c.text)
                     } else {
-                        libsvm_label(&c.text)
+                        libsvm::libsvm_label(&c.text)
                     }
                 })
                 .collect::<std::result::Result<Vec<String>, String>>()
@@ -250,9 +149,9 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
                     })?;
                     let row = raw.features.row(i);
                     let len = if csv {
-                        csv_line(&mut line, label, row, cols)
+                        csv::csv_line(&mut line, label, row, cols)
                     } else {
-                        libsvm_line(&mut line, label, row)
+                        libsvm::libsvm_line(&mut line, label, row)
                     };
                     if let Err(e) = check_line(path, i as u64 + 1, len) {
                         failure = Some(e);
@@ -290,7 +189,7 @@ fn check_text_lines<F: Real>(
         (OutputFormat::Csv, f) => check_shortest_line(
             path,
             format,
-            shortest_csv_line(label, f.cols()),
+            csv::shortest_csv_line(label, f.cols()),
             &format!("{} features, each written", f.cols()),
         ),
         (_, Features::Sparse(m)) => {
@@ -303,14 +202,14 @@ fn check_text_lines<F: Real>(
             check_shortest_line(
                 path,
                 format,
-                shortest_libsvm_line(label, nnz),
+                libsvm::shortest_libsvm_line(label, nnz),
                 &format!("row {} stores {nnz} values", row + 1),
             )
         }
         (_, Features::Dense(m)) => check_shortest_line(
             path,
             format,
-            shortest_libsvm_line(label, m.cols),
+            libsvm::shortest_libsvm_line(label, m.cols),
             &format!("{} features in a dense row", m.cols),
         ),
     }

@@ -14,12 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::data::LabelMap;
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-use crate::model::{AnyModel, Classes, Model, TrainingInfo};
+use crate::model::{AnyModel, Classes, FORMAT_NAME, FORMAT_VERSION, Model, TrainingInfo};
 
-/// The `format` field of every model file.
-pub const FORMAT_NAME: &str = "perceptron-model";
-/// The newest model format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
 /// Model files larger than this are refused rather than read into memory.
 pub const MAX_MODEL_BYTES: u64 = 1 << 30;
 
@@ -188,8 +184,8 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
             format!(
                 "is corrupt: its +1 label {} and its -1 label {} are the same label; a model's \
                  two classes must differ",
-                crate::data::source::quote(&file.labels.positive),
-                crate::data::source::quote(negative)
+                crate::data::message::quote(&file.labels.positive),
+                crate::data::message::quote(negative)
             ),
         ));
     }

@@ -11,6 +11,7 @@ mod file;
 mod ovr_file;
 mod predict;
 mod training;
+mod warm;
 
 use crate::data::{Dataset, LabelMap, Row};
 use crate::error::{Error, Result};
@@ -18,10 +19,15 @@ use crate::float::{Precision, Real};
 use crate::reference;
 use crate::train::{Fit, RunDescription};
 
-pub use file::{FORMAT_NAME, FORMAT_VERSION, MAX_MODEL_BYTES, load, parse};
+pub use file::{MAX_MODEL_BYTES, load, parse};
 pub use ovr_file::KIND as ONE_VS_REST_KIND;
 pub use predict::{DecideStats, Predictions};
 pub use training::{ClassTraining, ColumnRef, DataLayout, TrainingInfo};
+
+/// The `format` field of every model file.
+pub const FORMAT_NAME: &str = "perceptron-model";
+/// The newest model format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
 
 /// What a model's heads stand for.
 #[derive(Clone, Debug, PartialEq)]

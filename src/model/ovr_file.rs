@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-use crate::model::file::{FORMAT_NAME, FORMAT_VERSION};
-use crate::model::{AnyModel, ClassTraining, Classes, Model, TrainingInfo};
+use crate::model::{
+    AnyModel, ClassTraining, Classes, FORMAT_NAME, FORMAT_VERSION, Model, TrainingInfo,
+};
 
 /// The `kind` of one-vs-rest model files (binary models have none).
 pub const KIND: &str = "one-vs-rest";
@@ -103,8 +104,8 @@ pub(super) fn parse_value(path: &Path, value: serde_json::Value) -> Result<AnyMo
                  classes must differ",
                 a + 1,
                 b + 1,
-                crate::data::source::quote(&file.classes[a]),
-                crate::data::source::quote(&file.classes[b])
+                crate::data::message::quote(&file.classes[a]),
+                crate::data::message::quote(&file.classes[b])
             ),
         ));
     }

@@ -18,7 +18,7 @@ use super::progress::TrainProgress;
 use crate::data::{self, CsvInfo, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::{AnyModel, Classes, DataLayout, Model};
+use crate::model::{DataLayout, Model};
 use crate::train::checkpoint;
 use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
 
@@ -265,83 +265,10 @@ fn init_fingerprint(path: &std::path::Path) -> Result<String> {
 /// (`heads` perceptrons).
 fn initial_weights<F: Real>(args: &TrainArgs, data: &Dataset<F>, heads: usize) -> Result<Vec<F>> {
     let bias = !args.no_bias;
-    let dim = data.cols() + bias as usize;
-    let Some(path) = &args.init else {
-        return Ok(vec![F::ZERO; dim * heads]);
-    };
-    let model = crate::model::load(path)?;
-    if (model.heads() > 1) != (heads > 1) {
-        return Err(Error::Usage(format!(
-            "--init {} is {} model but this run trains {}",
-            path.display(),
-            if heads > 1 {
-                "a binary"
-            } else {
-                "a one-vs-rest"
-            },
-            if heads > 1 {
-                "one-vs-rest (--multiclass)"
-            } else {
-                "a binary model"
-            }
-        )));
+    match &args.init {
+        Some(path) => crate::model::load(path)?.warm_start(path, data, heads, bias),
+        None => Ok(vec![F::ZERO; (data.cols() + bias as usize) * heads]),
     }
-    let (weights, has_bias, count, labels_match) = match &model {
-        AnyModel::F32(m) => start_from(m, data),
-        AnyModel::F64(_) if F::PRECISION == Precision::F32 => {
-            return Err(Error::Usage(format!(
-                "--init {} is an f64 {}model; train with --precision f64 to start from it exactly",
-                path.display(),
-                if heads > 1 { "one-vs-rest " } else { "" }
-            )));
-        }
-        AnyModel::F64(m) => start_from(m, data),
-    };
-    if count != data.cols() {
-        return Err(Error::Usage(format!(
-            "--init {} has {count} features but the data has {}",
-            path.display(),
-            data.cols()
-        )));
-    }
-    if has_bias != bias {
-        return Err(Error::Usage(format!(
-            "--init {} was trained {} the bias; pass {} to match",
-            path.display(),
-            if has_bias { "with" } else { "without" },
-            if has_bias {
-                "no --no-bias"
-            } else {
-                "--no-bias"
-            }
-        )));
-    }
-    if !labels_match {
-        return Err(Error::Usage(format!(
-            "--init {} maps the labels differently from this data (check --positive, or the classes and their order)",
-            path.display()
-        )));
-    }
-    Ok(weights)
-}
-
-/// A model's weights in precision `F` (exact: `F` is at least as wide),
-/// whether it has a bias, its features, and whether its classes are the
-/// data's, in the same order.
-fn start_from<M: Real, F: Real>(
-    model: &Model<M>,
-    data: &Dataset<F>,
-) -> (Vec<F>, bool, usize, bool) {
-    let weights = model
-        .all_weights()
-        .iter()
-        .map(|v| F::from_f64(v.to_f64()))
-        .collect();
-    let same = match model.classes() {
-        Classes::Binary(labels) => *labels == data.label_map,
-        Classes::OneVsRest(classes) => data.classes.iter().map(|c| &c.text).eq(classes.iter()),
-    };
-    (weights, model.has_bias(), model.feature_count(), same)
 }
 
 #[cfg(test)]

@@ -1,9 +1,16 @@
+//! Row streams: the same rows and messages as the batch parsers, from
+//! files, pipes and gzip, handed out as they arrive.
+
 use std::io::{Cursor, Write};
 use std::path::PathBuf;
 use std::sync::mpsc;
+use std::time::Duration;
 
 use super::*;
-use crate::data::{Features, HeaderMode, RawData, load_raw};
+use crate::data::load_raw;
+use crate::data::matrix::Features;
+use crate::data::options::HeaderMode;
+use crate::data::raw::RawData;
 
 fn data_file(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -19,33 +19,30 @@
 //! arrive, so a line written into a pipe is processed at once, and a stop
 //! flag (Ctrl-C) ends a wait for input that may never come.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, ErrorKind, Read};
+mod pump;
+
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
-use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::float::Real;
 
+use super::binary;
 use super::csv::{Layout, is_skipped};
+use super::format::{format_from_line, format_from_name};
 use super::libsvm::{IndexLimit, Line};
-use super::source::{
-    LineReader, NO_DATA_ROWS, column_at, format_from_line, format_from_name, gunzip,
-    looks_like_gzip, quote,
-};
-use super::{Format, LoadOptions, NO_LABEL, Row};
+use super::lines::LineReader;
+use super::matrix::Row;
+use super::message::{NO_DATA_ROWS, column_at, quote};
+use super::options::{Format, LoadOptions, NO_LABEL};
+use super::raw::CsvInfo;
+use super::source::{self, gunzip, looks_like_gzip};
+use pump::{CHUNK_BYTES, Pump};
 
 /// How standard input is named in messages.
 pub const STDIN_NAME: &str = "<stdin>";
-
-/// Bytes the reading thread asks for at a time.
-const CHUNK_BYTES: usize = 64 << 10;
-
-/// How often a wait for input checks the stop flag.
-const POLL: Duration = Duration::from_millis(50);
 
 /// Appended to the message for a feature index beyond the stream's limit.
 const MAX_FEATURES_WHY: &str =
@@ -126,17 +123,7 @@ impl<'p, F: Real> RowStream<'p, F> {
         let path = source.name();
         let (raw, regular): (Box<dyn Read + Send>, bool) = match source {
             StreamSource::File(p) => {
-                let file = File::open(p).map_err(|e| Error::io(p, "cannot open data file", e))?;
-                let meta = file
-                    .metadata()
-                    .map_err(|e| Error::io(p, "cannot open data file", e))?;
-                if meta.is_dir() {
-                    return Err(Error::io(
-                        p,
-                        "cannot open data file",
-                        io::Error::new(ErrorKind::IsADirectory, "it is a directory, not a file"),
-                    ));
-                }
+                let (file, meta) = source::open_file(p)?;
                 (Box::new(file), meta.is_file())
             }
             StreamSource::Stdin => (Box::new(io::stdin()), false),
@@ -145,7 +132,7 @@ impl<'p, F: Real> RowStream<'p, F> {
             StreamSource::File(p) => format_from_name(p),
             StreamSource::Stdin => None,
         };
-        let gzip_name = matches!(source, StreamSource::File(p) if super::source::is_gzip(p));
+        let gzip_name = matches!(source, StreamSource::File(p) if source::is_gzip(p));
         Self::from_reader(
             path,
             raw,
@@ -179,15 +166,11 @@ impl<'p, F: Real> RowStream<'p, F> {
             .map_err(|e| Error::io(path, "cannot start reading", e))?;
         // A live stream is only asked for two bytes (the gzip magic) before
         // its first line is read, so its first example is not held back.
-        let want = if regular {
-            super::binary::MAGIC.len()
-        } else {
-            2
-        };
+        let want = if regular { binary::MAGIC.len() } else { 2 };
         let head = pump
             .peek(want)
             .map_err(|e| Error::io(path, "cannot read", e))?;
-        if head.len() >= 2 && super::binary::MAGIC.starts_with(&head[..head.len().min(8)]) {
+        if head.len() >= 2 && binary::MAGIC.starts_with(&head[..head.len().min(8)]) {
             return Err(binary_refused(path));
         }
         let gzip = gzip_name || looks_like_gzip(head);
@@ -337,7 +320,7 @@ impl<'p, F: Real> RowStream<'p, F> {
     }
 
     /// The CSV layout settled from the first line (`None` for LIBSVM).
-    pub fn csv_info(&self) -> Option<super::CsvInfo> {
+    pub fn csv_info(&self) -> Option<CsvInfo> {
         self.csv.as_ref().map(Layout::info)
     }
 
@@ -361,121 +344,6 @@ fn binary_refused(path: &Path) -> Error {
         "binary (.pbin) data cannot be read as a stream; give CSV or LIBSVM text (`perceptron \
          convert DATA.pbin DATA.svm` writes one)",
     )
-}
-
-/// Reads a source on a helper thread, a chunk at a time, and hands the bytes
-/// over as they arrive; a wait can be cut short by the stop flag.
-struct Pump {
-    rx: Receiver<io::Result<Vec<u8>>>,
-    chunk: Vec<u8>,
-    pos: usize,
-    done: bool,
-    stop: Option<Arc<AtomicBool>>,
-}
-
-impl Pump {
-    fn spawn(mut src: Box<dyn Read + Send>, stop: Option<Arc<AtomicBool>>) -> io::Result<Self> {
-        // A few chunks in flight at most: memory stays bounded however far
-        // the reader runs ahead.
-        let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(4);
-        std::thread::Builder::new()
-            .name("perceptron-input".into())
-            .spawn(move || {
-                loop {
-                    let mut buf = vec![0u8; CHUNK_BYTES];
-                    let n = match src.read(&mut buf) {
-                        Ok(n) => n,
-                        Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                        Err(e) => {
-                            let _ = tx.send(Err(e));
-                            return;
-                        }
-                    };
-                    buf.truncate(n);
-                    if n < CHUNK_BYTES / 4 {
-                        buf.shrink_to_fit();
-                    }
-                    // An empty chunk marks the end; a closed channel means
-                    // nobody reads any more.
-                    if tx.send(Ok(buf)).is_err() || n == 0 {
-                        return;
-                    }
-                }
-            })?;
-        Ok(Pump {
-            rx,
-            chunk: Vec::new(),
-            pos: 0,
-            done: false,
-            stop,
-        })
-    }
-
-    /// Appends the next chunk to the unread bytes; false at the end of the
-    /// input.
-    fn fill(&mut self) -> io::Result<bool> {
-        if self.done {
-            return Ok(false);
-        }
-        loop {
-            match self.rx.recv_timeout(POLL) {
-                Ok(Ok(buf)) if buf.is_empty() => {
-                    self.done = true;
-                    return Ok(false);
-                }
-                Ok(Ok(buf)) => {
-                    if self.pos >= self.chunk.len() {
-                        self.chunk = buf;
-                    } else {
-                        self.chunk.drain(..self.pos);
-                        self.chunk.extend_from_slice(&buf);
-                    }
-                    self.pos = 0;
-                    return Ok(true);
-                }
-                Ok(Err(e)) => {
-                    self.done = true;
-                    return Err(e);
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    if self
-                        .stop
-                        .as_ref()
-                        .is_some_and(|s| s.load(Ordering::Relaxed))
-                    {
-                        return Err(io::Error::other("stopped while waiting for input"));
-                    }
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.done = true;
-                    return Ok(false);
-                }
-            }
-        }
-    }
-
-    /// At least `n` unread bytes, or all that remain before the end.
-    fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
-        while self.chunk.len() - self.pos < n && self.fill()? {}
-        Ok(&self.chunk[self.pos..])
-    }
-}
-
-impl Read for Pump {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if out.is_empty() {
-            return Ok(0);
-        }
-        while self.pos >= self.chunk.len() {
-            if !self.fill()? {
-                return Ok(0);
-            }
-        }
-        let n = out.len().min(self.chunk.len() - self.pos);
-        out[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
-    }
 }
 
 #[cfg(test)]

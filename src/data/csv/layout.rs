@@ -1,0 +1,307 @@
+//! The shape of a CSV file, fixed by its first data line, and the reading
+//! of one line under it.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::data::message::{column_at, quote};
+use crate::data::number::parse_value;
+use crate::data::options::{HeaderMode, LabelColumn, LoadOptions};
+use crate::data::raw::CsvInfo;
+use crate::error::{Error, Result};
+use crate::float::Real;
+
+use super::fields::{Fields, delimiter_name};
+use super::sniff::{detect_delimiter, header_by_content};
+
+/// The shape of a CSV file, fixed by its first line that is not blank or a
+/// comment: the delimiter, the number of fields, the label column and the
+/// header names. Shared by the batch parser and the row stream
+/// ([`super::stream`]), so both read a line the same way and say the same
+/// thing about a bad one.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    delim: u8,
+    /// Fields every line must have.
+    expected: usize,
+    /// 0-based label field; `None` for unlabeled data.
+    pub(crate) label: Option<usize>,
+    /// The line that fixed `expected`, for messages.
+    shape_line: u64,
+    /// Header names, empty without a header.
+    names: Vec<String>,
+    /// Line `shape_line` was judged data by its content (not by
+    /// `--no-header`): a text field there may be a header name that looks
+    /// like a number elsewhere, which the message for it says.
+    guessed_data: bool,
+}
+
+impl Layout {
+    /// Reads the layout from `first`, line `first_no`, the first line that is
+    /// not blank or a comment; also says whether that line is a header
+    /// (otherwise it is the first data row).
+    pub(crate) fn detect(
+        first: &str,
+        first_no: u64,
+        path: &Path,
+        opts: &LoadOptions,
+    ) -> Result<(Layout, bool)> {
+        let delim = match opts.delimiter {
+            Some(d) if !d.is_ascii() || matches!(d, b'"' | b'\n' | b'\r' | b'#') => {
+                return Err(Error::Usage(format!(
+                    "cannot use {:?} as the CSV delimiter; use `,`, `;` or tab",
+                    char::from(d)
+                )));
+            }
+            Some(d) => d,
+            None => detect_delimiter(first),
+        };
+        let at = |line: &str, no: u64, (byte, msg): (usize, String)| {
+            Error::parse(path, no, Some(column_at(line, byte)), msg)
+        };
+        let mut fields = Vec::new();
+        for f in Fields::new(first, delim) {
+            fields.push(f.map_err(|e| at(first, first_no, e))?);
+        }
+        let n = fields.len();
+        if n < 2 && !opts.unlabeled {
+            return Err(Error::parse(
+                path,
+                first_no,
+                Some(1),
+                format!(
+                    "no feature columns: found the single field {}; expected the label and at \
+                     least one feature separated by {}",
+                    quote(fields.first().map(|f| f.text.as_ref()).unwrap_or("")),
+                    match opts.delimiter {
+                        Some(d) => delimiter_name(d),
+                        None => "`,`, `;` or tab".to_owned(),
+                    }
+                ),
+            ));
+        }
+        // A label column the model chose, not the user: say so, and how to
+        // read the file otherwise.
+        let from_model = |what: String| match &opts.label_column_from {
+            Some(model) => format!(
+                "{what} (the label column is the one the model {} was trained with); pass \
+                 --label-column N, or --unlabeled if the file has no label column",
+                model.display()
+            ),
+            None => what,
+        };
+        let has_header;
+        let label = match &opts.label_column {
+            _ if opts.unlabeled => {
+                has_header = header_by_content(opts.header, &fields, None);
+                None
+            }
+            None => {
+                has_header = header_by_content(opts.header, &fields, Some(0));
+                Some(0)
+            }
+            Some(LabelColumn::Index(k)) => {
+                if *k == 0 || *k > n {
+                    return Err(Error::parse(
+                        path,
+                        first_no,
+                        Some(1),
+                        from_model(format!(
+                            "label column {k} is out of range: the file has {n} columns \
+                             (numbered from 1)"
+                        )),
+                    ));
+                }
+                has_header = header_by_content(opts.header, &fields, Some(k - 1));
+                Some(k - 1)
+            }
+            Some(LabelColumn::Name(name)) => {
+                if opts.header == HeaderMode::Absent {
+                    return Err(Error::parse(
+                        path,
+                        first_no,
+                        Some(1),
+                        match &opts.label_column_from {
+                            Some(_) => from_model(format!(
+                                "the label column is named {} but the file is read without a \
+                                 header line",
+                                quote(name)
+                            )),
+                            None => format!(
+                                "the label column is given by name ({}) but the file is read \
+                                 without a header line; give its number instead",
+                                quote(name)
+                            ),
+                        },
+                    ));
+                }
+                has_header = true;
+                let found: Vec<usize> = (0..n)
+                    .filter(|&k| fields[k].text == name.as_str())
+                    .collect();
+                match found[..] {
+                    [k] => Some(k),
+                    [] => {
+                        let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
+                        return Err(Error::parse(
+                            path,
+                            first_no,
+                            Some(1),
+                            from_model(format!(
+                                "no column named {} in the header; its columns are {}",
+                                quote(name),
+                                names.join(", ")
+                            )),
+                        ));
+                    }
+                    [a, b, ..] => {
+                        return Err(Error::parse(
+                            path,
+                            first_no,
+                            Some(column_at(first, fields[b].start)),
+                            format!(
+                                "the header names columns {} and {} both {}; give the label \
+                                 column's number instead",
+                                a + 1,
+                                b + 1,
+                                quote(name)
+                            ),
+                        ));
+                    }
+                }
+            }
+        };
+
+        let layout = Layout {
+            delim,
+            expected: n,
+            label,
+            shape_line: first_no,
+            names: if has_header {
+                fields.iter().map(|f| f.text.clone().into_owned()).collect()
+            } else {
+                Vec::new()
+            },
+            guessed_data: !has_header && opts.header == HeaderMode::Auto,
+        };
+        Ok((layout, has_header))
+    }
+
+    /// Feature columns per row (every field but the label).
+    pub(crate) fn cols(&self) -> usize {
+        self.expected - usize::from(self.label.is_some())
+    }
+
+    /// What reports and the model file say about this layout.
+    pub(crate) fn info(&self) -> CsvInfo {
+        CsvInfo {
+            header_line: (!self.names.is_empty()).then_some(self.shape_line),
+            label_column: self.label.map(|k| k + 1),
+            label_name: self.label.and_then(|k| self.names.get(k).cloned()),
+            delimiter: self.delim,
+            columns: self.expected,
+        }
+    }
+
+    /// Parses data line `no` of `path`: appends its feature values to
+    /// `values`, in column order, and calls `on_label(text, byte offset)`
+    /// with its label when the label field is reached (so an error there is
+    /// reported before errors in later fields; never for unlabeled data).
+    /// On an error `values` may hold part of the row.
+    pub(crate) fn parse_row<F: Real>(
+        &self,
+        path: &Path,
+        line: &str,
+        no: u64,
+        values: &mut Vec<F>,
+        mut on_label: impl FnMut(&str, usize) -> Result<()>,
+    ) -> Result<()> {
+        let err =
+            |byte: usize, msg: String| Error::parse(path, no, Some(column_at(line, byte)), msg);
+        let mut fields = Fields::new(line, self.delim);
+        let mut count = 0usize;
+        for field in fields.by_ref() {
+            let field = field.map_err(|(b, m)| err(b, m))?;
+            let k = count;
+            count += 1;
+            if k >= self.expected {
+                // Count the rest, then say how many there were.
+                let extra = fields.by_ref().take_while(|f| f.is_ok()).count();
+                return Err(err(
+                    field.start,
+                    format!(
+                        "expected {} {}, found {} (the first extra field is {})",
+                        crate::text::count(self.expected, "field"),
+                        self.shape_hint(),
+                        count + extra,
+                        quote(&field.text)
+                    ),
+                ));
+            }
+            let name = ColumnName(k, self.names.get(k).map(String::as_str));
+            if Some(k) == self.label {
+                if field.text.is_empty() {
+                    return Err(err(field.start, format!("empty label {name}")));
+                }
+                on_label(&field.text, field.start)?;
+            } else {
+                let v = parse_value::<F>(&field.text, &name).map_err(|m| {
+                    let text_like = !field.text.is_empty() && field.text.parse::<f64>().is_err();
+                    if no == self.shape_line && self.guessed_data && text_like {
+                        err(
+                            field.start,
+                            format!(
+                                "{m} (line {no} was read as data because other fields on it \
+                                 are numbers; if it is a header, pass --header)"
+                            ),
+                        )
+                    } else {
+                        err(field.start, m)
+                    }
+                })?;
+                values.push(v);
+            }
+        }
+        if count < self.expected {
+            return Err(err(
+                line.len(),
+                format!(
+                    "expected {} {}, found {}",
+                    crate::text::count(self.expected, "field"),
+                    self.shape_hint(),
+                    count
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn shape_hint(&self) -> String {
+        if self.names.is_empty() {
+            format!(
+                "separated by {} (as on line {})",
+                delimiter_name(self.delim),
+                self.shape_line
+            )
+        } else {
+            format!(
+                "separated by {} (as in the header on line {})",
+                delimiter_name(self.delim),
+                self.shape_line
+            )
+        }
+    }
+}
+
+/// "column 3" or `column 3 ("petal length")`, for messages.
+struct ColumnName<'a>(usize, Option<&'a str>);
+
+impl fmt::Display for ColumnName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "in column {}", self.0 + 1)?;
+        if let Some(name) = self.1 {
+            write!(f, " ({})", quote(name))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,51 @@
+//! CSV parsing: one row per line, the label in one column, `,` `;` or tab.
+//!
+//! Fields are trimmed of surrounding spaces; a field may be double-quoted
+//! (`"a,b"`, with `""` for a quote inside) but cannot span lines. Blank lines
+//! and lines starting with `#` are skipped. The first other line is a header
+//! when no field but the label is a number (see [`crate::data::HeaderMode::Auto`]).
+//! Unlabeled data (`predict --unlabeled`) has no label column: every field
+//! is a feature.
+
+mod fields;
+mod layout;
+mod read;
+mod sniff;
+mod write;
+
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::error::Result;
+use crate::float::Real;
+
+use super::lines::LineReader;
+use super::options::LoadOptions;
+use super::raw::RawData;
+
+pub(crate) use layout::Layout;
+pub(crate) use sniff::{EXTENSIONS, is_skipped, looks_like_csv};
+pub use write::{csv_label, csv_line, shortest_csv_line};
+
+/// Parses CSV text into a dense matrix.
+pub fn parse<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<RawData<F>> {
+    parse_sized(reader, path, opts, None)
+}
+
+/// [`parse`], reserving memory once from `size_hint`, the content's length in
+/// bytes when known.
+pub fn parse_sized<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    read::parse_lines(LineReader::new(reader, path), path, opts, size_hint)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,201 @@
+//! Reading a whole CSV file into a dense matrix, on all cores.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::data::blocks::{Block, TextRows, extend_in_parallel, parse_rows, trim_excess};
+use crate::data::labels::{LabelTable, MAX_DISTINCT_LABELS};
+use crate::data::lines::LineReader;
+use crate::data::matrix::{DenseMatrix, Features};
+use crate::data::message::{NO_DATA_ROWS, column_at, quote};
+use crate::data::options::{Format, LoadOptions, NO_LABEL};
+use crate::data::raw::RawData;
+use crate::error::{Error, Result};
+use crate::float::Real;
+
+use super::layout::Layout;
+use super::sniff::is_skipped;
+
+pub(crate) fn parse_lines<F: Real, R: BufRead>(
+    mut lines: LineReader<'_, R>,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    // The first line that is not blank or a comment fixes the delimiter, the
+    // number of fields, the label column and whether there is a header.
+    let (first, first_no) = loop {
+        match lines.next_line()? {
+            None => return Err(Error::data(path, NO_DATA_ROWS)),
+            Some((_, l)) if is_skipped(l) => continue,
+            Some((no, l)) => break (l.to_owned(), no),
+        }
+    };
+    let (layout, has_header) = Layout::detect(&first, first_no, path, opts)?;
+    let cols = layout.cols();
+    let info = layout.info();
+    let mut rows = Rows {
+        path,
+        layout,
+        values: Vec::new(),
+        class_ids: Vec::new(),
+        table: LabelTable::default(),
+    };
+    let mut reserved = false;
+    let mut reserve = |rows: &mut Rows<F>, line_bytes: usize| {
+        if reserved {
+            return;
+        }
+        reserved = true;
+        if let Some(total) = size_hint {
+            // Rows like this one would fill the file; a few percent over
+            // rather than a regrowth.
+            let est = usize::try_from(total / (line_bytes as u64 + 1)).unwrap_or(usize::MAX);
+            let est = est.saturating_add(est / 32).saturating_add(1);
+            crate::memory::reserve_hint(&mut rows.values, est.saturating_mul(cols));
+            crate::memory::reserve_hint(&mut rows.class_ids, est);
+        }
+    };
+    if !has_header {
+        reserve(&mut rows, first.len());
+        rows.push(&first, first_no)?;
+    }
+    drop(first);
+    parse_rows(&mut lines, &mut rows, |rows, block, _| {
+        reserve(rows, block.mean_line_bytes());
+        true
+    })?;
+    let Rows {
+        mut values,
+        mut class_ids,
+        table,
+        ..
+    } = rows;
+    if class_ids.is_empty() {
+        return Err(Error::data(
+            path,
+            "no data rows: the file holds only a header line",
+        ));
+    }
+    trim_excess(&mut values);
+    trim_excess(&mut class_ids);
+    Ok(RawData {
+        features: Features::Dense(DenseMatrix {
+            rows: class_ids.len(),
+            cols,
+            values: values.into(),
+        }),
+        class_ids,
+        table,
+        format: Format::Csv,
+        csv: Some(info),
+    })
+}
+
+/// The data rows read so far.
+struct Rows<'p, F> {
+    path: &'p Path,
+    layout: Layout,
+    values: Vec<F>,
+    class_ids: Vec<u32>,
+    table: LabelTable,
+}
+
+impl<F: Real> TextRows for Rows<'_, F> {
+    fn for_block(&self, block: &Block) -> Self {
+        let mut rows = Rows {
+            path: self.path,
+            layout: self.layout.clone(),
+            values: Vec::new(),
+            class_ids: Vec::new(),
+            table: LabelTable::default(),
+        };
+        let cols = self.layout.cols();
+        let _ = rows
+            .values
+            .try_reserve_exact(block.len().saturating_mul(cols));
+        let _ = rows.class_ids.try_reserve_exact(block.len());
+        rows
+    }
+
+    fn push_line(&mut self, line: &str, no: u64) -> Result<()> {
+        if is_skipped(line) {
+            return Ok(());
+        }
+        self.push(line, no)
+    }
+
+    fn stored(&self) -> usize {
+        self.values.len()
+    }
+
+    fn absorb(&mut self, block: &Self, pending: usize) -> bool {
+        let room = pending.saturating_add(block.values.len());
+        if crate::memory::reserve(&mut self.values, room).is_err()
+            || crate::memory::reserve(&mut self.class_ids, block.class_ids.len()).is_err()
+        {
+            return false;
+        }
+        let Some(ids) = self.table.absorb(&block.table) else {
+            return false;
+        };
+        self.class_ids
+            .extend(block.class_ids.iter().map(|&c| ids[c as usize]));
+        true
+    }
+
+    fn append(&mut self, blocks: &[&Self]) {
+        let parts: Vec<&[F]> = blocks.iter().map(|b| b.values.as_slice()).collect();
+        extend_in_parallel(&mut self.values, &parts);
+    }
+}
+
+impl<F: Real> Rows<'_, F> {
+    /// Parses one data line and appends it.
+    fn push(&mut self, line: &str, no: u64) -> Result<()> {
+        let path = self.path;
+        // Room for the whole row first, so that the pushes below never
+        // reallocate: running out of memory is then an error, not an abort.
+        crate::memory::reserve(&mut self.values, self.layout.cols())
+            .map_err(|s| s.data_error(path, "the feature values", no))?;
+        crate::memory::reserve(&mut self.class_ids, 1)
+            .map_err(|s| s.data_error(path, "the labels", no))?;
+        let start = self.values.len();
+        let Some(label) = self.layout.label else {
+            // Unlabeled: every row is of the one class.
+            self.layout
+                .parse_row(path, line, no, &mut self.values, |_, _| Ok(()))?;
+            let class = self.table.intern(NO_LABEL, no).unwrap_or(0);
+            self.class_ids.push(class);
+            return Ok(());
+        };
+        let label_column = label + 1;
+        let table = &mut self.table;
+        let mut class = None;
+        self.layout
+            .parse_row(path, line, no, &mut self.values, |text, at| {
+                let id = table.intern(text, no).ok_or_else(|| {
+                    Error::parse(
+                        path,
+                        no,
+                        Some(column_at(line, at)),
+                        format!(
+                            "more than {MAX_DISTINCT_LABELS} distinct label values (this one is \
+                             {}); is column {label_column} really the label?",
+                            quote(text),
+                        ),
+                    )
+                })?;
+                class = Some(id);
+                Ok(())
+            })?;
+        match class {
+            Some(c) => self.class_ids.push(c),
+            None => {
+                // Unreachable: every complete line has a label. Keep the matrix whole anyway.
+                self.values.truncate(start);
+            }
+        }
+        Ok(())
+    }
+}

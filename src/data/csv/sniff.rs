@@ -1,0 +1,72 @@
+//! What marks CSV text: its extensions, the delimiter a line uses, whether
+//! the first line is a header, and which lines are skipped.
+
+use crate::data::options::HeaderMode;
+
+use super::fields::Field;
+
+/// File extensions (`.gz` stripped, lowercase) that name CSV files.
+pub(crate) const EXTENSIONS: [&str; 2] = ["csv", "tsv"];
+
+/// The delimiters detected, in tie-breaking order.
+const DELIMITERS: [u8; 3] = [b',', b';', b'\t'];
+
+/// Blank lines and comments (`#` first, after spaces) hold no data.
+pub(crate) fn is_skipped(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// Whether a data line (trimmed, not a comment) looks like CSV: it holds
+/// `,` `;` or a tab.
+pub(crate) fn looks_like_csv(line: &str) -> bool {
+    line.contains([',', ';', '\t'])
+}
+
+/// Whether the first line is a header under `mode`: with `Auto`, when none
+/// of its non-empty fields other than the label is a number, and there is at
+/// least one. One text field among numbers is rather a typo in the first
+/// data row, which must be an error, not a row silently skipped.
+pub(crate) fn header_by_content(
+    mode: HeaderMode,
+    fields: &[Field<'_>],
+    label: Option<usize>,
+) -> bool {
+    match mode {
+        HeaderMode::Present => true,
+        HeaderMode::Absent => false,
+        HeaderMode::Auto => {
+            let mut others = fields
+                .iter()
+                .enumerate()
+                .filter(|(k, f)| Some(*k) != label && !f.text.is_empty())
+                .peekable();
+            others.peek().is_some() && others.all(|(_, f)| f.text.parse::<f64>().is_err())
+        }
+    }
+}
+
+/// The candidate delimiter occurring most often outside quotes (ties go to
+/// `,` then `;` then tab); `,` when none occurs, which leaves a single field.
+pub(crate) fn detect_delimiter(line: &str) -> u8 {
+    let mut counts = [0usize; DELIMITERS.len()];
+    let mut quoted = false;
+    for b in line.bytes() {
+        if b == b'"' {
+            quoted = !quoted;
+        } else if !quoted {
+            for (c, &d) in counts.iter_mut().zip(&DELIMITERS) {
+                if b == d {
+                    *c += 1;
+                }
+            }
+        }
+    }
+    let mut best = 0;
+    for k in 1..DELIMITERS.len() {
+        if counts[k] > counts[best] {
+            best = k;
+        }
+    }
+    DELIMITERS[best]
+}

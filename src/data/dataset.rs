@@ -1,0 +1,144 @@
+//! A labelled dataset ready for training or evaluation: the features, each
+//! row's -1/+1 label and class, and per-row facts computed on first use.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::error::{Error, Result};
+use crate::float::Real;
+
+use super::facts::RowFacts;
+use super::labels::{self, ClassLabel, LabelMap};
+use super::matrix::Features;
+use super::options::Format;
+use super::raw::RawData;
+
+/// A labelled dataset ready for training or evaluation.
+#[derive(Clone, Debug)]
+pub struct Dataset<F> {
+    pub features: Features<F>,
+    /// -1 or +1 per row.
+    pub labels: Vec<i8>,
+    pub label_map: LabelMap,
+    /// The distinct label values with their row counts.
+    pub classes: Vec<ClassLabel>,
+    /// Per row, its index in `classes` (for one-vs-rest multiclass
+    /// training); empty for data built without class information.
+    pub class_ids: Vec<u32>,
+    /// Where the data came from, for messages and reports.
+    pub source: PathBuf,
+    pub format: Format,
+    /// Per-row facts for engines, computed on first use (see [`Dataset::facts`]).
+    pub facts: FactsCache,
+}
+
+/// [`RowFacts`] for the data with and without the bias,
+/// each computed at most once.
+#[derive(Clone, Debug, Default)]
+pub struct FactsCache([OnceLock<Arc<RowFacts>>; 2]);
+
+impl PartialEq for FactsCache {
+    /// A cache never makes two datasets differ.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<F: Real> Dataset<F> {
+    pub fn rows(&self) -> usize {
+        self.features.rows()
+    }
+
+    pub fn cols(&self) -> usize {
+        self.features.cols()
+    }
+
+    /// Maps raw labels with the rules of [`labels::decide`].
+    pub fn from_raw(raw: RawData<F>, source: &Path, positive: Option<&str>) -> Result<Self> {
+        let (label_map, signs) =
+            labels::decide(&raw.table, positive).map_err(|e| Error::data(source, e.to_string()))?;
+        let labels = raw.class_ids.iter().map(|&c| signs[c as usize]).collect();
+        Ok(Dataset {
+            features: raw.features,
+            labels,
+            label_map,
+            classes: raw.table.classes().to_vec(),
+            class_ids: raw.class_ids,
+            source: source.to_path_buf(),
+            format: raw.format,
+            facts: FactsCache::default(),
+        })
+    }
+
+    /// Row norms, the L1 maximum and the host-only rows (with the bias
+    /// feature when `bias`), computed in one parallel pass on first use.
+    pub fn facts(&self, bias: bool) -> Arc<RowFacts> {
+        self.facts.0[bias as usize]
+            .get_or_init(|| Arc::new(RowFacts::compute(&self.features, bias)))
+            .clone()
+    }
+
+    /// Head `head`'s label of row `row` when training `heads` perceptrons:
+    /// the -1/+1 label with one head, +1 iff the class id is `head` otherwise.
+    #[inline]
+    pub fn label_for(&self, head: usize, heads: usize, row: usize) -> i8 {
+        if heads == 1 {
+            self.labels[row]
+        } else if self.class_ids[row] as usize == head {
+            1
+        } else {
+            -1
+        }
+    }
+
+    /// Keeps every label value as its own class, for one-vs-rest training:
+    /// `class_ids` indexes `classes` (in order of first appearance) and the
+    /// -1/+1 `labels` stay empty.
+    pub fn from_raw_classes(raw: RawData<F>, source: &Path) -> Result<Self> {
+        let classes = raw.table.classes().to_vec();
+        if classes.len() < 2 {
+            return Err(Error::data(
+                source,
+                format!(
+                    "one-vs-rest training needs at least two label values; found {}",
+                    raw.table.describe()
+                ),
+            ));
+        }
+        Ok(Dataset {
+            features: raw.features,
+            labels: Vec::new(),
+            label_map: LabelMap {
+                positive: String::new(),
+                negative: None,
+            },
+            classes,
+            class_ids: raw.class_ids,
+            source: source.to_path_buf(),
+            format: raw.format,
+            facts: FactsCache::default(),
+        })
+    }
+
+    /// The rows reordered so that new row `p` is old row `order[p]`.
+    pub fn permuted(&self, order: &[usize]) -> Self {
+        Dataset {
+            features: self.features.permuted(order),
+            labels: if self.labels.is_empty() {
+                Vec::new()
+            } else {
+                order.iter().map(|&i| self.labels[i]).collect()
+            },
+            label_map: self.label_map.clone(),
+            classes: self.classes.clone(),
+            class_ids: if self.class_ids.is_empty() {
+                Vec::new()
+            } else {
+                order.iter().map(|&i| self.class_ids[i]).collect()
+            },
+            source: self.source.clone(),
+            format: self.format,
+            facts: FactsCache::default(),
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! LIBSVM/svmlight parsing into CSR.
+//!
+//! A line is `label index:value index:value ... [# comment]`, tokens separated
+//! by spaces or tabs, indices 1-based and strictly increasing. The label is a
+//! number (`+1`, `-1`, `0`, `2.5`, ...), kept as written. `qid:N` tokens are
+//! checked and ignored. Blank and comment-only lines are skipped. Values of
+//! exactly zero are kept as given. Unlabeled data (`predict --unlabeled`) may
+//! leave the label out: a first token holding `:` is then a feature.
+
+mod line;
+mod read;
+mod sniff;
+mod write;
+
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::error::Result;
+use crate::float::Real;
+
+use super::lines::LineReader;
+use super::raw::RawData;
+
+pub(crate) use line::{IndexLimit, Line};
+pub(crate) use sniff::{EXTENSIONS, looks_like_libsvm};
+pub use write::{libsvm_label, libsvm_line, shortest_libsvm_line};
+
+/// Parses LIBSVM text into a CSR matrix.
+pub fn parse<F: Real, R: BufRead>(reader: R, path: &Path) -> Result<RawData<F>> {
+    parse_sized(reader, path, None)
+}
+
+/// [`parse`], reserving memory once from `size_hint`, the content's length in
+/// bytes when known.
+pub fn parse_sized<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    read::parse_lines(LineReader::new(reader, path), path, false, size_hint)
+}
+
+/// [`parse_sized`], for unlabeled data when `unlabeled` (see
+/// [`crate::data::LoadOptions::unlabeled`]).
+pub fn parse_options<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    read::parse_lines(LineReader::new(reader, path), path, unlabeled, size_hint)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,184 @@
+//! Reading a whole LIBSVM file into a CSR matrix, on all cores.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::data::blocks::{Block, TextRows, extend_in_parallel, parse_rows, trim_excess};
+use crate::data::labels::{LabelTable, MAX_DISTINCT_LABELS};
+use crate::data::lines::LineReader;
+use crate::data::matrix::{CsrMatrix, Features};
+use crate::data::message::{NO_DATA_ROWS, quote};
+use crate::data::options::{Format, NO_LABEL};
+use crate::data::raw::RawData;
+use crate::error::{Error, Result};
+use crate::float::Real;
+
+use super::line::{FORMAT_LIMIT, Line};
+
+/// The rows read so far, as a [`CsrMatrix`] under construction in owned
+/// vectors, with their labels.
+struct CsrRows<'p, F> {
+    path: &'p Path,
+    unlabeled: bool,
+    row_ptr: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<F>,
+    class_ids: Vec<u32>,
+    table: LabelTable,
+    max_index: u64,
+}
+
+impl<'p, F: Real> CsrRows<'p, F> {
+    fn new(path: &'p Path, unlabeled: bool) -> Self {
+        CsrRows {
+            path,
+            unlabeled,
+            row_ptr: vec![0],
+            indices: Vec::new(),
+            values: Vec::new(),
+            class_ids: Vec::new(),
+            table: LabelTable::default(),
+            max_index: 0,
+        }
+    }
+
+    /// Reserves room for lines of `line_bytes` bytes with `entries_per_row`
+    /// entries to fill `total` bytes (a few percent over rather than a
+    /// regrowth).
+    fn reserve_for(&mut self, total: u64, line_bytes: usize, entries_per_row: usize) {
+        let rows = usize::try_from(total / (line_bytes as u64 + 1)).unwrap_or(usize::MAX);
+        let rows = rows.saturating_add(rows / 32).saturating_add(1);
+        let nnz = rows.saturating_mul(entries_per_row);
+        crate::memory::reserve_hint(&mut self.row_ptr, rows);
+        crate::memory::reserve_hint(&mut self.class_ids, rows);
+        crate::memory::reserve_hint(&mut self.indices, nnz);
+        crate::memory::reserve_hint(&mut self.values, nnz);
+    }
+}
+
+impl<F: Real> TextRows for CsrRows<'_, F> {
+    fn for_block(&self, block: &Block) -> Self {
+        let mut rows = CsrRows::new(self.path, self.unlabeled);
+        // Every entry has its colon: room for all of them at once.
+        let entries = block.count_bytes(b':');
+        let _ = rows.row_ptr.try_reserve_exact(block.len());
+        let _ = rows.class_ids.try_reserve_exact(block.len());
+        let _ = rows.indices.try_reserve_exact(entries);
+        let _ = rows.values.try_reserve_exact(entries);
+        rows
+    }
+
+    /// Parses one line (a comment or blank line adds nothing).
+    fn push_line(&mut self, line: &str, no: u64) -> Result<()> {
+        let path = self.path;
+        let Some(parsed) = Line::split(path, no, line, self.unlabeled)? else {
+            return Ok(());
+        };
+        // Unlabeled rows share one class, whatever label a line has.
+        let label = if self.unlabeled {
+            NO_LABEL
+        } else {
+            parsed.label
+        };
+        let class = self.table.intern(label, no).ok_or_else(|| {
+            parsed.err(
+                parsed.label_at,
+                format!(
+                    "more than {MAX_DISTINCT_LABELS} distinct label values (this one is {}); \
+                     this looks like regression data, not two classes",
+                    quote(label)
+                ),
+            )
+        })?;
+        crate::memory::reserve(&mut self.row_ptr, 1)
+            .and_then(|()| crate::memory::reserve(&mut self.class_ids, 1))
+            .map_err(|s| s.data_error(path, "the rows", no))?;
+        let last = parsed.parse_features(FORMAT_LIMIT, &mut self.indices, &mut self.values)?;
+        self.max_index = self.max_index.max(last);
+        self.row_ptr.push(self.indices.len());
+        self.class_ids.push(class);
+        Ok(())
+    }
+
+    fn stored(&self) -> usize {
+        self.indices.len()
+    }
+
+    fn absorb(&mut self, block: &Self, pending: usize) -> bool {
+        let rows = block.class_ids.len();
+        let room = pending.saturating_add(block.values.len());
+        if crate::memory::reserve(&mut self.indices, room).is_err()
+            || crate::memory::reserve(&mut self.values, room).is_err()
+            || crate::memory::reserve(&mut self.row_ptr, rows).is_err()
+            || crate::memory::reserve(&mut self.class_ids, rows).is_err()
+        {
+            return false;
+        }
+        let Some(ids) = self.table.absorb(&block.table) else {
+            return false;
+        };
+        let base = self.indices.len() + pending;
+        self.row_ptr
+            .extend(block.row_ptr[1..].iter().map(|&end| base + end));
+        self.class_ids
+            .extend(block.class_ids.iter().map(|&c| ids[c as usize]));
+        self.max_index = self.max_index.max(block.max_index);
+        true
+    }
+
+    fn append(&mut self, blocks: &[&Self]) {
+        let indices: Vec<&[u32]> = blocks.iter().map(|b| b.indices.as_slice()).collect();
+        let values: Vec<&[F]> = blocks.iter().map(|b| b.values.as_slice()).collect();
+        extend_in_parallel(&mut self.indices, &indices);
+        extend_in_parallel(&mut self.values, &values);
+    }
+}
+
+pub(crate) fn parse_lines<F: Real, R: BufRead>(
+    mut lines: LineReader<'_, R>,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+) -> Result<RawData<F>> {
+    let mut m = CsrRows::<F>::new(path, unlabeled);
+    // Sized once, from the first block with rows.
+    parse_rows(&mut lines, &mut m, |m, block, local| {
+        let Some(total) = size_hint else {
+            return true;
+        };
+        if local.class_ids.is_empty() {
+            return false;
+        }
+        let entries = local.values.len().div_ceil(local.class_ids.len());
+        m.reserve_for(total, block.mean_line_bytes(), entries);
+        true
+    })?;
+    let CsrRows {
+        mut row_ptr,
+        mut indices,
+        mut values,
+        mut class_ids,
+        table,
+        max_index,
+        ..
+    } = m;
+    if class_ids.is_empty() {
+        return Err(Error::data(path, NO_DATA_ROWS));
+    }
+    trim_excess(&mut row_ptr);
+    trim_excess(&mut indices);
+    trim_excess(&mut values);
+    trim_excess(&mut class_ids);
+    Ok(RawData {
+        features: Features::Sparse(CsrMatrix {
+            cols: usize::try_from(max_index).unwrap_or(usize::MAX),
+            row_ptr: row_ptr.into(),
+            indices: indices.into(),
+            values: values.into(),
+        }),
+        class_ids,
+        table,
+        format: Format::Libsvm,
+        csv: None,
+    })
+}

@@ -1,0 +1,87 @@
+//! How to read a data file: its format, where the label is, whether there
+//! is a header, and whether the rows are labelled at all.
+
+use std::path::PathBuf;
+
+/// The formats the tool reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Delimited text, one row per line, the label in one column.
+    Csv,
+    /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
+    Libsvm,
+    /// The tool's binary format (`.pbin`), written by `perceptron convert`.
+    Binary,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csv => "CSV",
+            Format::Libsvm => "LIBSVM",
+            Format::Binary => "binary",
+        }
+    }
+}
+
+/// Which CSV column holds the label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LabelColumn {
+    /// 1-based column number.
+    Index(usize),
+    /// Column name from the header line.
+    Name(String),
+}
+
+impl std::str::FromStr for LabelColumn {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.parse::<usize>() {
+            Ok(0) => Err("column numbers start at 1".into()),
+            Ok(n) => Ok(LabelColumn::Index(n)),
+            Err(_) if s.is_empty() => Err("empty column name".into()),
+            Err(_) => Ok(LabelColumn::Name(s.to_owned())),
+        }
+    }
+}
+
+/// Whether a CSV file starts with a header line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HeaderMode {
+    /// A header is present when no field of the first line other than the
+    /// label is a number (and at least one such field is not empty): a
+    /// single text field among numbers is a typo in a data row, not a header.
+    #[default]
+    Auto,
+    Present,
+    Absent,
+}
+
+/// How to read a data file.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// `None` infers the format from the extension (`.csv`, `.tsv`, `.svm`,
+    /// `.libsvm`, `.svmlight`, `.pbin`; `.gz` stripped first) or else the
+    /// content (`.txt` and other names); binary files are recognised by their
+    /// magic bytes whatever their name.
+    pub format: Option<Format>,
+    /// CSV: the label column; `None` means the first.
+    pub label_column: Option<LabelColumn>,
+    pub header: HeaderMode,
+    /// CSV: `b','`, `b';'` or `b'\t'`; `None` detects it from the first line.
+    pub delimiter: Option<u8>,
+    /// The label value to treat as +1 (one-vs-rest when more than two).
+    pub positive: Option<String>,
+    /// The rows have no label: every CSV column is a feature, and a LIBSVM
+    /// line's first token is a feature when it holds `:` (else a label,
+    /// ignored). Every row then gets the one class [`NO_LABEL`]. Wins over
+    /// `label_column`.
+    pub unlabeled: bool,
+    /// The model file `label_column` was taken from, when it was not given
+    /// by the user, so that a column the data lacks is explained.
+    pub label_column_from: Option<PathBuf>,
+}
+
+/// The one class of every row read with [`LoadOptions::unlabeled`].
+pub const NO_LABEL: &str = "(no label)";

@@ -1,0 +1,35 @@
+//! A parsed file before its labels are mapped to -1/+1, and what the CSV
+//! reader settled about the file's layout.
+
+use super::labels::LabelTable;
+use super::matrix::Features;
+use super::options::Format;
+
+/// What the CSV reader settled about a file's layout: for reports (the
+/// header line skipped) and for the model file (the label column).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvInfo {
+    /// The 1-based line of the header, when one was detected or forced (it
+    /// is skipped, not read as data).
+    pub header_line: Option<u64>,
+    /// The 1-based label column; `None` for unlabeled data.
+    pub label_column: Option<usize>,
+    /// The label column's name in the header, when there is a header.
+    pub label_name: Option<String>,
+    /// `b','`, `b';'` or `b'\t'`.
+    pub delimiter: u8,
+    /// Fields on every line, the label included.
+    pub columns: usize,
+}
+
+/// A parsed file before its labels are mapped to -1/+1.
+#[derive(Clone, Debug)]
+pub struct RawData<F> {
+    pub features: Features<F>,
+    /// Class id per row, indexing `table.classes()`.
+    pub class_ids: Vec<u32>,
+    pub table: LabelTable,
+    pub format: Format,
+    /// The layout of a CSV file; `None` for the other formats.
+    pub csv: Option<CsvInfo>,
+}

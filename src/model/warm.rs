@@ -1,0 +1,71 @@
+//! Starting a run from a saved model (a warm start): its weights, once they
+//! are known to fit the run's data, heads, bias and precision exactly.
+
+use std::path::Path;
+
+use crate::data::Dataset;
+use crate::error::{Error, Result, WarmStartError};
+use crate::float::{Precision, Real};
+use crate::model::{AnyModel, Classes, Model};
+
+impl AnyModel {
+    /// The model's weights as the initial w~ of a run in precision `F` on
+    /// `data` with `heads` perceptrons and the bias when `bias`: head after
+    /// head, as training lays them out. Widening f32 to f64 is exact; an f64
+    /// model cannot start an f32 run. `path` names the model in errors.
+    pub fn warm_start<F: Real>(
+        &self,
+        path: &Path,
+        data: &Dataset<F>,
+        heads: usize,
+        bias: bool,
+    ) -> Result<Vec<F>> {
+        let refuse = |reason| Error::WarmStart {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if (self.heads() > 1) != (heads > 1) {
+            return Err(refuse(WarmStartError::Heads {
+                model_heads: self.heads(),
+                run_heads: heads,
+            }));
+        }
+        let (weights, has_bias, features, same) = match self {
+            AnyModel::F32(m) => widened(m, data),
+            AnyModel::F64(_) if F::PRECISION == Precision::F32 => {
+                return Err(refuse(WarmStartError::Precision {
+                    one_vs_rest: heads > 1,
+                }));
+            }
+            AnyModel::F64(m) => widened(m, data),
+        };
+        if features != data.cols() {
+            return Err(refuse(WarmStartError::Features {
+                model: features,
+                data: data.cols(),
+            }));
+        }
+        if has_bias != bias {
+            return Err(refuse(WarmStartError::Bias { model: has_bias }));
+        }
+        if !same {
+            return Err(refuse(WarmStartError::Labels));
+        }
+        Ok(weights)
+    }
+}
+
+/// A model's weights in precision `F` (at least as wide), whether it has a
+/// bias, its features, and whether its classes are the data's, in order.
+fn widened<M: Real, F: Real>(model: &Model<M>, data: &Dataset<F>) -> (Vec<F>, bool, usize, bool) {
+    let weights = model
+        .all_weights()
+        .iter()
+        .map(|v| F::from_f64(v.to_f64()))
+        .collect();
+    let same = match model.classes() {
+        Classes::Binary(labels) => *labels == data.label_map,
+        Classes::OneVsRest(classes) => data.classes.iter().map(|c| &c.text).eq(classes.iter()),
+    };
+    (weights, model.has_bias(), model.feature_count(), same)
+}

@@ -31,22 +31,42 @@ const PRECISIONS: [(&str, &str); 2] = [("f32", "prelude_f32.wgsl"), ("f64", "pre
 const MODULES: &[Module] = &[
     Module {
         name: "margins_dense",
-        parts: &["lanes.wgsl", "common.wgsl", "margins_dense.wgsl"],
+        parts: &[
+            "lanes.wgsl",
+            "common.wgsl",
+            "row_dot_dense.wgsl",
+            "margins_dense.wgsl",
+        ],
         entry_points: &["margins_dense"],
     },
     Module {
         name: "margins_sparse",
-        parts: &["lanes.wgsl", "common.wgsl", "margins_sparse.wgsl"],
+        parts: &[
+            "lanes.wgsl",
+            "common.wgsl",
+            "row_dot_sparse.wgsl",
+            "margins_sparse.wgsl",
+        ],
         entry_points: &["margins_sparse"],
     },
     Module {
         name: "walk_dense",
-        parts: &["lanes.wgsl", "walk_common.wgsl", "walk_dense.wgsl"],
+        parts: &[
+            "lanes.wgsl",
+            "walk_common.wgsl",
+            "row_dot_dense.wgsl",
+            "walk_dense.wgsl",
+        ],
         entry_points: &["walk_scan_dense", "walk_step_dense"],
     },
     Module {
         name: "walk_sparse",
-        parts: &["lanes.wgsl", "walk_common.wgsl", "walk_sparse.wgsl"],
+        parts: &[
+            "lanes.wgsl",
+            "walk_common.wgsl",
+            "row_dot_sparse.wgsl",
+            "walk_sparse.wgsl",
+        ],
         entry_points: &["walk_scan_sparse", "walk_step_sparse"],
     },
 ];

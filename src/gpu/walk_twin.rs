@@ -12,7 +12,7 @@
 //! is the same row.
 
 use super::layout::{NONE, WalkParams, WalkState};
-use super::twin::{dense_row, sparse_row};
+use super::twin::{row_dot_dense, row_dot_sparse};
 use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features};
 use crate::engine::{
@@ -142,8 +142,8 @@ pub fn scan_dense<F: Real>(
     let cols = params.cols as usize;
     for row in state.p..state.limit {
         let xr = &x[row as usize * cols..(row as usize + 1) * cols];
-        let (s_row, t_row) = dense_row(lanes, weights, xr, params.bias != 0);
-        let verdict = certify(params, bits, row, s_row, t_row, params.cols + params.bias);
+        let d = row_dot_dense(lanes, weights, xr, params.bias != 0);
+        let verdict = certify(params, bits, row, d.s, d.t, d.terms);
         if verdict != 0 {
             state.found = state.found.min(2 * row + (verdict == 2) as u32);
             // The device's later rows can only raise the minimum.
@@ -167,7 +167,7 @@ pub fn scan_sparse<F: Real>(
     let (row_ptr, col_index, values) = csr;
     for row in state.p..state.limit {
         let (begin, end) = (row_ptr[row as usize], row_ptr[row as usize + 1]);
-        let (s_row, t_row) = sparse_row(
+        let d = row_dot_sparse(
             lanes,
             weights,
             &col_index[begin..end],
@@ -175,8 +175,7 @@ pub fn scan_sparse<F: Real>(
             params.cols as usize,
             params.bias != 0,
         );
-        let stored = (end - begin) as u32;
-        let verdict = certify(params, bits, row, s_row, t_row, stored + params.bias);
+        let verdict = certify(params, bits, row, d.s, d.t, d.terms);
         if verdict != 0 {
             state.found = state.found.min(2 * row + (verdict == 2) as u32);
             return;

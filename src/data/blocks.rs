@@ -263,6 +263,9 @@ pub(crate) trait TextRows: Sized + Send + Sync {
     /// its own, with room reserved when the system grants it (the pushes
     /// reserve fallibly anyway, so nothing here aborts).
     fn for_block(&self, bytes: usize) -> Self;
+    /// Empties the rows, keeping their memory for the next block (fresh
+    /// memory for every block would be page faults for every block).
+    fn clear(&mut self);
     /// Parses a block's lines straight from bytes (`at_start`: the block
     /// starts the file); returns how many lines it holds, or `None` when
     /// some line is not one this path is sure of, or is longer than
@@ -283,26 +286,26 @@ pub(crate) trait TextRows: Sized + Send + Sync {
     fn append(&mut self, blocks: &[&Self]);
 }
 
-/// One block's rows parsed on its own (by the fast path, else one line at a
-/// time), and its lines; `None` when it must be read again into the merged
-/// rows.
+/// Parses one block on its own into `local` (by the fast path, else one
+/// line at a time): its number of lines, or `None` when it must be read
+/// again into the merged rows.
 fn parse_block<T: TextRows>(
-    shape: &T,
+    local: &mut T,
     block: &[u8],
     at_start: bool,
     path: &Path,
     max_line: usize,
-) -> Option<(T, u64)> {
-    let mut local = shape.for_block(block.len());
+) -> Option<u64> {
+    local.clear();
     if let Some(n) = local.push_block(block, at_start, max_line) {
-        return Some((local, n));
+        return Some(n);
     }
-    let mut local = shape.for_block(block.len());
+    local.clear();
     let mut reader = LineReader::resume(block, path, 0, max_line, at_start);
     while let Some((no, line)) = reader.next_line().ok()? {
         local.push_line(line, no).ok()?;
     }
-    Some((local, reader.line()))
+    Some(reader.line())
 }
 
 /// Parses the rest of `lines` into `rows` on all cores, in blocks joined
@@ -333,7 +336,7 @@ pub(crate) fn parse_rows<T: TextRows>(
     } else {
         1
     };
-    let shape = rows.for_block(0);
+    let mut pool: Vec<T> = Vec::new();
     let mut reserved = false;
     let mut pending_error = None;
     loop {
@@ -355,24 +358,30 @@ pub(crate) fn parse_rows<T: TextRows>(
                 }
             }
         }
-        let parse = |(block, at_start): &(Cow<'_, [u8]>, bool)| {
-            if reading.fast {
-                parse_block(&shape, block, *at_start, path, max_line)
-            } else {
-                None
-            }
+        // Rows for each block, kept from batch to batch.
+        while reading.fast && pool.len() < blocks.len() {
+            pool.push(rows.for_block(size));
+        }
+        let parse = |((block, at_start), local): (&(Cow<'_, [u8]>, bool), &mut T)| {
+            parse_block(local, block, *at_start, path, max_line)
         };
         // One block (every small file) is parsed right here: handing it to
         // the thread pool would only add the hand-over.
-        let parsed: Vec<Option<(T, u64)>> = match blocks.as_slice() {
-            [] => Vec::new(),
-            [one] => vec![parse(one)],
-            _ => blocks.par_iter().map(parse).collect(),
+        let parsed: Vec<Option<u64>> = if !reading.fast {
+            vec![None; blocks.len()]
+        } else if blocks.len() == 1 {
+            vec![parse((&blocks[0], &mut pool[0]))]
+        } else {
+            blocks
+                .par_iter()
+                .zip(pool.par_iter_mut())
+                .map(parse)
+                .collect()
         };
         // Blocks that parsed and fit are copied in together.
         let mut ready: Vec<&T> = Vec::new();
-        for ((block, at_start), local) in blocks.iter().zip(&parsed) {
-            if let Some((local, n)) = local {
+        for (i, ((block, at_start), n)) in blocks.iter().zip(&parsed).enumerate() {
+            if let (Some(n), Some(local)) = (n, pool.get(i)) {
                 if !reserved {
                     reserved = reserve(rows, block.len(), *n, local);
                 }

@@ -50,7 +50,7 @@ pub(crate) fn parse_value<F: Real>(
 /// decimals whose digits and power of ten are both exact in f64 take one
 /// correctly rounded multiplication or division ([`clinger`]); the rest go
 /// to an Eisel-Lemire parser with an exact fallback (`fast-float2`).
-#[inline]
+#[cfg(test)]
 pub(crate) fn parse_fast<F: Real>(text: &[u8]) -> Option<F> {
     match parse_prefix::<F>(text) {
         Some((v, n)) if n == text.len() => Some(v),
@@ -60,7 +60,7 @@ pub(crate) fn parse_fast<F: Real>(text: &[u8]) -> Option<F> {
 
 /// The number at the start of `text` (see [`parse_fast`]) and the bytes it
 /// takes; the caller checks that what follows ends the field.
-#[inline]
+#[inline(always)]
 pub(crate) fn parse_prefix<F: Real>(text: &[u8]) -> Option<(F, usize)> {
     let mut i = 0;
     let negative = match text.first() {
@@ -150,7 +150,7 @@ fn slow_decimal<F: Real>(negative: bool, digits: &[u8]) -> Option<F> {
 /// `w` (or `-w`) rounded once to `F`: a cast from `u64` rounds to nearest,
 /// ties to even, as the parser does.
 #[inline]
-fn integer_value<F: Real>(negative: bool, w: u64) -> F {
+pub(crate) fn integer_value<F: Real>(negative: bool, w: u64) -> F {
     // The f32 result is exact in f64 and back, so `from_f64` rounds nothing.
     let v = match F::PRECISION {
         Precision::F32 => f64::from(if negative { -(w as f32) } else { w as f32 }),

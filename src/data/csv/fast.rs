@@ -3,12 +3,12 @@
 //!
 //! It takes a line only when it is sure to read it as [`super::Layout`]
 //! does: ASCII fields, none quoted, as many as the layout expects, a
-//! non-empty label and plain decimal numbers ([`parse_fast`]). Anything else
+//! non-empty label and plain decimal numbers ([`parse_prefix`]). Anything else
 //! (a quote, a byte outside ASCII, a bad or missing field, a line too long)
 //! gives the block up to the line reader, which reads the same values or
 //! says what is wrong.
 
-use crate::data::number::parse_fast;
+use crate::data::number::{integer_value, parse_prefix};
 use crate::data::options::NO_LABEL;
 use crate::float::Real;
 
@@ -85,25 +85,53 @@ impl<F: Real> Rows<'_, F> {
             if line.get(pos) == Some(&b'"') || k >= expected {
                 break;
             }
-            let start = pos;
-            while pos < line.len() && line[pos] != delim {
-                pos += 1;
-            }
-            let mut end = pos;
-            while end > start && space(line[end - 1]) {
-                end -= 1;
-            }
-            let field = &line[start..end];
             if Some(k) == label {
-                if field.is_empty() {
+                let start = pos;
+                while pos < line.len() && line[pos] != delim {
+                    pos += 1;
+                }
+                let mut end = pos;
+                while end > start && space(line[end - 1]) {
+                    end -= 1;
+                }
+                if end == start {
                     break;
                 }
-                class = Some(self.table.intern_recent(field, no, &mut self.recent)?);
+                class = Some(
+                    self.table
+                        .intern_recent(&line[start..end], no, &mut self.recent)?,
+                );
             } else {
-                match parse_fast::<F>(field) {
-                    Some(v) => self.values.push(v),
-                    None => break,
+                // The number is read where it starts; only spaces may
+                // follow it before the delimiter. Small unsigned integers
+                // (pixels, counts) first, directly.
+                let mut end = pos;
+                let mut w: u64 = 0;
+                while end < line.len() && end - pos < 19 {
+                    let d = line[end].wrapping_sub(b'0');
+                    if d >= 10 {
+                        break;
+                    }
+                    w = w * 10 + u64::from(d);
+                    end += 1;
                 }
+                let v = if end > pos && (end == line.len() || line[end] == delim) {
+                    pos = end;
+                    integer_value::<F>(false, w)
+                } else {
+                    let Some((v, n)) = parse_prefix::<F>(&line[pos..]) else {
+                        break;
+                    };
+                    pos += n;
+                    v
+                };
+                while pos < line.len() && space(line[pos]) {
+                    pos += 1;
+                }
+                if pos < line.len() && line[pos] != delim {
+                    break;
+                }
+                self.values.push(v);
             }
             k += 1;
             if pos == line.len() {

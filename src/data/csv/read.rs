@@ -124,6 +124,13 @@ impl<F: Real> TextRows for Rows<'_, F> {
         rows
     }
 
+    fn clear(&mut self) {
+        self.values.clear();
+        self.class_ids.clear();
+        self.table = LabelTable::default();
+        self.recent = Recent::default();
+    }
+
     fn push_block(&mut self, block: &[u8], at_start: bool, max_line: usize) -> Option<u64> {
         self.push_fast(block, at_start, max_line)
     }

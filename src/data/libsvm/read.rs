@@ -70,6 +70,17 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
         rows
     }
 
+    fn clear(&mut self) {
+        self.row_ptr.clear();
+        self.row_ptr.push(0);
+        self.indices.clear();
+        self.values.clear();
+        self.class_ids.clear();
+        self.table = LabelTable::default();
+        self.max_index = 0;
+        self.recent = Recent::default();
+    }
+
     fn push_block(&mut self, block: &[u8], at_start: bool, max_line: usize) -> Option<u64> {
         self.push_fast(block, at_start, max_line)
     }

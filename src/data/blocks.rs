@@ -35,7 +35,7 @@ const BLOCK_BYTES: usize = 1 << 20;
 const BLOCKS_PER_THREAD: usize = 2;
 const MAX_BLOCKS: usize = 64;
 /// Mapped pages already parsed are given back in steps of this many bytes.
-const RELEASE_BYTES: usize = 8 << 20;
+const RELEASE_BYTES: usize = 2 << 20;
 
 /// How the text parsers read: the production settings by default; tests
 /// and the fuzz targets turn the fast path off (the line reader alone is the
@@ -445,8 +445,89 @@ pub(crate) fn trim_excess<T>(v: &mut Vec<T>) {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Read;
 
     use super::*;
+    use crate::data::options::LoadOptions;
+
+    /// Bytes, then an error, as a damaged `.gz` gives them.
+    struct Failing(&'static [u8]);
+
+    impl Read for Failing {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::Error::other("disk on fire"));
+            }
+            let n = out.len().min(self.0.len()).min(3);
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// A read error comes after the whole lines before it were merged (a
+    /// bad line among them wins), naming the last whole line, whatever the
+    /// blocks.
+    #[test]
+    fn read_errors_follow_the_whole_lines_before_them() {
+        let path = Path::new("t.csv");
+        for block_bytes in [1, 2, 5, 64, BLOCK_BYTES] {
+            for fast in [true, false] {
+                let reading = Reading { fast, block_bytes };
+                let read = |text: &'static [u8]| {
+                    let reader = io::BufReader::with_capacity(4, Failing(text));
+                    crate::data::csv::parse_with::<f64, _>(
+                        reader,
+                        path,
+                        &LoadOptions::default(),
+                        None,
+                        reading,
+                    )
+                    .unwrap_err()
+                    .to_string()
+                };
+                assert_eq!(
+                    read(b"1,2\n3,4\n5,6\n7,"),
+                    "t.csv: cannot read: disk on fire, after line 3",
+                    "{reading:?}"
+                );
+                assert_eq!(
+                    read(b"1,2\n3,x\n5,6\n7,"),
+                    "t.csv:2:3: expected a number in column 2, found \"x\"",
+                    "{reading:?}"
+                );
+            }
+        }
+    }
+
+    /// Blocks of whole lines cover the text once, in order, from memory
+    /// and from a reader alike; a line longer than the limit ends a block
+    /// just past the limit.
+    #[test]
+    fn blocks_are_whole_lines_covering_the_text() {
+        let text: Vec<u8> = (0..2000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        for size in [1, 3, 100, 4096] {
+            let mut pending = None;
+            let mut from_memory = Text::bytes(&text);
+            let mut from_reader = Text::reader(io::BufReader::with_capacity(7, &text[..]));
+            for source in [&mut from_memory, &mut from_reader] {
+                let mut seen = Vec::new();
+                while let Some(block) = source.next_block(size, 1 << 20, &mut pending).unwrap() {
+                    assert!(block.len() >= size.min(text.len() - seen.len()), "{size}");
+                    assert_eq!(block.last(), Some(&b'\n'), "{size}");
+                    seen.extend_from_slice(&block);
+                }
+                assert_eq!(seen, text, "{size}");
+            }
+        }
+        let long = [b'7'; 50];
+        let mut pending = None;
+        let mut source = Text::bytes(&long);
+        let block = source.next_block(4, 10, &mut pending).unwrap().unwrap();
+        assert_eq!(block.len(), 15);
+    }
 
     #[test]
     fn parallel_extension_appends_in_order() {

@@ -5,7 +5,8 @@
 //! [`MAX_ALLOC_BYTES`].
 //!
 //! When a reader accepts an input, cheap properties are checked:
-//! - data: the shapes agree (rows, class ids, row pointers, indices below
+//! - data: the fast path (in blocks small enough to be crossed) reads what
+//!   the line reader reads, or fails with its message; the shapes agree (rows, class ids, row pointers, indices below
 //!   `cols`), every value is finite, class ids index the label table whose
 //!   counts add up; an f32 read succeeds only where the f64 read does, with
 //!   the same shape; the data written as `.pbin`, and text data written
@@ -22,6 +23,7 @@ use perceptron::data::{
     Dataset, Features, Format, HeaderMode, LabelColumn, LabelMap, LoadOptions, RawData, binary,
     csv, format, libsvm, source,
 };
+use perceptron::data::blocks::Reading;
 use perceptron::model::{self, AnyModel};
 use perceptron::train::{State, Variant};
 use perceptron::{Real, checkpoint};
@@ -112,7 +114,44 @@ pub fn csv(data: &[u8]) {
     infer_format(text);
     let wide = csv::parse_sized::<f64, _>(text, path, &opts, Some(text.len() as u64));
     let narrow = csv::parse::<f32, _>(text, path, &opts);
+    // The fast path, in blocks small enough that these inputs cross them,
+    // reads what the line reader reads.
+    let slow = csv::parse_with::<f32, _>(text, path, &opts, None, Reading::line_by_line());
+    let tiny = Reading {
+        fast: true,
+        block_bytes: 1 + usize::from(sel % 61),
+    };
+    let fast = csv::parse_with::<f32, _>(text, path, &opts, None, tiny);
+    same_reading(&fast, &slow, &narrow);
     check_pair(wide, narrow, path, &opts);
+}
+
+/// Two readings of one input agree: the same data, bit for bit, with the
+/// same labels (counts and first lines), or the same error message; and
+/// both agree with `default`, the production reading.
+fn same_reading<F: Real>(
+    fast: &perceptron::Result<RawData<F>>,
+    slow: &perceptron::Result<RawData<F>>,
+    default: &perceptron::Result<RawData<F>>,
+) {
+    for r in [fast, default] {
+        match (r, slow) {
+            (Ok(a), Ok(b)) => {
+                same_data(a, b);
+                let lines = |r: &RawData<F>| -> Vec<u64> {
+                    r.table.classes().iter().map(|c| c.first_line).collect()
+                };
+                assert_eq!(lines(a), lines(b));
+                assert_eq!(a.csv, b.csv);
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!(
+                "the fast path and the line reader disagree: {:?} against {:?}",
+                a.as_ref().err().map(ToString::to_string),
+                b.as_ref().err().map(ToString::to_string)
+            ),
+        }
+    }
 }
 
 /// Format detection from a file's first bytes (for a name that does not
@@ -128,6 +167,13 @@ pub fn libsvm(text: &[u8]) {
     infer_format(text);
     let wide = libsvm::parse_sized::<f64, _>(text, path, Some(text.len() as u64));
     let narrow = libsvm::parse::<f32, _>(text, path);
+    let slow = libsvm::parse_with::<f32, _>(text, path, false, None, Reading::line_by_line());
+    let tiny = Reading {
+        fast: true,
+        block_bytes: 1 + text.len() % 61,
+    };
+    let fast = libsvm::parse_with::<f32, _>(text, path, false, None, tiny);
+    same_reading(&fast, &slow, &narrow);
     check_pair(wide, narrow, path, &LoadOptions::default());
 }
 

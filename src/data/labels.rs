@@ -62,6 +62,23 @@ pub struct LabelTable {
     index: HashMap<Key, u32>,
 }
 
+/// How many recent labels [`LabelTable::intern_recent`] remembers.
+const RECENT: usize = 4;
+
+/// The last few labels interned and their class ids.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Recent {
+    seen: Vec<(Vec<u8>, u32)>,
+}
+
+impl Recent {
+    /// Whether `text` is among the labels remembered.
+    #[inline]
+    pub(crate) fn contains(&self, text: &[u8]) -> bool {
+        self.seen.iter().any(|(t, _)| t.as_slice() == text)
+    }
+}
+
 impl LabelTable {
     /// Returns the class id of `text`, found on line `line`, adding it if
     /// new; `None` once more than [`MAX_DISTINCT_LABELS`] values have been seen.
@@ -85,16 +102,13 @@ impl LabelTable {
         Some(id)
     }
 
-    /// Rebuilds a table from its label texts in class-id order and the row
-    /// count of each class (as a binary data file stores them; there are no
-    /// lines, so `first_line` is 0). Fails with
-    /// `(earlier, later)` class ids when two texts are the same label (say
-    /// `1` and `1.0`).
-    /// Adds the labels of `later`, a table of rows that follow this one's:
-    /// their counts, and the ones not seen yet in `later`'s order. Returns
-    /// each of `later`'s class ids as an id of this table, or `None`, with
-    /// nothing added, when the labels would exceed [`MAX_DISTINCT_LABELS`].
-    pub fn absorb(&mut self, later: &LabelTable) -> Option<Vec<u32>> {
+    /// Adds the labels of `later`, a table of rows that follow this one's
+    /// after `lines_before` lines of the file (`later` numbers its lines
+    /// from 1): their counts, and the ones not seen yet in `later`'s order.
+    /// Returns each of `later`'s class ids as an id of this table, or
+    /// `None`, with nothing added, when the labels would exceed
+    /// [`MAX_DISTINCT_LABELS`].
+    pub fn absorb(&mut self, later: &LabelTable, lines_before: u64) -> Option<Vec<u32>> {
         let keys: Vec<Key> = later.classes.iter().map(|c| key_of(&c.text).0).collect();
         let new = keys.iter().filter(|k| !self.index.contains_key(k)).count();
         if self.classes.len() + new > MAX_DISTINCT_LABELS {
@@ -110,7 +124,10 @@ impl LabelTable {
                 }
                 None => {
                     let id = self.classes.len() as u32;
-                    self.classes.push(class.clone());
+                    self.classes.push(ClassLabel {
+                        first_line: class.first_line + lines_before,
+                        ..class.clone()
+                    });
                     self.index.insert(key, id);
                     id
                 }
@@ -119,6 +136,34 @@ impl LabelTable {
         Some(ids)
     }
 
+    /// [`LabelTable::intern`] for a label given as bytes, through `recent`:
+    /// a label among the last few seen costs a comparison. `None` when the
+    /// bytes are not UTF-8 or the table is full (the caller then reads the
+    /// line the slow way, which says so).
+    #[inline]
+    pub(crate) fn intern_recent(
+        &mut self,
+        text: &[u8],
+        line: u64,
+        recent: &mut Recent,
+    ) -> Option<u32> {
+        if let Some(&(_, id)) = recent.seen.iter().find(|(t, _)| t.as_slice() == text) {
+            self.classes[id as usize].count += 1;
+            return Some(id);
+        }
+        let id = self.intern(std::str::from_utf8(text).ok()?, line)?;
+        if recent.seen.len() == RECENT {
+            recent.seen.remove(0);
+        }
+        recent.seen.push((text.to_vec(), id));
+        Some(id)
+    }
+
+    /// Rebuilds a table from its label texts in class-id order and the row
+    /// count of each class (as a binary data file stores them; there are no
+    /// lines, so `first_line` is 0). Fails with
+    /// `(earlier, later)` class ids when two texts are the same label (say
+    /// `1` and `1.0`).
     pub(crate) fn from_parts(texts: Vec<String>, counts: &[u64]) -> Result<Self, (usize, usize)> {
         let mut table = LabelTable::default();
         for (id, (text, &count)) in texts.into_iter().zip(counts).enumerate() {

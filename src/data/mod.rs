@@ -15,7 +15,7 @@
 //! [`write`](mod@write) and [`stream`] use the formats.
 
 pub mod binary;
-mod blocks;
+pub mod blocks;
 pub mod bundled;
 pub mod csv;
 pub mod dataset;
@@ -41,6 +41,9 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::float::Real;
 
+use blocks::{Reading, Text};
+use source::Content;
+
 pub use dataset::{Dataset, FactsCache};
 pub use facts::RowFacts;
 pub use labels::{ClassLabel, LabelMap, LabelTable};
@@ -52,22 +55,27 @@ pub use storage::Storage;
 
 /// Reads a data file without mapping its labels.
 pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
-    let input = source::open(path)?;
+    let mut input = source::open(path)?;
     let format = match opts.format {
         Some(f) => f,
         None => format::infer_format(path, &input.head)?,
     };
+    let size_hint = input.size_hint;
+    let text = match &mut input.content {
+        Content::Mapped(map) => Text::mapped(map),
+        Content::Reader(reader) => Text::reader(reader),
+    };
+    let reading = Reading::default();
     match format {
-        Format::Csv => csv::parse_sized(input.reader, path, opts, input.size_hint),
-        Format::Libsvm => {
-            libsvm::parse_options(input.reader, path, opts.unlabeled, input.size_hint)
-        }
+        Format::Csv => csv::parse_text(text, path, opts, size_hint, reading),
+        Format::Libsvm => libsvm::parse_text(text, path, opts.unlabeled, size_hint, reading),
         Format::Binary if input.gzip => Err(Error::data(
             path,
             "gzip-compressed binary (.pbin) files are not supported; decompress it \
              first (for example with gunzip)",
         )),
         Format::Binary => {
+            drop(text);
             drop(input);
             binary::read(path)
         }

@@ -33,3 +33,21 @@ pub struct RawData<F> {
     /// The layout of a CSV file; `None` for the other formats.
     pub csv: Option<CsvInfo>,
 }
+
+/// Everything a reading gives, for tests that compare two readings: the
+/// values (their `Debug` tells every float apart, `-0` from `0`), the
+/// classes with their counts and first lines, or the error's message.
+#[cfg(test)]
+pub(crate) fn summary<F: std::fmt::Debug>(r: &crate::error::Result<RawData<F>>) -> String {
+    match r {
+        Ok(raw) => format!(
+            "{:?} {:?} {:?} {:?} {:?}",
+            raw.features,
+            raw.class_ids,
+            raw.table.classes(),
+            raw.format,
+            raw.csv
+        ),
+        Err(e) => format!("error: {e}"),
+    }
+}

@@ -187,6 +187,16 @@ impl Layout {
         Ok((layout, has_header))
     }
 
+    /// The delimiter.
+    pub(crate) fn delimiter(&self) -> u8 {
+        self.delim
+    }
+
+    /// Fields on every line, the label included.
+    pub(crate) fn expected(&self) -> usize {
+        self.expected
+    }
+
     /// Feature columns per row (every field but the label).
     pub(crate) fn cols(&self) -> usize {
         self.expected - usize::from(self.label.is_some())

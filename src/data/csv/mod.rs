@@ -7,6 +7,7 @@
 //! Unlabeled data (`predict --unlabeled`) has no label column: every field
 //! is a feature.
 
+mod fast;
 mod fields;
 mod layout;
 mod read;
@@ -19,6 +20,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::float::Real;
 
+use super::blocks::{Reading, Text};
 use super::lines::LineReader;
 use super::options::LoadOptions;
 use super::raw::RawData;
@@ -44,7 +46,30 @@ pub fn parse_sized<F: Real, R: BufRead>(
     opts: &LoadOptions,
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
-    read::parse_lines(LineReader::new(reader, path), path, opts, size_hint)
+    parse_with(reader, path, opts, size_hint, Reading::default())
+}
+
+/// [`parse_sized`] with the given [`Reading`] (tests and fuzzing compare
+/// the fast path with the line reader).
+pub fn parse_with<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
+    parse_text(Text::reader(reader), path, opts, size_hint, reading)
+}
+
+/// [`parse_with`] for text already in memory or mapped.
+pub(crate) fn parse_text<F: Real>(
+    text: Text<'_>,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
+    read::parse_lines(LineReader::new(text, path), path, opts, size_hint, reading)
 }
 
 #[cfg(test)]

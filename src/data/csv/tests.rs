@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::read::parse_lines;
 use super::*;
+use crate::data::blocks::{Reading, Text};
 use crate::data::bundled;
 use crate::data::labels::MAX_DISTINCT_LABELS;
 use crate::data::lines::LineReader;
@@ -604,15 +605,15 @@ fn invalid_utf8_and_long_lines_are_refused() {
         "t.csv:2:3: invalid UTF-8 (byte 0xff); data files must be UTF-8 text"
     );
     let text = b"1,2\n1,2,3,4,5,6,7,8,9\n";
-    let lines = LineReader::with_limit(&text[..], path, 16);
-    let e = parse_lines::<f64, _>(lines, path, &opts(), None).unwrap_err();
+    let lines = LineReader::with_limit(Text::bytes(&text[..]), path, 16);
+    let e = parse_lines::<f64>(lines, path, &opts(), None, Reading::default()).unwrap_err();
     assert_eq!(
         e.to_string(),
         "t.csv:2:17: line is longer than the limit of 16 bytes; is this a text data file?"
     );
-    let lines = LineReader::with_limit(&text[..], path, 17);
+    let lines = LineReader::with_limit(Text::bytes(&text[..]), path, 17);
     assert!(
-        parse_lines::<f64, _>(lines, path, &opts(), None)
+        parse_lines::<f64>(lines, path, &opts(), None, Reading::default())
             .is_err_and(|e| e.to_string().starts_with("t.csv:2:5: expected 2 fields"))
     );
 }
@@ -759,8 +760,116 @@ proptest::proptest! {
             proptest::prop_assert_eq!(m.values.len(), m.rows * m.cols);
             proptest::prop_assert_eq!(raw.class_ids.len(), m.rows);
         }
-        let lines = LineReader::with_limit(&bytes[..], path, 7);
-        let _ = parse_lines::<f64, _>(lines, path, &opts, Some(bytes.len() as u64));
+        let lines = LineReader::with_limit(Text::bytes(&bytes[..]), path, 7);
+        let _ = parse_lines::<f64>(lines, path, &opts, Some(bytes.len() as u64), Reading::default());
+    }
+}
+
+/// Lines of CSV-like text: mostly good rows of numbers (so that the fast
+/// path reads whole blocks), with every kind of trouble mixed in rarely, to
+/// check the fast path against the line reader.
+fn csv_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let good = proptest::sample::select(vec![
+        "0",
+        "1",
+        "-1",
+        "255",
+        "2.5",
+        "-0",
+        "-0.0",
+        "1e3",
+        ".5",
+        "1.",
+        "+7",
+        "0.008900964",
+        "16777217",
+        "1e-50",
+        "123456789012345678901",
+        " 3 ",
+        "3.4028235e38",
+        "4.9e-324",
+    ]);
+    let bad = proptest::sample::select(vec![
+        "1e39", "nan", "inf", "", "\t4", "\"q\"", "\"a,b\"", "abc", "é", "#x", "1,5", "\u{a0}",
+        "\x0b1", "1;2",
+    ]);
+    let field = prop_oneof![20 => good, 1 => bad];
+    let line = (2usize..5, 0usize..40).prop_flat_map(move |(n, ragged)| {
+        let n = if ragged == 0 { n + 1 } else { n };
+        (
+            proptest::collection::vec(field.clone(), n),
+            prop_oneof![
+                20 => Just("\n"),
+                1 => Just("\r\n"),
+                1 => Just("\n\n"),
+                1 => Just("\n# c\n"),
+                1 => Just("\n \n"),
+                1 => Just("\n#é\n"),
+            ],
+        )
+    });
+    (
+        2usize..5,
+        proptest::collection::vec(line, 1..40),
+        proptest::sample::select(vec![",", ";", "\t", ", "]),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(cols, lines, delim, bom, last_newline)| {
+            let mut text = String::new();
+            if bom {
+                text.push('\u{feff}');
+            }
+            for (mut fields, end) in lines {
+                // Most lines have the same number of fields.
+                if fields.len() != cols + 1 {
+                    fields.resize(cols, "1");
+                }
+                text.push_str(&fields.join(delim));
+                text.push_str(end);
+            }
+            if !last_newline {
+                text.pop();
+            }
+            text.into_bytes()
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+    /// The fast path, in blocks of any size, from a reader or from memory,
+    /// reads what the line reader reads, or fails with its message.
+    #[test]
+    fn the_fast_path_reads_as_the_line_reader(
+        bytes in csv_text(),
+        block in 1usize..80,
+        header in 0..3u8,
+        label in 0..4usize,
+    ) {
+        use crate::data::raw::summary;
+        let opts = LoadOptions {
+            header: [HeaderMode::Auto, HeaderMode::Present, HeaderMode::Absent][header as usize],
+            label_column: match label {
+                0 => None,
+                1 => Some(LabelColumn::Index(2)),
+                _ => None,
+            },
+            unlabeled: label == 3,
+            ..opts()
+        };
+        let path = Path::new("t.csv");
+        let slow = summary(&parse_with::<f32, _>(&bytes[..], path, &opts, None, Reading::line_by_line()));
+        let fast = summary(&parse_with::<f32, _>(&bytes[..], path, &opts, None, Reading::default()));
+        proptest::prop_assert_eq!(&fast, &slow);
+        let tiny = Reading { fast: true, block_bytes: block };
+        let fast = summary(&parse_with::<f32, _>(&bytes[..], path, &opts, None, tiny));
+        proptest::prop_assert_eq!(&fast, &slow);
+        let fast = summary(&parse_text::<f32>(Text::bytes(&bytes), path, &opts, None, tiny));
+        proptest::prop_assert_eq!(&fast, &slow);
+        let slow = summary(&parse_with::<f64, _>(&bytes[..], path, &opts, None, Reading::line_by_line()));
+        let fast = summary(&parse_text::<f64>(Text::bytes(&bytes), path, &opts, None, tiny));
+        proptest::prop_assert_eq!(&fast, &slow);
     }
 }
 

@@ -4,14 +4,15 @@
 
 use std::path::Path;
 
+use predicates::prelude::*;
+use serde_json::Value;
 
+use crate::common::{cmd, data_file, data_str};
 
-#[allow(dead_code)]
 fn stdout_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-#[allow(dead_code)]
 fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -70,4 +71,246 @@ fn the_fuzz_script_reports_every_failing_target() {
         text.ends_with("fuzz: FAILED: dies silent missing\nfuzz: 1 passed, 3 failed\n"),
         "{text}"
     );
+}
+
+/// `-` is standard input for every DATA: a piped file trains, predicts,
+/// evaluates and describes exactly as the file does, and messages call it
+/// `<stdin>`.
+#[test]
+fn a_dash_reads_data_from_standard_input_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let iris = std::fs::read(data_file("iris_setosa.csv")).unwrap();
+    let out = cmd(d)
+        .args(["train", "-", "-o", "piped.json", "--backend", "cpu"])
+        .write_stdin(iris.clone())
+        .assert()
+        .success();
+    assert!(
+        stdout_of(out.get_output()).starts_with("data        <stdin> (CSV, 150 rows x 4 features"),
+        "{}",
+        stdout_of(out.get_output())
+    );
+    cmd(d)
+        .args(["train", &data_str("iris_setosa.csv"), "-o", "file.json"])
+        .args(["--backend", "cpu"])
+        .assert()
+        .success();
+    assert_eq!(
+        crate::common::essence(&d.join("piped.json")),
+        crate::common::essence(&d.join("file.json"))
+    );
+    let from_file = cmd(d)
+        .args(["predict", "file.json", &data_str("iris_setosa.csv")])
+        .assert()
+        .success();
+    let from_stdin = cmd(d)
+        .args(["predict", "file.json", "-"])
+        .write_stdin(iris.clone())
+        .assert()
+        .success();
+    assert_eq!(
+        from_stdin.get_output().stdout,
+        from_file.get_output().stdout
+    );
+    let eval = cmd(d)
+        .args(["eval", "file.json", "-", "--json"])
+        .write_stdin(iris.clone())
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&eval.get_output().stdout).unwrap();
+    assert_eq!(
+        (v["data"].as_str(), v["accuracy"].as_f64()),
+        (Some("<stdin>"), Some(1.0))
+    );
+    let gz = std::fs::read(data_file("iris_setosa.csv.gz")).unwrap();
+    let info = cmd(d)
+        .args(["info", "-", "--json"])
+        .write_stdin(gz)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&info.get_output().stdout).unwrap();
+    assert_eq!(
+        (v["data"].as_str(), v["rows"].as_u64()),
+        (Some("<stdin>"), Some(150))
+    );
+    // Errors name <stdin> with the line, as for a file.
+    cmd(d)
+        .args(["train", "-"])
+        .write_stdin("1,2\n-1,x\n")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("<stdin>:2:4: expected a number"));
+    let pbin = d.join("iris.pbin");
+    cmd(d)
+        .args([
+            "convert",
+            &data_str("iris_setosa.csv"),
+            pbin.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    cmd(d)
+        .args(["info", "-"])
+        .write_stdin(std::fs::read(&pbin).unwrap())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "<stdin>: binary (.pbin) data cannot be read from standard input",
+        ));
+}
+
+/// `-` is standard output for every text output, the summary then goes to
+/// stderr; `/dev/stdout` is a pipe here, written directly, not replaced.
+#[test]
+fn a_dash_or_dev_stdout_writes_outputs_to_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let iris = data_str("iris_setosa.csv");
+    let out = cmd(d)
+        .args(["train", &iris, "-o", "-", "--backend", "cpu"])
+        .assert()
+        .success();
+    let o = out.get_output();
+    let model: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(model["format"], "perceptron-model");
+    assert!(
+        stderr_of(o).contains("model       <stdout>\n"),
+        "{}",
+        stderr_of(o)
+    );
+    assert!(!d.join("-").exists());
+    std::fs::write(d.join("m.json"), &o.stdout).unwrap();
+    let expected: String = std::fs::read_to_string(data_file("iris_setosa.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| format!("{}\n", l.split(',').next().unwrap()))
+        .collect();
+    for to in ["-", "/dev/stdout"] {
+        let out = cmd(d)
+            .args(["predict", "m.json", &iris, "-o", to])
+            .assert()
+            .success();
+        assert_eq!(stdout_of(out.get_output()), expected, "{to}");
+    }
+    assert!(!d.join("-").exists());
+    let out = cmd(d).args(["convert", &iris, "-"]).assert().success();
+    let o = out.get_output();
+    let text = stdout_of(o);
+    assert_eq!(text.lines().count(), 150);
+    assert!(
+        text.starts_with("1,5.1,3.5,1.4,0.2\n1,4.9,3,1.4,0.2\n"),
+        "{text}"
+    );
+    assert!(
+        stderr_of(o).starts_with("wrote <stdout>: CSV"),
+        "{}",
+        stderr_of(o)
+    );
+    let out = cmd(d)
+        .args([
+            "gen",
+            "--rows",
+            "5",
+            "--density",
+            "sparse",
+            "--json",
+            "-o",
+            "-",
+        ])
+        .assert()
+        .success();
+    let o = out.get_output();
+    let v: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(
+        (v["format"].as_str(), v["output"].as_str()),
+        (Some("libsvm"), Some("<stdout>"))
+    );
+    assert_eq!(stdout_of(o).lines().count(), 5);
+    let out = cmd(d)
+        .args(["plot", "curve", "m.json", "-o", "-"])
+        .assert()
+        .success();
+    assert!(
+        stdout_of(out.get_output()).starts_with("<svg"),
+        "{}",
+        stdout_of(out.get_output())
+    );
+    // A file that must be read back cannot be standard output.
+    cmd(d)
+        .args(["train", &iris, "--checkpoint", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--checkpoint must be a file"));
+}
+
+/// A read-only output is refused, as `cp` refuses it, and left as it was;
+/// `train` says where it writes without `-o`.
+#[cfg(unix)]
+#[test]
+fn read_only_outputs_are_refused_and_the_default_model_path_is_documented() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("model.json"), "precious").unwrap();
+    std::fs::set_permissions(d.join("model.json"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    cmd(d)
+        .args(["train", &data_str("iris_setosa.csv")])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "model.json: cannot write output: the file is read-only",
+        ));
+    assert_eq!(std::fs::read(d.join("model.json")).unwrap(), b"precious");
+    std::fs::write(d.join("p.txt"), "kept").unwrap();
+    std::fs::set_permissions(d.join("p.txt"), std::fs::Permissions::from_mode(0o400)).unwrap();
+    cmd(d)
+        .args([
+            "predict",
+            "model.json",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "p.txt",
+        ])
+        .assert()
+        .code(1);
+    assert_eq!(std::fs::read(d.join("p.txt")).unwrap(), b"kept");
+    cmd(d)
+        .args(["train", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "[default: model.json, in the current",
+        ));
+}
+
+/// An output into a missing directory creates it, as `--plot DIR` does.
+#[test]
+fn outputs_create_missing_directories_as_plot_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cmd(d)
+        .args([
+            "train",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "models/iris/m.json",
+        ])
+        .args(["--plot", "pictures/iris"])
+        .assert()
+        .success();
+    assert!(d.join("models/iris/m.json").is_file());
+    assert!(d.join("pictures/iris/curve.svg").is_file());
+    cmd(d)
+        .args([
+            "split",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "parts/a.csv",
+            "--test",
+            "parts/b.csv",
+        ])
+        .assert()
+        .success();
+    assert!(d.join("parts/a.csv").is_file() && d.join("parts/b.csv").is_file());
 }

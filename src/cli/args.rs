@@ -93,6 +93,16 @@ pub fn parse_margin(text: &str) -> Result<Margin, String> {
     Margin::parse(text).map_err(|_| format!("--margin must be a finite number, got \"{text}\""))
 }
 
+choice! {
+    /// The text formats, which can be read one example at a time.
+    TextFormatArg => crate::data::Format {
+        /// Delimited text, one row per line, the label in one column.
+        Csv,
+        /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
+        Libsvm,
+    }
+}
+
 /// How to read a data file.
 #[derive(Args, Clone, Debug, Default)]
 pub struct DataArgs {
@@ -101,6 +111,25 @@ pub struct DataArgs {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
 
+    #[command(flatten)]
+    pub csv: CsvArgs,
+}
+
+/// How to read a text stream (`online`): CSV or LIBSVM, never binary.
+#[derive(Args, Clone, Debug, Default)]
+pub struct TextDataArgs {
+    /// Text format; inferred from the extension (.csv .tsv .svm .libsvm
+    /// .svmlight, with or without .gz) or else from the first data line.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TextFormatArg>,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
+}
+
+/// How to read CSV text.
+#[derive(Args, Clone, Debug, Default)]
+pub struct CsvArgs {
     /// CSV: the label column, as a 1-based number or a header name.
     #[arg(long, value_name = "N|NAME")]
     pub label_column: Option<LabelColumn>,
@@ -131,8 +160,22 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
 
 impl DataArgs {
     pub fn load_options(&self, positive: Option<String>) -> LoadOptions {
+        self.csv
+            .load_options(self.format.map(Format::from), positive)
+    }
+}
+
+impl TextDataArgs {
+    pub fn load_options(&self, positive: Option<String>) -> LoadOptions {
+        self.csv
+            .load_options(self.format.map(Format::from), positive)
+    }
+}
+
+impl CsvArgs {
+    fn load_options(&self, format: Option<Format>, positive: Option<String>) -> LoadOptions {
         LoadOptions {
-            format: self.format.map(Format::from),
+            format,
             label_column: self.label_column.clone(),
             header: if self.header {
                 HeaderMode::Present

@@ -32,7 +32,8 @@ Without a GPU adapter the gpu backend is skipped with a note.";
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct BenchArgs {
-    /// Data file (CSV, LIBSVM or .pbin); omit for the bundled digits data.
+    /// Data file (CSV, LIBSVM or .pbin; `-` reads standard input); omit for
+    /// the bundled digits data.
     pub data: Option<PathBuf>,
 
     /// Epochs at most for every backend.

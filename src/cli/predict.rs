@@ -45,8 +45,8 @@ pub struct PredictArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin), in the layout the model was
-    /// trained on. Its labels are read but ignored; see --unlabeled for data without them.
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-` reads
+    /// standard input), in the layout the model was trained on. Its labels are read but ignored; see --unlabeled for data without them.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -57,7 +57,8 @@ pub struct PredictArgs {
     pub unlabeled: bool,
 
     /// Write the predictions to this file instead of stdout. Written
-    /// atomically: an existing file is only replaced by the complete output.
+    /// atomically: an existing file is only replaced by the complete output
+    /// (a pipe, `/dev/stdout` or `-` is written directly).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -131,6 +132,7 @@ pub(crate) fn load_for_model<F: Real>(
 ) -> Result<RawData<F>> {
     let opts = options_for_model(opts, training, model_path);
     let raw = data::load_raw::<F>(path, &opts)?;
+    let path = data::source::name(path);
     if opts.label_column_from.is_some()
         && let Some(csv) = &raw.csv
         && let Some(k) = csv.label_column
@@ -191,7 +193,7 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
         &args.data,
         opts,
     )?;
-    warn_if_unlabeled(&raw, model.feature_count(), &args.data);
+    warn_if_unlabeled(&raw, model.feature_count(), data::source::name(&args.data));
     let names = model.class_names();
     // Without scores only the classes are needed, which any backend
     // certifies; scores need the reference arithmetic on every row.

@@ -71,20 +71,50 @@ pub fn open_file(path: &Path) -> Result<(File, Metadata)> {
     Ok((file, meta))
 }
 
-/// Opens a data file; gzip data (a `.gz` name or the magic bytes) is
-/// decompressed transparently (several concatenated members are read as
-/// one stream).
+/// The data path that stands for standard input.
+pub const STDIN_ARG: &str = "-";
+
+/// How standard input is named in messages and reports.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Whether a data path stands for standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN_ARG
+}
+
+/// The name of a data path in messages and reports: the path, or
+/// `<stdin>` for `-`.
+pub fn name(path: &Path) -> &Path {
+    if is_stdin(path) {
+        Path::new(STDIN_NAME)
+    } else {
+        path
+    }
+}
+
+/// Opens a data file, or standard input for `-`; gzip data (a `.gz` name or
+/// the magic bytes) is decompressed transparently (several concatenated
+/// members are read as one stream).
 pub fn open(path: &Path) -> Result<Input> {
-    let (mut file, meta) = open_file(path)?;
+    let (mut raw, named_gzip, len): (Box<dyn Read>, bool, Option<u64>) = if is_stdin(path) {
+        (Box::new(io::stdin()), false, None)
+    } else {
+        let (file, meta) = open_file(path)?;
+        (
+            Box::new(file),
+            is_gzip(path),
+            meta.is_file().then_some(meta.len()),
+        )
+    };
+    let path = name(path);
     let mut magic = Vec::with_capacity(GZIP_MAGIC.len());
-    read_up_to(&mut file, &mut magic, GZIP_MAGIC.len())
+    read_up_to(&mut raw, &mut magic, GZIP_MAGIC.len())
         .map_err(|e| Error::io(path, "cannot read", e))?;
-    let gzip = is_gzip(path) || looks_like_gzip(&magic);
-    let raw = Cursor::new(magic).chain(file);
+    let gzip = named_gzip || looks_like_gzip(&magic);
+    let raw = Cursor::new(magic).chain(raw);
     let (mut rest, size_hint): (Box<dyn Read>, Option<u64>) = if gzip {
         (Box::new(gunzip(raw)), None)
     } else {
-        let len = meta.is_file().then_some(meta.len());
         (Box::new(raw), len)
     };
     let mut head = Vec::with_capacity(HEAD_BYTES);

@@ -57,6 +57,27 @@ impl OutputFormat {
         }
     }
 
+    /// The format of an output that goes to standard output (`-`), which
+    /// has no extension: text, CSV for dense data and LIBSVM for sparse.
+    pub fn for_stdout(sparse: bool) -> Self {
+        if sparse {
+            OutputFormat::Libsvm
+        } else {
+            OutputFormat::Csv
+        }
+    }
+
+    /// The format of the output `path`: by its extension (see
+    /// [`OutputFormat::from_path`]), or for standard output by the data's
+    /// layout (see [`OutputFormat::for_stdout`]).
+    pub fn of_output(path: &Path, sparse: bool) -> Result<Self> {
+        if crate::output::is_stdout(path) {
+            Ok(Self::for_stdout(sparse))
+        } else {
+            Self::from_path(path)
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             OutputFormat::Csv => "CSV",

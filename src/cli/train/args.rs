@@ -34,12 +34,15 @@ last model is still saved); 1 error; 2 bad command line; 130 interrupted
 #[command(after_help = EXAMPLES)]
 #[command(group(clap::ArgGroup::new("checkpointing").args(["checkpoint", "resume"]).multiple(true)))]
 pub struct TrainArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to train on the
-    /// bundled UCI digits 3-vs-5 dataset.
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-` reads
+    /// standard input). Omit it to train on the bundled UCI digits 3-vs-5
+    /// dataset.
     pub data: Option<PathBuf>,
 
-    /// Where to save the model (JSON). Written atomically: an existing file is
-    /// only replaced by a complete new model.
+    /// Where to save the model (JSON) [default: model.json, in the current
+    /// directory]. Written atomically: an existing file is only replaced by
+    /// a complete new model, and a read-only one is refused. `-` writes it
+    /// to standard output (the summary then goes to stderr).
     #[arg(short, long, value_name = "MODEL")]
     pub output: Option<PathBuf>,
 

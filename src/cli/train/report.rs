@@ -17,7 +17,7 @@ use crate::train::{EngineStats, Fit, LoopStats, PocketReport, RunDescription, St
 #[derive(Serialize, Debug)]
 pub struct TrainReport {
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
     pub rows: usize,
@@ -138,7 +138,7 @@ impl TrainReport {
         let info = &model.training;
         TrainReport {
             data: data.source.display().to_string(),
-            format: data.format.name().into(),
+            format: data.format,
             header_line: csv.and_then(|c| c.header_line),
             rows: data.rows(),
             features: data.cols(),
@@ -166,7 +166,7 @@ impl TrainReport {
             bound_holds: info
                 .mistake_bound
                 .and_then(|_| fit.theory.bound_holds(fit.total_mistakes())),
-            model: output.display().to_string(),
+            model: crate::output::shown(output),
             seconds: fit.seconds,
             seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
             epoch_seconds: fit.epoch_seconds.clone(),
@@ -240,7 +240,7 @@ fn render_binary(
         format!(
             "{} ({}{}, {} x {}, {}, {}{})",
             r.data,
-            r.format,
+            r.format.name(),
             header_note(r.header_line),
             count(r.rows, "row"),
             count(r.features, "feature"),

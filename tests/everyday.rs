@@ -314,3 +314,58 @@ fn outputs_create_missing_directories_as_plot_does() {
         .success();
     assert!(d.join("parts/a.csv").is_file() && d.join("parts/b.csv").is_file());
 }
+
+/// `split` and CSV-to-CSV `convert` keep the header, the label column and
+/// the delimiter, so the model of the original evaluates the parts.
+#[test]
+fn split_and_convert_keep_the_csv_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut text = String::from("# exported\n\"width, cm\";height;class\n");
+    for i in 0..40 {
+        let x = i as f64 / 4.0 - 5.0;
+        let class = if x > 0.3 { "big" } else { "small" };
+        text.push_str(&format!("{x};{};{class}\n", 0.5 - x / 8.0));
+    }
+    std::fs::write(d.join("h.csv"), &text).unwrap();
+    cmd(d)
+        .args(["train", "h.csv", "--label-column", "class", "-o", "m.json"])
+        .assert()
+        .success();
+    cmd(d)
+        .args(["split", "h.csv", "--label-column", "class", "--seed", "3"])
+        .args(["-o", "train.csv", "--test", "test.csv"])
+        .assert()
+        .success();
+    let test = std::fs::read_to_string(d.join("test.csv")).unwrap();
+    assert!(test.starts_with("\"width, cm\";height;class\n"), "{test}");
+    assert_eq!(test.lines().count(), 1 + 8);
+    for line in test.lines().skip(1) {
+        assert!(line.ends_with(";big") || line.ends_with(";small"), "{line}");
+    }
+    for part in ["train.csv", "test.csv"] {
+        let out = cmd(d)
+            .args(["eval", "m.json", part, "--json"])
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(v["accuracy"], 1.0, "{part}");
+    }
+    cmd(d)
+        .args(["convert", "h.csv", "copy.csv", "--label-column", "class"])
+        .assert()
+        .success();
+    let copy = std::fs::read_to_string(d.join("copy.csv")).unwrap();
+    let original: Vec<&str> = text.lines().skip(1).collect();
+    let copied: Vec<&str> = copy.lines().collect();
+    assert_eq!(copied[0], original[0]);
+    assert_eq!(copied.len(), original.len());
+    assert_eq!(copied[1], "-5;1.125;small");
+    // LIBSVM has no header or label column: its CSV has the label first.
+    cmd(d)
+        .args(["convert", &data_str("iris_setosa.svm"), "iris.csv"])
+        .assert()
+        .success();
+    let iris = std::fs::read_to_string(d.join("iris.csv")).unwrap();
+    assert!(iris.starts_with("1,5.1,3.5,1.4,0.2\n"), "{iris}");
+}

@@ -366,6 +366,7 @@ mod tests {
             label_name: None,
             delimiter: b'\t',
             columns: 4,
+            names: vec![],
         };
         let l = DataLayout::of(Format::Csv, Some(&info), None);
         assert_eq!(

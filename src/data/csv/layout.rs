@@ -200,6 +200,7 @@ impl Layout {
             label_name: self.label.and_then(|k| self.names.get(k).cloned()),
             delimiter: self.delim,
             columns: self.expected,
+            names: self.names.clone(),
         }
     }
 

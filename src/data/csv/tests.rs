@@ -254,7 +254,12 @@ fn the_layout_is_reported() {
             label_name: Some("class".into()),
             delimiter: b';',
             columns: 3,
+            names: vec!["x".into(), "class".into(), "y".into()],
         })
+    );
+    assert_eq!(
+        raw.csv.as_ref().unwrap().feature_names(),
+        Some(vec!["x".to_owned(), "y".to_owned()])
     );
     let raw = parse_str::<f64>("1\t2\n", &opts()).unwrap();
     assert_eq!(
@@ -265,6 +270,7 @@ fn the_layout_is_reported() {
             label_name: None,
             delimiter: b'\t',
             columns: 2,
+            names: vec![],
         })
     );
 }
@@ -765,3 +771,26 @@ proptest::proptest! {
 }
 
 const ALPHABET: &[u8] = b"0123456789,,,;;\t\t  \"\"\n\n\r#.-+eEnaif:xy\xff\xc3\xa9";
+
+#[test]
+fn lines_can_be_written_in_a_files_own_layout() {
+    use crate::data::matrix::Row;
+    let mut out = Vec::new();
+    let dense = [1.5f32, -2.0, 0.25];
+    for (at, want) in [
+        (0, "a;1.5;-2;0.25\n"),
+        (1, "1.5;a;-2;0.25\n"),
+        (3, "1.5;-2;0.25;a\n"),
+    ] {
+        out.clear();
+        let len = super::csv_line_in(&mut out, "a", Row::Dense(&dense), 3, at, b';');
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), want);
+        assert_eq!(len, want.len() - 1);
+    }
+    out.clear();
+    super::csv_line_in(&mut out, "x", Row::Sparse(&[1u32], &[7.0f64]), 3, 2, b'\t');
+    assert_eq!(String::from_utf8(out.clone()).unwrap(), "0\t7\tx\t0\n");
+    out.clear();
+    super::csv_header(&mut out, &["a, b".to_owned(), "y".to_owned()], b',').unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "\"a, b\",y\n");
+}

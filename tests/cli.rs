@@ -406,8 +406,13 @@ fn predict_reads_every_format_and_fewer_columns() {
         .assert()
         .success()
         .stdout(truth);
-    // Two features of four, and labels the model never saw: fine.
-    std::fs::write(dir.path().join("short.csv"), "x,1.5,2\ny,0,0\nz,-3,0.25\n").unwrap();
+    // Two features of four (LIBSVM; CSV must have the model's columns), and
+    // labels the model never saw: fine.
+    std::fs::write(
+        dir.path().join("short.svm"),
+        "7 1:1.5 2:2\n8 1:0 2:0\n9 1:-3 2:0.25\n",
+    )
+    .unwrap();
     let want: String = [[1.5, 2.0], [0.0, 0.0], [-3.0, 0.25]]
         .iter()
         .map(|x| {
@@ -416,7 +421,7 @@ fn predict_reads_every_format_and_fewer_columns() {
         })
         .collect();
     cmd(dir.path())
-        .args(["predict", "iris.json", "short.csv", "--scores"])
+        .args(["predict", "iris.json", "short.svm", "--scores"])
         .assert()
         .success()
         .stdout(want);
@@ -475,18 +480,19 @@ fn predict_reads_unlabeled_rows_with_unlabeled() {
         .assert()
         .success()
         .stdout(want.clone());
-    // Read as labeled, u.csv loses its first feature: a warning, and on.
+    // Read as labeled, u.csv would lose its first feature: an error that
+    // says to pass --unlabeled.
     let out = cmd(dir.path())
         .args(["predict", "iris.json", "u.csv"])
         .assert()
-        .success();
+        .code(1);
     assert_eq!(
         String::from_utf8_lossy(&out.get_output().stderr),
-        "perceptron: warning: u.csv has 4 columns, as many as the model has features, but \
-         column 1 was read as the label: the file may have no label column; if so, pass \
+        "perceptron: error: u.csv does not fit the model iris.json: the model has 4 features \
+         but the data has 3 feature columns; CSV data must have the model's columns; the file \
+         has as many columns as the model has features: if it has no label column, pass \
          --unlabeled\n"
     );
-    assert_eq!(stdout_of(out.get_output()).lines().count(), 150);
     // The help says so.
     let out = cmd(dir.path())
         .args(["predict", "--help"])
@@ -525,7 +531,10 @@ fn predict_and_eval_read_the_label_column_the_model_was_trained_with() {
         serde_json::from_slice(&std::fs::read(dir.path().join("name.json")).unwrap()).unwrap();
     assert_eq!(
         v["training"]["data_layout"],
-        serde_json::json!({"format": "csv", "label_column": "label", "header": true, "delimiter": ","})
+        serde_json::json!({
+            "format": "csv", "label_column": "label", "header": true, "delimiter": ",",
+            "feature_names": ["a", "b"]
+        })
     );
     let told = run(&[
         "predict",
@@ -1413,7 +1422,11 @@ fn cases() -> Vec<Case> {
             args: &["predict", "iris.json", "u.csv", "--unlabeled"],
             make: vec![IrisModel("iris.json"), Text("u.csv", "1,2,3,4,5\n")],
             code: 1,
-            stderr: &["iris.json: has 4 features but u.csv has 5 feature columns"],
+            stderr: &[
+                "u.csv does not fit the model iris.json: the model has 4 features but the data \
+                 has 5 feature columns",
+                "if one is the label, leave out --unlabeled",
+            ],
         },
         Case {
             name: "a label column name from the model that the data lacks",
@@ -2090,7 +2103,9 @@ fn cases() -> Vec<Case> {
             make: vec![IrisModel("iris.json")],
             code: 1,
             stderr: &[
-                "iris.json: has 4 features but @data/breast_cancer.csv has 30 feature columns",
+                "@data/breast_cancer.csv does not fit the model iris.json: the model has 4 \
+                 features but the data has 30 feature columns; CSV data must have the model's \
+                 columns",
             ],
         },
         Case {
@@ -2098,7 +2113,11 @@ fn cases() -> Vec<Case> {
             args: &["eval", "iris.json", "w.svm"],
             make: vec![IrisModel("iris.json"), Text("w.svm", "1 1:1 5:2\n-1 2:1\n")],
             code: 1,
-            stderr: &["iris.json: has 4 features but w.svm has 5 feature columns"],
+            stderr: &[
+                "w.svm does not fit the model iris.json: the model has 4 features but the data \
+                 has 5; rows may have fewer features than the model (the missing ones count as \
+                 zeros), never more",
+            ],
         },
         Case {
             name: "eval with a label the model does not know",

@@ -369,3 +369,121 @@ fn split_and_convert_keep_the_csv_layout() {
     let iris = std::fs::read_to_string(d.join("iris.csv")).unwrap();
     assert!(iris.starts_with("1,5.1,3.5,1.4,0.2\n"), "{iris}");
 }
+
+/// CSV data must have the model's columns: another count is an error
+/// naming both; header names are stored with the model and matched by
+/// name; LIBSVM data may still have fewer features.
+#[test]
+fn csv_columns_must_fit_the_model_and_are_matched_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cmd(d)
+        .args(["train", &data_str("digits.csv"), "--multiclass", "ovr"])
+        .args(["--max-epochs", "2", "-o", "digits.json"])
+        .assert()
+        .code(3);
+    cmd(d)
+        .args(["eval", "digits.json", &data_str("iris_setosa.csv")])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "does not fit the model digits.json: the model has 64 features but the data has 4 \
+             feature columns",
+        ));
+    let rows = [
+        "2.0,1.0,0.5,yes",
+        "-1.0,0.0,2.5,no",
+        "1.5,-2.0,1.0,yes",
+        "-2.0,1.0,-0.5,no",
+    ];
+    std::fs::write(
+        d.join("h.csv"),
+        format!("a,b,c,label\n{}\n", rows.join("\n")),
+    )
+    .unwrap();
+    cmd(d)
+        .args(["train", "h.csv", "--label-column", "label", "-o", "h.json"])
+        .assert()
+        .success();
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("h.json")).unwrap()).unwrap();
+    assert_eq!(
+        model["training"]["data_layout"]["feature_names"],
+        serde_json::json!(["a", "b", "c"])
+    );
+    let reference = cmd(d)
+        .args(["predict", "h.json", "h.csv", "--scores"])
+        .assert()
+        .success();
+    // The same rows with the columns in another order: matched by name.
+    let moved: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let f: Vec<&str> = r.split(',').collect();
+            format!("{},{},{},{}", f[3], f[2], f[0], f[1])
+        })
+        .collect();
+    std::fs::write(
+        d.join("moved.csv"),
+        format!("label,c,a,b\n{}\n", moved.join("\n")),
+    )
+    .unwrap();
+    let out = cmd(d)
+        .args(["predict", "h.json", "moved.csv", "--scores"])
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, reference.get_output().stdout);
+    assert!(
+        stderr_of(out.get_output()).contains(
+            "note: the columns of moved.csv are the features of h.json in another order; they \
+             are matched by name"
+        ),
+        "{}",
+        stderr_of(out.get_output())
+    );
+    // A missing name, an unknown one.
+    std::fs::write(d.join("renamed.csv"), "a,b,z,label\n1,2,3,yes\n").unwrap();
+    cmd(d)
+        .args(["eval", "h.json", "renamed.csv"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "renamed.csv does not fit the model h.json: the model's feature \"c\" is not a column \
+             of the data's header",
+        ));
+    std::fs::write(d.join("wide.csv"), "a,b,c,d,label\n1,2,3,4,yes\n").unwrap();
+    cmd(d)
+        .args(["predict", "h.json", "wide.csv"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "the data's column \"d\" is not one of the model's features",
+        ));
+    // Without a header, the count alone; LIBSVM may have fewer features.
+    std::fs::write(d.join("short.csv"), "yes,1,2\n").unwrap();
+    cmd(d)
+        .args(["predict", "h.json", "short.csv", "--label-column", "1"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "the model has 3 features but the data has 2 feature columns",
+        ));
+    std::fs::write(d.join("short.svm"), "1 1:2 2:1\n").unwrap();
+    cmd(d)
+        .args(["predict", "h.json", "short.svm"])
+        .assert()
+        .success();
+    // A model file from before feature names loads and predicts as before.
+    let mut old = model.clone();
+    old["training"]["data_layout"]
+        .as_object_mut()
+        .unwrap()
+        .remove("feature_names");
+    std::fs::write(d.join("old.json"), old.to_string()).unwrap();
+    let out = cmd(d)
+        .args(["predict", "old.json", "h.csv", "--scores"])
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, reference.get_output().stdout);
+}

@@ -1,7 +1,7 @@
 //! Library errors in the command line's words: parameter rules and
 //! checkpoint differences name the flags that set them.
 
-use crate::error::{Difference, Error, ParamError, WarmStartError, exit};
+use crate::error::{ColumnMismatch, Difference, Error, ParamError, WarmStartError, exit};
 
 /// The message `perceptron: error:` prints for `e`.
 pub fn message(e: &Error) -> String {
@@ -17,7 +17,34 @@ pub fn message(e: &Error) -> String {
                 .join("; ")
         ),
         Error::WarmStart { path, reason } => warm_start(&path.display().to_string(), reason),
+        Error::Columns { mismatch, .. } => format!("{e}{}", columns_hint(mismatch)),
         other => other.to_string(),
+    }
+}
+
+/// What to pass when the mismatch looks like a label column read as a
+/// feature, or a feature read as the label.
+fn columns_hint(m: &ColumnMismatch) -> &'static str {
+    match m {
+        ColumnMismatch::Count {
+            model,
+            columns,
+            labelled: true,
+            ..
+        } if columns == model => {
+            "; the file has as many columns as the model has features: if it has no label \
+             column, pass --unlabeled"
+        }
+        ColumnMismatch::Count {
+            model,
+            columns,
+            labelled: false,
+            ..
+        } if *columns == model + 1 => {
+            "; the file has one column more than the model has features: if one is the \
+             label, leave out --unlabeled"
+        }
+        _ => "",
     }
 }
 

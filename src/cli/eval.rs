@@ -149,13 +149,7 @@ struct Checked {
 
 impl Checked {
     fn of<F: Real>(args: &EvalArgs, model: &Model<F>, opts: &LoadOptions) -> Result<Self> {
-        let mut raw = load_for_model(
-            model.feature_count(),
-            &args.model,
-            &model.training,
-            &args.data,
-            opts,
-        )?;
+        let mut raw = load_for_model(model, &args.model, &args.data, opts)?;
         let shown = crate::data::source::name(&args.data);
         let truth = true_classes(model, &args.model, &raw, shown)?;
         let predicted = super::predict::certified_classes(model, &mut raw.features, &args.backend)?;

@@ -335,13 +335,7 @@ fn labelled<F: Real>(
     data_path: &Path,
     data_args: &DataArgs,
 ) -> Result<(crate::data::Features<F>, Vec<i8>)> {
-    let raw = load_for_model(
-        model.feature_count(),
-        model_path,
-        &model.training,
-        data_path,
-        &data_args.load_options(None),
-    )?;
+    let raw = load_for_model(model, model_path, data_path, &data_args.load_options(None))?;
     // A binary model's class 1 is its +1 class.
     let classes = true_classes(model, model_path, &raw, data_path)?;
     let labels = raw

@@ -76,6 +76,14 @@ pub enum Error {
         reason: WarmStartError,
     },
 
+    /// Labels that cannot be mapped to two classes (see
+    /// [`LabelRuleError`](crate::data::labels::LabelRuleError)).
+    #[error("{path}: {rule}", path = .path.display())]
+    Labels {
+        path: PathBuf,
+        rule: crate::data::labels::LabelRuleError,
+    },
+
     /// Data whose columns do not fit a model (see [`ColumnMismatch`]).
     #[error("{data} does not fit the model {model}: {mismatch}", data = .data.display(), model = .model.display())]
     Columns {

@@ -487,3 +487,24 @@ fn csv_columns_must_fit_the_model_and_are_matched_by_name() {
         .success();
     assert_eq!(out.get_output().stdout, reference.get_output().stdout);
 }
+
+/// More than two labels: `train` and `info` offer both ways, a +1 class or
+/// one-vs-rest.
+#[test]
+fn more_than_two_labels_suggest_positive_and_multiclass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let both = "; choose the +1 class with --positive LABEL (that class against the rest), or \
+                train one perceptron per class with --multiclass ovr";
+    cmd(d)
+        .args(["train", &data_str("digits.csv")])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(both));
+    cmd(d)
+        .args(["info", &data_str("digits.csv")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!("{both}\n")));
+    assert!(!d.join("model.json").exists());
+}

@@ -1,6 +1,7 @@
 //! Library errors in the command line's words: parameter rules and
 //! checkpoint differences name the flags that set them.
 
+use crate::data::labels::LabelRuleError;
 use crate::error::{ColumnMismatch, Difference, Error, ParamError, WarmStartError, exit};
 
 /// The message `perceptron: error:` prints for `e`.
@@ -18,6 +19,22 @@ pub fn message(e: &Error) -> String {
         ),
         Error::WarmStart { path, reason } => warm_start(&path.display().to_string(), reason),
         Error::Columns { mismatch, .. } => format!("{e}{}", columns_hint(mismatch)),
+        Error::Labels { path, rule } => format!("{}: {}", path.display(), label_rule(rule)),
+        other => other.to_string(),
+    }
+}
+
+/// A label rule in the command line's words.
+pub fn label_rule(rule: &LabelRuleError) -> String {
+    match rule {
+        LabelRuleError::TooManyClasses(found) => format!(
+            "more than two label values ({found}); choose the +1 class with --positive LABEL \
+             (that class against the rest), or train one perceptron per class with \
+             --multiclass ovr"
+        ),
+        LabelRuleError::UnknownPositive { wanted, found } => {
+            format!("--positive \"{wanted}\" is not a label in this file; labels found: {found}")
+        }
         other => other.to_string(),
     }
 }

@@ -217,10 +217,10 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
             (Some(mapping), None)
         }
         // Asking for a label that is not there is a mistake to report.
-        Err(e @ labels::LabelRuleError::UnknownPositive { .. }) => {
-            return Err(Error::data(&path, e.to_string()));
+        Err(rule @ labels::LabelRuleError::UnknownPositive { .. }) => {
+            return Err(Error::Labels { path, rule });
         }
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(super::errors::label_rule(&e))),
     };
     let mm = min_max(f);
     Ok(InfoReport {

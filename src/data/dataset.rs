@@ -56,7 +56,10 @@ impl<F: Real> Dataset<F> {
     /// Maps raw labels with the rules of [`labels::decide`].
     pub fn from_raw(raw: RawData<F>, source: &Path, positive: Option<&str>) -> Result<Self> {
         let (label_map, signs) =
-            labels::decide(&raw.table, positive).map_err(|e| Error::data(source, e.to_string()))?;
+            labels::decide(&raw.table, positive).map_err(|rule| Error::Labels {
+                path: source.to_path_buf(),
+                rule,
+            })?;
         let labels = raw.class_ids.iter().map(|&c| signs[c as usize]).collect();
         Ok(Dataset {
             features: raw.features,

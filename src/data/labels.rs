@@ -205,35 +205,24 @@ impl LabelMap {
     }
 }
 
-/// Why the labels of a file cannot be mapped to two classes.
-#[derive(Clone, Debug, PartialEq)]
+/// Why the labels of a file cannot be mapped to two classes. Front ends
+/// say how to choose (the CLI names its flags); `found` lists the labels
+/// ([`LabelTable::describe`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LabelRuleError {
+    #[error("no data rows: the file is empty or holds only comments")]
     NoRows,
+    #[error("only one label value ({0}); a perceptron needs two classes")]
     SingleClass(String),
+    /// More than two values and no +1 class chosen: choose one (that class
+    /// against the rest), or train one-vs-rest.
+    #[error(
+        "more than two label values ({0}); choose the +1 class (that class against the rest), or train one perceptron per class (one-vs-rest)"
+    )]
     TooManyClasses(String),
+    /// The chosen +1 class is not a label of the file.
+    #[error("the +1 label \"{wanted}\" is not a label in this file; labels found: {found}")]
     UnknownPositive { wanted: String, found: String },
-}
-
-impl std::fmt::Display for LabelRuleError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LabelRuleError::NoRows => {
-                write!(f, "no data rows: the file is empty or holds only comments")
-            }
-            LabelRuleError::SingleClass(found) => write!(
-                f,
-                "only one label value ({found}); a perceptron needs two classes"
-            ),
-            LabelRuleError::TooManyClasses(found) => write!(
-                f,
-                "more than two label values ({found}); choose the +1 class with --positive LABEL (one-vs-rest)"
-            ),
-            LabelRuleError::UnknownPositive { wanted, found } => write!(
-                f,
-                "--positive \"{wanted}\" is not a label in this file; labels found: {found}"
-            ),
-        }
-    }
 }
 
 /// Decides the -1/+1 mapping and returns it with the sign of every class id.
@@ -348,8 +337,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("--positive") && e.contains("\"c\" (1 row)"),
-            "{e}"
+            e.contains("one-vs-rest") && e.contains("\"c\" (1 row)") && !e.contains("--"),
+            "the library names no flag: {e}"
         );
         let e = decide(&table(&["a", "b"]), Some("z"))
             .unwrap_err()

@@ -508,3 +508,58 @@ fn more_than_two_labels_suggest_positive_and_multiclass() {
         .stdout(predicate::str::contains(format!("{both}\n")));
     assert!(!d.join("model.json").exists());
 }
+
+/// A header of numbered column names (pandas' `y,0,1,2,...`) is a header,
+/// not a data row; where too few names make it doubtful, the label error
+/// suggests --header.
+#[test]
+fn numbered_header_names_are_a_header_or_suggest_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("pandas.csv"),
+        "y,0,1,2\n1,2,0,1\n0,-1,-2,0\n1,3,1,1\n",
+    )
+    .unwrap();
+    let out = cmd(d)
+        .args(["train", "pandas.csv", "--json", "-o", "m.json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (v["header_line"].as_u64(), v["rows"].as_u64()),
+        (Some(1), Some(3))
+    );
+    std::fs::write(d.join("two.csv"), "y,0,1\n1,2,0\n0,-1,-2\n-1,3,1\n").unwrap();
+    cmd(d)
+        .args(["train", "two.csv"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "if line 1 is a header (its label is text, every other label a number), pass --header",
+        ));
+    cmd(d)
+        .args(["train", "two.csv", "--header", "--positive", "1"])
+        .assert()
+        .success();
+}
+
+/// European CSV (`;` between fields, `,` in numbers) is not a header
+/// problem: the message says to pass --delimiter ';'.
+#[test]
+fn european_csv_suggests_the_delimiter() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("eu.csv"), "1;0,5;1,0\n0;1,5;2,0\n").unwrap();
+    let out = cmd(d).args(["train", "eu.csv"]).assert().code(1);
+    let e = stderr_of(out.get_output());
+    assert!(e.contains("pass --delimiter ';'"), "{e}");
+    assert!(!e.contains("--header"), "{e}");
+    cmd(d)
+        .args(["train", "eu.csv", "--delimiter", ";", "--no-header"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "found \"0,5\" (a decimal comma: numbers are read with a decimal point",
+        ));
+}

@@ -27,10 +27,16 @@ pub fn message(e: &Error) -> String {
 /// A label rule in the command line's words.
 pub fn label_rule(rule: &LabelRuleError) -> String {
     match rule {
-        LabelRuleError::TooManyClasses(found) => format!(
-            "more than two label values ({found}); choose the +1 class with --positive LABEL \
+        LabelRuleError::TooManyClasses { found, header_line } => format!(
+            "more than two label values ({found}); {}choose the +1 class with --positive LABEL \
              (that class against the rest), or train one perceptron per class with \
-             --multiclass ovr"
+             --multiclass ovr",
+            header_line
+                .map(|n| format!(
+                    "if line {n} is a header (its label is text, every other label a number), \
+                     pass --header; otherwise "
+                ))
+                .unwrap_or_default()
         ),
         LabelRuleError::UnknownPositive { wanted, found } => {
             format!("--positive \"{wanted}\" is not a label in this file; labels found: {found}")

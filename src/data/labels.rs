@@ -146,6 +146,16 @@ impl LabelTable {
         self.index.get(&key_of(text).0).copied()
     }
 
+    /// The line of the first row when its label looks like a header's name
+    /// read as data: text seen only there, while every other label (two or
+    /// more) is a number.
+    pub fn suspect_header(&self) -> Option<u64> {
+        let (first, rest) = self.classes.split_first()?;
+        let lone_text = first.number.is_none() && first.count == 1 && first.first_line > 0;
+        (lone_text && rest.len() >= 2 && rest.iter().all(|c| c.number.is_some()))
+            .then_some(first.first_line)
+    }
+
     /// A human list such as `"3" (182 rows), "5" (183 rows)`, of the first
     /// [`LISTED`] values only: a wrong label column can have thousands.
     pub fn describe(&self) -> String {
@@ -215,11 +225,17 @@ pub enum LabelRuleError {
     #[error("only one label value ({0}); a perceptron needs two classes")]
     SingleClass(String),
     /// More than two values and no +1 class chosen: choose one (that class
-    /// against the rest), or train one-vs-rest.
+    /// against the rest), or train one-vs-rest. `header_line`: the first
+    /// row's label is text seen once among numbers, so that line may be a
+    /// header read as data (see [`LabelTable::suspect_header`]).
     #[error(
-        "more than two label values ({0}); choose the +1 class (that class against the rest), or train one perceptron per class (one-vs-rest)"
+        "more than two label values ({found}); {}choose the +1 class (that class against the rest), or train one perceptron per class (one-vs-rest)",
+        .header_line.map(|n| format!("line {n} may be a header read as data; otherwise ")).unwrap_or_default()
     )]
-    TooManyClasses(String),
+    TooManyClasses {
+        found: String,
+        header_line: Option<u64>,
+    },
     /// The chosen +1 class is not a label of the file.
     #[error("the +1 label \"{wanted}\" is not a label in this file; labels found: {found}")]
     UnknownPositive { wanted: String, found: String },
@@ -281,7 +297,10 @@ pub fn decide(
                 signs,
             ))
         }
-        _ => Err(LabelRuleError::TooManyClasses(table.describe())),
+        _ => Err(LabelRuleError::TooManyClasses {
+            found: table.describe(),
+            header_line: table.suspect_header(),
+        }),
     }
 }
 
@@ -357,10 +376,25 @@ mod tests {
         assert_eq!(t.describe(), format!("{}, and 130 more", listed.join(", ")));
         let e = decide(&t, None).unwrap_err().to_string();
         assert!(e.len() < 600, "{e}");
+        assert_eq!(t.suspect_header(), None);
         assert_eq!(
             table(&["a", "b"]).describe(),
             "\"a\" (1 row), \"b\" (1 row)"
         );
+    }
+
+    #[test]
+    fn a_lone_text_label_first_among_numbers_may_be_a_header() {
+        let t = table(&["y", "1", "0", "-1", "1"]);
+        assert_eq!(t.suspect_header(), Some(1));
+        let e = decide(&t, None).unwrap_err().to_string();
+        assert!(
+            e.contains("; line 1 may be a header read as data; otherwise"),
+            "{e}"
+        );
+        assert_eq!(table(&["y", "1", "0", "y"]).suspect_header(), None);
+        assert_eq!(table(&["1", "y", "0"]).suspect_header(), None);
+        assert_eq!(table(&["y", "a", "0"]).suspect_header(), None);
     }
 
     #[test]

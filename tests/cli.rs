@@ -334,6 +334,9 @@ fn predict_prints_the_golden_models_labels_and_scores() {
         .assert()
         .success();
     let text = stdout_of(out.get_output());
+    // A first line names the columns: the score is the +1 class's.
+    let (header, text) = text.split_once('\n').unwrap();
+    assert_eq!(header, "predicted\t+1");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 270);
     let mut wrong = 0;
@@ -385,12 +388,11 @@ fn predict_reads_every_format_and_fewer_columns() {
     train_f64(dir.path(), "iris_setosa.csv", "100", "iris.json", 0);
     let (w, b) = golden_model("iris_setosa");
     let rows = read_csv(&data_file("iris_setosa.csv"));
-    let want: String = rows
-        .iter()
-        .map(|(_, x)| {
+    let want: String = std::iter::once("predicted\t1\n".to_owned())
+        .chain(rows.iter().map(|(_, x)| {
             let s = score(&w, b, x);
             format!("{}\t{s}\n", if s > 0.0 { "1" } else { "-1" })
-        })
+        }))
         .collect();
     for file in ["iris_setosa.csv", "iris_setosa.svm", "iris_setosa.csv.gz"] {
         let out = cmd(dir.path())
@@ -413,12 +415,11 @@ fn predict_reads_every_format_and_fewer_columns() {
         "7 1:1.5 2:2\n8 1:0 2:0\n9 1:-3 2:0.25\n",
     )
     .unwrap();
-    let want: String = [[1.5, 2.0], [0.0, 0.0], [-3.0, 0.25]]
-        .iter()
-        .map(|x| {
+    let want: String = std::iter::once("predicted\t1\n".to_owned())
+        .chain([[1.5, 2.0], [0.0, 0.0], [-3.0, 0.25]].iter().map(|x| {
             let s = w[0] * x[0] + w[1] * x[1] + b;
             format!("{}\t{s}\n", if s > 0.0 { "1" } else { "-1" })
-        })
+        }))
         .collect();
     cmd(dir.path())
         .args(["predict", "iris.json", "short.svm", "--scores"])
@@ -442,7 +443,7 @@ fn predict_reads_unlabeled_rows_with_unlabeled() {
         .success()
         .stderr("");
     let want = stdout_of(labeled.get_output());
-    assert_eq!(want.lines().count(), 150);
+    assert_eq!(want.lines().count(), 1 + 150);
     // The same rows without their label column, with and without a header.
     let rows: Vec<String> = std::fs::read_to_string(data_file("iris_setosa.csv"))
         .unwrap()
@@ -544,8 +545,8 @@ fn predict_and_eval_read_the_label_column_the_model_was_trained_with() {
         "--label-column",
         "label",
     ]);
-    assert_eq!(told.0.lines().collect::<Vec<_>>().len(), 5);
-    assert!(told.0.starts_with("x\t"), "{}", told.0);
+    assert_eq!(told.0.lines().collect::<Vec<_>>().len(), 1 + 5);
+    assert!(told.0.starts_with("predicted\ty\nx\t"), "{}", told.0);
     assert_eq!(told.1, "");
     let untold = run(&["predict", "name.json", "named.csv", "--scores"]);
     assert_eq!(untold.0, told.0);
@@ -678,6 +679,7 @@ fn predict_in_f32_uses_f32_arithmetic() {
         .assert()
         .success();
     let text = stdout_of(out.get_output());
+    let text = text.strip_prefix("predicted\t1\n").unwrap();
     for (line, (y, x)) in text.lines().zip(&rows) {
         let mut s = 0.0f32;
         for &(k, v) in x {

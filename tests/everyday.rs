@@ -563,3 +563,97 @@ fn european_csv_suggests_the_delimiter() {
             "found \"0,5\" (a decimal comma: numbers are read with a decimal point",
         ));
 }
+
+/// One-vs-rest classes come out sorted as scikit-learn sorts them; a model
+/// file listing them in first-seen order (as older builds wrote) predicts
+/// the same and starts a run; `--scores` names its columns.
+#[test]
+fn one_vs_rest_classes_are_sorted_and_scores_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut text = String::new();
+    for i in 0..60 {
+        let (label, x, y) = match i % 3 {
+            0 => ("10", 3.0, 0.0),
+            1 => ("9", 0.0, 3.0),
+            _ => ("2", -3.0, -3.0),
+        };
+        let j = (i / 3) as f64 * 0.05;
+        text.push_str(&format!("{label},{},{}\n", x + j, y - j));
+    }
+    std::fs::write(d.join("three.csv"), &text).unwrap();
+    cmd(d)
+        .args([
+            "train",
+            "three.csv",
+            "--multiclass",
+            "ovr",
+            "-o",
+            "new.json",
+        ])
+        .assert()
+        .success();
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("new.json")).unwrap()).unwrap();
+    assert_eq!(model["classes"], serde_json::json!(["2", "9", "10"]));
+    let scores = cmd(d)
+        .args(["predict", "new.json", "three.csv", "--scores"])
+        .assert()
+        .success();
+    let scores = stdout_of(scores.get_output());
+    assert!(scores.starts_with("predicted\t2\t9\t10\n10\t"), "{scores}");
+    // The same model as an older build wrote it: classes first-seen.
+    let mut old = model.clone();
+    for key in ["classes", "weights", "bias", "class_training"] {
+        let v = old[key].as_array().unwrap().clone();
+        old[key] = serde_json::json!([v[2], v[1], v[0]]);
+    }
+    std::fs::write(d.join("old.json"), old.to_string()).unwrap();
+    let labels = |m: &str| {
+        let out = cmd(d).args(["predict", m, "three.csv"]).assert().success();
+        stdout_of(out.get_output())
+    };
+    assert_eq!(labels("old.json"), labels("new.json"));
+    assert_eq!(labels("new.json").lines().next(), Some("10"));
+    let old_scores = cmd(d)
+        .args(["predict", "old.json", "three.csv", "--scores"])
+        .assert()
+        .success();
+    assert!(
+        stdout_of(old_scores.get_output()).starts_with("predicted\t10\t9\t2\n"),
+        "{}",
+        stdout_of(old_scores.get_output())
+    );
+    // Both start a run from the same weights, so they end at one model.
+    for m in ["old.json", "new.json"] {
+        cmd(d)
+            .args(["train", "three.csv", "--multiclass", "ovr", "--init", m])
+            .args(["-o", &format!("from-{m}")])
+            .assert()
+            .success();
+    }
+    let weights = |m: &str| {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(d.join(m)).unwrap()).unwrap();
+        (
+            v["classes"].clone(),
+            v["weights"].clone(),
+            v["bias"].clone(),
+        )
+    };
+    assert_eq!(weights("from-old.json"), weights("from-new.json"));
+    // Binary models name their one score column by the +1 class.
+    cmd(d)
+        .args(["train", &data_str("iris_setosa.csv"), "-o", "iris.json"])
+        .assert()
+        .success();
+    cmd(d)
+        .args([
+            "predict",
+            "iris.json",
+            &data_str("iris_setosa.csv"),
+            "--scores",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("predicted\t1\n1\t"));
+}

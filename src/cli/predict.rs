@@ -69,8 +69,11 @@ pub struct PredictArgs {
 
     /// Print `label<TAB>score` on each line, where score = w·x + b in the
     /// model's precision, written as the shortest decimal that reads back to
-    /// the same bits. Scores are always computed on the host with the
-    /// reference arithmetic, whatever --backend says.
+    /// the same bits; a one-vs-rest model prints one score per class. A
+    /// first line names the columns: `predicted`, then the class each score
+    /// is for (a binary model's score is its +1 class's). Scores are always
+    /// computed on the host with the reference arithmetic, whatever
+    /// --backend says.
     #[arg(long)]
     pub scores: bool,
 
@@ -187,6 +190,9 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
     };
     let write = |out: &mut dyn Write| -> io::Result<()> {
         let mut scores = Vec::with_capacity(model.heads());
+        if classes.is_none() {
+            writeln!(out, "{}", scores_header(model))?;
+        }
         for i in 0..raw.features.rows() {
             if let Some(classes) = &classes {
                 writeln!(out, "{}", names[classes[i]])?;
@@ -206,6 +212,24 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
         None => write_stdout(write)?,
     }
     Ok(exit::SUCCESS)
+}
+
+/// The first line of `--scores`: `predicted`, then the class of each score
+/// column (a binary model's one score is its +1 class's), tab-separated.
+fn scores_header<F: Real>(model: &Model<F>) -> String {
+    let names = model.class_names();
+    let scored: &[&str] = if model.heads() == 1 {
+        &names[1..]
+    } else {
+        &names
+    };
+    // A tab inside a class name would shift the columns.
+    let mut line = "predicted".to_owned();
+    for n in scored {
+        line.push('\t');
+        line.push_str(&n.replace('\t', " "));
+    }
+    line
 }
 
 /// Every row's class (an index into the model's class names), by the

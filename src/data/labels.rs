@@ -146,6 +146,29 @@ impl LabelTable {
         self.index.get(&key_of(text).0).copied()
     }
 
+    /// The classes in scikit-learn's order (`numpy.unique`'s): by value
+    /// when every label is a number, else by text (byte order, which is
+    /// Unicode's), and for each class id of this table its index in that
+    /// order. One-vs-rest models list their classes so, whatever order the
+    /// file shows them in.
+    pub fn sorted(&self) -> (Vec<ClassLabel>, Vec<u32>) {
+        let numeric = self.classes.iter().all(|c| c.number.is_some());
+        let mut order: Vec<usize> = (0..self.classes.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (&self.classes[a], &self.classes[b]);
+            match (numeric, x.number, y.number) {
+                (true, Some(u), Some(v)) => u.total_cmp(&v),
+                _ => x.text.cmp(&y.text),
+            }
+        });
+        let mut new_id = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old] = new as u32;
+        }
+        let classes = order.iter().map(|&k| self.classes[k].clone()).collect();
+        (classes, new_id)
+    }
+
     /// The line of the first row when its label looks like a header's name
     /// read as data: text seen only there, while every other label (two or
     /// more) is a number.
@@ -381,6 +404,19 @@ mod tests {
             table(&["a", "b"]).describe(),
             "\"a\" (1 row), \"b\" (1 row)"
         );
+    }
+
+    #[test]
+    fn classes_sort_as_scikit_learn_sorts_them() {
+        let texts =
+            |t: &LabelTable| -> Vec<String> { t.sorted().0.into_iter().map(|c| c.text).collect() };
+        // Numbers by value (10 after 9, -1 first), whatever the spelling.
+        let t = table(&["10", "9", "+1", "-1", "1.0"]);
+        assert_eq!(texts(&t), ["-1", "+1", "9", "10"]);
+        assert_eq!(t.sorted().1, [3, 2, 1, 0]);
+        // Text by bytes: capitals first, then "10" < "9" as text.
+        let t = table(&["b", "a", "B", "10", "9"]);
+        assert_eq!(texts(&t), ["10", "9", "B", "a", "b"]);
     }
 
     #[test]

@@ -87,7 +87,10 @@ pub struct TrainArgs {
 
     /// Train one perceptron per label value (one-vs-rest), all in the same
     /// passes over the data; `predict` then returns the class that scores
-    /// highest (ties go to the class seen first in the training data).
+    /// highest. The model lists the classes as scikit-learn does (numbers by
+    /// value, otherwise text in byte order), and a tie goes to the class
+    /// listed first (models from older builds list them in the order first
+    /// seen, and keep it).
     #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
     pub multiclass: Option<MulticlassArg>,
 

@@ -657,3 +657,43 @@ fn one_vs_rest_classes_are_sorted_and_scores_are_named() {
         .success()
         .stdout(predicate::str::starts_with("predicted\t1\n1\t"));
 }
+
+/// CSV options on LIBSVM data are not silently ignored.
+#[test]
+fn csv_options_on_libsvm_data_warn() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let svm = data_str("heart_scale.svm");
+    cmd(d)
+        .args(["train", &svm, "--label-column", "3", "--delimiter", ";"])
+        .args(["--max-epochs", "2", "-o", "h.json"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(format!(
+            "perceptron: warning: --label-column and --delimiter are ignored: {svm} is LIBSVM \
+             data, and they apply only to CSV"
+        )));
+    cmd(d)
+        .args(["info", &svm, "--header"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("warning: --header is ignored: "));
+    // A label column taken from the model is not the user's: no warning.
+    cmd(d)
+        .args([
+            "train",
+            &data_str("iris_setosa.csv"),
+            "--label-column",
+            "1",
+            "-o",
+            "i.json",
+        ])
+        .assert()
+        .success()
+        .stderr("");
+    cmd(d)
+        .args(["predict", "i.json", &data_str("iris_setosa.svm")])
+        .assert()
+        .success()
+        .stderr("");
+}

@@ -192,6 +192,41 @@ impl CsvArgs {
     }
 }
 
+/// Warns when CSV options were given (by the user, not taken from a model)
+/// for data read in another format, where they do nothing.
+pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
+    if format == Format::Csv {
+        return;
+    }
+    let given: Vec<&str> = [
+        (
+            opts.label_column.is_some() && opts.label_column_from.is_none(),
+            "--label-column",
+        ),
+        (opts.delimiter.is_some(), "--delimiter"),
+        (opts.header == HeaderMode::Present, "--header"),
+        (opts.header == HeaderMode::Absent, "--no-header"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    if given.is_empty() {
+        return;
+    }
+    eprintln!(
+        "perceptron: warning: {} {} ignored: {} is {} data, and {} only to CSV",
+        given.join(" and "),
+        if given.len() == 1 { "is" } else { "are" },
+        crate::data::source::name(data).display(),
+        format.name(),
+        if given.len() == 1 {
+            "it applies"
+        } else {
+            "they apply"
+        }
+    );
+}
+
 /// Where margins are computed (all choices give the identical model).
 #[derive(Args, Clone, Debug, Default)]
 pub struct BackendArgs {

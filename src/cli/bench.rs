@@ -103,6 +103,7 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
         Some(p) => data::load(p, &opts)?,
         None => data::bundled::digits_3v5(&opts)?,
     };
+    super::args::warn_csv_options(&opts, data.format, &data.source);
     let (_, gpu) = args.backend.resolve();
     let mut which: Vec<Backend> = args.backends.iter().map(|&w| w.into()).collect();
     let mut notes = Vec::new();

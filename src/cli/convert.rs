@@ -107,7 +107,9 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     crate::output::check_destination(&args.output)?;
     crate::output::check_not_an_input(&args.output, &[&args.input])?;
     let t0 = Instant::now();
-    let raw = data::load_raw::<F>(&args.input, &args.data_args.load_options(None))?;
+    let opts = args.data_args.load_options(None);
+    let raw = data::load_raw::<F>(&args.input, &opts)?;
+    super::args::warn_csv_options(&opts, raw.format, &args.input);
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format;
     let raw = match args.layout.map(Layout::from) {

@@ -189,6 +189,7 @@ fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
 /// Reads the file and computes the report.
 pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     let (raw, path) = load::<F>(args)?;
+    super::args::warn_csv_options(&args.data_args.load_options(None), raw.format, &path);
     let f = &raw.features;
     let (rows, cols) = (f.rows(), f.cols());
     let nonzeros = f.nonzeros();

@@ -264,6 +264,7 @@ fn run_in<F: Real>(
         }
         Err(e) => return Err(e),
     };
+    super::args::warn_csv_options(&opts, stream.format(), &args.data);
     let mut run = Run {
         args,
         source,

@@ -403,6 +403,7 @@ fn bias<F: Real>(a: &BiasArgs) -> Result<()> {
     a.out.check(false)?;
     let opts = a.data_args.load_options(a.positive.clone());
     let data: Dataset<F> = data::load(&a.data, &opts)?;
+    super::args::warn_csv_options(&opts, data.format, &a.data);
     let figure = plot::boundary::Boundary::compare_bias(&data, a.max_epochs)?;
     plot::save(&figure, &a.out.output, a.out.size)
 }
@@ -415,6 +416,7 @@ fn trace<F: Real>(a: &TraceArgs) -> Result<()> {
     let format = a.out.check(true)?;
     let opts = a.data_args.load_options(a.positive.clone());
     let mut data: Dataset<F> = data::load(&a.data, &opts)?;
+    super::args::warn_csv_options(&opts, data.format, &a.data);
     let seed = if a.shuffle { a.seed } else { None };
     let order = seed.map(|s| train::shuffle::permutation(data.rows(), s));
     if let Some(order) = &order {

@@ -139,8 +139,10 @@ pub(crate) fn load_for_model<F: Real>(
     path: &Path,
     opts: &LoadOptions,
 ) -> Result<RawData<F>> {
+    let given = opts;
     let opts = options_for_model(opts, &model.training, model_path);
     let raw = data::load_raw::<F>(path, &opts)?;
+    super::args::warn_csv_options(given, raw.format, path);
     let path = data::source::name(path);
     if opts.label_column_from.is_some()
         && let Some(csv) = &raw.csv

@@ -131,7 +131,9 @@ fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
             "-o and --test name the same file; the two halves need two files".into(),
         ));
     }
-    let raw = data::load_raw::<F>(&args.data, &args.data_args.load_options(None))?;
+    let opts = args.data_args.load_options(None);
+    let raw = data::load_raw::<F>(&args.data, &opts)?;
+    super::args::warn_csv_options(&opts, raw.format, &args.data);
     let sparse = raw.features.is_sparse();
     let (train_format, test_format) = (
         OutputFormat::of_output(&args.output, sparse)?,

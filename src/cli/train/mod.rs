@@ -57,6 +57,7 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
         ),
         None => data::bundled::raw_digits_3v5::<F>(&opts)?,
     };
+    super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
     let data = if args.multiclass.is_some() {
         Dataset::from_raw_classes(raw, &path)?

@@ -697,3 +697,77 @@ fn csv_options_on_libsvm_data_warn() {
         .success()
         .stderr("");
 }
+
+/// `bench` chooses its backends with --backends: a --backend it would
+/// ignore is refused.
+#[test]
+fn bench_refuses_a_backend_it_would_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    cmd(dir.path())
+        .args(["bench", "--backend", "cpu"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unexpected argument '--backend'"))
+        .stderr(predicate::str::contains("--backends"));
+}
+
+/// Without a GPU device, `auto` costs what `cpu` costs: no GPU driver is
+/// started (it took about 60 MiB and a tenth of a second). PERCEPTRON_BACKEND
+/// sets the default backend.
+#[test]
+fn auto_is_cheap_without_a_gpu_and_the_default_comes_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let peak = |backend: &str| {
+        let out = cmd(d)
+            .env_remove("PERCEPTRON_BACKEND")
+            .args([
+                "train",
+                &data_str("iris_setosa.csv"),
+                "--json",
+                "--backend",
+                backend,
+            ])
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        (v["peak_memory_bytes"].as_u64(), v["backend"].clone())
+    };
+    if !perceptron::backend::gpu_device_present() {
+        let (auto, _) = peak("auto");
+        let (cpu, _) = peak("cpu");
+        if let (Some(auto), Some(cpu)) = (auto, cpu) {
+            assert!(
+                auto < cpu + (16 << 20),
+                "auto peaks at {auto} bytes, cpu at {cpu}: a GPU driver was started"
+            );
+        }
+    }
+    let out = cmd(d)
+        .env("PERCEPTRON_BACKEND", "reference")
+        .args(["train", &data_str("iris_setosa.csv"), "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["backend"]["engines"][0]["kind"], "reference", "{v}");
+    // The command line wins over the environment.
+    let out = cmd(d)
+        .env("PERCEPTRON_BACKEND", "reference")
+        .args([
+            "train",
+            &data_str("iris_setosa.csv"),
+            "--json",
+            "--backend",
+            "cpu",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["backend"]["engines"][0]["kind"], "cpu", "{v}");
+    cmd(d)
+        .env("PERCEPTRON_BACKEND", "quantum")
+        .args(["train", &data_str("iris_setosa.csv")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("quantum"));
+}

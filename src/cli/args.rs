@@ -231,11 +231,21 @@ pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
 #[derive(Args, Clone, Debug, Default)]
 pub struct BackendArgs {
     /// How margins are computed: `auto` uses a hardware GPU when there is
-    /// one and the CPU otherwise; `gpu` also accepts a software adapter
-    /// (lavapipe); `cpu` uses all cores; `reference` is the textbook loop.
-    #[arg(long, value_enum, default_value = "auto")]
+    /// one and the CPU otherwise (a machine without a GPU device is told
+    /// apart without starting a GPU driver); `gpu` also accepts a software
+    /// adapter (lavapipe); `cpu` uses all cores; `reference` is the
+    /// textbook loop. The environment variable PERCEPTRON_BACKEND sets the
+    /// default.
+    #[arg(long, value_enum, default_value = "auto", env = "PERCEPTRON_BACKEND")]
     pub backend: BackendArg,
 
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+}
+
+/// Which GPU adapter, and how much of its memory.
+#[derive(Args, Clone, Debug, Default)]
+pub struct GpuArgs {
     /// Use the GPU adapter whose name contains NAME (see `perceptron
     /// devices`); implies a GPU backend, software adapters included.
     #[arg(long, value_name = "NAME")]
@@ -250,20 +260,27 @@ pub struct BackendArgs {
 impl BackendArgs {
     /// The backend and GPU options these arguments ask for.
     pub fn resolve(&self) -> (Backend, GpuOptions) {
-        let backend = match (Backend::from(self.backend), &self.adapter) {
+        let backend = match (Backend::from(self.backend), &self.gpu.adapter) {
             (Backend::Auto | Backend::Cpu | Backend::Reference, Some(_)) => Backend::Gpu,
             (b, _) => b,
         };
-        let options = GpuOptions {
+        (backend, self.gpu.options(backend == Backend::Gpu))
+    }
+}
+
+impl GpuArgs {
+    /// The GPU options these arguments ask for; a software adapter is
+    /// accepted when `allow_software`.
+    pub fn options(&self, allow_software: bool) -> GpuOptions {
+        GpuOptions {
             adapter: AdapterRequest {
                 name: self.adapter.clone(),
-                allow_software: backend == Backend::Gpu,
+                allow_software,
             },
             memory_budget: self.gpu_memory.map(|m| m << 20),
             ..Default::default()
         }
-        .with_env();
-        (backend, options)
+        .with_env()
     }
 }
 

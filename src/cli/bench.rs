@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg};
+use super::args::{DataArgs, GpuArgs, PassesArg, PrecisionArg};
 use crate::backend::Backend;
 use crate::bench;
 use crate::data::{self, Dataset};
@@ -62,8 +62,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
+    /// The GPU adapter and memory of the gpu backend (the backends
+    /// themselves are chosen with --backends).
     #[command(flatten)]
-    pub backend: BackendArgs,
+    pub gpu: GpuArgs,
 
     /// Print the report as JSON.
     #[arg(long)]
@@ -104,7 +106,7 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
         None => data::bundled::digits_3v5(&opts)?,
     };
     super::args::warn_csv_options(&opts, data.format, &data.source);
-    let (_, gpu) = args.backend.resolve();
+    let gpu = args.gpu.options(true);
     let mut which: Vec<Backend> = args.backends.iter().map(|&w| w.into()).collect();
     let mut notes = Vec::new();
     if which.contains(&Backend::Gpu) {

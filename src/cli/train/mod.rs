@@ -187,6 +187,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         data: &data,
         csv: csv.as_ref(),
         output: &output,
+        requested: backend,
     };
     let plots = plots.iter().map(|p| p.display().to_string()).collect();
     let report = TrainReport::new(sources, std::mem::take(&mut warnings), plots);

@@ -29,6 +29,27 @@ pub struct Chosen<'d, F> {
     pub note: Option<String>,
 }
 
+/// Whether the system shows a device through which a hardware GPU could be
+/// used, found without starting any GPU driver. On Linux every Vulkan
+/// driver for hardware opens a device node: a DRM render node
+/// (`/dev/dri`: Intel, AMD, Nouveau, virtio, ...), NVIDIA's `/dev/nvidia*`,
+/// or WSL's `/dev/dxg`; without one, no hardware adapter exists. Elsewhere
+/// the adapters must be asked.
+pub fn gpu_device_present() -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let dev = std::path::Path::new("/dev");
+    if dev.join("dri").is_dir() || dev.join("dxg").exists() {
+        return true;
+    }
+    std::fs::read_dir(dev).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("nvidia"))
+    })
+}
+
 /// Builds the engine for `backend`. `auto` never fails for lack of a GPU:
 /// it uses the CPU engine and says why.
 pub fn choose<'d, F: Real>(
@@ -64,7 +85,10 @@ pub fn choose<'d, F: Real>(
                     note: Some("auto: this build has no GPU support, using the CPU engine".into()),
                 });
             }
-            if !named && !crate::gpu::hardware_available() {
+            // Starting Vulkan to find no GPU costs a tenth of a second and
+            // some 60 MiB (the drivers load); a machine without a GPU
+            // device node has no hardware adapter to find.
+            if !named && (!gpu_device_present() || !crate::gpu::hardware_available()) {
                 return Ok(Chosen {
                     engine: cpu(),
                     note: Some("auto: no hardware GPU adapter found, using the CPU engine".into()),

@@ -76,6 +76,22 @@ pub enum Error {
         reason: WarmStartError,
     },
 
+    /// Labels that cannot be mapped to two classes (see
+    /// [`LabelRuleError`](crate::data::labels::LabelRuleError)).
+    #[error("{path}: {rule}", path = .path.display())]
+    Labels {
+        path: PathBuf,
+        rule: crate::data::labels::LabelRuleError,
+    },
+
+    /// Data whose columns do not fit a model (see [`ColumnMismatch`]).
+    #[error("{data} does not fit the model {model}: {mismatch}", data = .data.display(), model = .model.display())]
+    Columns {
+        model: PathBuf,
+        data: PathBuf,
+        mismatch: ColumnMismatch,
+    },
+
     /// Options that contradict each other or a value out of range.
     #[error("{0}")]
     Usage(String),
@@ -156,6 +172,46 @@ pub enum WarmStartError {
     /// Its labels or classes differ from the data's, or are in another order.
     #[error("it maps the labels differently from this data")]
     Labels,
+}
+
+/// Why data cannot be read with a model: its feature columns are not the
+/// model's features.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ColumnMismatch {
+    /// CSV data with another number of feature columns than the model has
+    /// features (`columns`: the file's columns, the label's included when
+    /// `labelled`).
+    #[error(
+        "the model has {model} features but the data has {data} feature columns; CSV data must have the model's columns"
+    )]
+    Count {
+        model: usize,
+        data: usize,
+        columns: usize,
+        labelled: bool,
+    },
+    /// Sparse or binary data with more features than the model (fewer
+    /// count as zeros).
+    #[error(
+        "the model has {model} features but the data has {data}; rows may have fewer features than the model (the missing ones count as zeros), never more"
+    )]
+    TooMany { model: usize, data: usize },
+    /// A feature the model was trained on that the data's header lacks.
+    #[error("the model's feature \"{name}\" is not a column of the data's header")]
+    Missing { name: String },
+    /// A header column the model was not trained on.
+    #[error("the data's column \"{name}\" is not one of the model's features")]
+    Unknown { name: String },
+    /// The header's names are the model's in another order, but some name
+    /// repeats, so the columns cannot be matched by name.
+    #[error(
+        "feature {position} is \"{model}\" in the model but \"{data}\" in the data, and names repeat, so the columns cannot be matched by name"
+    )]
+    Ambiguous {
+        position: usize,
+        model: String,
+        data: String,
+    },
 }
 
 /// One way in which a checkpoint's run differs from the run resuming it

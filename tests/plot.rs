@@ -692,7 +692,11 @@ fn bad_requests_fail_clearly_and_leave_files_alone() {
             2,
             "only `plot trace` makes animated GIFs",
         ),
-        (&["curve", m, "-o", "no/such/c.svg"], 1, "does not exist"),
+        (
+            &["curve", m, "-o", "keep.svg/c.svg"],
+            1,
+            "keep.svg is not a directory",
+        ),
         (
             &["curve", m, "-o", "c.svg", "--size", "10x10"],
             2,

@@ -9,6 +9,7 @@ mod common;
 mod backends_cli;
 mod cli;
 mod cli_data;
+mod everyday;
 mod golden;
 mod gpu;
 mod hostile_device;

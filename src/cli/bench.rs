@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg};
+use super::args::{DataArgs, GpuArgs, PassesArg, PrecisionArg};
 use crate::backend::Backend;
 use crate::bench;
 use crate::data::{self, Dataset};
@@ -32,7 +32,8 @@ Without a GPU adapter the gpu backend is skipped with a note.";
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct BenchArgs {
-    /// Data file (CSV, LIBSVM or .pbin); omit for the bundled digits data.
+    /// Data file (CSV, LIBSVM or .pbin; `-` reads standard input); omit for
+    /// the bundled digits data.
     pub data: Option<PathBuf>,
 
     /// Epochs at most for every backend.
@@ -61,8 +62,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
+    /// The GPU adapter and memory of the gpu backend (the backends
+    /// themselves are chosen with --backends).
     #[command(flatten)]
-    pub backend: BackendArgs,
+    pub gpu: GpuArgs,
 
     /// Print the report as JSON.
     #[arg(long)]
@@ -102,7 +105,8 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
         Some(p) => data::load(p, &opts)?,
         None => data::bundled::digits_3v5(&opts)?,
     };
-    let (_, gpu) = args.backend.resolve();
+    super::args::warn_csv_options(&opts, data.format, &data.source);
+    let gpu = args.gpu.options(true);
     let mut which: Vec<Backend> = args.backends.iter().map(|&w| w.into()).collect();
     let mut notes = Vec::new();
     if which.contains(&Backend::Gpu) {

@@ -1,7 +1,8 @@
 //! Library errors in the command line's words: parameter rules and
 //! checkpoint differences name the flags that set them.
 
-use crate::error::{Difference, Error, ParamError, WarmStartError, exit};
+use crate::data::labels::LabelRuleError;
+use crate::error::{ColumnMismatch, Difference, Error, ParamError, WarmStartError, exit};
 
 /// The message `perceptron: error:` prints for `e`.
 pub fn message(e: &Error) -> String {
@@ -17,7 +18,56 @@ pub fn message(e: &Error) -> String {
                 .join("; ")
         ),
         Error::WarmStart { path, reason } => warm_start(&path.display().to_string(), reason),
+        Error::Columns { mismatch, .. } => format!("{e}{}", columns_hint(mismatch)),
+        Error::Labels { path, rule } => format!("{}: {}", path.display(), label_rule(rule)),
         other => other.to_string(),
+    }
+}
+
+/// A label rule in the command line's words.
+pub fn label_rule(rule: &LabelRuleError) -> String {
+    match rule {
+        LabelRuleError::TooManyClasses { found, header_line } => format!(
+            "more than two label values ({found}); {}choose the +1 class with --positive LABEL \
+             (that class against the rest), or train one perceptron per class with \
+             --multiclass ovr",
+            header_line
+                .map(|n| format!(
+                    "if line {n} is a header (its label is text, every other label a number), \
+                     pass --header; otherwise "
+                ))
+                .unwrap_or_default()
+        ),
+        LabelRuleError::UnknownPositive { wanted, found } => {
+            format!("--positive \"{wanted}\" is not a label in this file; labels found: {found}")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// What to pass when the mismatch looks like a label column read as a
+/// feature, or a feature read as the label.
+fn columns_hint(m: &ColumnMismatch) -> &'static str {
+    match m {
+        ColumnMismatch::Count {
+            model,
+            columns,
+            labelled: true,
+            ..
+        } if columns == model => {
+            "; the file has as many columns as the model has features: if it has no label \
+             column, pass --unlabeled"
+        }
+        ColumnMismatch::Count {
+            model,
+            columns,
+            labelled: false,
+            ..
+        } if *columns == model + 1 => {
+            "; the file has one column more than the model has features: if one is the \
+             label, leave out --unlabeled"
+        }
+        _ => "",
     }
 }
 

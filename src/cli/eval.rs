@@ -43,8 +43,8 @@ pub struct EvalArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Labelled data file (CSV or LIBSVM, optionally .gz, or binary .pbin), in the layout the
-    /// model was trained on.
+    /// Labelled data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-`
+    /// reads standard input), in the layout the model was trained on.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -86,7 +86,7 @@ pub struct ClassScores {
 pub struct EvalReport {
     pub model: String,
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     /// The arithmetic precision of the model (and of the scores).
     pub precision: Precision,
     pub rows: usize,
@@ -140,7 +140,7 @@ fn report<F: Real>(
 /// Every row's true and predicted class, as indices into the model's class
 /// names, and the confusion matrix they make.
 struct Checked {
-    format: String,
+    format: crate::data::Format,
     rows: usize,
     features: usize,
     /// `confusion[t][p]`: rows of true class t predicted p.
@@ -149,14 +149,9 @@ struct Checked {
 
 impl Checked {
     fn of<F: Real>(args: &EvalArgs, model: &Model<F>, opts: &LoadOptions) -> Result<Self> {
-        let mut raw = load_for_model(
-            model.feature_count(),
-            &args.model,
-            &model.training,
-            &args.data,
-            opts,
-        )?;
-        let truth = true_classes(model, &args.model, &raw, &args.data)?;
+        let mut raw = load_for_model(model, &args.model, &args.data, opts)?;
+        let shown = crate::data::source::name(&args.data);
+        let truth = true_classes(model, &args.model, &raw, shown)?;
         let predicted = super::predict::certified_classes(model, &mut raw.features, &args.backend)?;
         let k = model.class_names().len();
         let mut confusion = vec![vec![0u64; k]; k];
@@ -164,7 +159,7 @@ impl Checked {
             confusion[truth[c as usize]][predicted[i]] += 1;
         }
         Ok(Checked {
-            format: raw.format.name().into(),
+            format: raw.format,
             rows: raw.class_ids.len(),
             features: raw.features.cols(),
             confusion,
@@ -273,7 +268,7 @@ fn evaluate<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) -> Eva
     let (negative, positive) = (names[0].to_owned(), names[1].to_owned());
     EvalReport {
         model: args.model.display().to_string(),
-        data: args.data.display().to_string(),
+        data: crate::data::source::name(&args.data).display().to_string(),
         format,
         precision: F::PRECISION,
         rows,
@@ -324,7 +319,7 @@ pub fn render(r: &EvalReport) -> String {
         format!(
             "{} ({}, {} x {})",
             r.data,
-            r.format,
+            r.format.name(),
             count(r.rows, "row"),
             count(r.features, "feature")
         ),
@@ -408,7 +403,7 @@ pub struct OvrClassScores {
 pub struct OvrEvalReport {
     pub model: String,
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     pub precision: Precision,
     pub rows: usize,
     pub features: usize,
@@ -457,7 +452,7 @@ fn evaluate_ovr<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) ->
     };
     OvrEvalReport {
         model: args.model.display().to_string(),
-        data: args.data.display().to_string(),
+        data: crate::data::source::name(&args.data).display().to_string(),
         format,
         precision: F::PRECISION,
         rows,
@@ -497,7 +492,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         format!(
             "{} ({}, {} x {})",
             r.data,
-            r.format,
+            r.format.name(),
             count(r.rows, "row"),
             count(r.features, "feature")
         ),

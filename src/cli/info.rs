@@ -34,8 +34,9 @@ Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct InfoArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to describe the
-    /// bundled UCI digits 3-vs-5 dataset.
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-` reads
+    /// standard input). Omit it to describe the bundled UCI digits 3-vs-5
+    /// dataset.
     #[arg(value_name = "DATA")]
     pub data: Option<PathBuf>,
 
@@ -80,7 +81,7 @@ pub struct Mapping {
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct InfoReport {
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
     pub rows: usize,
@@ -173,7 +174,10 @@ fn min_max<F: Real>(features: &Features<F>) -> Option<(F, F)> {
 fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
     let opts = args.data_args.load_options(None);
     match &args.data {
-        Some(path) => Ok((data::load_raw(path, &opts)?, path.clone())),
+        Some(path) => Ok((
+            data::load_raw(path, &opts)?,
+            data::source::name(path).to_path_buf(),
+        )),
         None => {
             let path = Path::new(bundled::NAME);
             let raw = data::csv::parse(bundled::DIGITS_3V5_CSV.as_bytes(), path, &opts)?;
@@ -185,6 +189,7 @@ fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
 /// Reads the file and computes the report.
 pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     let (raw, path) = load::<F>(args)?;
+    super::args::warn_csv_options(&args.data_args.load_options(None), raw.format, &path);
     let f = &raw.features;
     let (rows, cols) = (f.rows(), f.cols());
     let nonzeros = f.nonzeros();
@@ -213,15 +218,15 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
             (Some(mapping), None)
         }
         // Asking for a label that is not there is a mistake to report.
-        Err(e @ labels::LabelRuleError::UnknownPositive { .. }) => {
-            return Err(Error::data(&path, e.to_string()));
+        Err(rule @ labels::LabelRuleError::UnknownPositive { .. }) => {
+            return Err(Error::Labels { path, rule });
         }
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(super::errors::label_rule(&e))),
     };
     let mm = min_max(f);
     Ok(InfoReport {
         data: path.display().to_string(),
-        format: raw.format.name().into(),
+        format: raw.format,
         header_line: raw.csv.as_ref().and_then(|c| c.header_line),
         rows,
         features: cols,
@@ -252,22 +257,6 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     })
 }
 
-/// Bytes in binary units.
-pub fn human_bytes(n: usize) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} bytes")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 /// The human-readable description.
 pub fn render(r: &InfoReport) -> String {
     let mut s = String::new();
@@ -278,7 +267,7 @@ pub fn render(r: &InfoReport) -> String {
         format!(
             "{} ({}{})",
             r.data,
-            r.format,
+            r.format.name(),
             super::train::report::header_note(r.header_line)
         ),
     );
@@ -304,8 +293,8 @@ pub fn render(r: &InfoReport) -> String {
         format!(
             "{this} {}, {} in memory ({other} would take {})",
             r.precision,
-            human_bytes(r.storage_bytes),
-            human_bytes(r.other_layout_bytes)
+            crate::text::bytes(r.storage_bytes as u64),
+            crate::text::bytes(r.other_layout_bytes as u64)
         ),
     );
     let values: Vec<String> = r

@@ -55,8 +55,8 @@ pub enum PlotKind {
 #[derive(Args, Clone, Debug)]
 pub struct OutputArgs {
     /// The picture to write: FILE.svg or FILE.png (FILE.gif: an animation,
-    /// `trace` only). Written atomically: an existing file is only replaced
-    /// by a complete picture.
+    /// `trace` only); `-` writes SVG to standard output. Written atomically:
+    /// an existing file is only replaced by a complete picture.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
 
@@ -129,7 +129,8 @@ pub struct MarginsArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Labelled data (CSV or LIBSVM, optionally .gz) in the model's layout.
+    /// Labelled data (CSV or LIBSVM, optionally .gz; `-` reads standard
+    /// input) in the model's layout.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -167,7 +168,8 @@ pub struct BoundaryArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Labelled data (CSV or LIBSVM, optionally .gz) in the model's layout.
+    /// Labelled data (CSV or LIBSVM, optionally .gz; `-` reads standard
+    /// input) in the model's layout.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -196,7 +198,8 @@ Exit status: 0 success; 1 error; 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = BIAS_EXAMPLES)]
 pub struct BiasArgs {
-    /// Labelled data file (CSV or LIBSVM, optionally .gz).
+    /// Labelled data file (CSV or LIBSVM, optionally .gz; `-` reads standard
+    /// input).
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -240,7 +243,8 @@ Exit status: 0 success; 1 error; 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = TRACE_EXAMPLES)]
 pub struct TraceArgs {
-    /// Labelled data file with two features (CSV or LIBSVM, optionally .gz).
+    /// Labelled data file with two features (CSV or LIBSVM, optionally .gz;
+    /// `-` reads standard input).
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -331,13 +335,7 @@ fn labelled<F: Real>(
     data_path: &Path,
     data_args: &DataArgs,
 ) -> Result<(crate::data::Features<F>, Vec<i8>)> {
-    let raw = load_for_model(
-        model.feature_count(),
-        model_path,
-        &model.training,
-        data_path,
-        &data_args.load_options(None),
-    )?;
+    let raw = load_for_model(model, model_path, data_path, &data_args.load_options(None))?;
     // A binary model's class 1 is its +1 class.
     let classes = true_classes(model, model_path, &raw, data_path)?;
     let labels = raw
@@ -370,7 +368,7 @@ fn margins<F: Real>(a: &MarginsArgs, model: &Model<F>) -> Result<()> {
         &features,
         &labels,
         &a.model.display().to_string(),
-        &a.data.display().to_string(),
+        &crate::data::source::name(&a.data).display().to_string(),
     )
     .ok_or_else(|| {
         Error::model(
@@ -388,7 +386,7 @@ fn boundary<F: Real>(a: &BoundaryArgs, model: &Model<F>) -> Result<()> {
         &features,
         &labels,
         &a.model.display().to_string(),
-        &a.data.display().to_string(),
+        &crate::data::source::name(&a.data).display().to_string(),
     )?;
     plot::save(&figure, &a.out.output, a.out.size)
 }
@@ -405,6 +403,7 @@ fn bias<F: Real>(a: &BiasArgs) -> Result<()> {
     a.out.check(false)?;
     let opts = a.data_args.load_options(a.positive.clone());
     let data: Dataset<F> = data::load(&a.data, &opts)?;
+    super::args::warn_csv_options(&opts, data.format, &a.data);
     let figure = plot::boundary::Boundary::compare_bias(&data, a.max_epochs)?;
     plot::save(&figure, &a.out.output, a.out.size)
 }
@@ -417,6 +416,7 @@ fn trace<F: Real>(a: &TraceArgs) -> Result<()> {
     let format = a.out.check(true)?;
     let opts = a.data_args.load_options(a.positive.clone());
     let mut data: Dataset<F> = data::load(&a.data, &opts)?;
+    super::args::warn_csv_options(&opts, data.format, &a.data);
     let seed = if a.shuffle { a.seed } else { None };
     let order = seed.map(|s| train::shuffle::permutation(data.rows(), s));
     if let Some(order) = &order {

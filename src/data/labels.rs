@@ -191,6 +191,39 @@ impl LabelTable {
         self.index.get(&key_of(text).0).copied()
     }
 
+    /// The classes in scikit-learn's order (`numpy.unique`'s): by value
+    /// when every label is a number, else by text (byte order, which is
+    /// Unicode's), and for each class id of this table its index in that
+    /// order. One-vs-rest models list their classes so, whatever order the
+    /// file shows them in.
+    pub fn sorted(&self) -> (Vec<ClassLabel>, Vec<u32>) {
+        let numeric = self.classes.iter().all(|c| c.number.is_some());
+        let mut order: Vec<usize> = (0..self.classes.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (&self.classes[a], &self.classes[b]);
+            match (numeric, x.number, y.number) {
+                (true, Some(u), Some(v)) => u.total_cmp(&v),
+                _ => x.text.cmp(&y.text),
+            }
+        });
+        let mut new_id = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old] = new as u32;
+        }
+        let classes = order.iter().map(|&k| self.classes[k].clone()).collect();
+        (classes, new_id)
+    }
+
+    /// The line of the first row when its label looks like a header's name
+    /// read as data: text seen only there, while every other label (two or
+    /// more) is a number.
+    pub fn suspect_header(&self) -> Option<u64> {
+        let (first, rest) = self.classes.split_first()?;
+        let lone_text = first.number.is_none() && first.count == 1 && first.first_line > 0;
+        (lone_text && rest.len() >= 2 && rest.iter().all(|c| c.number.is_some()))
+            .then_some(first.first_line)
+    }
+
     /// A human list such as `"3" (182 rows), "5" (183 rows)`, of the first
     /// [`LISTED`] values only: a wrong label column can have thousands.
     pub fn describe(&self) -> String {
@@ -250,35 +283,30 @@ impl LabelMap {
     }
 }
 
-/// Why the labels of a file cannot be mapped to two classes.
-#[derive(Clone, Debug, PartialEq)]
+/// Why the labels of a file cannot be mapped to two classes. Front ends
+/// say how to choose (the CLI names its flags); `found` lists the labels
+/// ([`LabelTable::describe`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LabelRuleError {
+    #[error("no data rows: the file is empty or holds only comments")]
     NoRows,
+    #[error("only one label value ({0}); a perceptron needs two classes")]
     SingleClass(String),
-    TooManyClasses(String),
+    /// More than two values and no +1 class chosen: choose one (that class
+    /// against the rest), or train one-vs-rest. `header_line`: the first
+    /// row's label is text seen once among numbers, so that line may be a
+    /// header read as data (see [`LabelTable::suspect_header`]).
+    #[error(
+        "more than two label values ({found}); {}choose the +1 class (that class against the rest), or train one perceptron per class (one-vs-rest)",
+        .header_line.map(|n| format!("line {n} may be a header read as data; otherwise ")).unwrap_or_default()
+    )]
+    TooManyClasses {
+        found: String,
+        header_line: Option<u64>,
+    },
+    /// The chosen +1 class is not a label of the file.
+    #[error("the +1 label \"{wanted}\" is not a label in this file; labels found: {found}")]
     UnknownPositive { wanted: String, found: String },
-}
-
-impl std::fmt::Display for LabelRuleError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LabelRuleError::NoRows => {
-                write!(f, "no data rows: the file is empty or holds only comments")
-            }
-            LabelRuleError::SingleClass(found) => write!(
-                f,
-                "only one label value ({found}); a perceptron needs two classes"
-            ),
-            LabelRuleError::TooManyClasses(found) => write!(
-                f,
-                "more than two label values ({found}); choose the +1 class with --positive LABEL (one-vs-rest)"
-            ),
-            LabelRuleError::UnknownPositive { wanted, found } => write!(
-                f,
-                "--positive \"{wanted}\" is not a label in this file; labels found: {found}"
-            ),
-        }
-    }
 }
 
 /// Decides the -1/+1 mapping and returns it with the sign of every class id.
@@ -337,7 +365,10 @@ pub fn decide(
                 signs,
             ))
         }
-        _ => Err(LabelRuleError::TooManyClasses(table.describe())),
+        _ => Err(LabelRuleError::TooManyClasses {
+            found: table.describe(),
+            header_line: table.suspect_header(),
+        }),
     }
 }
 
@@ -393,8 +424,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("--positive") && e.contains("\"c\" (1 row)"),
-            "{e}"
+            e.contains("one-vs-rest") && e.contains("\"c\" (1 row)") && !e.contains("--"),
+            "the library names no flag: {e}"
         );
         let e = decide(&table(&["a", "b"]), Some("z"))
             .unwrap_err()
@@ -413,10 +444,38 @@ mod tests {
         assert_eq!(t.describe(), format!("{}, and 130 more", listed.join(", ")));
         let e = decide(&t, None).unwrap_err().to_string();
         assert!(e.len() < 600, "{e}");
+        assert_eq!(t.suspect_header(), None);
         assert_eq!(
             table(&["a", "b"]).describe(),
             "\"a\" (1 row), \"b\" (1 row)"
         );
+    }
+
+    #[test]
+    fn classes_sort_as_scikit_learn_sorts_them() {
+        let texts =
+            |t: &LabelTable| -> Vec<String> { t.sorted().0.into_iter().map(|c| c.text).collect() };
+        // Numbers by value (10 after 9, -1 first), whatever the spelling.
+        let t = table(&["10", "9", "+1", "-1", "1.0"]);
+        assert_eq!(texts(&t), ["-1", "+1", "9", "10"]);
+        assert_eq!(t.sorted().1, [3, 2, 1, 0]);
+        // Text by bytes: capitals first, then "10" < "9" as text.
+        let t = table(&["b", "a", "B", "10", "9"]);
+        assert_eq!(texts(&t), ["10", "9", "B", "a", "b"]);
+    }
+
+    #[test]
+    fn a_lone_text_label_first_among_numbers_may_be_a_header() {
+        let t = table(&["y", "1", "0", "-1", "1"]);
+        assert_eq!(t.suspect_header(), Some(1));
+        let e = decide(&t, None).unwrap_err().to_string();
+        assert!(
+            e.contains("; line 1 may be a header read as data; otherwise"),
+            "{e}"
+        );
+        assert_eq!(table(&["y", "1", "0", "y"]).suspect_header(), None);
+        assert_eq!(table(&["1", "y", "0"]).suspect_header(), None);
+        assert_eq!(table(&["y", "a", "0"]).suspect_header(), None);
     }
 
     #[test]

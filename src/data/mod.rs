@@ -53,9 +53,13 @@ pub use options::{Format, HeaderMode, LabelColumn, LoadOptions, NO_LABEL};
 pub use raw::{CsvInfo, RawData};
 pub use storage::Storage;
 
-/// Reads a data file without mapping its labels.
+/// Reads a data file (standard input for `-`) without mapping its labels.
+/// Messages name standard input `<stdin>` (see [`source::name`]).
 pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
     let mut input = source::open(path)?;
+    let stdin = source::is_stdin(path);
+    let path = source::name(path);
+    // `<stdin>` has no extension: its format comes from the content.
     let format = match opts.format {
         Some(f) => f,
         None => format::infer_format(path, &input.head)?,
@@ -74,6 +78,11 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
             "gzip-compressed binary (.pbin) files are not supported; decompress it \
              first (for example with gunzip)",
         )),
+        Format::Binary if stdin => Err(Error::data(
+            path,
+            "binary (.pbin) data cannot be read from standard input (it is read in place, \
+             not parsed); give the file's path",
+        )),
         Format::Binary => {
             drop(text);
             drop(input);
@@ -82,10 +91,10 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
     }
 }
 
-/// Reads a data file and maps its labels to -1/+1.
+/// Reads a data file (standard input for `-`) and maps its labels to -1/+1.
 pub fn load<F: Real>(path: &Path, opts: &LoadOptions) -> Result<Dataset<F>> {
     let raw = load_raw(path, opts)?;
-    Dataset::from_raw(raw, path, opts.positive.as_deref())
+    Dataset::from_raw(raw, source::name(path), opts.positive.as_deref())
 }
 
 #[cfg(test)]

@@ -121,34 +121,71 @@ pub fn open_file(path: &Path) -> Result<(File, Metadata)> {
     Ok((file, meta))
 }
 
-/// Opens a data file; gzip data (a `.gz` name or the magic bytes) is
-/// decompressed transparently (several concatenated members are read as
-/// one stream).
-pub fn open(path: &Path) -> Result<Input> {
-    let (mut file, meta) = open_file(path)?;
-    let mut magic = Vec::with_capacity(GZIP_MAGIC.len());
-    read_up_to(&mut file, &mut magic, GZIP_MAGIC.len())
-        .map_err(|e| Error::io(path, "cannot read", e))?;
-    let gzip = is_gzip(path) || looks_like_gzip(&magic);
-    if !gzip
-        && meta.is_file()
-        && meta.len() > 0
-        && mmap_enabled()
-        && let Some(map) = map_file(&file, meta.len())
-    {
-        let head = map[..map.len().min(HEAD_BYTES)].to_vec();
-        return Ok(Input {
-            size_hint: Some(map.len() as u64),
-            content: Content::Mapped(map),
-            head,
-            gzip,
-        });
+/// The data path that stands for standard input.
+pub const STDIN_ARG: &str = "-";
+
+/// How standard input is named in messages and reports.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Whether a data path stands for standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN_ARG
+}
+
+/// The name of a data path in messages and reports: the path, or
+/// `<stdin>` for `-`.
+pub fn name(path: &Path) -> &Path {
+    if is_stdin(path) {
+        Path::new(STDIN_NAME)
+    } else {
+        path
     }
-    let raw = Cursor::new(magic).chain(file);
+}
+
+/// Opens a data file, or standard input for `-`; gzip data (a `.gz` name or
+/// the magic bytes) is decompressed transparently (several concatenated
+/// members are read as one stream).
+pub fn open(path: &Path) -> Result<Input> {
+    let opened = if is_stdin(path) {
+        None
+    } else {
+        Some(open_file(path)?)
+    };
+    let name = name(path);
+    let mut magic = Vec::with_capacity(GZIP_MAGIC.len());
+    let (raw, gzip, len): (Box<dyn Read + Send>, bool, Option<u64>) = match opened {
+        Some((mut file, meta)) => {
+            read_up_to(&mut file, &mut magic, GZIP_MAGIC.len())
+                .map_err(|e| Error::io(name, "cannot read", e))?;
+            let gzip = is_gzip(path) || looks_like_gzip(&magic);
+            if !gzip
+                && meta.is_file()
+                && meta.len() > 0
+                && mmap_enabled()
+                && let Some(map) = map_file(&file, meta.len())
+            {
+                let head = map[..map.len().min(HEAD_BYTES)].to_vec();
+                return Ok(Input {
+                    size_hint: Some(map.len() as u64),
+                    content: Content::Mapped(map),
+                    head,
+                    gzip,
+                });
+            }
+            (Box::new(file), gzip, meta.is_file().then_some(meta.len()))
+        }
+        None => {
+            let mut stdin = io::stdin();
+            read_up_to(&mut stdin, &mut magic, GZIP_MAGIC.len())
+                .map_err(|e| Error::io(name, "cannot read", e))?;
+            (Box::new(stdin), looks_like_gzip(&magic), None)
+        }
+    };
+    let path = name;
+    let raw = Cursor::new(magic).chain(raw);
     let (mut rest, size_hint): (Box<dyn Read + Send>, Option<u64>) = if gzip {
         (inflate_on_a_thread(gunzip(raw)), None)
     } else {
-        let len = meta.is_file().then_some(meta.len());
         (Box::new(raw), len)
     };
     let mut head = Vec::with_capacity(HEAD_BYTES);

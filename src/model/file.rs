@@ -266,6 +266,7 @@ mod tests {
                     label_column: Some(ColumnRef::Name("class".into())),
                     header: Some(true),
                     delimiter: Some(";".into()),
+                    feature_names: None,
                 }),
             },
             Vec::new(),
@@ -366,6 +367,7 @@ mod tests {
             label_name: None,
             delimiter: b'\t',
             columns: 4,
+            names: vec![],
         };
         let l = DataLayout::of(Format::Csv, Some(&info), None);
         assert_eq!(
@@ -375,18 +377,24 @@ mod tests {
                 label_column: Some(ColumnRef::Number(4)),
                 header: Some(false),
                 delimiter: Some("tab".into()),
+                feature_names: None,
             }
         );
         let named = LabelColumn::Name("y".into());
         let info = CsvInfo {
             header_line: Some(2),
             label_name: Some("y".into()),
+            names: vec!["a".into(), "b".into(), "c".into(), "y".into()],
             ..info
         };
         let l = DataLayout::of(Format::Csv, Some(&info), Some(&named));
         assert_eq!(
             (l.label_column, l.header),
             (Some(ColumnRef::Name("y".into())), Some(true))
+        );
+        assert_eq!(
+            l.feature_names,
+            Some(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()])
         );
         let l = DataLayout::of(Format::Libsvm, None, Some(&named));
         assert_eq!(

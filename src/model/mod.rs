@@ -7,6 +7,7 @@
 //! predict the class whose head scores highest, ties to the class listed
 //! first ([`crate::reference::argmax`]).
 
+mod columns;
 mod file;
 mod ovr_file;
 mod predict;
@@ -19,6 +20,7 @@ use crate::float::{Precision, Real};
 use crate::reference;
 use crate::train::{Fit, RunDescription};
 
+pub use columns::Fitted;
 pub use file::{MAX_MODEL_BYTES, load, parse};
 pub use ovr_file::KIND as ONE_VS_REST_KIND;
 pub use predict::{DecideStats, Predictions};

@@ -76,6 +76,12 @@ pub struct DataLayout {
     /// CSV: `,`, `;` or `tab`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delimiter: Option<String>,
+    /// CSV with a header: the names of the feature columns, in training
+    /// order (the label's excluded), which `predict` and `eval` match the
+    /// data's header against. Absent without a header, and in files
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_names: Option<Vec<String>>,
 }
 
 /// A CSV column by 1-based number or by header name; a number or a string in
@@ -99,6 +105,7 @@ impl DataLayout {
                 label_column: None,
                 header: None,
                 delimiter: None,
+                feature_names: None,
             };
         };
         let label_column = match (given, csv.label_column) {
@@ -114,6 +121,7 @@ impl DataLayout {
                 b'\t' => "tab".to_owned(),
                 d => char::from(d).to_string(),
             }),
+            feature_names: csv.feature_names(),
         }
     }
 

@@ -56,16 +56,29 @@ impl AnyModel {
 }
 
 /// A model's weights in precision `F` (at least as wide), whether it has a
-/// bias, its features, and whether its classes are the data's, in order.
+/// bias, its features, and whether its classes are the data's. A
+/// one-vs-rest model's heads are taken in the data's class order, matched
+/// by label (a model listing its classes in another order, as files from
+/// before classes were sorted do, starts the run as well).
 fn widened<M: Real, F: Real>(model: &Model<M>, data: &Dataset<F>) -> (Vec<F>, bool, usize, bool) {
-    let weights = model
-        .all_weights()
-        .iter()
-        .map(|v| F::from_f64(v.to_f64()))
-        .collect();
-    let same = match model.classes() {
-        Classes::Binary(labels) => *labels == data.label_map,
-        Classes::OneVsRest(classes) => data.classes.iter().map(|c| &c.text).eq(classes.iter()),
+    let widen = |w: &[M]| -> Vec<F> { w.iter().map(|v| F::from_f64(v.to_f64())).collect() };
+    let (weights, same) = match model.classes() {
+        Classes::Binary(labels) => (widen(model.all_weights()), *labels == data.label_map),
+        Classes::OneVsRest(classes) => {
+            let heads: Option<Vec<usize>> = data
+                .classes
+                .iter()
+                .map(|c| {
+                    classes
+                        .iter()
+                        .position(|k| crate::data::labels::same_label(k, &c.text))
+                })
+                .collect();
+            match heads.filter(|h| h.len() == classes.len()) {
+                Some(h) => (h.iter().flat_map(|&k| widen(model.head(k))).collect(), true),
+                None => (widen(model.all_weights()), false),
+            }
+        }
     };
     (weights, model.has_bias(), model.feature_count(), same)
 }

@@ -34,12 +34,15 @@ last model is still saved); 1 error; 2 bad command line; 130 interrupted
 #[command(after_help = EXAMPLES)]
 #[command(group(clap::ArgGroup::new("checkpointing").args(["checkpoint", "resume"]).multiple(true)))]
 pub struct TrainArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to train on the
-    /// bundled UCI digits 3-vs-5 dataset.
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-` reads
+    /// standard input). Omit it to train on the bundled UCI digits 3-vs-5
+    /// dataset.
     pub data: Option<PathBuf>,
 
-    /// Where to save the model (JSON). Written atomically: an existing file is
-    /// only replaced by a complete new model.
+    /// Where to save the model (JSON) [default: model.json, in the current
+    /// directory]. Written atomically: an existing file is only replaced by
+    /// a complete new model, and a read-only one is refused. `-` writes it
+    /// to standard output (the summary then goes to stderr).
     #[arg(short, long, value_name = "MODEL")]
     pub output: Option<PathBuf>,
 
@@ -84,7 +87,10 @@ pub struct TrainArgs {
 
     /// Train one perceptron per label value (one-vs-rest), all in the same
     /// passes over the data; `predict` then returns the class that scores
-    /// highest (ties go to the class seen first in the training data).
+    /// highest. The model lists the classes as scikit-learn does (numbers by
+    /// value, otherwise text in byte order), and a tie goes to the class
+    /// listed first (models from older builds list them in the order first
+    /// seen, and keep it).
     #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
     pub multiclass: Option<MulticlassArg>,
 

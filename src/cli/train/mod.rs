@@ -51,9 +51,13 @@ pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
 fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
     let opts = args.data_args.load_options(args.positive.clone());
     let (raw, path) = match &args.data {
-        Some(path) => (data::load_raw::<F>(path, &opts)?, path.clone()),
+        Some(path) => (
+            data::load_raw::<F>(path, &opts)?,
+            data::source::name(path).to_path_buf(),
+        ),
         None => data::bundled::raw_digits_3v5::<F>(&opts)?,
     };
+    super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
     let data = if args.multiclass.is_some() {
         Dataset::from_raw_classes(raw, &path)?
@@ -74,6 +78,9 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     let params = args.params().check()?;
     let output = args.output.clone().unwrap_or_else(default_model_path);
     crate::output::check_destination(&output)?;
+    if let Some(c) = &args.checkpoint {
+        crate::output::check_not_stdout(c, "--checkpoint")?;
+    }
     if let Some(data) = &args.data {
         crate::output::check_not_an_input(&output, &[data])?;
         if let Some(c) = &args.checkpoint {
@@ -121,7 +128,14 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         .checkpoint
         .clone()
         .or_else(|| args.resume.clone())
-        .unwrap_or_else(|| output.with_extension("checkpoint.json"));
+        .unwrap_or_else(|| {
+            if crate::output::is_stdout(&output) {
+                default_model_path()
+            } else {
+                output.clone()
+            }
+            .with_extension("checkpoint.json")
+        });
     let mut observer = TrainObserver {
         progress: TrainProgress::new(!args.json, data.rows(), args.max_epochs),
         checkpoint: args
@@ -155,7 +169,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     let layout = DataLayout::of(
         data.format,
         csv.as_ref(),
-        args.data_args.label_column.as_ref(),
+        args.data_args.csv.label_column.as_ref(),
     );
     let model = Model::from_fit(&fit, &run, &data, Some(layout))?;
     model.save(&output)?;
@@ -173,15 +187,17 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         data: &data,
         csv: csv.as_ref(),
         output: &output,
+        requested: backend,
     };
     let plots = plots.iter().map(|p| p.display().to_string()).collect();
     let report = TrainReport::new(sources, std::mem::take(&mut warnings), plots);
-    if args.json {
+    let text = if args.json {
         let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
-        super::stdout::print_line(&text)?;
+        text + "\n"
     } else {
-        super::stdout::print(&report::render(&report))?;
-    }
+        report::render(&report)
+    };
+    super::stdout::print_summary(&text, crate::output::is_stdout(&output))?;
     // Also with --json: stdout holds only the JSON object, and exit code 3
     // alone is easy to miss in a script's log.
     if !report.converged {

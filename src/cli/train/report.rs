@@ -17,7 +17,7 @@ use crate::train::{EngineStats, Fit, LoopStats, PocketReport, RunDescription, St
 #[derive(Serialize, Debug)]
 pub struct TrainReport {
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
     pub rows: usize,
@@ -27,9 +27,7 @@ pub struct TrainReport {
     pub bias: bool,
     #[serde(flatten)]
     pub labels: ReportLabels,
-    pub backend: Vec<String>,
-    /// How `auto` chose, when it matters.
-    pub backend_note: Option<String>,
+    pub backend: BackendReport,
     pub variant: Variant,
     pub margin_threshold: Option<String>,
     /// Started from `--init` (the theorem's bound then does not apply).
@@ -61,6 +59,58 @@ pub struct TrainReport {
     pub warnings: Vec<String>,
     /// Pictures written by --plot.
     pub plots: Vec<String>,
+}
+
+/// Which backend was asked for and which engines computed the margins.
+#[derive(Serialize, Debug)]
+pub struct BackendReport {
+    /// `reference`, `cpu`, `gpu` or `auto`.
+    pub requested: &'static str,
+    /// The engines that computed margins, in order (more than one after a
+    /// device failure handed the run to the CPU).
+    pub engines: Vec<EngineReport>,
+    /// How `auto` chose, or why a GPU was not used, when it matters.
+    pub note: Option<String>,
+}
+
+/// One engine of a run.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct EngineReport {
+    /// `reference`, `cpu` or `gpu`.
+    pub kind: &'static str,
+    /// The CPU engine's threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    /// The GPU adapter, as `name (API)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// The engine as the text summary names it.
+    pub name: String,
+}
+
+impl EngineReport {
+    /// The engine an engine's name stands for (`reference`, `cpu (N
+    /// threads)`, `gpu: ADAPTER`: see the engines' `name`).
+    pub fn of_name(name: &str) -> Self {
+        let (kind, threads, adapter) = if let Some(a) = name.strip_prefix("gpu: ") {
+            ("gpu", None, Some(a.to_owned()))
+        } else if let Some(rest) = name.strip_prefix("cpu") {
+            let threads = rest
+                .trim()
+                .strip_prefix('(')
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|n| n.parse().ok());
+            ("cpu", threads, None)
+        } else {
+            ("reference", None, None)
+        };
+        EngineReport {
+            kind,
+            threads,
+            adapter,
+            name: name.to_owned(),
+        }
+    }
 }
 
 /// What the model's classes are, and how many rows each has.
@@ -98,6 +148,8 @@ pub struct Sources<'a, F> {
     pub data: &'a Dataset<F>,
     pub csv: Option<&'a CsvInfo>,
     pub output: &'a Path,
+    /// The backend asked for.
+    pub requested: crate::backend::Backend,
 }
 
 impl TrainReport {
@@ -109,6 +161,7 @@ impl TrainReport {
             data,
             csv,
             output,
+            requested,
         } = s;
         let labels = match model.labels() {
             Some(map) => {
@@ -138,7 +191,7 @@ impl TrainReport {
         let info = &model.training;
         TrainReport {
             data: data.source.display().to_string(),
-            format: data.format.name().into(),
+            format: data.format,
             header_line: csv.and_then(|c| c.header_line),
             rows: data.rows(),
             features: data.cols(),
@@ -146,8 +199,20 @@ impl TrainReport {
             precision: F::PRECISION,
             bias: run.bias,
             labels,
-            backend: fit.engines.clone(),
-            backend_note: fit.backend_note.clone(),
+            backend: BackendReport {
+                requested: match requested {
+                    crate::backend::Backend::Reference => "reference",
+                    crate::backend::Backend::Cpu => "cpu",
+                    crate::backend::Backend::Gpu => "gpu",
+                    crate::backend::Backend::Auto => "auto",
+                },
+                engines: fit
+                    .engines
+                    .iter()
+                    .map(|n| EngineReport::of_name(n))
+                    .collect(),
+                note: fit.backend_note.clone(),
+            },
             variant: fit.variant,
             margin_threshold: run.margin.as_ref().map(|m| m.text().to_owned()),
             warm_start: run.init.is_some(),
@@ -166,7 +231,7 @@ impl TrainReport {
             bound_holds: info
                 .mistake_bound
                 .and_then(|_| fit.theory.bound_holds(fit.total_mistakes())),
-            model: output.display().to_string(),
+            model: crate::output::shown(output),
             seconds: fit.seconds,
             seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
             epoch_seconds: fit.epoch_seconds.clone(),
@@ -224,6 +289,21 @@ pub(crate) fn header_note(line: Option<u64>) -> String {
         .unwrap_or_default()
 }
 
+/// The engines of the run, as the summary names them.
+fn engines(r: &TrainReport) -> String {
+    let names: Vec<&str> = r.backend.engines.iter().map(|e| e.name.as_str()).collect();
+    names.join(", then ")
+}
+
+/// " (note)" when the backend's choice has one.
+fn note(r: &TrainReport) -> String {
+    r.backend
+        .note
+        .as_ref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default()
+}
+
 /// The binary run's summary.
 fn render_binary(
     r: &TrainReport,
@@ -240,7 +320,7 @@ fn render_binary(
         format!(
             "{} ({}{}, {} x {}, {}, {}{})",
             r.data,
-            r.format,
+            r.format.name(),
             header_note(r.header_line),
             count(r.rows, "row"),
             count(r.features, "feature"),
@@ -264,15 +344,10 @@ fn render_binary(
         .seed
         .map(|s| format!(", shuffled with seed {s}"))
         .unwrap_or_default();
-    let note = r
-        .backend_note
-        .as_ref()
-        .map(|n| format!(" ({n})"))
-        .unwrap_or_default();
     line(
         &mut s,
         "backend",
-        format!("{}{order}{note}", r.backend.join(", then ")),
+        format!("{}{order}{}", engines(r), note(r)),
     );
     let rule = r
         .margin_threshold
@@ -435,16 +510,7 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             classes.len()
         ),
     );
-    let note = r
-        .backend_note
-        .as_ref()
-        .map(|n| format!(" ({n})"))
-        .unwrap_or_default();
-    line(
-        &mut s,
-        "backend",
-        format!("{}{note}", r.backend.join(", then ")),
-    );
+    line(&mut s, "backend", format!("{}{}", engines(r), note(r)));
     if r.variant == Variant::Averaged {
         line(
             &mut s,
@@ -522,4 +588,24 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
         crate::memory::describe(r.peak_memory_bytes),
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_names_become_structured_data() {
+        let cpu = EngineReport::of_name("cpu (12 threads)");
+        assert_eq!(
+            (cpu.kind, cpu.threads, cpu.adapter),
+            ("cpu", Some(12), None)
+        );
+        let gpu = EngineReport::of_name("gpu: NVIDIA H100 (Vulkan)");
+        assert_eq!(
+            (gpu.kind, gpu.threads, gpu.adapter.as_deref()),
+            ("gpu", None, Some("NVIDIA H100 (Vulkan)"))
+        );
+        assert_eq!(EngineReport::of_name("reference").kind, "reference");
+    }
 }

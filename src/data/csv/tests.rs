@@ -255,7 +255,12 @@ fn the_layout_is_reported() {
             label_name: Some("class".into()),
             delimiter: b';',
             columns: 3,
+            names: vec!["x".into(), "class".into(), "y".into()],
         })
+    );
+    assert_eq!(
+        raw.csv.as_ref().unwrap().feature_names(),
+        Some(vec!["x".to_owned(), "y".to_owned()])
     );
     let raw = parse_str::<f64>("1\t2\n", &opts()).unwrap();
     assert_eq!(
@@ -266,6 +271,7 @@ fn the_layout_is_reported() {
             label_name: None,
             delimiter: b'\t',
             columns: 2,
+            names: vec![],
         })
     );
 }
@@ -449,11 +455,13 @@ fn semicolon_and_tab_delimiters() {
     };
     assert_eq!(
         err_with::<f64>("1,2;3\n", &absent),
-        "t.csv:1:3: expected a number in column 2, found \"2;3\""
+        "t.csv:1:3: expected a number in column 2, found \"2;3\" (the delimiter was detected as \
+         `,` from line 1; if fields are separated by `;`, pass --delimiter ';')"
     );
     assert_eq!(
         err_with::<f64>("1;2\t3\n", &absent),
-        "t.csv:1:3: expected a number in column 2, found \"2\\t3\""
+        "t.csv:1:3: expected a number in column 2, found \"2\\t3\" (the delimiter was detected \
+         as `;` from line 1; if fields are separated by tab, pass --delimiter tab)"
     );
     // Given explicitly.
     let semi = LoadOptions {
@@ -874,3 +882,79 @@ proptest::proptest! {
 }
 
 const ALPHABET: &[u8] = b"0123456789,,,;;\t\t  \"\"\n\n\r#.-+eEnaif:xy\xff\xc3\xa9";
+
+#[test]
+fn lines_can_be_written_in_a_files_own_layout() {
+    use crate::data::matrix::Row;
+    let mut out = Vec::new();
+    let dense = [1.5f32, -2.0, 0.25];
+    for (at, want) in [
+        (0, "a;1.5;-2;0.25\n"),
+        (1, "1.5;a;-2;0.25\n"),
+        (3, "1.5;-2;0.25;a\n"),
+    ] {
+        out.clear();
+        let len = super::csv_line_in(&mut out, "a", Row::Dense(&dense), 3, at, b';');
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), want);
+        assert_eq!(len, want.len() - 1);
+    }
+    out.clear();
+    super::csv_line_in(&mut out, "x", Row::Sparse(&[1u32], &[7.0f64]), 3, 2, b'\t');
+    assert_eq!(String::from_utf8(out.clone()).unwrap(), "0\t7\tx\t0\n");
+    out.clear();
+    super::csv_header(&mut out, &["a, b".to_owned(), "y".to_owned()], b',').unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "\"a, b\",y\n");
+}
+
+#[test]
+fn numbered_column_names_after_a_text_label_are_a_header() {
+    // pandas writes a frame built from a matrix with columns 0, 1, 2, ...
+    for text in ["y,0,1,2\n1,5,6,7\n", "class,1,2,3\n1,5,6,7\n", ",y,0,1,2\n"] {
+        let opts = if text.starts_with(',') {
+            LoadOptions {
+                label_column: Some(LabelColumn::Index(2)),
+                ..opts()
+            }
+        } else {
+            opts()
+        };
+        let text = if text.starts_with(',') {
+            ",y,0,1,2\n0,1,5,6,7\n"
+        } else {
+            text
+        };
+        let raw = parse_str::<f64>(text, &opts).unwrap();
+        assert_eq!(raw.csv.as_ref().unwrap().header_line, Some(1), "{text}");
+        assert_eq!(raw.class_ids.len(), 1, "{text}");
+    }
+    // Too few numbers, numbers out of sequence, or a numeric label: data.
+    for text in ["cat,0,1\n", "y,0,2,3\n", "y,2,3,4\n", "5,0,1,2\n"] {
+        let raw = parse_str::<f64>(text, &opts()).unwrap();
+        assert_eq!(raw.csv.as_ref().unwrap().header_line, None, "{text}");
+        assert_eq!(raw.class_ids.len(), 1, "{text}");
+    }
+}
+
+#[test]
+fn a_field_with_another_delimiter_or_a_decimal_comma_says_what_to_pass() {
+    // European CSV: `;` between fields, `,` in numbers. The tie goes to
+    // `,`, and the message says to pass `--delimiter ';'`, not --header.
+    let e = err("1;0,5;1,0\n0;1,5;2,0\n");
+    assert_eq!(
+        e,
+        "t.csv:1:5: expected a number in column 2, found \"5;1\" (the delimiter was detected \
+         as `,` from line 1; if fields are separated by `;`, pass --delimiter ';')"
+    );
+    let semicolon = LoadOptions {
+        delimiter: Some(b';'),
+        header: HeaderMode::Absent,
+        ..opts()
+    };
+    assert_eq!(
+        err_with::<f64>("1;0,5;1,0\n", &semicolon),
+        "t.csv:1:3: expected a number in column 2, found \"0,5\" (a decimal comma: numbers \
+         are read with a decimal point, as in \"0.5\")"
+    );
+    let e = err("1,2\t3,4\n");
+    assert!(e.ends_with("pass --delimiter tab)"), "{e}");
+}

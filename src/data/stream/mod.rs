@@ -42,7 +42,7 @@ use super::source::{self, gunzip, looks_like_gzip};
 use pump::{CHUNK_BYTES, Pump};
 
 /// How standard input is named in messages.
-pub const STDIN_NAME: &str = "<stdin>";
+pub use super::source::STDIN_NAME;
 
 /// Appended to the message for a feature index beyond the stream's limit.
 const MAX_FEATURES_WHY: &str =

@@ -2,9 +2,9 @@
 //! blocks parsed in parallel, and merged back in file order.
 //!
 //! Each block is read first by its format's fast path, straight from the
-//! bytes ([`TextRows::push_block`]); when that path is not sure of a line,
-//! the block is read one line at a time ([`TextRows::push_line`] over a
-//! [`LineReader`]), still in parallel; and a block that fails even so is not
+//! bytes (`TextRows::push_block`); when that path is not sure of a line,
+//! the block is read one line at a time (`TextRows::push_line` over a
+//! `LineReader`), still in parallel; and a block that fails even so is not
 //! trusted to say why: it is read again one line at a time into the merged
 //! rows, in file order, so every error names the same line, column and
 //! value as a one-line-at-a-time reader would. The fast path and the line

@@ -2,9 +2,9 @@
 //! blocks parsed in parallel, and merged back in file order.
 //!
 //! Each block is read first by its format's fast path, straight from the
-//! bytes ([`TextRows::push_block`]); when that path is not sure of a line,
-//! the block is read one line at a time ([`TextRows::push_line`] over a
-//! [`LineReader`]), still in parallel; and a block that fails even so is not
+//! bytes (`TextRows::push_block`); when that path is not sure of a line,
+//! the block is read one line at a time (`TextRows::push_line` over a
+//! `LineReader`), still in parallel; and a block that fails even so is not
 //! trusted to say why: it is read again one line at a time into the merged
 //! rows, in file order, so every error names the same line, column and
 //! value as a one-line-at-a-time reader would. The fast path and the line
@@ -445,60 +445,7 @@ pub(crate) fn trim_excess<T>(v: &mut Vec<T>) {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Read;
-
     use super::*;
-    use crate::data::options::LoadOptions;
-
-    /// Bytes, then an error, as a damaged `.gz` gives them.
-    struct Failing(&'static [u8]);
-
-    impl Read for Failing {
-        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-            if self.0.is_empty() {
-                return Err(io::Error::other("disk on fire"));
-            }
-            let n = out.len().min(self.0.len()).min(3);
-            out[..n].copy_from_slice(&self.0[..n]);
-            self.0 = &self.0[n..];
-            Ok(n)
-        }
-    }
-
-    /// A read error comes after the whole lines before it were merged (a
-    /// bad line among them wins), naming the last whole line, whatever the
-    /// blocks.
-    #[test]
-    fn read_errors_follow_the_whole_lines_before_them() {
-        let path = Path::new("t.csv");
-        for block_bytes in [1, 2, 5, 64, BLOCK_BYTES] {
-            for fast in [true, false] {
-                let reading = Reading { fast, block_bytes };
-                let read = |text: &'static [u8]| {
-                    let reader = io::BufReader::with_capacity(4, Failing(text));
-                    crate::data::csv::parse_with::<f64, _>(
-                        reader,
-                        path,
-                        &LoadOptions::default(),
-                        None,
-                        reading,
-                    )
-                    .unwrap_err()
-                    .to_string()
-                };
-                assert_eq!(
-                    read(b"1,2\n3,4\n5,6\n7,"),
-                    "t.csv: cannot read: disk on fire, after line 3",
-                    "{reading:?}"
-                );
-                assert_eq!(
-                    read(b"1,2\n3,x\n5,6\n7,"),
-                    "t.csv:2:3: expected a number in column 2, found \"x\"",
-                    "{reading:?}"
-                );
-            }
-        }
-    }
 
     /// Blocks of whole lines cover the text once, in order, from memory
     /// and from a reader alike; a line longer than the limit ends a block

@@ -154,3 +154,169 @@ impl<F: Real> Rows<'_, F> {
         Some(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, Read};
+    use std::path::Path;
+
+    use crate::data::blocks::{Reading, Text};
+    use crate::data::csv::{parse_text, parse_with};
+    use crate::data::options::{HeaderMode, LabelColumn, LoadOptions};
+
+    fn opts() -> LoadOptions {
+        LoadOptions::default()
+    }
+
+    /// Lines of CSV-like text: mostly good rows of numbers (so that the fast
+    /// path reads whole blocks), with every kind of trouble mixed in rarely, to
+    /// check the fast path against the line reader.
+    fn csv_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let good = proptest::sample::select(vec![
+            "0",
+            "1",
+            "-1",
+            "255",
+            "2.5",
+            "-0",
+            "-0.0",
+            "1e3",
+            ".5",
+            "1.",
+            "+7",
+            "0.008900964",
+            "16777217",
+            "1e-50",
+            "123456789012345678901",
+            " 3 ",
+            "3.4028235e38",
+            "4.9e-324",
+        ]);
+        let bad = proptest::sample::select(vec![
+            "1e39", "nan", "inf", "", "\t4", "\"q\"", "\"a,b\"", "abc", "é", "#x", "1,5", "\u{a0}",
+            "\x0b1", "1;2",
+        ]);
+        let field = prop_oneof![20 => good, 1 => bad];
+        let line = (2usize..5, 0usize..40).prop_flat_map(move |(n, ragged)| {
+            let n = if ragged == 0 { n + 1 } else { n };
+            (
+                proptest::collection::vec(field.clone(), n),
+                prop_oneof![
+                    20 => Just("\n"),
+                    1 => Just("\r\n"),
+                    1 => Just("\n\n"),
+                    1 => Just("\n# c\n"),
+                    1 => Just("\n \n"),
+                    1 => Just("\n#é\n"),
+                ],
+            )
+        });
+        (
+            2usize..5,
+            proptest::collection::vec(line, 1..40),
+            proptest::sample::select(vec![",", ";", "\t", ", "]),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(cols, lines, delim, bom, last_newline)| {
+                let mut text = String::new();
+                if bom {
+                    text.push('\u{feff}');
+                }
+                for (mut fields, end) in lines {
+                    // Most lines have the same number of fields.
+                    if fields.len() != cols + 1 {
+                        fields.resize(cols, "1");
+                    }
+                    text.push_str(&fields.join(delim));
+                    text.push_str(end);
+                }
+                if !last_newline {
+                    text.pop();
+                }
+                text.into_bytes()
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+        /// The fast path, in blocks of any size, from a reader or from memory,
+        /// reads what the line reader reads, or fails with its message.
+        #[test]
+        fn the_fast_path_reads_as_the_line_reader(
+            bytes in csv_text(),
+            block in 1usize..80,
+            header in 0..3u8,
+            label in 0..4usize,
+        ) {
+            use crate::data::raw::summary;
+            let opts = LoadOptions {
+                header: [HeaderMode::Auto, HeaderMode::Present, HeaderMode::Absent][header as usize],
+                label_column: match label {
+                    0 => None,
+                    1 => Some(LabelColumn::Index(2)),
+                    _ => None,
+                },
+                unlabeled: label == 3,
+                ..opts()
+            };
+            let path = Path::new("t.csv");
+            let slow = summary(&parse_with::<f32, _>(&bytes[..], path, &opts, None, Reading::line_by_line()));
+            let fast = summary(&parse_with::<f32, _>(&bytes[..], path, &opts, None, Reading::default()));
+            proptest::prop_assert_eq!(&fast, &slow);
+            let tiny = Reading { fast: true, block_bytes: block };
+            let fast = summary(&parse_with::<f32, _>(&bytes[..], path, &opts, None, tiny));
+            proptest::prop_assert_eq!(&fast, &slow);
+            let fast = summary(&parse_text::<f32>(Text::bytes(&bytes), path, &opts, None, tiny));
+            proptest::prop_assert_eq!(&fast, &slow);
+            let slow = summary(&parse_with::<f64, _>(&bytes[..], path, &opts, None, Reading::line_by_line()));
+            let fast = summary(&parse_text::<f64>(Text::bytes(&bytes), path, &opts, None, tiny));
+            proptest::prop_assert_eq!(&fast, &slow);
+        }
+    }
+
+    /// Bytes, then an error, as a damaged `.gz` gives them.
+    struct Failing(&'static [u8]);
+
+    impl Read for Failing {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::Error::other("disk on fire"));
+            }
+            let n = out.len().min(self.0.len()).min(3);
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// A read error comes after the whole lines before it were merged (a
+    /// bad line among them wins), naming the last whole line, whatever the
+    /// blocks.
+    #[test]
+    fn read_errors_follow_the_whole_lines_before_them() {
+        let path = Path::new("t.csv");
+        for block_bytes in [1, 2, 5, 64, 1 << 20] {
+            for fast in [true, false] {
+                let reading = Reading { fast, block_bytes };
+                let read = |text: &'static [u8]| {
+                    let reader = io::BufReader::with_capacity(4, Failing(text));
+                    parse_with::<f64, _>(reader, path, &LoadOptions::default(), None, reading)
+                        .unwrap_err()
+                        .to_string()
+                };
+                assert_eq!(
+                    read(b"1,2\n3,4\n5,6\n7,"),
+                    "t.csv: cannot read: disk on fire, after line 3",
+                    "{reading:?}"
+                );
+                assert_eq!(
+                    read(b"1,2\n3,x\n5,6\n7,"),
+                    "t.csv:2:3: expected a number in column 2, found \"x\"",
+                    "{reading:?}"
+                );
+            }
+        }
+    }
+}

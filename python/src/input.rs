@@ -12,9 +12,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use numpy::{
-    Element, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods,
-};
+use numpy::{Element, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use perceptron::Real;
 use perceptron::data::labels::LabelRuleError;
 use perceptron::data::{
@@ -112,7 +110,10 @@ pub fn features<F: Real + Element + Plain>(x: &Bound<'_, PyAny>) -> PyResult<Inp
             .map(|&k| u32::try_from(k).ok().filter(|&k| k < u32::MAX))
             .collect::<Option<Vec<u32>>>()
             .ok_or_else(|| {
-                about("X", "a column index is negative or beyond 2^32 - 2 (indices)")
+                about(
+                    "X",
+                    "a column index is negative or beyond 2^32 - 2 (indices)",
+                )
             })?
             .into()
     } else {
@@ -216,7 +217,10 @@ pub fn dataset<F: Real>(
         )
     } else {
         (
-            class_ids.iter().map(|&c| if c == 1 { 1 } else { -1 }).collect(),
+            class_ids
+                .iter()
+                .map(|&c| if c == 1 { 1 } else { -1 })
+                .collect(),
             LabelMap {
                 positive: classes[1].clone(),
                 negative: Some(classes[0].clone()),

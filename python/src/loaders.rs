@@ -41,8 +41,8 @@ where
             .map_err(|(e, _)| PyValueError::new_err(format!("{e:?}")))?;
         return Ok(PyArray1::from_vec(py, v));
     }
-    let slice: &[U] = bytemuck::try_cast_slice(&storage)
-        .map_err(|e| PyValueError::new_err(format!("{e:?}")))?;
+    let slice: &[U] =
+        bytemuck::try_cast_slice(&storage).map_err(|e| PyValueError::new_err(format!("{e:?}")))?;
     let view = ArrayView1::from(slice);
     // The view points into the mapping, which moving the storage (an Arc
     // of it) into the buffer does not move.
@@ -161,11 +161,7 @@ fn load_in<'py, F: Real + Element + bytemuck::Pod>(
     let numbers: Option<Vec<f64>> = classes.iter().map(|c| c.number).collect();
     match numbers {
         Some(numbers) => {
-            let y: Vec<f64> = raw
-                .class_ids
-                .iter()
-                .map(|&c| numbers[c as usize])
-                .collect();
+            let y: Vec<f64> = raw.class_ids.iter().map(|&c| numbers[c as usize]).collect();
             out.set_item("y", PyArray1::from_vec(py, y))?;
         }
         None => {
@@ -177,16 +173,19 @@ fn load_in<'py, F: Real + Element + bytemuck::Pod>(
     Ok(out)
 }
 
-/// A CSR matrix's `(data, indices, indptr)`, with 32-bit indices when the
-/// matrix has fewer than 2^31 stored values, else 64-bit ones.
-fn csr<'py, F: Real + Element + bytemuck::Pod>(
-    py: Python<'py>,
-    m: CsrMatrix<F>,
-) -> PyResult<(
+/// A CSR matrix's `data`, `indices` and `indptr` arrays.
+type CsrArrays<'py, F> = (
     Bound<'py, PyArray1<F>>,
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,
-)> {
+);
+
+/// A CSR matrix's arrays, with 32-bit indices when the matrix has fewer
+/// than 2^31 stored values, else 64-bit ones.
+fn csr<'py, F: Real + Element + bytemuck::Pod>(
+    py: Python<'py>,
+    m: CsrMatrix<F>,
+) -> PyResult<CsrArrays<'py, F>> {
     let data = to_numpy::<F, F>(py, m.values)?;
     if m.indices.len() <= i32::MAX as usize {
         let indices = to_numpy::<u32, i32>(py, m.indices)?;

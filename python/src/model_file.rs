@@ -94,15 +94,8 @@ fn save_in<F: Real + Element>(
     } else {
         (Classes::OneVsRest(classes), info.per_class)
     };
-    let model = Model::new(
-        weights,
-        features,
-        bias,
-        classes,
-        info.training,
-        per_class,
-    )
-    .map_err(to_py)?;
+    let model =
+        Model::new(weights, features, bias, classes, info.training, per_class).map_err(to_py)?;
     model.save(path).map_err(to_py)
 }
 

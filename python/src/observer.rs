@@ -24,7 +24,6 @@ pub struct PythonObserver {
     /// issue once the GIL is back.
     pub warnings: Vec<String>,
     rows: usize,
-    last_mistakes: u64,
 }
 
 impl PythonObserver {
@@ -35,7 +34,6 @@ impl PythonObserver {
             verbose,
             warnings: Vec::new(),
             rows,
-            last_mistakes: 0,
         }
     }
 }
@@ -50,7 +48,6 @@ impl<F: Real> Observer<F> for PythonObserver {
                 "-- Epoch {epoch}: {mistakes} mistakes in {} rows ({total} in total)\n",
                 self.rows
             );
-            self.last_mistakes = mistakes;
             // Through sys.stdout, so that notebooks and redirections see it.
             Python::attach(|py| {
                 let written = py

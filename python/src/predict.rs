@@ -26,11 +26,7 @@ struct Weights<F> {
 }
 
 impl<F: Real + Element> Weights<F> {
-    fn read(
-        coef: &Bound<'_, PyAny>,
-        intercept: &Bound<'_, PyAny>,
-        bias: bool,
-    ) -> PyResult<Self> {
+    fn read(coef: &Bound<'_, PyAny>, intercept: &Bound<'_, PyAny>, bias: bool) -> PyResult<Self> {
         let coef = coef.cast::<PyArray2<F>>().map_err(|_| {
             PyValueError::new_err(format!("coef_ must be a 2-D {} array", F::PRECISION))
         })?;
@@ -149,12 +145,8 @@ pub fn predict<'py>(
     let backend = crate::fit::backend(backend, adapter.as_deref())?;
     let gpu = gpu_options(adapter);
     match self::precision(precision)? {
-        Precision::F32 => {
-            predict_in::<f32>(py, x, coef, intercept, fit_intercept, backend, &gpu)
-        }
-        Precision::F64 => {
-            predict_in::<f64>(py, x, coef, intercept, fit_intercept, backend, &gpu)
-        }
+        Precision::F32 => predict_in::<f32>(py, x, coef, intercept, fit_intercept, backend, &gpu),
+        Precision::F64 => predict_in::<f64>(py, x, coef, intercept, fit_intercept, backend, &gpu),
     }
 }
 
@@ -187,4 +179,3 @@ fn predict_in<'py, F: Real + Element + Plain>(
     });
     Ok(PyArray1::from_vec(py, classes.map_err(to_py)?))
 }
-

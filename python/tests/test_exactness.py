@@ -156,3 +156,12 @@ def test_warm_start_continues_from_coef():
     fit_quietly(warm, X, y)
     np.testing.assert_array_equal(bits(warm.coef_), bits(cold.coef_))
     assert warm.mistake_bound_ is None  # the theorem counts from zero
+
+
+def test_verbose_prints_one_line_per_epoch(capsys):
+    X, y = load("iris_setosa.csv")
+    clf = perceptron.Perceptron(verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == clf.n_iter_ == 4
+    assert lines[0] == "-- Epoch 1: 2 mistakes in 150 rows (2 in total)"
+    assert lines[-1] == "-- Epoch 4: 0 mistakes in 150 rows (5 in total)"

@@ -50,15 +50,16 @@ def _label_text(label):
 
 
 def _native(X):
-    """X as ``perceptron._core`` takes it: a C-ordered array, or the three
-    arrays and the column count of a CSR matrix in canonical form (sorted
-    indices, no duplicates)."""
+    """X as ``perceptron._core`` takes it: a C-ordered, aligned array, or the
+    three arrays and the column count of a CSR matrix in canonical form
+    (sorted indices, no duplicates). Copies only what is not so already."""
+    aligned = lambda a: np.require(a, requirements=["C_CONTIGUOUS", "ALIGNED"])
     if sp.issparse(X):
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
-        return (X.data, X.indices, X.indptr, X.shape[1])
-    return X
+        return (aligned(X.data), aligned(X.indices), aligned(X.indptr), X.shape[1])
+    return aligned(X)
 
 
 class Perceptron(ClassifierMixin, BaseEstimator):

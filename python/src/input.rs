@@ -56,9 +56,9 @@ where
             std::any::type_name::<U>()
         )));
     }
-    if !array.is_c_contiguous() {
+    if !array.is_c_contiguous() || !array.is_aligned() {
         return Err(PyValueError::new_err(
-            "an array passed to the native module must be C-contiguous",
+            "an array passed to the native module must be C-contiguous and aligned",
         ));
     }
     let len = array.len();

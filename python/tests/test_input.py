@@ -166,3 +166,12 @@ def test_read_pbin_maps_the_file_read_only(cli, tmp_path):
         assert X32.dtype == np.float32
         # Training reads the mapping in place too.
         assert fit(X, y)._input["lent"]
+
+
+def test_misaligned_arrays_are_copied_not_misread():
+    X, y = perceptron.load_csv(DATA / "iris_setosa.csv")
+    raw = np.zeros(X.nbytes + 1, dtype=np.uint8)
+    odd = np.frombuffer(raw.data, dtype=np.float64, count=X.size, offset=1).reshape(X.shape)
+    odd[...] = X
+    assert not odd.flags.aligned and odd.flags.c_contiguous
+    np.testing.assert_array_equal(bits(fit(odd, y).coef_), bits(fit(X, y).coef_))

@@ -321,6 +321,11 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         classes, codes = np.unique(y, return_inverse=True)
         init = None
         if warm:
+            if X.shape[1] != self.coef_.shape[1]:
+                raise ValueError(
+                    f"warm_start: X has {X.shape[1]} features, but coef_ was trained on "
+                    f"{self.coef_.shape[1]}"
+                )
             if not np.array_equal(classes, self.classes_):
                 raise ValueError(
                     f"warm_start: y has the classes {classes.tolist()}, but the model "

@@ -129,3 +129,13 @@ def test_not_converging_warns_and_says_so():
     assert sep.converged_ is True and sep.mistakes_per_epoch_[-1] == 0
     assert sep.mistakes_per_epoch_.sum() <= sep.mistake_bound_
     assert sep.margin_ > 0 and sep.radius_ > 0
+
+
+def test_warm_start_refuses_other_data_shapes():
+    clf = fitted()
+    clf.set_params(warm_start=True)
+    with pytest.raises(ValueError, match="warm_start: X has 2 features, but coef_ was trained on 3"):
+        clf.fit(X[:, :2], y)
+    with pytest.raises(ValueError, match=r"warm_start: y has the classes \[0, 1, 2\]"):
+        clf.fit(X, [0, 1, 2, 0])
+    assert clf.n_features_in_ == 3

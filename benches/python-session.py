@@ -159,9 +159,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work", default="/tmp/perceptron-python-bench")
     args = ap.parse_args()
-    print(f"Machine: {machine()}\n")
+    print(f"Machine: {machine()}; load average at the start "
+          f"{open('/proc/loadavg').read().split()[0]}\n")
     dense_table(args)
     sparse_tables(args)
+    print(f"Load average at the end: {open('/proc/loadavg').read().split()[0]}")
 
 
 if __name__ == "__main__":

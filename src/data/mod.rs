@@ -14,6 +14,7 @@
 //! shared files, and only this file, [`format`](mod@format),
 //! [`write`](mod@write) and [`stream`] use the formats.
 
+pub mod arrays;
 pub mod binary;
 pub mod blocks;
 pub mod bundled;

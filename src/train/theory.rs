@@ -6,6 +6,8 @@
 //! u once training converged, so a converged run can check M <= (D/gamma)^2.
 //! These figures are reports, computed in f64; decisions never use them.
 
+use rayon::prelude::*;
+
 use crate::data::Dataset;
 use crate::float::Real;
 use crate::reference;
@@ -83,31 +85,34 @@ pub fn analyse_head<F: Real>(
         .map(|v| v.to_f64() * v.to_f64())
         .sum::<f64>()
         .sqrt();
-    let mut correct = 0;
-    let mut min_margin = f64::INFINITY;
     // Predictions decided exactly but fast: a certified 8-lane margin, and
-    // the reference dot only where that is not certain.
+    // the reference dot only where that is not certain. Rows in parallel:
+    // a count and a minimum do not depend on the order.
     let bound = crate::certify::Bound::for_weights(w, data.facts(bias).l1_max);
-    for i in 0..rows {
-        let row = data.features.row(i);
-        let y = data.label_for(head, heads, i);
-        // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
-        // anything else -1 (so a -1 row scoring exactly 0 is right here,
-        // though the training rule counts it a mistake).
-        let (s, t) = crate::cpu::margin(w, row, bias);
-        let m = F::from_f64((row.stored() + bias as usize) as f64);
-        let predicted = match bound.decide(1, s, t, m) {
-            crate::certify::Settled::Correct => 1,
-            crate::certify::Settled::Mistake => -1,
-            crate::certify::Settled::Unknown => {
-                crate::reference::predicted_sign(reference::dot(w, row, bias))
-            }
-        };
-        if predicted == y {
-            correct += 1;
-        }
-        min_margin = min_margin.min(y as f64 * margin_f64(w, row, bias));
-    }
+    let (correct, min_margin) = (0..rows)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|i| {
+            let row = data.features.row(i);
+            let y = data.label_for(head, heads, i);
+            // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
+            // anything else -1 (so a -1 row scoring exactly 0 is right here,
+            // though the training rule counts it a mistake).
+            let (s, t) = crate::cpu::margin(w, row, bias);
+            let m = F::from_f64((row.stored() + bias as usize) as f64);
+            let predicted = match bound.decide(1, s, t, m) {
+                crate::certify::Settled::Correct => 1,
+                crate::certify::Settled::Mistake => -1,
+                crate::certify::Settled::Unknown => {
+                    crate::reference::predicted_sign(reference::dot(w, row, bias))
+                }
+            };
+            (
+                usize::from(predicted == y),
+                y as f64 * margin_f64(w, row, bias),
+            )
+        })
+        .reduce(|| (0, f64::INFINITY), |a, b| (a.0 + b.0, a.1.min(b.1)));
     let separates = correct == rows && rows > 0 && norm > 0.0 && min_margin > 0.0;
     let margin = separates.then(|| min_margin / norm);
     let mistake_bound = margin.map(|g| (radius / g).powi(2));
@@ -157,16 +162,21 @@ fn margin_f64<F: Real>(w: &[F], row: crate::data::Row<'_, F>, bias: bool) -> f64
 /// radius; per-class figures come from [`analyse_head`].
 pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) -> Theory {
     let dim = data.cols() + bias as usize;
-    let mut scores = Vec::with_capacity(heads);
-    let mut correct = 0;
-    for i in 0..data.rows() {
-        let row = data.features.row(i);
-        scores.clear();
-        scores.extend((0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)));
-        if crate::reference::argmax(&scores) == data.class_ids[i] as usize {
-            correct += 1;
-        }
-    }
+    let correct = (0..data.rows())
+        .into_par_iter()
+        .with_min_len(256)
+        .map_init(
+            || Vec::with_capacity(heads),
+            |scores, i| {
+                let row = data.features.row(i);
+                scores.clear();
+                scores.extend(
+                    (0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)),
+                );
+                usize::from(crate::reference::argmax(scores) == data.class_ids[i] as usize)
+            },
+        )
+        .sum();
     Theory {
         radius: crate::data::stats::radius(&data.features, bias),
         margin: None,

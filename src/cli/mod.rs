@@ -15,6 +15,7 @@ pub mod online;
 pub mod plot;
 pub mod predict;
 pub mod progress;
+pub mod shell;
 pub mod split;
 pub mod stdout;
 pub mod train;
@@ -43,6 +44,8 @@ Examples:
   perceptron convert big.svm big.pbin   binary copy that loads without parsing
   perceptron gen --rows 100000 -o x.pbin   synthetic separable data
   perceptron plot curve m.json -o c.svg pictures: curve, margins, boundary, bias, trace
+  perceptron completions bash           shell completion script (bash, zsh, fish, ...)
+  perceptron man | man -l -             the manual page
 
 Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
 converge within --max-epochs (the model is still saved).";
@@ -68,6 +71,8 @@ pub enum Command {
     Gen(r#gen::GenArgs),
     #[cfg(feature = "plot")]
     Plot(plot::PlotArgs),
+    Completions(shell::CompletionsArgs),
+    Man(shell::ManArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -100,6 +105,8 @@ pub fn main() -> i32 {
             Command::Gen(a) => r#gen::run(a),
             #[cfg(feature = "plot")]
             Command::Plot(a) => plot::run(a),
+            Command::Completions(a) => shell::completions(a),
+            Command::Man(a) => shell::man(a),
         });
     match result {
         Ok(code) => code,

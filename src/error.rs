@@ -134,6 +134,13 @@ pub enum ParamError {
     /// The pocket variant keeps one weight vector; one-vs-rest trains several.
     #[error("the pocket variant is not available with one-vs-rest training")]
     PocketWithMulticlass,
+    /// Standard scaling subtracts each feature's mean, which would make
+    /// sparse data dense; sparse data is scaled by its maximum absolute
+    /// values, which keeps zeros.
+    #[error(
+        "standard scaling would make sparse data dense (it subtracts each feature's mean); scale sparse data by its maximum absolute values"
+    )]
+    SparseStandardScaling,
 }
 
 /// Why a model cannot be the starting point of a run.
@@ -156,6 +163,13 @@ pub enum WarmStartError {
     /// Its labels or classes differ from the data's, or are in another order.
     #[error("it maps the labels differently from this data")]
     Labels,
+    /// Its weights read features scaled otherwise than this run asks: the
+    /// scalings' names (`None`: unscaled).
+    #[error("its feature scaling is {}, this run's {}", .model.unwrap_or("none"), .run.unwrap_or("none"))]
+    Scaling {
+        model: Option<&'static str>,
+        run: Option<&'static str>,
+    },
 }
 
 /// One way in which a checkpoint's run differs from the run resuming it
@@ -193,6 +207,12 @@ pub enum Difference {
     },
     #[error("one-vs-rest training was {}, now {}", on(*.was), on(*.now))]
     Multiclass { was: bool, now: bool },
+    /// The feature scaling (None: unscaled).
+    #[error("the feature scaling was {}, now {}", .was.as_deref().unwrap_or("none"), .now.as_deref().unwrap_or("none"))]
+    Scale {
+        was: Option<String>,
+        now: Option<String>,
+    },
     /// The initial weights: `was`/`now` say whether there were any; both
     /// true means they differ.
     #[error("{}", init(*.was, *.now))]

@@ -20,6 +20,7 @@ mod pbin_mmap;
 mod plot;
 mod properties;
 mod reliability;
+mod scaling;
 mod shell;
 mod shaders_validate;
 mod split;

@@ -30,6 +30,7 @@ pub mod message;
 pub mod number;
 pub mod options;
 pub mod raw;
+pub mod scaling;
 pub mod source;
 pub mod stats;
 pub mod storage;
@@ -48,6 +49,7 @@ pub use lines::MAX_LINE_BYTES;
 pub use matrix::{CsrMatrix, DenseMatrix, Features, MAX_FEATURE_INDEX, Row};
 pub use options::{Format, HeaderMode, LabelColumn, LoadOptions, NO_LABEL};
 pub use raw::{CsvInfo, RawData};
+pub use scaling::{ScaleKind, Scaling};
 pub use storage::Storage;
 
 /// Reads a data file without mapping its labels.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{Dataset, LabelMap};
+use crate::data::{Dataset, LabelMap, ScaleKind};
 use crate::error::Difference;
 use crate::float::{Precision, Real};
 use crate::train::params::CheckedParams;
@@ -40,6 +40,10 @@ pub struct RunDescription {
     /// Perceptrons trained together (the classes in one-vs-rest, else 1).
     #[serde(default = "one")]
     pub heads: usize,
+    /// The features were scaled before training (statistics of the data,
+    /// which the fingerprint identifies). Absent from older checkpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<ScaleKind>,
     /// How the run was set up beyond what must match: adopted by a resumed
     /// run that does not say otherwise, never compared. Absent from older
     /// checkpoints, and ignored by older builds.
@@ -96,6 +100,7 @@ impl RunDescription {
             init,
             multiclass: params.multiclass,
             heads: params.heads(data.classes.len()),
+            scale: params.scale,
             settings,
         }
     }
@@ -165,6 +170,13 @@ impl RunDescription {
             d.push(Difference::Multiclass {
                 was: self.multiclass,
                 now: other.multiclass,
+            });
+        }
+        if self.scale != other.scale {
+            let name = |s: Option<ScaleKind>| s.map(|s| s.name().to_owned());
+            d.push(Difference::Scale {
+                was: name(self.scale),
+                now: name(other.scale),
             });
         }
         if self.init != other.init {

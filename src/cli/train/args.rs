@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::extras::ExtraArgs;
 use crate::cli::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg, parse_margin};
 use crate::train::{Margin, TrainParams, Variant};
 
@@ -15,6 +16,7 @@ Examples:
   perceptron train letters.csv --label-column class --positive A
   perceptron train big.svm.gz --precision f64 --shuffle --seed 7 --json
   perceptron train data/digits_3v5.csv --plot pictures/
+  perceptron train data/breast_cancer.csv --scale standard   scale features first
   perceptron train big.svm --resume model.checkpoint.json   continue an interrupted run
 
 Ctrl-C, SIGTERM or SIGHUP stops at the next safe point and saves the exact
@@ -128,7 +130,7 @@ pub struct TrainArgs {
     /// Continue an interrupted run from its checkpoint FILE, with the same
     /// data. Every option the checkpoint records and you leave out is taken
     /// from it (--precision, --no-bias, --max-epochs, --shuffle --seed,
-    /// --average, --pocket, --margin, --positive, --multiclass, --init, -o,
+    /// --average, --pocket, --margin, --scale, --positive, --multiclass, --init, -o,
     /// and periodic checkpoints, which go on to FILE), so `train DATA
     /// --resume FILE` alone continues the run; an option given with another
     /// value is refused, saying what differs. The result is bit-identical to
@@ -142,6 +144,9 @@ pub struct TrainArgs {
     #[cfg(feature = "plot")]
     #[arg(long, value_name = "DIR", conflicts_with = "multiclass")]
     pub plot: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub extras: ExtraArgs,
 
     #[command(flatten)]
     pub data_args: DataArgs,
@@ -181,6 +186,7 @@ impl TrainArgs {
             variant: self.variant(),
             margin: self.margin.clone(),
             multiclass: self.multiclass.is_some(),
+            ..self.extras.apply(TrainParams::default())
         }
     }
 }

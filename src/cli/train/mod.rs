@@ -6,6 +6,7 @@
 //! [`report`] says what happened.
 
 pub mod args;
+pub mod extras;
 pub mod report;
 pub mod resume;
 
@@ -94,6 +95,10 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         Some(p) => Some(init_fingerprint(p)?),
         None => None,
     };
+    let init_model = match &args.init {
+        Some(p) => Some((p.as_path(), crate::model::load(p)?)),
+        None => None,
+    };
     let settings = RunSettings {
         output: args.output.clone(),
         init: args.init.clone(),
@@ -103,12 +108,32 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     // The data's fingerprint is for checkpoints only. It is taken of the
     // rows in file order, so before a shuffle; without checkpointing or a
     // shuffle it waits until a Ctrl-C needs it.
-    if args.checkpoint.is_some() || args.resume.is_some() || run.seed.is_some() {
+    // Scaling replaces the rows, so the fingerprint of the rows as read is
+    // taken first.
+    if args.checkpoint.is_some()
+        || args.resume.is_some()
+        || run.seed.is_some()
+        || run.scale.is_some()
+    {
         run.take_fingerprint(&data);
+    }
+    // The statistics of the rows in file order, or those of the --init
+    // model, whose weights read features scaled by them.
+    let scaling = match &init_model {
+        Some((path, model)) => model.warm_scaling(path, params.scale)?,
+        None => params.fit_scaling(&data)?,
+    };
+    if let Some(s) = &scaling {
+        data = s.apply_to(data)?;
     }
     let start = match resume {
         Some((path, text)) => checkpoint::parse::<F>(path, text, &run)?,
-        None => State::starting_from(initial_weights::<F>(args, &data, run.heads)?),
+        None => State::starting_from(initial_weights::<F>(
+            args,
+            init_model.as_ref(),
+            &data,
+            run.heads,
+        )?),
     };
     if let Some(s) = run.seed {
         data = data.permuted(&crate::train::shuffle::permutation(data.rows(), s));
@@ -157,7 +182,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         csv.as_ref(),
         args.data_args.label_column.as_ref(),
     );
-    let model = Model::from_fit(&fit, &run, &data, Some(layout))?;
+    let model = Model::from_scaled_fit(&fit, &run, &data, Some(layout), scaling)?;
     model.save(&output)?;
     #[cfg(feature = "plot")]
     let plots = match &args.plot {
@@ -263,10 +288,15 @@ fn init_fingerprint(path: &std::path::Path) -> Result<String> {
 
 /// Zero, or the `--init` model's weights after checking they fit the data
 /// (`heads` perceptrons).
-fn initial_weights<F: Real>(args: &TrainArgs, data: &Dataset<F>, heads: usize) -> Result<Vec<F>> {
+fn initial_weights<F: Real>(
+    args: &TrainArgs,
+    init: Option<&(&Path, crate::model::AnyModel)>,
+    data: &Dataset<F>,
+    heads: usize,
+) -> Result<Vec<F>> {
     let bias = !args.no_bias;
-    match &args.init {
-        Some(path) => crate::model::load(path)?.warm_start(path, data, heads, bias),
+    match init {
+        Some((path, model)) => model.warm_start(path, data, heads, bias),
         None => Ok(vec![F::ZERO; (data.cols() + bias as usize) * heads]),
     }
 }

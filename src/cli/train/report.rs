@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::data::{CsvInfo, Dataset};
+use crate::data::{CsvInfo, Dataset, ScaleKind};
 use crate::float::{Precision, Real};
 use crate::model::{ClassTraining, Model};
 use crate::text::{abbreviate, count, fmt_g};
@@ -25,6 +25,8 @@ pub struct TrainReport {
     pub sparse: bool,
     pub precision: Precision,
     pub bias: bool,
+    /// The feature scaling the loop trained under (`--scale`), if any.
+    pub scaling: Option<ScaleKind>,
     #[serde(flatten)]
     pub labels: ReportLabels,
     pub backend: Vec<String>,
@@ -145,6 +147,7 @@ impl TrainReport {
             sparse: data.features.is_sparse(),
             precision: F::PRECISION,
             bias: run.bias,
+            scaling: model.scaling().map(|s| s.kind),
             labels,
             backend: fit.engines.clone(),
             backend_note: fit.backend_note.clone(),
@@ -224,6 +227,19 @@ pub(crate) fn header_note(line: Option<u64>) -> String {
         .unwrap_or_default()
 }
 
+/// The `scaling` line, for a run with `--scale`.
+fn scaling_line(s: &mut String, scaling: Option<ScaleKind>) {
+    if let Some(k) = scaling {
+        s.push_str(&format!(
+            "{:<10}  {}: {}, statistics of the training rows; the loop trained on the scaled \
+             rows (D and gamma below are theirs), and predict and eval apply the same scaling\n",
+            "scaling",
+            k.name(),
+            k.formula()
+        ));
+    }
+}
+
 /// The binary run's summary.
 fn render_binary(
     r: &TrainReport,
@@ -260,6 +276,7 @@ fn render_binary(
             count(negative_rows, "row")
         ),
     );
+    scaling_line(&mut s, r.scaling);
     let order = r
         .seed
         .map(|s| format!(", shuffled with seed {s}"))
@@ -435,6 +452,7 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             classes.len()
         ),
     );
+    scaling_line(&mut s, r.scaling);
     let note = r
         .backend_note
         .as_ref()

@@ -78,6 +78,12 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     if !given.has("margin") {
         a.margin = id.margin.clone();
     }
+    if !given.has("scale") {
+        a.extras.scale = id.scale.map(|k| match k {
+            crate::data::ScaleKind::Standard => super::extras::ScaleArg::Standard,
+            crate::data::ScaleKind::MaxAbs => super::extras::ScaleArg::MaxAbs,
+        });
+    }
     if !given.has("positive") && !id.multiclass && a.multiclass.is_none() {
         // The +1 class as the interrupted run decided it: the same map for
         // two labels, and the one-vs-rest class for more.
@@ -126,6 +132,7 @@ mod tests {
             init: Some("abc".into()),
             multiclass: false,
             heads: 1,
+            scale: None,
             settings: RunSettings {
                 output: Some("m.json".into()),
                 init: Some("start.json".into()),

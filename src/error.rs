@@ -141,6 +141,10 @@ pub enum ParamError {
         "standard scaling would make sparse data dense (it subtracts each feature's mean); scale sparse data by its maximum absolute values"
     )]
     SparseStandardScaling,
+    /// Class weights are `balanced` or `LABEL=W,...` with finite positive
+    /// weights, each label once.
+    #[error("the class weights \"{text}\" are not valid: {why}")]
+    ClassWeight { text: String, why: String },
 }
 
 /// Why a model cannot be the starting point of a run.
@@ -207,6 +211,12 @@ pub enum Difference {
     },
     #[error("one-vs-rest training was {}, now {}", on(*.was), on(*.now))]
     Multiclass { was: bool, now: bool },
+    /// The class weights as given (None: unweighted).
+    #[error("the class weights were {}, now {}", .was.as_deref().unwrap_or("none"), .now.as_deref().unwrap_or("none"))]
+    ClassWeight {
+        was: Option<String>,
+        now: Option<String>,
+    },
     /// The feature scaling (None: unscaled).
     #[error("the feature scaling was {}, now {}", .was.as_deref().unwrap_or("none"), .now.as_deref().unwrap_or("none"))]
     Scale {

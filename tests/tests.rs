@@ -7,6 +7,7 @@
 mod common;
 
 mod backends_cli;
+mod class_weights;
 mod cli;
 mod cli_data;
 mod golden;

@@ -77,6 +77,9 @@ fn param(p: &ParamError) -> String {
         ParamError::MaxEpochs(_) => "--max-epochs must be at least 1".into(),
         ParamError::Margin(text) => format!("--margin must be a finite number, got \"{text}\""),
         ParamError::PocketWithMulticlass => "--pocket is not available with --multiclass".into(),
+        ParamError::ClassWeight { text, why } => {
+            format!("--class-weight \"{text}\": {why} (use `balanced` or LABEL=W,LABEL=W,...)")
+        }
         ParamError::SparseStandardScaling => "--scale standard would make sparse data dense (it \
              subtracts each feature's mean); use --scale maxabs, which keeps zeros"
             .into(),
@@ -104,6 +107,11 @@ fn difference(d: &Difference) -> String {
             "--margin was {}, now {}",
             was.as_deref().unwrap_or("none"),
             now.as_deref().unwrap_or("none")
+        ),
+        Difference::ClassWeight { was, now } => format!(
+            "--class-weight was {}, now {}",
+            was.as_deref().unwrap_or("not given"),
+            now.as_deref().unwrap_or("not given")
         ),
         Difference::Scale { was, now } => format!(
             "--scale was {}, now {}",

@@ -636,6 +636,7 @@ impl<F: Real> Run<'_, F> {
                 self.stream.csv_info().as_ref(),
                 self.args.data_args.label_column.as_ref(),
             )),
+            class_weights: None,
         };
         Model::binary(weights, l.has_bias(), self.rule.map(), training)
     }

@@ -273,6 +273,7 @@ mod tests {
                     header: Some(true),
                     delimiter: Some(";".into()),
                 }),
+                class_weights: None,
             },
             Vec::new(),
         )

@@ -59,6 +59,18 @@ pub struct TrainingInfo {
     /// Absent in files written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_layout: Option<DataLayout>,
+    /// The class weights of the updates (`--class-weight`): binary, the +1
+    /// then the -1 label's; one-vs-rest, each class's weight of its own
+    /// rows (the others' rows update with 1). Absent without class weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_weights: Option<Vec<LabelWeight>>,
+}
+
+/// One class's update weight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LabelWeight {
+    pub label: String,
+    pub weight: f64,
 }
 
 /// The layout of the training data (see [`TrainingInfo::data_layout`]).
@@ -188,6 +200,14 @@ impl TrainingInfo {
             pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
             online: None,
             data_layout: layout,
+            class_weights: fit.class_weights.as_ref().map(|c| {
+                c.iter()
+                    .map(|(label, weight)| LabelWeight {
+                        label: label.clone(),
+                        weight: *weight,
+                    })
+                    .collect()
+            }),
         }
     }
 }

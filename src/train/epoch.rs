@@ -67,6 +67,11 @@ pub fn run<'a, F: Real>(
     lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
     lp.walk_enabled = params.passes != PassPolicy::Windows;
     lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
+    lp.class_weights = params
+        .class_weight
+        .as_ref()
+        .map(|w| w.resolve(data, heads))
+        .transpose()?;
     if params.variant == Variant::Averaged && lp.state.average.is_none() {
         lp.state.average = Some(vec![F::ZERO; dim * heads]);
     }
@@ -136,6 +141,7 @@ pub fn run<'a, F: Real>(
     };
     accumulate(&mut engine_stats, &engine.stats());
     Ok(Outcome {
+        class_weights: lp.class_weights,
         state: lp.state,
         stop,
         engines,

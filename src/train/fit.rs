@@ -42,6 +42,8 @@ pub struct Fit<F> {
     /// Why `auto`, or a GPU that could not be used, led to the first engine
     /// (for the report).
     pub backend_note: Option<String>,
+    /// The class weights of the updates by label (`--class-weight`), exact.
+    pub class_weights: Option<Vec<(String, f64)>>,
 }
 
 /// What the pocket variant returned.
@@ -157,13 +159,31 @@ pub fn fit<'a, F: Real>(
         (theory::analyse(data, &weights, params.bias), Vec::new())
     };
     let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
-    let (theory, head_theory) = (
-        theory.with_margin(tau),
-        head_theory
-            .into_iter()
-            .map(|t| t.with_margin(tau))
-            .collect(),
-    );
+    let (theory, head_theory) = match &out.class_weights {
+        None => (
+            theory.with_margin(tau),
+            head_theory
+                .into_iter()
+                .map(|t| t.with_margin(tau))
+                .collect(),
+        ),
+        Some(c) => {
+            // The theorem for each head's own weights; a binary run's one
+            // head is the whole run.
+            let (lo, hi) = c.range(0);
+            (
+                theory.with_class_weights(tau, lo, hi),
+                head_theory
+                    .into_iter()
+                    .enumerate()
+                    .map(|(h, t)| {
+                        let (lo, hi) = c.range(h);
+                        t.with_class_weights(tau, lo, hi)
+                    })
+                    .collect(),
+            )
+        }
+    };
     Ok(Fit {
         head_theory,
         variant: params.variant,
@@ -179,6 +199,7 @@ pub fn fit<'a, F: Real>(
         theory,
         seconds,
         epoch_seconds: out.epoch_seconds,
+        class_weights: out.class_weights.map(|c| c.labels),
         state: out.state,
         backend_note: None,
     })

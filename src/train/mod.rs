@@ -9,6 +9,7 @@
 
 pub mod checkpoint;
 mod chooser;
+pub mod class_weight;
 mod epoch;
 mod fit;
 mod params;
@@ -26,6 +27,7 @@ pub use fit::{Fit, PocketReport, fit, fit_reference};
 pub use params::{CheckedParams, PassPolicy, TrainParams};
 pub use run::{RunDescription, RunSettings};
 pub use state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};
+pub use class_weight::ClassWeights;
 pub use theory::Theory;
 pub use trainer::Trainer;
 pub use variant::{Margin, Pocket, Variant};

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::data::{Dataset, ScaleKind, Scaling};
 use crate::error::ParamError;
 use crate::float::Real;
+use crate::train::class_weight::ClassWeights;
 use crate::train::variant::{Margin, Variant};
 
 /// What to train. The defaults are the classic algorithm.
@@ -32,6 +33,10 @@ pub struct TrainParams {
     /// in the model. The loop then trains on the scaled rows.
     #[serde(default)]
     pub scale: Option<ScaleKind>,
+    /// Weight each update by its row's class
+    /// ([`crate::train::class_weight`]): w~ <- w~ + c_y·y·x~.
+    #[serde(default)]
+    pub class_weight: Option<ClassWeights>,
 }
 
 impl Default for TrainParams {
@@ -45,6 +50,7 @@ impl Default for TrainParams {
             margin: None,
             multiclass: false,
             scale: None,
+            class_weight: None,
         }
     }
 }
@@ -58,6 +64,9 @@ impl TrainParams {
         }
         if self.multiclass && self.variant == Variant::Pocket {
             return Err(ParamError::PocketWithMulticlass);
+        }
+        if let Some(w) = &self.class_weight {
+            w.check()?;
         }
         if let Some(m) = &self.margin {
             // A `Margin` is checked when made; one deserialised from a file

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::data::{Dataset, LabelMap, ScaleKind};
 use crate::error::Difference;
 use crate::float::{Precision, Real};
+use crate::train::class_weight::ClassWeights;
 use crate::train::params::CheckedParams;
 use crate::train::variant::{Margin, Variant};
 
@@ -44,6 +45,10 @@ pub struct RunDescription {
     /// which the fingerprint identifies). Absent from older checkpoints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleKind>,
+    /// The class weights as asked for (resolved from the data, which the
+    /// fingerprint identifies). Absent from older checkpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_weight: Option<ClassWeights>,
     /// How the run was set up beyond what must match: adopted by a resumed
     /// run that does not say otherwise, never compared. Absent from older
     /// checkpoints, and ignored by older builds.
@@ -101,6 +106,7 @@ impl RunDescription {
             multiclass: params.multiclass,
             heads: params.heads(data.classes.len()),
             scale: params.scale,
+            class_weight: params.class_weight.clone(),
             settings,
         }
     }
@@ -170,6 +176,13 @@ impl RunDescription {
             d.push(Difference::Multiclass {
                 was: self.multiclass,
                 now: other.multiclass,
+            });
+        }
+        if self.class_weight != other.class_weight {
+            let text = |w: &Option<ClassWeights>| w.as_ref().map(ClassWeights::text);
+            d.push(Difference::ClassWeight {
+                was: text(&self.class_weight),
+                now: text(&other.class_weight),
             });
         }
         if self.scale != other.scale {

@@ -128,6 +128,8 @@ pub struct Outcome<F> {
     pub engine_stats: EngineStats,
     /// Wall time of each epoch this run completed, in seconds.
     pub epoch_seconds: Vec<f64>,
+    /// The class weights the updates used, if any.
+    pub class_weights: Option<crate::train::class_weight::Resolved<F>>,
 }
 
 /// Supplies a replacement engine after a device failure.

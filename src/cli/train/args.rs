@@ -17,6 +17,8 @@ Examples:
   perceptron train big.svm.gz --precision f64 --shuffle --seed 7 --json
   perceptron train data/digits_3v5.csv --plot pictures/
   perceptron train data/breast_cancer.csv --scale standard   scale features first
+  perceptron train data/breast_cancer.csv --class-weight balanced
+  perceptron train data/breast_cancer.csv --class-weight=-1=2,1=1   weight class -1 twice
   perceptron train big.svm --resume model.checkpoint.json   continue an interrupted run
 
 Ctrl-C, SIGTERM or SIGHUP stops at the next safe point and saves the exact
@@ -130,7 +132,7 @@ pub struct TrainArgs {
     /// Continue an interrupted run from its checkpoint FILE, with the same
     /// data. Every option the checkpoint records and you leave out is taken
     /// from it (--precision, --no-bias, --max-epochs, --shuffle --seed,
-    /// --average, --pocket, --margin, --scale, --positive, --multiclass, --init, -o,
+    /// --average, --pocket, --margin, --scale, --class-weight, --positive, --multiclass, --init, -o,
     /// and periodic checkpoints, which go on to FILE), so `train DATA
     /// --resume FILE` alone continues the run; an option given with another
     /// value is refused, saying what differs. The result is bit-identical to

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use crate::data::ScaleKind;
-use crate::train::TrainParams;
+use crate::train::{ClassWeights, TrainParams};
 
 crate::cli::args::choice! {
     /// How to scale the features before training.
@@ -29,6 +29,23 @@ pub struct ExtraArgs {
     /// only maxabs.
     #[arg(long, value_enum, value_name = "HOW")]
     pub scale: Option<ScaleArg>,
+
+    /// Weight each update by its row's class: w <- w + c_y·y·x. `balanced`
+    /// gives c_y = rows / (classes · rows of y); `LABEL=W,...` gives the
+    /// named labels W (the others 1). The mistake bound becomes
+    /// (c_max/c_min)·(D/gamma)^2. One-vs-rest: class h's weight applies to
+    /// its own rows in perceptron h (the rest update with 1).
+    #[arg(long, value_name = "balanced|LABEL=W,...", value_parser = parse_class_weight, allow_hyphen_values = true)]
+    pub class_weight: Option<ClassWeights>,
+}
+
+fn parse_class_weight(text: &str) -> Result<ClassWeights, String> {
+    ClassWeights::parse(text).map_err(|e| match e {
+        crate::error::ParamError::ClassWeight { why, .. } => {
+            format!("{why} (use `balanced` or LABEL=W,LABEL=W,...)")
+        }
+        other => other.to_string(),
+    })
 }
 
 impl ExtraArgs {
@@ -36,6 +53,7 @@ impl ExtraArgs {
     pub fn apply(&self, params: TrainParams) -> TrainParams {
         TrainParams {
             scale: self.scale.map(ScaleKind::from),
+            class_weight: self.class_weight.clone(),
             ..params
         }
     }

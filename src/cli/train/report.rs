@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::data::{CsvInfo, Dataset, ScaleKind};
 use crate::float::{Precision, Real};
-use crate::model::{ClassTraining, Model};
+use crate::model::{ClassTraining, LabelWeight, Model};
 use crate::text::{abbreviate, count, fmt_g};
 use crate::train::{EngineStats, Fit, LoopStats, PocketReport, RunDescription, Stop, Variant};
 
@@ -27,6 +27,10 @@ pub struct TrainReport {
     pub bias: bool,
     /// The feature scaling the loop trained under (`--scale`), if any.
     pub scaling: Option<ScaleKind>,
+    /// The class weights of the updates (`--class-weight`), if any.
+    pub class_weights: Option<Vec<LabelWeight>>,
+    /// How they were asked for (`balanced`, or the pairs given).
+    pub class_weight: Option<String>,
     #[serde(flatten)]
     pub labels: ReportLabels,
     pub backend: Vec<String>,
@@ -148,6 +152,8 @@ impl TrainReport {
             precision: F::PRECISION,
             bias: run.bias,
             scaling: model.scaling().map(|s| s.kind),
+            class_weights: info.class_weights.clone(),
+            class_weight: run.class_weight.as_ref().map(|w| w.text()),
             labels,
             backend: fit.engines.clone(),
             backend_note: fit.backend_note.clone(),
@@ -240,6 +246,34 @@ fn scaling_line(s: &mut String, scaling: Option<ScaleKind>) {
     }
 }
 
+/// The `weights` line, for a run with `--class-weight`.
+fn weights_line(s: &mut String, r: &TrainReport) {
+    let (Some(weights), Some(asked)) = (&r.class_weights, &r.class_weight) else {
+        return;
+    };
+    let list: Vec<String> = weights
+        .iter()
+        .take(crate::data::labels::LISTED)
+        .map(|w| format!("\"{}\" x {}", w.label, fmt_g(w.weight)))
+        .collect();
+    let more = weights.len().saturating_sub(list.len());
+    s.push_str(&format!(
+        "{:<10}  updates add c_y·y·x~ with {}{} ({asked}){}\n",
+        "weights",
+        list.join(", "),
+        if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        },
+        if matches!(r.labels, ReportLabels::OneVsRest { .. }) {
+            "; each class's own rows, the rest with 1"
+        } else {
+            ""
+        }
+    ));
+}
+
 /// The binary run's summary.
 fn render_binary(
     r: &TrainReport,
@@ -277,6 +311,7 @@ fn render_binary(
         ),
     );
     scaling_line(&mut s, r.scaling);
+    weights_line(&mut s, r);
     let order = r
         .seed
         .map(|s| format!(", shuffled with seed {s}"))
@@ -381,9 +416,11 @@ fn render_binary(
             } else {
                 "EXCEEDED (only possible through rounding)"
             };
-            let formula = match &r.margin_threshold {
-                Some(t) => format!("(D^2 + 2*{t})/gamma^2"),
-                None => "(D/gamma)^2".to_owned(),
+            let formula = match (&r.margin_threshold, &r.class_weights) {
+                (Some(t), Some(_)) => format!("(c_max*D^2 + 2*{t})/(c_min*gamma^2)"),
+                (None, Some(_)) => "(c_max/c_min)*(D/gamma)^2".to_owned(),
+                (Some(t), None) => format!("(D^2 + 2*{t})/gamma^2"),
+                (None, None) => "(D/gamma)^2".to_owned(),
             };
             line(
                 &mut s,
@@ -453,6 +490,7 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
         ),
     );
     scaling_line(&mut s, r.scaling);
+    weights_line(&mut s, r);
     let note = r
         .backend_note
         .as_ref()

@@ -78,6 +78,9 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     if !given.has("margin") {
         a.margin = id.margin.clone();
     }
+    if !given.has("class_weight") {
+        a.extras.class_weight = id.class_weight.clone();
+    }
     if !given.has("scale") {
         a.extras.scale = id.scale.map(|k| match k {
             crate::data::ScaleKind::Standard => super::extras::ScaleArg::Standard,
@@ -133,6 +136,7 @@ mod tests {
             multiclass: false,
             heads: 1,
             scale: None,
+            class_weight: None,
             settings: RunSettings {
                 output: Some("m.json".into()),
                 init: Some("start.json".into()),

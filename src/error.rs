@@ -145,6 +145,15 @@ pub enum ParamError {
     /// weights, each label once.
     #[error("the class weights \"{text}\" are not valid: {why}")]
     ClassWeight { text: String, why: String },
+    /// Early stopping's tolerance must be a finite number >= 0.
+    #[error("the early-stopping tolerance must be a finite number >= 0, got {0}")]
+    Tol(String),
+    /// Early stopping needs at least one epoch without improvement.
+    #[error("the epochs without improvement that stop a run must be at least 1, not {0}")]
+    NIterNoChange(usize),
+    /// The held-out fraction must be in (0, 1).
+    #[error("the held-out fraction must be between 0 and 1, got {0}")]
+    ValidationFraction(String),
 }
 
 /// Why a model cannot be the starting point of a run.
@@ -211,6 +220,12 @@ pub enum Difference {
     },
     #[error("one-vs-rest training was {}, now {}", on(*.was), on(*.now))]
     Multiclass { was: bool, now: bool },
+    /// The early-stopping rule (None: off), described.
+    #[error("early stopping was {}, now {}", .was.as_deref().unwrap_or("off"), .now.as_deref().unwrap_or("off"))]
+    EarlyStop {
+        was: Option<String>,
+        now: Option<String>,
+    },
     /// The class weights as given (None: unweighted).
     #[error("the class weights were {}, now {}", .was.as_deref().unwrap_or("none"), .now.as_deref().unwrap_or("none"))]
     ClassWeight {

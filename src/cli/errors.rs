@@ -80,6 +80,11 @@ fn param(p: &ParamError) -> String {
         ParamError::ClassWeight { text, why } => {
             format!("--class-weight \"{text}\": {why} (use `balanced` or LABEL=W,LABEL=W,...)")
         }
+        ParamError::Tol(t) => format!("--tol must be a finite number >= 0, got {t}"),
+        ParamError::NIterNoChange(k) => format!("--n-iter-no-change must be at least 1, got {k}"),
+        ParamError::ValidationFraction(f) => {
+            format!("--validation-fraction must be between 0 and 1, got {f}")
+        }
         ParamError::SparseStandardScaling => "--scale standard would make sparse data dense (it \
              subtracts each feature's mean); use --scale maxabs, which keeps zeros"
             .into(),
@@ -107,6 +112,11 @@ fn difference(d: &Difference) -> String {
             "--margin was {}, now {}",
             was.as_deref().unwrap_or("none"),
             now.as_deref().unwrap_or("none")
+        ),
+        Difference::EarlyStop { was, now } => format!(
+            "early stopping was {}, now {} (--tol, --n-iter-no-change, --validation-fraction, --seed)",
+            was.as_deref().unwrap_or("off"),
+            now.as_deref().unwrap_or("off")
         ),
         Difference::ClassWeight { was, now } => format!(
             "--class-weight was {}, now {}",

@@ -48,7 +48,7 @@ Examples:
   perceptron man | man -l -             the manual page
 
 Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
-converge within --max-epochs (the model is still saved).";
+converge within --max-epochs, nor stop early (the model is still saved).";
 
 #[derive(Parser, Debug)]
 #[command(name = "perceptron", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]

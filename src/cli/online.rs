@@ -637,6 +637,7 @@ impl<F: Real> Run<'_, F> {
                 self.args.data_args.label_column.as_ref(),
             )),
             class_weights: None,
+            early_stopping: None,
         };
         Model::binary(weights, l.has_bias(), self.rule.map(), training)
     }

@@ -274,6 +274,7 @@ mod tests {
                     delimiter: Some(";".into()),
                 }),
                 class_weights: None,
+                early_stopping: None,
             },
             Vec::new(),
         )

@@ -64,6 +64,11 @@ pub struct TrainingInfo {
     /// rows (the others' rows update with 1). Absent without class weights.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class_weights: Option<Vec<LabelWeight>>,
+    /// What early stopping did (`--tol`, `--n-iter-no-change`,
+    /// `--validation-fraction`): the scores per epoch and, with a held-out
+    /// part, the epoch whose weights the model is. Absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_stopping: Option<crate::train::EarlyStopReport>,
 }
 
 /// One class's update weight.
@@ -208,6 +213,7 @@ impl TrainingInfo {
                     })
                     .collect()
             }),
+            early_stopping: fit.early_stopping.clone(),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::float::Real;
 use crate::train::params::CheckedParams;
 use crate::train::state::{Fallback, LoopStats, Observer, Silent, State, Stop};
 use crate::train::theory::{self, Theory};
+use crate::train::early_stop::EarlyStopReport;
 use crate::train::variant::{self, Variant};
 
 /// A trained perceptron and the story of its training.
@@ -44,6 +45,8 @@ pub struct Fit<F> {
     pub backend_note: Option<String>,
     /// The class weights of the updates by label (`--class-weight`), exact.
     pub class_weights: Option<Vec<(String, f64)>>,
+    /// What early stopping did, when it was on.
+    pub early_stopping: Option<EarlyStopReport>,
 }
 
 /// What the pocket variant returned.
@@ -101,8 +104,23 @@ pub fn fit<'a, F: Real>(
     fallback: Fallback<'_, 'a, F>,
     observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
+    fit_validated(data, None, params, state, engine, fallback, observer)
+}
+
+/// [`fit`] with held-out rows `validation` for early stopping's validation
+/// part (see [`crate::train::early_stop`]; split them off in file order with
+/// [`crate::train::folds::holdout`] before shuffling).
+pub fn fit_validated<'a, F: Real>(
+    data: &Dataset<F>,
+    validation: Option<&Dataset<F>>,
+    params: &CheckedParams,
+    state: State<F>,
+    engine: Box<dyn MarginEngine<F> + 'a>,
+    fallback: Fallback<'_, 'a, F>,
+    observer: &mut dyn Observer<F>,
+) -> Result<Fit<F>> {
     let t0 = Instant::now();
-    let out = super::epoch::run(data, params, state, engine, fallback, observer)?;
+    let out = super::epoch::run(data, validation, params, state, engine, fallback, observer)?;
 
     let seconds = t0.elapsed().as_secs_f64();
     let last = &out.state.weights;
@@ -133,6 +151,20 @@ pub fn fit<'a, F: Real>(
             None => (last.clone(), None),
         },
     };
+    // With a validation part, the model is the best epoch's weights.
+    let weights = match out.state.early.as_ref().and_then(|e| e.best.as_ref()) {
+        Some((_, best)) => best.clone(),
+        None => weights,
+    };
+    let early_stopping = params.early_stop.as_ref().map(|rule| {
+        let empty = crate::train::early_stop::EarlyState::default();
+        EarlyStopReport::of(
+            rule,
+            out.state.early.as_ref().unwrap_or(&empty),
+            validation.filter(|_| rule.validation.is_some()).map(|v| v.rows()),
+            out.stop == Stop::EarlyStopped,
+        )
+    });
     let heads = if params.multiclass {
         data.classes.len()
     } else {
@@ -200,6 +232,7 @@ pub fn fit<'a, F: Real>(
         seconds,
         epoch_seconds: out.epoch_seconds,
         class_weights: out.class_weights.map(|c| c.labels),
+        early_stopping,
         state: out.state,
         backend_note: None,
     })

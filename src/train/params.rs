@@ -7,6 +7,7 @@ use crate::data::{Dataset, ScaleKind, Scaling};
 use crate::error::ParamError;
 use crate::float::Real;
 use crate::train::class_weight::ClassWeights;
+use crate::train::early_stop::EarlyStop;
 use crate::train::variant::{Margin, Variant};
 
 /// What to train. The defaults are the classic algorithm.
@@ -37,6 +38,10 @@ pub struct TrainParams {
     /// ([`crate::train::class_weight`]): w~ <- w~ + c_y·y·x~.
     #[serde(default)]
     pub class_weight: Option<ClassWeights>,
+    /// Stop when epochs stop improving ([`crate::train::early_stop`]); with
+    /// a validation part, the model is the best epoch's weights.
+    #[serde(default)]
+    pub early_stop: Option<EarlyStop>,
 }
 
 impl Default for TrainParams {
@@ -51,6 +56,7 @@ impl Default for TrainParams {
             multiclass: false,
             scale: None,
             class_weight: None,
+            early_stop: None,
         }
     }
 }
@@ -67,6 +73,9 @@ impl TrainParams {
         }
         if let Some(w) = &self.class_weight {
             w.check()?;
+        }
+        if let Some(e) = &self.early_stop {
+            e.check()?;
         }
         if let Some(m) = &self.margin {
             // A `Margin` is checked when made; one deserialised from a file

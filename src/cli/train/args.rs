@@ -24,9 +24,15 @@ Examples:
 Ctrl-C, SIGTERM or SIGHUP stops at the next safe point and saves the exact
 training state (see --checkpoint); a second one stops at once.
 
-Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
-last model is still saved); 1 error; 2 bad command line; 130 interrupted
-(the state was saved for --resume).";
+Early stopping, for data the loop cannot separate:
+  perceptron train data/heart_scale.svm --tol 0.001 --n-iter-no-change 5
+  perceptron train data/breast_cancer.csv --scale standard --validation-fraction 0.2
+      (keeps the weights of the epoch with the best accuracy on the held-out 20%)
+
+Exit status: 0 converged, or stopped by early stopping; 3 stopped at
+--max-epochs without converging (the last model is still saved, or the best
+epoch's with --validation-fraction); 1 error; 2 bad command line; 130
+interrupted (the state was saved for --resume).";
 
 /// Train a perceptron on a CSV, LIBSVM or binary file (or the bundled digits data).
 ///
@@ -37,6 +43,7 @@ last model is still saved); 1 error; 2 bad command line; 130 interrupted
 #[derive(Args, Clone, Debug)]
 #[command(after_help = EXAMPLES)]
 #[command(group(clap::ArgGroup::new("checkpointing").args(["checkpoint", "resume"]).multiple(true)))]
+#[command(group(clap::ArgGroup::new("seeded").args(["shuffle", "validation_fraction"]).multiple(true)))]
 pub struct TrainArgs {
     /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to train on the
     /// bundled UCI digits 3-vs-5 dataset.
@@ -96,8 +103,9 @@ pub struct TrainArgs {
     #[arg(long, requires = "seed")]
     pub shuffle: bool,
 
-    /// Seed of the --shuffle order; the same seed gives the same model.
-    #[arg(long, value_name = "S", requires = "shuffle")]
+    /// Seed of the --shuffle order (and of the rows --validation-fraction
+    /// holds out); the same seed gives the same model.
+    #[arg(long, value_name = "S", requires = "seeded")]
     pub seed: Option<u64>,
 
     #[command(flatten)]
@@ -132,7 +140,8 @@ pub struct TrainArgs {
     /// Continue an interrupted run from its checkpoint FILE, with the same
     /// data. Every option the checkpoint records and you leave out is taken
     /// from it (--precision, --no-bias, --max-epochs, --shuffle --seed,
-    /// --average, --pocket, --margin, --scale, --class-weight, --positive, --multiclass, --init, -o,
+    /// --average, --pocket, --margin, --scale, --class-weight, --tol,
+    /// --n-iter-no-change, --validation-fraction, --positive, --multiclass, --init, -o,
     /// and periodic checkpoints, which go on to FILE), so `train DATA
     /// --resume FILE` alone continues the run; an option given with another
     /// value is refused, saying what differs. The result is bit-identical to
@@ -188,7 +197,7 @@ impl TrainArgs {
             variant: self.variant(),
             margin: self.margin.clone(),
             multiclass: self.multiclass.is_some(),
-            ..self.extras.apply(TrainParams::default())
+            ..self.extras.apply(TrainParams::default(), self.seed)
         }
     }
 }

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use crate::data::ScaleKind;
-use crate::train::{ClassWeights, TrainParams};
+use crate::train::{ClassWeights, EarlyStop, TrainParams, Validation};
 
 crate::cli::args::choice! {
     /// How to scale the features before training.
@@ -37,6 +37,26 @@ pub struct ExtraArgs {
     /// its own rows in perceptron h (the rest update with 1).
     #[arg(long, value_name = "balanced|LABEL=W,...", value_parser = parse_class_weight, allow_hyphen_values = true)]
     pub class_weight: Option<ClassWeights>,
+
+    /// Early stopping: an epoch improves when its score beats the best
+    /// before it by at least T; the run stops after --n-iter-no-change
+    /// epochs in a row that do not (exit 0). The score is the held-out
+    /// accuracy with --validation-fraction, else minus the epoch's mistakes
+    /// per row. Default 1e-3 once any early-stopping option is given.
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub tol: Option<f64>,
+
+    /// Early stopping: epochs in a row without improvement that stop the run
+    /// (default 5 once any early-stopping option is given).
+    #[arg(long, value_name = "K")]
+    pub n_iter_no_change: Option<usize>,
+
+    /// Hold out this fraction of the rows (stratified by label, chosen by
+    /// --seed's permutation, default seed 0), judge every epoch by its
+    /// accuracy there, stop early by --tol/--n-iter-no-change, and keep
+    /// the weights of the best epoch. Turns early stopping on.
+    #[arg(long, value_name = "F")]
+    pub validation_fraction: Option<f64>,
 }
 
 fn parse_class_weight(text: &str) -> Result<ClassWeights, String> {
@@ -49,12 +69,30 @@ fn parse_class_weight(text: &str) -> Result<ClassWeights, String> {
 }
 
 impl ExtraArgs {
-    /// `params` with these options.
-    pub fn apply(&self, params: TrainParams) -> TrainParams {
+    /// `params` with these options; `seed` picks the held-out rows.
+    pub fn apply(&self, params: TrainParams, seed: Option<u64>) -> TrainParams {
         TrainParams {
             scale: self.scale.map(ScaleKind::from),
             class_weight: self.class_weight.clone(),
+            early_stop: self.early_stop(seed),
             ..params
         }
+    }
+
+    /// The early-stopping rule, when any of its options is given.
+    pub fn early_stop(&self, seed: Option<u64>) -> Option<EarlyStop> {
+        if self.tol.is_none() && self.n_iter_no_change.is_none() && self.validation_fraction.is_none()
+        {
+            return None;
+        }
+        let default = EarlyStop::default();
+        Some(EarlyStop {
+            tol: self.tol.unwrap_or(default.tol),
+            n_iter_no_change: self.n_iter_no_change.unwrap_or(default.n_iter_no_change),
+            validation: self.validation_fraction.map(|fraction| Validation {
+                fraction,
+                seed: seed.unwrap_or(0),
+            }),
+        })
     }
 }

@@ -108,23 +108,35 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     // The data's fingerprint is for checkpoints only. It is taken of the
     // rows in file order, so before a shuffle; without checkpointing or a
     // shuffle it waits until a Ctrl-C needs it.
-    // Scaling replaces the rows, so the fingerprint of the rows as read is
-    // taken first.
+    let validation = params.early_stop.as_ref().and_then(|e| e.validation);
+    // Scaling and a held-out part replace the rows, so the fingerprint of
+    // the rows as read is taken first.
     if args.checkpoint.is_some()
         || args.resume.is_some()
         || run.seed.is_some()
         || run.scale.is_some()
+        || validation.is_some()
     {
         run.take_fingerprint(&data);
     }
-    // The statistics of the rows in file order, or those of the --init
-    // model, whose weights read features scaled by them.
+    // The held-out rows, stratified and seeded, in file order.
+    let mut held = match validation {
+        Some(v) => {
+            let (kept, held) = hold_out(&data, v.fraction, v.seed)?;
+            data = kept;
+            Some(held)
+        }
+        None => None,
+    };
+    // The statistics of the training rows in file order, or those of the
+    // --init model, whose weights read features scaled by them.
     let scaling = match &init_model {
         Some((path, model)) => model.warm_scaling(path, params.scale)?,
         None => params.fit_scaling(&data)?,
     };
     if let Some(s) = &scaling {
         data = s.apply_to(data)?;
+        held = held.map(|h| s.apply_to(h)).transpose()?;
     }
     let start = match resume {
         Some((path, text)) => checkpoint::parse::<F>(path, text, &run)?,
@@ -156,7 +168,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         run: &run,
         interrupted: super::interrupt::flag(),
     };
-    let fit = trainer.fit(&data, start, &mut observer);
+    let fit = trainer.fit_validated(&data, held.as_ref(), start, &mut observer);
     observer.progress.finish();
     let fit = fit?;
     let mut warnings = observer.progress.take_warnings();
@@ -208,15 +220,35 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         super::stdout::print(&report::render(&report))?;
     }
     // Also with --json: stdout holds only the JSON object, and exit code 3
-    // alone is easy to miss in a script's log.
-    if !report.converged {
+    // alone is easy to miss in a script's log. A run the early-stopping
+    // rule ended did what was asked.
+    let done = report.converged || report.stop == Stop::EarlyStopped;
+    if !done {
         eprintln!("perceptron: {}", report.not_converged());
     }
-    Ok(if report.converged {
+    Ok(if done {
         exit::SUCCESS
     } else {
         exit::NOT_CONVERGED
     })
+}
+
+/// `data` without its held-out part (`--validation-fraction`), and that
+/// part: a stratified fraction chosen by the seeded permutation.
+fn hold_out<F: Real>(data: &Dataset<F>, fraction: f64, seed: u64) -> Result<(Dataset<F>, Dataset<F>)> {
+    let (strata, classes) = crate::train::folds::strata(data);
+    let held = crate::train::folds::holdout(&strata, classes, fraction, seed);
+    let (kept, out) = crate::train::folds::split(data, &held);
+    if kept.rows() == 0 || out.rows() == 0 {
+        return Err(Error::Usage(format!(
+            "--validation-fraction {fraction} of {} leaves {} to train on and {} held out; \
+             both need rows",
+            crate::text::count(data.rows(), "row"),
+            crate::text::count(kept.rows(), "row"),
+            crate::text::count(out.rows(), "row")
+        )));
+    }
+    Ok((kept, out))
 }
 
 /// What an interrupted run tells the user: where the state is and how to

@@ -78,6 +78,19 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     if !given.has("margin") {
         a.margin = id.margin.clone();
     }
+    if !given.any(&["tol", "n_iter_no_change", "validation_fraction"])
+        && let Some(e) = &id.early_stop
+    {
+        a.extras.tol = Some(e.tol);
+        a.extras.n_iter_no_change = Some(e.n_iter_no_change);
+        a.extras.validation_fraction = e.validation.map(|v| v.fraction);
+        // The held-out rows' seed is --seed, as the shuffle's.
+        if !given.has("seed")
+            && let Some(v) = e.validation
+        {
+            a.seed = a.seed.or(Some(v.seed));
+        }
+    }
     if !given.has("class_weight") {
         a.extras.class_weight = id.class_weight.clone();
     }
@@ -137,6 +150,7 @@ mod tests {
             heads: 1,
             scale: None,
             class_weight: None,
+            early_stop: None,
             settings: RunSettings {
                 output: Some("m.json".into()),
                 init: Some("start.json".into()),

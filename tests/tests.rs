@@ -10,6 +10,7 @@ mod backends_cli;
 mod class_weights;
 mod cli;
 mod cli_data;
+mod cv;
 mod early_stop;
 mod golden;
 mod gpu;

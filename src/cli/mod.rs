@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod convert;
+pub mod cv;
 pub mod devices;
 pub mod errors;
 pub mod eval;
@@ -39,6 +40,7 @@ Examples:
   perceptron train data.csv -o m.json   train on your data, save the model
   perceptron predict m.json new.csv     one predicted label per line
   perceptron eval m.json test.csv       accuracy, confusion matrix, F1
+  perceptron cv data.csv --folds 5      stratified cross-validation, folds in parallel
   producer | perceptron online --predictions   predict, then learn, per example
   perceptron info data.csv              shape, labels and radius of a file
   perceptron convert big.svm big.pbin   binary copy that loads without parsing
@@ -67,6 +69,7 @@ pub enum Command {
     Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
     Split(split::SplitArgs),
+    Cv(cv::CvArgs),
     Convert(convert::ConvertArgs),
     Gen(r#gen::GenArgs),
     #[cfg(feature = "plot")]
@@ -101,6 +104,7 @@ pub fn main() -> i32 {
             Command::Devices(a) => devices::run(a),
             Command::Bench(a) => bench::run(a),
             Command::Split(a) => split::run(a),
+            Command::Cv(a) => cv::run(a),
             Command::Convert(a) => convert::run(a),
             Command::Gen(a) => r#gen::run(a),
             #[cfg(feature = "plot")]

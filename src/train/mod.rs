@@ -10,6 +10,7 @@
 pub mod checkpoint;
 mod chooser;
 pub mod class_weight;
+pub mod cv;
 pub mod early_stop;
 mod epoch;
 mod fit;

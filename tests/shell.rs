@@ -13,7 +13,7 @@ fn stdout(args: &[&str]) -> String {
 #[test]
 fn completion_scripts_know_the_commands_and_their_options() {
     let bash = stdout(&["completions", "bash"]);
-    for word in ["train", "predict", "--max-epochs", "completions"] {
+    for word in ["train", "predict", "cv", "--max-epochs", "--scale", "--class-weight", "completions"] {
         assert!(bash.contains(word), "bash script lacks {word}");
     }
     // The script is valid bash.

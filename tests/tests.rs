@@ -18,6 +18,7 @@ mod hostile_device;
 mod interrupt;
 mod loop_exactness;
 mod multiclass;
+mod npy;
 mod online;
 mod pbin_mmap;
 mod plot;

@@ -58,6 +58,8 @@ choice! {
         Libsvm,
         /// The tool's binary format (`.pbin`), written by `perceptron convert`.
         Binary,
+        /// NumPy's `.npy`: a 2-D f4/f8 array, labels in --labels FILE or a column.
+        Npy,
     }
 }
 
@@ -97,7 +99,7 @@ pub fn parse_margin(text: &str) -> Result<Margin, String> {
 #[derive(Args, Clone, Debug, Default)]
 pub struct DataArgs {
     /// File format; inferred from the extension (.csv .tsv .svm .libsvm
-    /// .svmlight, with or without .gz; .pbin) or else from the content.
+    /// .svmlight, with or without .gz; .pbin; .npy) or else from the content.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
 
@@ -116,6 +118,12 @@ pub struct DataArgs {
     /// CSV: field delimiter, `,` `;` or `tab` (default: detected).
     #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
     pub delimiter: Option<u8>,
+
+    /// .npy data: the labels, one per row, in this second .npy file (shape
+    /// (rows,) or (rows, 1); bool, integers or floats). Without it the label
+    /// is a column of the array (--label-column N, default the first).
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
 }
 
 fn parse_delimiter(s: &str) -> Result<u8, String> {
@@ -145,6 +153,7 @@ impl DataArgs {
             positive,
             unlabeled: false,
             label_column_from: None,
+            labels: self.labels.clone(),
         }
     }
 }

@@ -27,6 +27,7 @@ pub mod libsvm;
 pub mod lines;
 pub mod matrix;
 pub mod message;
+pub mod npy;
 pub mod number;
 pub mod options;
 pub mod raw;
@@ -72,6 +73,15 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
         Format::Binary => {
             drop(input);
             binary::read(path)
+        }
+        Format::Npy if input.gzip => Err(Error::data(
+            path,
+            "gzip-compressed .npy files are not supported; decompress it first (for example \
+             with gunzip)",
+        )),
+        Format::Npy => {
+            drop(input);
+            npy::read(path, opts)
         }
     }
 }

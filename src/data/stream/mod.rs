@@ -159,7 +159,7 @@ impl<'p, F: Real> RowStream<'p, F> {
         stop: Option<Arc<AtomicBool>>,
     ) -> Result<Self> {
         let said = opts.format.or(named);
-        if said == Some(Format::Binary) {
+        if matches!(said, Some(Format::Binary | Format::Npy)) {
             return Err(binary_refused(path));
         }
         let mut pump = Pump::spawn(raw, stop.clone())
@@ -224,7 +224,7 @@ impl<'p, F: Real> RowStream<'p, F> {
                 (Some(layout), (!header).then_some((no, first)))
             }
             Format::Libsvm => (None, Some((no, first))),
-            Format::Binary => return Err(binary_refused(path)),
+            Format::Binary | Format::Npy => return Err(binary_refused(path)),
         };
         Ok(RowStream {
             path,
@@ -341,8 +341,8 @@ impl<'p, F: Real> RowStream<'p, F> {
 fn binary_refused(path: &Path) -> Error {
     Error::data(
         path,
-        "binary (.pbin) data cannot be read as a stream; give CSV or LIBSVM text (`perceptron \
-         convert DATA.pbin DATA.svm` writes one)",
+        "binary (.pbin or .npy) data cannot be read as a stream; give CSV or LIBSVM text \
+         (`perceptron convert DATA.pbin DATA.svm` writes one)",
     )
 }
 

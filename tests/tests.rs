@@ -29,3 +29,4 @@ mod shell;
 mod shaders_validate;
 mod split;
 mod variants;
+mod whitespace;

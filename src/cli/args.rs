@@ -115,7 +115,10 @@ pub struct DataArgs {
     #[arg(long)]
     pub no_header: bool,
 
-    /// CSV: field delimiter, `,` `;` or `tab` (default: detected).
+    /// CSV: field delimiter, `,` `;` or `tab` (default: detected), or
+    /// `whitespace`: one or more spaces or tabs separate fields and
+    /// whitespace at either end of a line is ignored (numpy.savetxt's
+    /// default output).
     #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
     pub delimiter: Option<u8>,
 
@@ -131,8 +134,9 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
         "," | "comma" => Ok(b','),
         ";" | "semicolon" => Ok(b';'),
         "\t" | "tab" | "\\t" => Ok(b'\t'),
+        " " | "space" | "whitespace" => Ok(crate::data::csv::WHITESPACE),
         other => Err(format!(
-            "unsupported delimiter `{other}` (use `,`, `;` or `tab`)"
+            "unsupported delimiter `{other}` (use `,`, `;`, `tab` or `whitespace`)"
         )),
     }
 }

@@ -37,12 +37,19 @@ pub fn infer_format(path: &Path, head: &[u8]) -> Result<Format> {
         if let Some(format) = format_from_line(line, cut) {
             return Ok(format);
         }
+        let spaced = line.contains([' ', '\t']);
         return Err(Error::data(
             path,
             format!(
                 "cannot tell the format from the file name or from its first data line {}; \
-                 use --format csv or --format libsvm",
-                quote(line)
+                 use --format csv or --format libsvm{}",
+                quote(line),
+                if spaced {
+                    " (or --delimiter whitespace for columns separated by spaces, as \
+                     numpy.savetxt writes them)"
+                } else {
+                    ""
+                }
             ),
         ));
     }
@@ -133,7 +140,8 @@ mod tests {
         assert_eq!(
             e,
             "d/data.txt.gz: cannot tell the format from the file name or from its first data \
-             line \"1 2 3\"; use --format csv or --format libsvm"
+             line \"1 2 3\"; use --format csv or --format libsvm (or --delimiter whitespace for \
+             columns separated by spaces, as numpy.savetxt writes them)"
         );
         let e = f("").unwrap_err().to_string();
         assert_eq!(e, format!("d/data.txt.gz: {NO_DATA_ROWS}"));

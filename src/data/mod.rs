@@ -58,7 +58,12 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
     let input = source::open(path)?;
     let format = match opts.format {
         Some(f) => f,
-        None => format::infer_format(path, &input.head)?,
+        None => match format::infer_format(path, &input.head) {
+            // A delimiter given says the file is delimited text, also when
+            // its lines tell nothing (`1 2 3` with `--delimiter whitespace`).
+            Err(_) if opts.delimiter.is_some() => Format::Csv,
+            inferred => inferred?,
+        },
     };
     match format {
         Format::Csv => csv::parse_sized(input.reader, path, opts, input.size_hint),

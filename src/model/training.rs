@@ -90,7 +90,7 @@ pub struct DataLayout {
     /// CSV: whether the first line (not blank, not a comment) was a header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<bool>,
-    /// CSV: `,`, `;` or `tab`.
+    /// CSV: `,`, `;`, `tab` or `whitespace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delimiter: Option<String>,
 }
@@ -129,6 +129,7 @@ impl DataLayout {
             header: Some(csv.header_line.is_some()),
             delimiter: Some(match csv.delimiter {
                 b'\t' => "tab".to_owned(),
+                crate::data::csv::WHITESPACE => "whitespace".to_owned(),
                 d => char::from(d).to_string(),
             }),
         }

@@ -16,9 +16,7 @@ use perceptron::engine::MarginEngine;
 use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::walk_twin::TwinWalkEngine;
 use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
-use perceptron::train::{
-    self, ClassWeights, ReferenceEngine, Silent, State, TrainParams, Variant,
-};
+use perceptron::train::{self, ClassWeights, ReferenceEngine, Silent, State, TrainParams, Variant};
 
 fn bits<F: Real>(v: &[F]) -> Vec<u64> {
     v.iter().map(|x| x.to_f64().to_bits()).collect()
@@ -199,8 +197,15 @@ fn check<F: Real>(data: &Dataset<F>, bias: bool, epochs: usize, seed: u64) {
                 (Always, Box::new(TwinEngine::new(data, bias, Some(32)))),
             ];
             for (policy, engine) in engines {
-                let name = format!("{} {policy:?} {variant:?} {weights} seed {seed}", engine.name());
-                let f = fit(data, &params(epochs, bias, weights, variant, policy), engine);
+                let name = format!(
+                    "{} {policy:?} {variant:?} {weights} seed {seed}",
+                    engine.name()
+                );
+                let f = fit(
+                    data,
+                    &params(epochs, bias, weights, variant, policy),
+                    engine,
+                );
                 assert_eq!(f.mistakes_per_epoch, want.1, "{name}: mistakes");
                 assert_eq!(bits(&f.weights), bits(&want.0), "{name}: weights");
                 assert_eq!(f.loop_stats.walk_speculative, 0, "{name}: no walk");
@@ -257,7 +262,14 @@ fn the_command_reports_saves_and_checks_the_weights() {
     let dir = tempfile::tempdir().unwrap();
     let digits = data_str("digits_3v5.csv");
     let out = cmd(dir.path())
-        .args(["train", &digits, "--class-weight=-1=2", "-o", "m.json", "--json"])
+        .args([
+            "train",
+            &digits,
+            "--class-weight=-1=2",
+            "-o",
+            "m.json",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -265,19 +277,34 @@ fn the_command_reports_saves_and_checks_the_weights() {
     assert_eq!(report["class_weight"], "-1=2");
     assert_eq!(report["class_weights"][1]["weight"], 2.0);
     // (c_max/c_min)·(D/γ)² = 2·(D/γ)².
-    let (d, g) = (report["radius"].as_f64().unwrap(), report["margin"].as_f64().unwrap());
+    let (d, g) = (
+        report["radius"].as_f64().unwrap(),
+        report["margin"].as_f64().unwrap(),
+    );
     let bound = report["mistake_bound"].as_f64().unwrap();
-    assert!((bound / (2.0 * (d / g).powi(2)) - 1.0).abs() < 1e-12, "{bound}");
+    assert!(
+        (bound / (2.0 * (d / g).powi(2)) - 1.0).abs() < 1e-12,
+        "{bound}"
+    );
     assert_eq!(report["bound_holds"], true);
     let model = json(&dir.path().join("m.json"));
     assert_eq!(model["training"]["class_weights"][1]["label"], "-1");
     let text = cmd(dir.path())
-        .args(["train", &digits, "--class-weight", "balanced", "-o", "b.json"])
+        .args([
+            "train",
+            &digits,
+            "--class-weight",
+            "balanced",
+            "-o",
+            "b.json",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(
-        text.contains("weights     updates add c_y·y·x~ with \"1\" x 1.00275, \"-1\" x 0.997268 (balanced)"),
+        text.contains(
+            "weights     updates add c_y·y·x~ with \"1\" x 1.00275, \"-1\" x 0.997268 (balanced)"
+        ),
         "{text}"
     );
     assert!(text.contains("(c_max/c_min)*(D/gamma)^2 = "), "{text}");
@@ -297,15 +324,31 @@ fn the_command_reports_saves_and_checks_the_weights() {
         ));
     // Resuming adopts the weights and refuses others.
     cmd(dir.path())
-        .args(["train", &digits, "--class-weight", "balanced", "--max-epochs", "2"])
+        .args([
+            "train",
+            &digits,
+            "--class-weight",
+            "balanced",
+            "--max-epochs",
+            "2",
+        ])
         .args(["--checkpoint", "ck.json", "-o", "c.json"])
         .assert()
         .code(3);
     cmd(dir.path())
-        .args(["train", &digits, "--resume", "ck.json", "--class-weight", "1=2"])
+        .args([
+            "train",
+            &digits,
+            "--resume",
+            "ck.json",
+            "--class-weight",
+            "1=2",
+        ])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--class-weight was balanced, now 1=2"));
+        .stderr(predicates::str::contains(
+            "--class-weight was balanced, now 1=2",
+        ));
     cmd(dir.path())
         .args(["train", &digits, "--resume", "ck.json", "-o", "d.json"])
         .assert()

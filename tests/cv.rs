@@ -71,12 +71,28 @@ fn write_part(path: &Path, rows: &[(String, String)], keep: impl Fn(usize) -> bo
 fn each_fold_scores_what_train_and_eval_give_on_its_rows() {
     let dir = tempfile::tempdir().unwrap();
     for (file, extra, ovr) in [
-        ("breast_cancer.csv", vec!["--scale", "standard", "--max-epochs", "20"], false),
-        ("digits.csv", vec!["--multiclass", "ovr", "--max-epochs", "5"], true),
+        (
+            "breast_cancer.csv",
+            vec!["--scale", "standard", "--max-epochs", "20"],
+            false,
+        ),
+        (
+            "digits.csv",
+            vec!["--multiclass", "ovr", "--max-epochs", "5"],
+            true,
+        ),
     ] {
         let path = data_file(file);
         let (k, seed) = (4, 9);
-        let mut args = vec!["cv", path.to_str().unwrap(), "--folds", "4", "--seed", "9", "--json"];
+        let mut args = vec![
+            "cv",
+            path.to_str().unwrap(),
+            "--folds",
+            "4",
+            "--seed",
+            "9",
+            "--json",
+        ];
         args.extend(&extra);
         let cv = json_out(&args, dir.path());
         let rows = rows_of(&path);
@@ -85,7 +101,7 @@ fn each_fold_scores_what_train_and_eval_give_on_its_rows() {
         let per_fold = cv["per_fold"].as_array().unwrap();
         assert_eq!(per_fold.len(), k);
         let mut acc = Vec::new();
-        for j in 0..k {
+        for (j, f) in per_fold.iter().enumerate() {
             let (tr, te) = (dir.path().join("tr.csv"), dir.path().join("te.csv"));
             write_part(&tr, &rows, |i| fold[i] != j);
             write_part(&te, &rows, |i| fold[i] == j);
@@ -94,7 +110,6 @@ fn each_fold_scores_what_train_and_eval_give_on_its_rows() {
             let status = cmd(dir.path()).args(&train).output().unwrap().status;
             assert!(matches!(status.code(), Some(0 | 3)));
             let eval = json_out(&["eval", "m.json", "te.csv", "--json"], dir.path());
-            let f = &per_fold[j];
             assert_eq!(f["fold"], j + 1);
             assert_eq!(f["test_rows"], eval["rows"], "{file} fold {}", j + 1);
             assert_eq!(f["accuracy"], eval["accuracy"], "{file} fold {}", j + 1);
@@ -132,9 +147,24 @@ fn every_backend_gives_the_same_folds_and_the_text_summarises_them() {
         v.as_object_mut().unwrap().remove("seconds");
         v
     };
-    let args = ["cv", h, "--folds", "5", "--average", "--max-epochs", "8", "--json"];
-    let a = strip(json_out(&[&args[..], &["--backend", "reference"]].concat(), dir.path()));
-    let b = strip(json_out(&[&args[..], &["--backend", "cpu"]].concat(), dir.path()));
+    let args = [
+        "cv",
+        h,
+        "--folds",
+        "5",
+        "--average",
+        "--max-epochs",
+        "8",
+        "--json",
+    ];
+    let a = strip(json_out(
+        &[&args[..], &["--backend", "reference"]].concat(),
+        dir.path(),
+    ));
+    let b = strip(json_out(
+        &[&args[..], &["--backend", "cpu"]].concat(),
+        dir.path(),
+    ));
     assert_eq!(a, b);
     let out = cmd(dir.path())
         .args(["cv", h, "--folds", "3", "--validation-fraction", "0.25"])
@@ -142,7 +172,10 @@ fn every_backend_gives_the_same_folds_and_the_text_summarises_them() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("folds       3 (stratified by label, seed 0), trained in parallel"), "{text}");
+    assert!(
+        text.contains("folds       3 (stratified by label, seed 0), trained in parallel"),
+        "{text}"
+    );
     assert!(text.contains("F1          0."), "{text}");
     assert!(text.contains("early stop"), "{text}");
     for (folds, says) in [("1", "--folds must be between 2"), ("271", "got 271")] {
@@ -159,7 +192,14 @@ fn a_stratified_split_holds_out_each_labels_share() {
     let dir = tempfile::tempdir().unwrap();
     let digits = data_file("digits.csv");
     let out = cmd(dir.path())
-        .args(["split", digits.to_str().unwrap(), "-o", "tr.csv", "--test", "te.csv"])
+        .args([
+            "split",
+            digits.to_str().unwrap(),
+            "-o",
+            "tr.csv",
+            "--test",
+            "te.csv",
+        ])
         .args(["--stratify", "--test-fraction", "0.3", "--seed", "5"])
         .output()
         .unwrap();
@@ -168,7 +208,9 @@ fn a_stratified_split_holds_out_each_labels_share() {
     let (ids, classes) = strata(&rows);
     // The allocation by its definition: floors, then the largest remainders.
     let f = 0.3;
-    let count: Vec<usize> = (0..classes).map(|c| ids.iter().filter(|&&i| i == c).count()).collect();
+    let count: Vec<usize> = (0..classes)
+        .map(|c| ids.iter().filter(|&&i| i == c).count())
+        .collect();
     let total = (rows.len() as f64 * f).round() as usize;
     let quota: Vec<f64> = count.iter().map(|&n| n as f64 * f).collect();
     let mut take: Vec<usize> = quota.iter().map(|q| q.floor() as usize).collect();

@@ -83,7 +83,12 @@ fn the_model_is_the_best_epochs_weights_and_the_stop_is_the_rules() {
         .unwrap();
         let trainer = Trainer::new(params).with_backend(Backend::Cpu);
         let fit = trainer
-            .fit_validated(&train, Some(&held), trainer.start(&train, None), &mut Silent)
+            .fit_validated(
+                &train,
+                Some(&held),
+                trainer.start(&train, None),
+                &mut Silent,
+            )
             .unwrap();
         assert_eq!(fit.stop, Stop::EarlyStopped);
         let report = fit.early_stopping.clone().unwrap();
@@ -104,7 +109,11 @@ fn the_model_is_the_best_epochs_weights_and_the_stop_is_the_rules() {
             .unwrap();
             let cut = train::fit_reference(&train, &plain).unwrap();
             let a = accuracy(&held, &cut.weights);
-            assert_eq!(a, report.validation_accuracy[e - 1], "{variant:?} epoch {e}");
+            assert_eq!(
+                a,
+                report.validation_accuracy[e - 1],
+                "{variant:?} epoch {e}"
+            );
             if a > best {
                 best = a;
                 kept = Some((e, cut.weights));
@@ -199,7 +208,12 @@ fn an_interrupted_run_resumes_to_the_same_model() {
     let run = RunDescription::new(&params, &train, None, RunSettings::default());
     let trainer = Trainer::new(params).with_backend(Backend::Cpu);
     let whole = trainer
-        .fit_validated(&train, Some(&held), trainer.start(&train, None), &mut Silent)
+        .fit_validated(
+            &train,
+            Some(&held),
+            trainer.start(&train, None),
+            &mut Silent,
+        )
         .unwrap();
     assert!(whole.epochs() > 3, "{}", whole.epochs());
     for after in [1, 2, whole.epochs() - 1, whole.epochs()] {
@@ -235,8 +249,23 @@ fn the_command_exits_0_reports_and_saves_the_kept_epoch() {
     for backend in ["reference", "cpu"] {
         let name = format!("{backend}.json");
         let out = cmd(dir.path())
-            .args(["train", &bc, "--scale", "standard", "--validation-fraction", "0.2"])
-            .args(["--seed", "4", "--n-iter-no-change", "3", "-o", &name, "--json"])
+            .args([
+                "train",
+                &bc,
+                "--scale",
+                "standard",
+                "--validation-fraction",
+                "0.2",
+            ])
+            .args([
+                "--seed",
+                "4",
+                "--n-iter-no-change",
+                "3",
+                "-o",
+                &name,
+                "--json",
+            ])
             .args(["--backend", backend])
             .output()
             .unwrap();
@@ -255,15 +284,27 @@ fn the_command_exits_0_reports_and_saves_the_kept_epoch() {
     }
     assert_eq!(models[0], models[1], "the backends agree");
     let text = cmd(dir.path())
-        .args(["train", &bc, "--scale", "standard", "--validation-fraction", "0.2"])
+        .args([
+            "train",
+            &bc,
+            "--scale",
+            "standard",
+            "--validation-fraction",
+            "0.2",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(
-        text.contains("held out    114 rows (20%, stratified by label, seed 0); accuracy per epoch: "),
+        text.contains(
+            "held out    114 rows (20%, stratified by label, seed 0); accuracy per epoch: "
+        ),
         "{text}"
     );
-    assert!(text.contains("kept        the weights after epoch "), "{text}");
+    assert!(
+        text.contains("kept        the weights after epoch "),
+        "{text}"
+    );
     // The epoch cap still exits 3 when it comes first.
     cmd(dir.path())
         .args(["train", &bc, "--tol", "0.001", "--max-epochs", "3"])
@@ -271,10 +312,17 @@ fn the_command_exits_0_reports_and_saves_the_kept_epoch() {
         .code(3);
     // Without a validation part the mistakes per row decide.
     cmd(dir.path())
-        .args(["train", &data_str("heart_scale.svm"), "--n-iter-no-change", "2"])
+        .args([
+            "train",
+            &data_str("heart_scale.svm"),
+            "--n-iter-no-change",
+            "2",
+        ])
         .assert()
         .code(0)
-        .stdout(predicates::str::contains("early stop  on the mistakes per row"));
+        .stdout(predicates::str::contains(
+            "early stop  on the mistakes per row",
+        ));
 }
 
 #[test]
@@ -286,8 +334,14 @@ fn bad_early_stopping_options_are_refused() {
             vec!["--validation-fraction", "1.5"],
             "--validation-fraction must be between 0 and 1, got 1.5",
         ),
-        (vec!["--tol", "-1"], "--tol must be a finite number >= 0, got -1"),
-        (vec!["--n-iter-no-change", "0"], "--n-iter-no-change must be at least 1, got 0"),
+        (
+            vec!["--tol", "-1"],
+            "--tol must be a finite number >= 0, got -1",
+        ),
+        (
+            vec!["--n-iter-no-change", "0"],
+            "--n-iter-no-change must be at least 1, got 0",
+        ),
         (vec!["--seed", "3"], "--shuffle"),
     ] {
         cmd(dir.path())
@@ -307,7 +361,14 @@ fn bad_early_stopping_options_are_refused() {
         ));
     // A checkpoint's rule is adopted on resume, and another one refused.
     cmd(dir.path())
-        .args(["train", &bc, "--validation-fraction", "0.2", "--max-epochs", "2"])
+        .args([
+            "train",
+            &bc,
+            "--validation-fraction",
+            "0.2",
+            "--max-epochs",
+            "2",
+        ])
         .args(["--checkpoint", "ck.json", "-o", "a.json"])
         .assert()
         .code(3);

@@ -29,13 +29,20 @@ fn npy_f8(path: &Path, rows: usize, cols: usize, values: &[f64], big: bool, fort
     };
     for k in 0..rows * cols {
         let v = at(k);
-        out.extend(if big { v.to_be_bytes() } else { v.to_le_bytes() });
+        out.extend(if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        });
     }
     std::fs::write(path, out).unwrap();
 }
 
 fn npy_labels(path: &Path, labels: &[i8]) {
-    let mut header = format!("{{'descr': '|i1', 'fortran_order': False, 'shape': ({},), }}", labels.len());
+    let mut header = format!(
+        "{{'descr': '|i1', 'fortran_order': False, 'shape': ({},), }}",
+        labels.len()
+    );
     while (10 + header.len() + 1) % 64 != 0 {
         header.push(' ');
     }
@@ -61,11 +68,26 @@ fn npy_files_train_the_csv_files_model() {
     let features: Vec<f64> = rows.iter().flat_map(|r| r[1..].to_vec()).collect();
     let labels: Vec<i8> = rows.iter().map(|r| r[0] as i8).collect();
     npy_f8(&dir.path().join("all.npy"), n, cols, &all, false, false);
-    npy_f8(&dir.path().join("x.npy"), n, cols - 1, &features, true, true);
+    npy_f8(
+        &dir.path().join("x.npy"),
+        n,
+        cols - 1,
+        &features,
+        true,
+        true,
+    );
     npy_labels(&dir.path().join("y.npy"), &labels);
     let train = |args: &[&str], out: &str| {
         let status = cmd(dir.path())
-            .args(["train", "--precision", "f64", "--max-epochs", "6", "-o", out])
+            .args([
+                "train",
+                "--precision",
+                "f64",
+                "--max-epochs",
+                "6",
+                "-o",
+                out,
+            ])
             .args(args)
             .output()
             .unwrap()

@@ -67,7 +67,10 @@ fn standard_statistics_predictions_and_eval_are_exact() {
         assert_eq!((sq / n).sqrt().to_bits(), scale[k].to_bits(), "scale {k}");
     }
     // Predictions and scores: the f32 textbook score of the scaled row.
-    let w: Vec<f32> = floats(&model["weights"]).iter().map(|&v| v as f32).collect();
+    let w: Vec<f32> = floats(&model["weights"])
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
     let b = model["bias"].as_f64().unwrap() as f32;
     let out = cmd(dir.path())
         .args(["predict", "m.json", &data, "--scores"])
@@ -84,13 +87,18 @@ fn standard_statistics_predictions_and_eval_are_exact() {
         let mut s = 0.0f32;
         for k in 0..r.len() {
             let x = ((r[k] as f64 - mean[k]) / scale[k]) as f32;
-            s = s + w[k] * x;
+            s += w[k] * x;
         }
-        s = s + b;
+        s += b;
         let class = if s > 0.0 { "1" } else { "-1" };
         let (got, score) = lines[i].split_once('\t').unwrap();
         assert_eq!(got, class, "row {}", i + 1);
-        assert_eq!(score.parse::<f32>().unwrap().to_bits(), s.to_bits(), "row {}", i + 1);
+        assert_eq!(
+            score.parse::<f32>().unwrap().to_bits(),
+            s.to_bits(),
+            "row {}",
+            i + 1
+        );
         correct += (class == labels[i]) as usize;
     }
     let plain = cmd(dir.path())
@@ -98,7 +106,12 @@ fn standard_statistics_predictions_and_eval_are_exact() {
         .output()
         .unwrap();
     let plain = String::from_utf8(plain.stdout).unwrap();
-    assert!(plain.lines().zip(&lines).all(|(a, b)| b.starts_with(&format!("{a}\t"))));
+    assert!(
+        plain
+            .lines()
+            .zip(&lines)
+            .all(|(a, b)| b.starts_with(&format!("{a}\t")))
+    );
     let eval = cmd(dir.path())
         .args(["eval", "m.json", &data, "--json"])
         .output()
@@ -125,7 +138,14 @@ fn every_backend_trains_the_same_scaled_model() {
                 let name = format!("{backend}-{passes}.json");
                 cmd(dir.path())
                     .args(["train", &data_str(data), "-o", &name, "--scale", scale])
-                    .args(["--max-epochs", "15", "--backend", backend, "--passes", passes])
+                    .args([
+                        "--max-epochs",
+                        "15",
+                        "--backend",
+                        backend,
+                        "--passes",
+                        passes,
+                    ])
                     .args(["--shuffle", "--seed", "3"])
                     .assert()
                     .code(3);
@@ -165,11 +185,20 @@ fn resume_init_and_online_respect_the_scaling() {
         c.args(["train", &data, "--max-epochs", "3"]).args(extra);
         c
     };
-    train(&["-o", "a.json", "--scale", "standard", "--checkpoint", "ck.json"])
+    train(&[
+        "-o",
+        "a.json",
+        "--scale",
+        "standard",
+        "--checkpoint",
+        "ck.json",
+    ])
+    .assert()
+    .code(3);
+    // A resumed run adopts the scaling; another one is refused.
+    train(&["-o", "b.json", "--resume", "ck.json"])
         .assert()
         .code(3);
-    // A resumed run adopts the scaling; another one is refused.
-    train(&["-o", "b.json", "--resume", "ck.json"]).assert().code(3);
     assert_eq!(
         essence(&dir.path().join("a.json")),
         essence(&dir.path().join("b.json"))
@@ -181,7 +210,9 @@ fn resume_init_and_online_respect_the_scaling() {
     train(&["--resume", "ck.json", "--scale", "maxabs"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--scale was standard, now maxabs"));
+        .stderr(predicates::str::contains(
+            "--scale was standard, now maxabs",
+        ));
     // A warm start reads features as its model does.
     train(&["--init", "a.json"])
         .assert()
@@ -201,5 +232,9 @@ fn resume_init_and_online_respect_the_scaling() {
         .stderr(predicates::str::contains("does not scale them"));
     // Unscaled models load and predict as before: no scaling field at all.
     train(&["-o", "plain.json"]).assert().code(3);
-    assert!(json(&dir.path().join("plain.json")).get("scaling").is_none());
+    assert!(
+        json(&dir.path().join("plain.json"))
+            .get("scaling")
+            .is_none()
+    );
 }

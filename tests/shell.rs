@@ -13,7 +13,15 @@ fn stdout(args: &[&str]) -> String {
 #[test]
 fn completion_scripts_know_the_commands_and_their_options() {
     let bash = stdout(&["completions", "bash"]);
-    for word in ["train", "predict", "cv", "--max-epochs", "--scale", "--class-weight", "completions"] {
+    for word in [
+        "train",
+        "predict",
+        "cv",
+        "--max-epochs",
+        "--scale",
+        "--class-weight",
+        "completions",
+    ] {
         assert!(bash.contains(word), "bash script lacks {word}");
     }
     // The script is valid bash.
@@ -49,12 +57,21 @@ fn manual_pages_are_roff_for_every_command() {
     assert!(top.contains(".TH perceptron 1"), "{top}");
     assert!(top.contains("perceptron\\-train(1)"), "lists the commands");
     let train = stdout(&["man", "train"]);
-    assert!(train.contains(".TH perceptron-train 1  \"perceptron 0."), "{train}");
+    assert!(
+        train.contains(".TH perceptron-train 1  \"perceptron 0."),
+        "{train}"
+    );
     assert!(train.contains("\\-\\-max\\-epochs"));
-    assert!(train.contains("Exit status"), "the examples section is there");
+    assert!(
+        train.contains("Exit status"),
+        "the examples section is there"
+    );
 
     let dir = tempfile::tempdir().unwrap();
-    cmd(dir.path()).args(["man", "--dir", "."]).assert().success();
+    cmd(dir.path())
+        .args(["man", "--dir", "."])
+        .assert()
+        .success();
     for page in ["perceptron.1", "perceptron-train.1", "perceptron-man.1"] {
         let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
         assert!(text.starts_with(".ie"), "{page} is roff");
@@ -63,7 +80,9 @@ fn manual_pages_are_roff_for_every_command() {
         .args(["man", "nope"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("no command `nope`; the commands are train"));
+        .stderr(predicates::str::contains(
+            "no command `nope`; the commands are train",
+        ));
     cmd(dir.path())
         .args(["man", "--dir", "missing"])
         .assert()

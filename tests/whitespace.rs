@@ -23,7 +23,11 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
 #[test]
 fn runs_of_spaces_and_tabs_separate_fields() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(dir.path(), "a.txt", "  1.0  2   3\n-1\t4 \t 5  \n\n# note\n1 \"6\" 7\n");
+    let p = write(
+        dir.path(),
+        "a.txt",
+        "  1.0  2   3\n-1\t4 \t 5  \n\n# note\n1 \"6\" 7\n",
+    );
     let raw = load_raw::<f64>(&p, &opts()).unwrap();
     let f = raw.features.to_dense();
     assert_eq!((f.rows, f.cols), (3, 2));
@@ -48,7 +52,10 @@ fn runs_of_spaces_and_tabs_separate_fields() {
     assert!(e.contains("expected 3 fields"), "{e}");
     let p = write(dir.path(), "q.txt", "\"a\"b 1 2\n");
     let e = load_raw::<f32>(&p, &opts()).unwrap_err().to_string();
-    assert!(e.contains("expected whitespace or the end of the line after a closing quote"), "{e}");
+    assert!(
+        e.contains("expected whitespace or the end of the line after a closing quote"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -70,16 +77,28 @@ fn savetxt_output_trains_the_csv_files_model() {
     std::fs::write(dir.path().join("bc.txt"), text).unwrap();
     let train = |args: &[&str], out: &str| {
         cmd(dir.path())
-            .args(["train", "--precision", "f64", "--max-epochs", "5", "-o", out])
+            .args([
+                "train",
+                "--precision",
+                "f64",
+                "--max-epochs",
+                "5",
+                "-o",
+                out,
+            ])
             .args(args)
             .assert()
             .code(3);
         essence(&dir.path().join(out))
     };
     let want = train(&[csv.to_str().unwrap()], "csv.json");
-    assert_eq!(train(&["bc.txt", "--delimiter", "whitespace"], "ws.json"), want);
+    assert_eq!(
+        train(&["bc.txt", "--delimiter", "whitespace"], "ws.json"),
+        want
+    );
     let model: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws.json")).unwrap())
+            .unwrap();
     assert_eq!(model["training"]["data_layout"]["delimiter"], "whitespace");
     // Without the delimiter, the message says which one to give.
     cmd(dir.path())

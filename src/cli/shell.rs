@@ -100,10 +100,7 @@ pub fn man(args: &ManArgs) -> Result<i32> {
     let page = match &args.command {
         None => pages.into_iter().next(),
         Some(name) => {
-            let known: Vec<String> = pages[1..]
-                .iter()
-                .map(|c| c.get_name().to_owned())
-                .collect();
+            let known: Vec<String> = pages[1..].iter().map(|c| c.get_name().to_owned()).collect();
             let found = pages.into_iter().skip(1).find(|c| c.get_name() == name);
             if found.is_none() {
                 return Err(Error::Usage(format!(
@@ -136,7 +133,10 @@ mod tests {
             .map(|c| clap_mangen::Man::new(c.clone()).get_filename())
             .collect();
         assert_eq!(names[0], "perceptron.1");
-        assert!(names.contains(&"perceptron-train.1".to_owned()), "{names:?}");
+        assert!(
+            names.contains(&"perceptron-train.1".to_owned()),
+            "{names:?}"
+        );
         assert!(names.contains(&"perceptron-man.1".to_owned()), "{names:?}");
     }
 }

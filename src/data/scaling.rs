@@ -167,11 +167,7 @@ impl Scaling {
             }
             None if want_mean => return Err("standard scaling has no \"mean\"".into()),
             Some(m) if m.len() != self.scale.len() => {
-                return Err(format!(
-                    "{} means for {} scales",
-                    m.len(),
-                    self.scale.len()
-                ));
+                return Err(format!("{} means for {} scales", m.len(), self.scale.len()));
             }
             Some(m) => {
                 if let Some(k) = m.iter().position(|v| !v.is_finite()) {
@@ -180,11 +176,7 @@ impl Scaling {
             }
             None => {}
         }
-        if let Some(k) = self
-            .scale
-            .iter()
-            .position(|v| !(v.is_finite() && *v > 0.0))
-        {
+        if let Some(k) = self.scale.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
             return Err(format!(
                 "scale {} is {}, not a finite positive number",
                 k + 1,
@@ -208,7 +200,10 @@ impl Scaling {
     /// standard scaling maps to -mean/std, so its output always has every
     /// column), never more. Sparse rows under standard scaling are made
     /// dense first.
-    pub fn apply<F: Real>(&self, features: &Features<F>) -> std::result::Result<Features<F>, String> {
+    pub fn apply<F: Real>(
+        &self,
+        features: &Features<F>,
+    ) -> std::result::Result<Features<F>, String> {
         let cols = features.cols();
         if cols > self.features() {
             return Err(format!(
@@ -217,9 +212,7 @@ impl Scaling {
             ));
         }
         Ok(match (features, self.kind) {
-            (Features::Dense(m), ScaleKind::MaxAbs) => {
-                Features::Dense(self.apply_dense(m, cols))
-            }
+            (Features::Dense(m), ScaleKind::MaxAbs) => Features::Dense(self.apply_dense(m, cols)),
             (Features::Dense(m), ScaleKind::Standard) => {
                 Features::Dense(self.apply_dense(m, self.features()))
             }
@@ -361,13 +354,18 @@ mod tests {
             ..dense(3, vec![0.0; 6])
         };
         let s = Scaling::fit(ScaleKind::MaxAbs, &sparse).unwrap();
-        assert_eq!((s.mean.clone(), s.scale.clone()), (None, vec![4.0, 1.0, 1.0]));
+        assert_eq!(
+            (s.mean.clone(), s.scale.clone()),
+            (None, vec![4.0, 1.0, 1.0])
+        );
         let Features::Sparse(m) = s.apply(&sparse.features).unwrap() else {
             panic!("sparse stays sparse")
         };
         assert_eq!(&m.values[..], &[-1.0, 1.0, 0.5]);
         assert_eq!(
-            Scaling::fit(ScaleKind::Standard, &sparse).unwrap_err().to_string(),
+            Scaling::fit(ScaleKind::Standard, &sparse)
+                .unwrap_err()
+                .to_string(),
             ParamError::SparseStandardScaling.to_string()
         );
     }

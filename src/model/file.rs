@@ -432,7 +432,11 @@ mod tests {
             "m.json: is corrupt: a model's feature scaling: scale 2 is 0, not a finite positive number"
         );
         let short = text.replace("\"mean\": [\n      0.1,", "\"mean\": [");
-        assert!(refused(&short).contains("1 means for 2 scales"), "{}", refused(&short));
+        assert!(
+            refused(&short).contains("1 means for 2 scales"),
+            "{}",
+            refused(&short)
+        );
         let maxabs = text.replace("\"standard\"", "\"maxabs\"");
         assert!(refused(&maxabs).contains("maxabs scaling has a \"mean\""));
     }

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::train::run::RunDescription;
 use crate::train::early_stop::EarlyState;
+use crate::train::run::RunDescription;
 use crate::train::{Pocket, State};
 
 pub const FORMAT_NAME: &str = "perceptron-checkpoint";
@@ -234,7 +234,8 @@ pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunDescription) -> Res
     }
     let done = file.mistakes_per_epoch.len();
     let scored = early.as_ref().is_none_or(|e| e.scores.len() == done);
-    if !scored || file.epoch != done || file.position > expected.rows || done > expected.max_epochs {
+    if !scored || file.epoch != done || file.position > expected.rows || done > expected.max_epochs
+    {
         return Err(Error::model(
             path,
             "is corrupt: its epoch, row and counters do not agree",

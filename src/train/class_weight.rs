@@ -242,8 +242,14 @@ fn weight_of<F: Real>(text: &str) -> F {
 
 /// Finite and positive in both precisions.
 fn check_weight(text: &str) -> std::result::Result<(), String> {
-    let ok32 = text.parse::<f32>().ok().filter(|v| v.is_finite() && *v > 0.0);
-    let ok64 = text.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0);
+    let ok32 = text
+        .parse::<f32>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0);
+    let ok64 = text
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0);
     if ok32.is_some() && ok64.is_some() {
         Ok(())
     } else {
@@ -296,8 +302,14 @@ mod tests {
         };
         assert_eq!(why("a"), "\"a\" is not LABEL=W");
         assert_eq!(why("=2"), "\"=2\" has no label");
-        assert_eq!(why("a=0"), "weight \"0\" is not a finite positive number (in f32 and f64)");
-        assert!(why("a=1e39").contains("not a finite positive"), "infinite in f32");
+        assert_eq!(
+            why("a=0"),
+            "weight \"0\" is not a finite positive number (in f32 and f64)"
+        );
+        assert!(
+            why("a=1e39").contains("not a finite positive"),
+            "infinite in f32"
+        );
         assert_eq!(why("1=2,+1.0=3"), "label \"+1.0\" is given twice");
     }
 
@@ -309,12 +321,24 @@ mod tests {
         assert_eq!(r.heads, vec![[4.0 / 6.0, 2.0]]);
         assert_eq!(r.range(0), (4.0 / 6.0, 2.0));
         assert_eq!(r.labels[0], ("yes".to_owned(), 2.0));
-        let given = ClassWeights::parse("no=0.5").unwrap().resolve(&d, 1).unwrap();
+        let given = ClassWeights::parse("no=0.5")
+            .unwrap()
+            .resolve(&d, 1)
+            .unwrap();
         assert_eq!((given.of(0, -1), given.of(0, 1)), (0.5, 1.0));
-        let e = ClassWeights::parse("maybe=2").unwrap().resolve(&d, 1).unwrap_err();
-        assert!(e.to_string().contains("are \"yes\" (+1) and \"no\" (-1)"), "{e}");
+        let e = ClassWeights::parse("maybe=2")
+            .unwrap()
+            .resolve(&d, 1)
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("are \"yes\" (+1) and \"no\" (-1)"),
+            "{e}"
+        );
         let rest = data(vec![1, -1], None);
-        let r = ClassWeights::parse("rest=3").unwrap().resolve(&rest, 1).unwrap();
+        let r = ClassWeights::parse("rest=3")
+            .unwrap()
+            .resolve(&rest, 1)
+            .unwrap();
         assert_eq!(r.heads, vec![[3.0, 1.0]]);
     }
 
@@ -340,7 +364,14 @@ mod tests {
         assert_eq!(r.heads, vec![[1.0, 2.0], [1.0, 1.0], [1.0, 6.0 / 9.0]]);
         let r = ClassWeights::parse("c=4").unwrap().resolve(&d, 3).unwrap();
         assert_eq!((r.of(2, 1), r.of(2, -1), r.of(0, 1)), (4.0, 1.0, 1.0));
-        let e = ClassWeights::parse("z=4").unwrap().resolve(&d, 3).unwrap_err();
-        assert!(e.to_string().contains("the classes are \"a\", \"b\", \"c\""), "{e}");
+        let e = ClassWeights::parse("z=4")
+            .unwrap()
+            .resolve(&d, 3)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the classes are \"a\", \"b\", \"c\""),
+            "{e}"
+        );
     }
 }

@@ -211,7 +211,9 @@ mod tests {
         // 0.5 sets best; 0.505 < 0.51: no improvement (best becomes 0.505);
         // 0.52 >= 0.515: improvement; 0.52, 0.521 both < 0.53: stop.
         let scores = [0.5, 0.505, 0.52, 0.52, 0.521];
-        let counts: Vec<usize> = (1..=5).map(|e| rule.without_improvement(&scores[..e])).collect();
+        let counts: Vec<usize> = (1..=5)
+            .map(|e| rule.without_improvement(&scores[..e]))
+            .collect();
         assert_eq!(counts, [0, 1, 0, 1, 2]);
         assert!(!rule.stops(&scores[..4]) && rule.stops(&scores));
         assert!(!rule.stops(&[]));

@@ -26,10 +26,10 @@ use crate::engine::{EngineError, EngineStats, MarginEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::chooser::Mode;
+use crate::train::early_stop::{self, EarlyState, EarlyStop};
 use crate::train::params::{CheckedParams, PassPolicy};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
 use crate::train::sweep::Loop;
-use crate::train::early_stop::{self, EarlyStop, EarlyState};
 use crate::train::variant::{self as variants, Pocket, Variant};
 
 /// Runs epochs from `state` until convergence, `max_epochs`, the
@@ -194,9 +194,7 @@ impl<F: Real> Loop<'_, F> {
             return p.weights.clone();
         }
         match &self.state.average {
-            Some(u) if u.len() == w.len() => {
-                variants::averaged(w, u, self.state.visits(self.rows))
-            }
+            Some(u) if u.len() == w.len() => variants::averaged(w, u, self.state.visits(self.rows)),
             _ => w.clone(),
         }
     }
@@ -215,7 +213,11 @@ impl<F: Real> Loop<'_, F> {
             None => (-(mistakes as f64 / self.rows.max(1) as f64), None),
         };
         let state = self.state.early.get_or_insert_with(EarlyState::default);
-        let best = state.scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let best = state
+            .scores
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
         state.scores.push(score);
         if let Some(w) = weights
             && score > best

@@ -7,10 +7,10 @@ use crate::data::Dataset;
 use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
 use crate::error::Result;
 use crate::float::Real;
+use crate::train::early_stop::EarlyStopReport;
 use crate::train::params::CheckedParams;
 use crate::train::state::{Fallback, LoopStats, Observer, Silent, State, Stop};
 use crate::train::theory::{self, Theory};
-use crate::train::early_stop::EarlyStopReport;
 use crate::train::variant::{self, Variant};
 
 /// A trained perceptron and the story of its training.
@@ -161,7 +161,9 @@ pub fn fit_validated<'a, F: Real>(
         EarlyStopReport::of(
             rule,
             out.state.early.as_ref().unwrap_or(&empty),
-            validation.filter(|_| rule.validation.is_some()).map(|v| v.rows()),
+            validation
+                .filter(|_| rule.validation.is_some())
+                .map(|v| v.rows()),
             out.stop == Stop::EarlyStopped,
         )
     });

@@ -137,8 +137,8 @@ mod tests {
         let held = holdout(&strata, 1, 0.3, 42);
         let order = permutation(10, 42);
         let want: Vec<usize> = order[..3].to_vec();
-        for i in 0..10 {
-            assert_eq!(held[i], want.contains(&i), "row {i}");
+        for (i, &h) in held.iter().enumerate() {
+            assert_eq!(h, want.contains(&i), "row {i}");
         }
     }
 

@@ -26,12 +26,12 @@ pub mod variant;
 mod walks;
 
 pub use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
+pub use class_weight::ClassWeights;
+pub use early_stop::{EarlyStop, EarlyStopReport, Validation};
 pub use fit::{Fit, PocketReport, fit, fit_reference, fit_validated};
 pub use params::{CheckedParams, PassPolicy, TrainParams};
 pub use run::{RunDescription, RunSettings};
 pub use state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};
-pub use class_weight::ClassWeights;
-pub use early_stop::{EarlyStop, EarlyStopReport, Validation};
 pub use theory::Theory;
 pub use trainer::Trainer;
 pub use variant::{Margin, Pocket, Variant};

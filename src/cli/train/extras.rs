@@ -81,7 +81,9 @@ impl ExtraArgs {
 
     /// The early-stopping rule, when any of its options is given.
     pub fn early_stop(&self, seed: Option<u64>) -> Option<EarlyStop> {
-        if self.tol.is_none() && self.n_iter_no_change.is_none() && self.validation_fraction.is_none()
+        if self.tol.is_none()
+            && self.n_iter_no_change.is_none()
+            && self.validation_fraction.is_none()
         {
             return None;
         }

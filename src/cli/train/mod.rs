@@ -235,7 +235,11 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
 
 /// `data` without its held-out part (`--validation-fraction`), and that
 /// part: a stratified fraction chosen by the seeded permutation.
-fn hold_out<F: Real>(data: &Dataset<F>, fraction: f64, seed: u64) -> Result<(Dataset<F>, Dataset<F>)> {
+fn hold_out<F: Real>(
+    data: &Dataset<F>,
+    fraction: f64,
+    seed: u64,
+) -> Result<(Dataset<F>, Dataset<F>)> {
     let (strata, classes) = crate::train::folds::strata(data);
     let held = crate::train::folds::holdout(&strata, classes, fraction, seed);
     let (kept, out) = crate::train::folds::split(data, &held);

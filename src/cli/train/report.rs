@@ -325,7 +325,10 @@ fn early_stopping_lines(s: &mut String, r: &TrainReport) {
         _ => line(
             s,
             "early stop",
-            format!("on the mistakes per row: {rule}; per epoch: {}", per_epoch(&e.mistake_rate)),
+            format!(
+                "on the mistakes per row: {rule}; per epoch: {}",
+                per_epoch(&e.mistake_rate)
+            ),
         ),
     }
 }

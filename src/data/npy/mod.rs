@@ -64,7 +64,9 @@ fn open(path: &Path, what: &str) -> Result<Array> {
     // anything is allocated (version 1: u16 at byte 8; 2 and 3: u32).
     let data_start = match head[6] {
         1 if got >= 10 => 10 + u16::from_le_bytes([head[8], head[9]]) as u64,
-        2 | 3 if got >= 12 => 12 + u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64,
+        2 | 3 if got >= 12 => {
+            12 + u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64
+        }
         v => {
             return Err(Error::data(
                 path,
@@ -134,13 +136,19 @@ fn floats(path: &Path, what: &str, array: Array) -> Result<Vec<f64>> {
     let bad = |e: std::io::Error| Error::data(path, format!("{what} cannot be read: {e}"));
     match size {
         4 => {
-            let data = array.file.data::<f32>().map_err(|e| Error::data(path, e.to_string()))?;
+            let data = array
+                .file
+                .data::<f32>()
+                .map_err(|e| Error::data(path, e.to_string()))?;
             for v in data {
                 out.push(v.map_err(bad)? as f64);
             }
         }
         8 => {
-            let data = array.file.data::<f64>().map_err(|e| Error::data(path, e.to_string()))?;
+            let data = array
+                .file
+                .data::<f64>()
+                .map_err(|e| Error::data(path, e.to_string()))?;
             for v in data {
                 out.push(v.map_err(bad)?);
             }
@@ -184,7 +192,10 @@ fn label_texts(path: &Path) -> Result<Vec<String>> {
     let DType::Plain(t) = &dtype else {
         return Err(Error::data(
             path,
-            format!("{what} has {}; labels must be bool, integers or floats", dtype_name(&dtype)),
+            format!(
+                "{what} has {}; labels must be bool, integers or floats",
+                dtype_name(&dtype)
+            ),
         ));
     };
     let texts: Vec<String> = match (t.type_char(), t.size_field()) {
@@ -228,7 +239,10 @@ fn read_ints(path: &Path, what: &str) -> Result<Vec<String>> {
     let dtype = array.file.dtype();
     let bad = |e: std::io::Error| Error::data(path, format!("{what} cannot be read: {e}"));
     let DType::Plain(t) = &dtype else {
-        return Err(Error::data(path, format!("{what} has {}", dtype_name(&dtype))));
+        return Err(Error::data(
+            path,
+            format!("{what} has {}", dtype_name(&dtype)),
+        ));
     };
     macro_rules! texts {
         ($t:ty) => {
@@ -251,7 +265,10 @@ fn read_ints(path: &Path, what: &str) -> Result<Vec<String>> {
         (TypeChar::Uint, 8) => texts!(u64),
         _ => Err(Error::data(
             path,
-            format!("{what} has dtype {}; labels must be bool, integers or floats", dtype_name(&dtype)),
+            format!(
+                "{what} has dtype {}; labels must be bool, integers or floats",
+                dtype_name(&dtype)
+            ),
         )),
     }
 }
@@ -278,10 +295,19 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
     // Row-major index of (i, j) in the file's order.
     let at = |i: usize, j: usize| if fortran { j * rows + i } else { i * cols + j };
     if let Some(k) = values.iter().position(|v| !v.is_finite()) {
-        let (i, j) = if fortran { (k % rows, k / rows) } else { (k / cols.max(1), k % cols.max(1)) };
+        let (i, j) = if fortran {
+            (k % rows, k / rows)
+        } else {
+            (k / cols.max(1), k % cols.max(1))
+        };
         return Err(Error::data(
             path,
-            format!("row {}, column {}: {} is not a finite number", i + 1, j + 1, values[k]),
+            format!(
+                "row {}, column {}: {} is not a finite number",
+                i + 1,
+                j + 1,
+                values[k]
+            ),
         ));
     }
     // Where the labels are: a file, a column, or nowhere.
@@ -344,13 +370,21 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
                 ));
             }
             for (i, t) in texts.iter().enumerate() {
-                class_ids.push(table.intern(t, i as u64 + 1).ok_or_else(|| refuse_many(file))?);
+                class_ids.push(
+                    table
+                        .intern(t, i as u64 + 1)
+                        .ok_or_else(|| refuse_many(file))?,
+                );
             }
         }
         (None, Some(c)) => {
             for i in 0..rows {
                 let t = float_label(values[at(i, c)]);
-                class_ids.push(table.intern(&t, i as u64 + 1).ok_or_else(|| refuse_many(path))?);
+                class_ids.push(
+                    table
+                        .intern(&t, i as u64 + 1)
+                        .ok_or_else(|| refuse_many(path))?,
+                );
             }
         }
         (None, None) => {

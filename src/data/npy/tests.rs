@@ -63,7 +63,12 @@ fn little_endian_c_order_with_the_label_first() {
     let p = write(
         dir.path(),
         "a.npy",
-        npy("<f4", false, &[2, 3], &le32(&[1.0, 0.5, 2.0, -1.0, 3.0, -4.0])),
+        npy(
+            "<f4",
+            false,
+            &[2, 3],
+            &le32(&[1.0, 0.5, 2.0, -1.0, 3.0, -4.0]),
+        ),
     );
     let raw = load_raw::<f64>(&p, &LoadOptions::default()).unwrap();
     assert_eq!(raw.format, Format::Npy);
@@ -76,7 +81,10 @@ fn little_endian_c_order_with_the_label_first() {
         ..Default::default()
     };
     let raw = load_raw::<f32>(&p, &last).unwrap();
-    assert_eq!((dense(&raw), labels_of(&raw)), (vec![1.0, 0.5, -1.0, 3.0], vec!["2".into(), "-4".into()]));
+    assert_eq!(
+        (dense(&raw), labels_of(&raw)),
+        (vec![1.0, 0.5, -1.0, 3.0], vec!["2".into(), "-4".into()])
+    );
     let none = LoadOptions {
         unlabeled: true,
         ..Default::default()
@@ -96,8 +104,16 @@ fn big_endian_fortran_order_with_a_labels_file() {
         npy(">f8", true, &[3, 2], &be64(&[1.0, 3.0, 5.0, 2.0, 4.0, 6.0])),
     );
     let cases: Vec<(&str, Vec<u8>, [&str; 3])> = vec![
-        ("<i8", [7i64, -2, 7].iter().flat_map(|v| v.to_le_bytes()).collect(), ["7", "-2", "7"]),
-        (">u2", [1u16, 0, 1].iter().flat_map(|v| v.to_be_bytes()).collect(), ["1", "0", "1"]),
+        (
+            "<i8",
+            [7i64, -2, 7].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ["7", "-2", "7"],
+        ),
+        (
+            ">u2",
+            [1u16, 0, 1].iter().flat_map(|v| v.to_be_bytes()).collect(),
+            ["1", "0", "1"],
+        ),
         ("|b1", vec![1, 0, 0], ["1", "0", "0"]),
         ("<f4", le32(&[1.0, 0.5, -1.0]), ["1", "0.5", "-1"]),
         ("|i1", vec![3, 3, 255], ["3", "3", "-1"]),
@@ -125,7 +141,19 @@ fn big_endian_fortran_order_with_a_labels_file() {
 fn f8_values_round_to_nearest_f4() {
     let dir = tempfile::tempdir().unwrap();
     let v = 0.1f64;
-    let p = write(dir.path(), "a.npy", npy("<f8", false, &[1, 2], &[1.0f64, v].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>()));
+    let p = write(
+        dir.path(),
+        "a.npy",
+        npy(
+            "<f8",
+            false,
+            &[1, 2],
+            &[1.0f64, v]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect::<Vec<_>>(),
+        ),
+    );
     let raw = load_raw::<f32>(&p, &LoadOptions::default()).unwrap();
     assert_eq!(dense(&raw), [v as f32 as f64]);
 }
@@ -135,24 +163,63 @@ fn every_refusal_names_the_file_and_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let err = |p: &Path, opts: &LoadOptions| load_raw::<f32>(p, opts).unwrap_err().to_string();
     let d = LoadOptions::default();
-    let p = write(dir.path(), "3d.npy", npy("<f4", false, &[1, 1, 2], &le32(&[1.0, 2.0])));
+    let p = write(
+        dir.path(),
+        "3d.npy",
+        npy("<f4", false, &[1, 1, 2], &le32(&[1.0, 2.0])),
+    );
     assert!(err(&p, &d).ends_with("3d.npy: the array has 3 dimensions (shape [1, 1, 2]); the data must be 2-D, shape (rows, columns)"), "{}", err(&p, &d));
     let p = write(dir.path(), "i.npy", npy("<i4", false, &[1, 2], &[0u8; 8]));
-    assert!(err(&p, &d).contains("the array has dtype <i4; the features must be floats (f4 or f8)"), "{}", err(&p, &d));
-    let p = write(dir.path(), "short.npy", npy("<f4", false, &[2, 2], &le32(&[1.0, 2.0, 3.0])));
+    assert!(
+        err(&p, &d).contains("the array has dtype <i4; the features must be floats (f4 or f8)"),
+        "{}",
+        err(&p, &d)
+    );
+    let p = write(
+        dir.path(),
+        "short.npy",
+        npy("<f4", false, &[2, 2], &le32(&[1.0, 2.0, 3.0])),
+    );
     assert!(err(&p, &d).contains("is truncated or padded: its header says [2, 2] values of 4 bytes (16 bytes), but the file holds 12 bytes"), "{}", err(&p, &d));
-    let p = write(dir.path(), "nan.npy", npy("<f4", false, &[2, 2], &le32(&[1.0, 2.0, 3.0, f32::NAN])));
-    assert!(err(&p, &d).ends_with("nan.npy: row 2, column 2: NaN is not a finite number"), "{}", err(&p, &d));
-    let p = write(dir.path(), "one.npy", npy("<f4", false, &[2, 1], &le32(&[1.0, 2.0])));
+    let p = write(
+        dir.path(),
+        "nan.npy",
+        npy("<f4", false, &[2, 2], &le32(&[1.0, 2.0, 3.0, f32::NAN])),
+    );
+    assert!(
+        err(&p, &d).ends_with("nan.npy: row 2, column 2: NaN is not a finite number"),
+        "{}",
+        err(&p, &d)
+    );
+    let p = write(
+        dir.path(),
+        "one.npy",
+        npy("<f4", false, &[2, 1], &le32(&[1.0, 2.0])),
+    );
     assert!(err(&p, &d).contains("one column, which would be the label"));
-    let x = write(dir.path(), "x.npy", npy("<f4", false, &[2, 2], &le32(&[1.0, 2.0, 3.0, 4.0])));
+    let x = write(
+        dir.path(),
+        "x.npy",
+        npy("<f4", false, &[2, 2], &le32(&[1.0, 2.0, 3.0, 4.0])),
+    );
     let y = write(dir.path(), "y.npy", npy("<i1", false, &[3], &[1, 2, 3]));
     let opts = LoadOptions {
         labels: Some(y.clone()),
         ..Default::default()
     };
-    assert!(err(&x, &opts).ends_with(&format!("x.npy: has 2 rows but the labels file {} has 3 labels", y.display())), "{}", err(&x, &opts));
-    let y = write(dir.path(), "y2.npy", npy("<i1", false, &[2, 2], &[1, 2, 3, 4]));
+    assert!(
+        err(&x, &opts).ends_with(&format!(
+            "x.npy: has 2 rows but the labels file {} has 3 labels",
+            y.display()
+        )),
+        "{}",
+        err(&x, &opts)
+    );
+    let y = write(
+        dir.path(),
+        "y2.npy",
+        npy("<i1", false, &[2, 2], &[1, 2, 3, 4]),
+    );
     let opts = LoadOptions {
         labels: Some(y),
         ..Default::default()
@@ -166,8 +233,20 @@ fn every_refusal_names_the_file_and_the_problem() {
     let mut bad = npy("<f4", false, &[1, 1], &le32(&[1.0]));
     bad[6] = 9;
     let p = write(dir.path(), "v9.npy", bad);
-    assert!(err(&p, &d).contains("has .npy format version 9"), "{}", err(&p, &d));
-    let p = write(dir.path(), "garbage.npy", b"\x93NUMPY\x01\x00\x04\x00{abc".to_vec());
-    assert!(err(&p, &d).contains("invalid .npy header"), "{}", err(&p, &d));
+    assert!(
+        err(&p, &d).contains("has .npy format version 9"),
+        "{}",
+        err(&p, &d)
+    );
+    let p = write(
+        dir.path(),
+        "garbage.npy",
+        b"\x93NUMPY\x01\x00\x04\x00{abc".to_vec(),
+    );
+    assert!(
+        err(&p, &d).contains("invalid .npy header"),
+        "{}",
+        err(&p, &d)
+    );
     assert!(!is_npy(b"\x93NUMP"));
 }

@@ -103,7 +103,8 @@ pub struct DataArgs {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
 
-    /// CSV: the label column, as a 1-based number or a header name.
+    /// CSV: the label column, as a 1-based number or a header name (.npy:
+    /// the 1-based column of the array, when there is no --labels file).
     #[arg(long, value_name = "N|NAME")]
     pub label_column: Option<LabelColumn>,
 

@@ -34,7 +34,7 @@ Exit status: 0 converged, or stopped by early stopping; 3 stopped at
 epoch's with --validation-fraction); 1 error; 2 bad command line; 130
 interrupted (the state was saved for --resume).";
 
-/// Train a perceptron on a CSV, LIBSVM or binary file (or the bundled digits data).
+/// Train a perceptron on a CSV, LIBSVM, binary or NumPy .npy file (or the bundled digits data).
 ///
 /// Runs Rosenblatt's classic algorithm exactly: w = 0, rows in file order,
 /// w <- w + y x on every mistake (y·w·x <= 0), until an epoch makes no
@@ -45,8 +45,8 @@ interrupted (the state was saved for --resume).";
 #[command(group(clap::ArgGroup::new("checkpointing").args(["checkpoint", "resume"]).multiple(true)))]
 #[command(group(clap::ArgGroup::new("seeded").args(["shuffle", "validation_fraction"]).multiple(true)))]
 pub struct TrainArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to train on the
-    /// bundled UCI digits 3-vs-5 dataset.
+    /// Data file (CSV or LIBSVM, optionally .gz, binary .pbin, or .npy). Omit it to train on
+    /// the bundled UCI digits 3-vs-5 dataset.
     pub data: Option<PathBuf>,
 
     /// Where to save the model (JSON). Written atomically: an existing file is

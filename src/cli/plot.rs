@@ -343,7 +343,8 @@ fn labelled<F: Real>(
         .iter()
         .map(|&c| if classes[c as usize] == 1 { 1 } else { -1 })
         .collect();
-    Ok((raw.features, labels))
+    // The weights read scaled features (`train --scale`).
+    Ok((model.input(raw.features)?, labels))
 }
 
 /// `margins` and `boundary` draw one hyperplane: `model`, when it is binary.

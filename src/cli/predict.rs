@@ -186,6 +186,12 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
     // certifies; scores need the reference arithmetic on every row.
     let mut raw = raw;
     let classes = if args.scores {
+        // The scores are the weights' dot with the rows they read: scaled
+        // ones, for a model trained with --scale.
+        raw.features = model.input(std::mem::replace(
+            &mut raw.features,
+            crate::data::Features::empty(),
+        ))?;
         None
     } else {
         Some(certified_classes(model, &mut raw.features, &args.backend)?)

@@ -50,6 +50,19 @@ impl Theory {
         self
     }
 
+    /// The bound for class-weighted updates w~ <- w~ + c·y·x~ with c in
+    /// [c_min, c_max] (see [`crate::train::class_weight`]):
+    /// M <= (c_max·D² + 2τ)/(c_min·γ²), which is (c_max/c_min)·(D/γ)² for
+    /// τ = 0 (no bound when c_max·D² + 2τ <= 0).
+    pub fn with_class_weights(mut self, tau: f64, c_min: f64, c_max: f64) -> Self {
+        let grow = c_max * self.radius * self.radius + 2.0 * tau;
+        self.mistake_bound = self
+            .margin
+            .filter(|_| grow > 0.0)
+            .map(|g| grow / (c_min * g * g));
+        self
+    }
+
     /// Whether `mistakes` respects the bound (None without a bound).
     ///
     /// D, gamma and the bound are computed in f64 and carry its rounding, so
@@ -222,6 +235,26 @@ mod tests {
         assert!(b < 1.0 && b > 1.0 - 1e-12, "{b}");
         assert_eq!(t.bound_holds(1), Some(true));
         assert_eq!(t.bound_holds(2), Some(false));
+    }
+
+    #[test]
+    fn class_weights_scale_the_bound_by_their_ratio() {
+        let t = Theory {
+            radius: 3.0,
+            margin: Some(0.5),
+            mistake_bound: Some(36.0),
+            correct: 1,
+            rows: 1,
+        };
+        assert_eq!(
+            t.clone().with_class_weights(0.0, 0.5, 2.0).mistake_bound,
+            Some(2.0 * 9.0 / (0.5 * 0.25))
+        );
+        assert_eq!(
+            t.clone().with_class_weights(1.0, 1.0, 1.0).mistake_bound,
+            t.clone().with_margin(1.0).mistake_bound
+        );
+        assert_eq!(t.with_class_weights(-10.0, 1.0, 1.0).mistake_bound, None);
     }
 
     #[test]

@@ -25,6 +25,7 @@ use super::lines::LineReader;
 use super::options::LoadOptions;
 use super::raw::RawData;
 
+pub use fields::WHITESPACE;
 pub(crate) use layout::Layout;
 pub(crate) use sniff::{EXTENSIONS, is_skipped, looks_like_csv};
 pub use write::{csv_header, csv_label, csv_line, csv_line_in, shortest_csv_line};

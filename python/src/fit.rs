@@ -160,6 +160,7 @@ fn fit_in<'py, F: Real + Element + Plain>(
         variant: options.variant,
         margin: options.margin,
         multiclass: options.multiclass,
+        ..TrainParams::default()
     }
     .check()
     .map_err(|e| PyValueError::new_err(e.to_string()))?;

@@ -771,3 +771,60 @@ fn auto_is_cheap_without_a_gpu_and_the_default_comes_from_the_environment() {
         .code(2)
         .stderr(predicate::str::contains("quantum"));
 }
+
+/// Running every epoch is how --average and --pocket end: exit 0, and the
+/// summary still says whether the last epoch was clean. The classic rule
+/// keeps exit 3.
+#[test]
+fn averaged_and_pocket_runs_end_normally_at_the_epoch_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let heart = data_str("heart_scale.svm");
+    for variant in ["--average", "--pocket"] {
+        let out = cmd(d)
+            .args([
+                "train",
+                &heart,
+                variant,
+                "--max-epochs",
+                "3",
+                "-o",
+                "m.json",
+            ])
+            .assert()
+            .success()
+            .stderr("");
+        let text = stdout_of(out.get_output());
+        assert!(
+            text.contains("3 of at most 3: ran every epoch, as the ")
+                && text.contains(" variant does; the last epoch was not clean ("),
+            "{text}"
+        );
+        let out = cmd(d)
+            .args(["train", &heart, variant, "--max-epochs", "3", "--json"])
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(
+            (v["converged"].as_bool(), v["stop"].as_str()),
+            (Some(false), Some("max_epochs"))
+        );
+    }
+    cmd(d)
+        .args(["train", &heart, "--max-epochs", "3"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("not converged"));
+    cmd(d)
+        .args([
+            "train",
+            &data_str("digits.csv"),
+            "--multiclass",
+            "ovr",
+            "--average",
+        ])
+        .args(["--max-epochs", "2"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("the last epoch was not clean ("));
+}

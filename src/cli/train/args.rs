@@ -20,9 +20,11 @@ Examples:
 Ctrl-C, SIGTERM or SIGHUP stops at the next safe point and saves the exact
 training state (see --checkpoint); a second one stops at once.
 
-Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
-last model is still saved); 1 error; 2 bad command line; 130 interrupted
-(the state was saved for --resume).";
+Exit status: 0 converged, or --average or --pocket ran its epochs (their
+normal ending; the summary says whether the last epoch was clean); 3 the
+classic rule stopped at --max-epochs without converging (the last model is
+still saved); 1 error; 2 bad command line; 130 interrupted (the state was
+saved for --resume).";
 
 /// Train a perceptron on a CSV, LIBSVM or binary file (or the bundled digits data).
 ///

@@ -198,16 +198,16 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         report::render(&report)
     };
     super::stdout::print_summary(&text, crate::output::is_stdout(&output))?;
+    // Running every epoch is how the averaged and pocket variants end:
+    // their model is the mean, or the best, over all of them. Only the
+    // classic rule promises an epoch without mistakes.
+    if report.converged || report.runs_every_epoch() {
+        return Ok(exit::SUCCESS);
+    }
     // Also with --json: stdout holds only the JSON object, and exit code 3
     // alone is easy to miss in a script's log.
-    if !report.converged {
-        eprintln!("perceptron: {}", report.not_converged());
-    }
-    Ok(if report.converged {
-        exit::SUCCESS
-    } else {
-        exit::NOT_CONVERGED
-    })
+    eprintln!("perceptron: {}", report.not_converged());
+    Ok(exit::NOT_CONVERGED)
 }
 
 /// What an interrupted run tells the user: where the state is and how to

@@ -828,3 +828,48 @@ fn averaged_and_pocket_runs_end_normally_at_the_epoch_cap() {
         .success()
         .stdout(predicate::str::contains("the last epoch was not clean ("));
 }
+
+/// Values too large for f32: training names the file, and `info` warns
+/// before, with numbers in six significant figures.
+#[test]
+fn overflow_is_named_and_foreseen() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("big.csv"), "1,1e30,2\n-1,2e30,1\n1,3e30,-1\n").unwrap();
+    cmd(d)
+        .args(["train", "big.csv", "--backend", "cpu"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "perceptron: error: big.csv: epoch 1, row 2: the margin w·x is inf",
+        ));
+    let out = cmd(d).args(["info", "big.csv"]).assert().success();
+    let text = stdout_of(out.get_output());
+    assert!(
+        text.contains("radius      D = max ||x~|| = 3.00000e30 with the bias"),
+        "{text}"
+    );
+    assert!(text.contains("values      min -1, max 3e30\n"), "{text}");
+    assert!(
+        text.contains(
+            "warning     the largest squared norm ||x~||^2 is 9.00000e60, beyond f32's largest \
+             number (3.40282e38): training in f32 will overflow"
+        ),
+        "{text}"
+    );
+    let out = cmd(d)
+        .args(["info", "big.csv", "--precision", "f64", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let out = cmd(d)
+        .args(["info", &data_str("iris_setosa.csv")])
+        .assert()
+        .success();
+    assert!(
+        stdout_of(out.get_output()).contains("radius      D = max ||x~|| = 11.1562 with"),
+        "{}",
+        stdout_of(out.get_output())
+    );
+}

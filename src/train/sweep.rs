@@ -327,7 +327,8 @@ impl<'d, F: Real> Loop<'d, F> {
                         let s = reference::dot(w, data.features.row(i), self.bias);
                         if !s.is_finite() {
                             return Err(Error::Train(format!(
-                                "row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
+                                "{}: row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
+                                data.source.display(),
                                 i + 1,
                                 F::PRECISION
                             )));
@@ -369,7 +370,8 @@ impl<'d, F: Real> Loop<'d, F> {
         let s = reference::dot(w, row, self.bias);
         if !s.is_finite() {
             return Err(Error::Train(format!(
-                "epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
+                "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
+                self.data.source.display(),
                 self.state.epoch + 1,
                 i + 1,
                 F::PRECISION
@@ -398,7 +400,8 @@ impl<'d, F: Real> Loop<'d, F> {
         if let Err(o) = reference::apply_update(w, row, data.label_for(h, self.heads, i), self.bias)
         {
             return Err(Error::Train(format!(
-                "epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
+                "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
+                data.source.display(),
                 self.state.epoch + 1,
                 i + 1,
                 o.coordinate + 1,

@@ -19,7 +19,8 @@ Examples:
   perceptron info letters.csv --positive A      how `train --positive A` would label it
   perceptron info big.svm.gz --precision f64 --json
 
-Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line.";
+Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line;
+130 interrupted (Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Describe a data file: format, shape, sparsity, labels and radius.
 ///
@@ -70,9 +71,10 @@ pub struct LabelCount {
 /// How `train` would map the labels to -1/+1.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Mapping {
-    pub positive: String,
-    /// `None` in one-vs-rest (every value other than `positive` is -1).
-    pub negative: Option<String>,
+    pub positive_label: String,
+    /// `None` in one-vs-rest (every value other than the positive label is
+    /// -1).
+    pub negative_label: Option<String>,
     pub positive_rows: u64,
     pub negative_rows: u64,
 }
@@ -213,8 +215,8 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
                 .map(|(c, _)| c.count)
                 .sum();
             let mapping = Mapping {
-                positive: map.positive,
-                negative: map.negative,
+                positive_label: map.positive,
+                negative_label: map.negative,
                 positive_rows,
                 negative_rows: rows as u64 - positive_rows,
             };
@@ -230,7 +232,7 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     let radius_with_bias = stats::radius(f, true);
     let mut warnings = Vec::new();
     let squared = radius_with_bias * radius_with_bias;
-    if !(squared <= F::MAX_VALUE) {
+    if squared.is_nan() || squared > F::MAX_VALUE {
         warnings.push(format!(
             "the largest squared norm ||x~||^2 is {}, beyond {}'s largest number ({}): \
              training in {} will overflow (w.x reaches about ||x||^2 after one update); \
@@ -346,9 +348,9 @@ pub fn render(r: &InfoReport) -> String {
             "classes",
             format!(
                 "+1 = \"{}\" ({}), -1 = {} ({})",
-                m.positive,
+                m.positive_label,
                 count(m.positive_rows, "row"),
-                match &m.negative {
+                match &m.negative_label {
                     Some(n) => format!("\"{n}\""),
                     None => "the rest".to_owned(),
                 },

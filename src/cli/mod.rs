@@ -44,8 +44,10 @@ Examples:
   perceptron gen --rows 100000 -o x.pbin   synthetic separable data
   perceptron plot curve m.json -o c.svg pictures: curve, margins, boundary, bias, trace
 
-Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
-converge within --max-epochs (the model is still saved).";
+Exit status: 0 success; 1 error; 2 bad command line; 3 training with the
+classic rule did not converge within --max-epochs (the model is still
+saved); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (train saves its state
+for --resume, online its model).";
 
 #[derive(Parser, Debug)]
 #[command(name = "perceptron", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]

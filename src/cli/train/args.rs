@@ -145,10 +145,11 @@ pub struct TrainArgs {
     pub resume: Option<PathBuf>,
 
     /// Also draw the learning curve and the margins on the training data,
-    /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`). DIR is
-    /// created if needed. Binary models only.
+    /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`); a
+    /// one-vs-rest run (--multiclass) draws its curve only, the margins
+    /// being one perceptron's. DIR is created if needed.
     #[cfg(feature = "plot")]
-    #[arg(long, value_name = "DIR", conflicts_with = "multiclass")]
+    #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
 
     #[command(flatten)]

@@ -849,3 +849,28 @@ fn a_field_with_another_delimiter_or_a_decimal_comma_says_what_to_pass() {
     let e = err("1,2\t3,4\n");
     assert!(e.ends_with("pass --delimiter tab)"), "{e}");
 }
+
+#[test]
+fn a_first_data_line_is_never_written_as_a_header() {
+    // Read with --no-header, `y,0,1,2` is a row; written back without a
+    // header it must still read as one.
+    let absent = LoadOptions {
+        header: HeaderMode::Absent,
+        ..opts()
+    };
+    let raw = parse_str::<f32>("y,0,1,2\nz,1.5,-1,0\n", &absent).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.csv");
+    let mut raw = raw;
+    raw.csv = None;
+    crate::data::write::write_raw(&path, &raw, crate::data::write::OutputFormat::Csv).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, "y,0.0,1.0,2.0\nz,1.5,-1,0\n");
+    let back = parse_str::<f32>(&text, &opts()).unwrap();
+    assert_eq!(back.features, raw.features);
+    assert_eq!(back.csv.unwrap().header_line, None);
+    // Other first lines are left as they are.
+    let mut line = b"y,0,2,3\n".to_vec();
+    super::first_line_as_data(&mut line, 0, b',', 0);
+    assert_eq!(line, b"y,0,2,3\n");
+}

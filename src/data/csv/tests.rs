@@ -800,7 +800,11 @@ fn lines_can_be_written_in_a_files_own_layout() {
 #[test]
 fn numbered_column_names_after_a_text_label_are_a_header() {
     // pandas writes a frame built from a matrix with columns 0, 1, 2, ...
-    for text in ["y,0,1,2\n1,5,6,7\n", "class,1,2,3\n1,5,6,7\n", ",y,0,1,2\n"] {
+    for text in [
+        "y,0,1,2\n1,5,6,7\n",
+        "class,0,1,2,3\n1,5,6,7,8\n",
+        ",y,0,1,2\n",
+    ] {
         let opts = if text.starts_with(',') {
             LoadOptions {
                 label_column: Some(LabelColumn::Index(2)),
@@ -819,7 +823,7 @@ fn numbered_column_names_after_a_text_label_are_a_header() {
         assert_eq!(raw.class_ids.len(), 1, "{text}");
     }
     // Too few numbers, numbers out of sequence, or a numeric label: data.
-    for text in ["cat,0,1\n", "y,0,2,3\n", "y,2,3,4\n", "5,0,1,2\n"] {
+    for text in ["cat,0,1\n", "y,0,2,3\n", "x,1,2,3,4\n", "5,0,1,2\n"] {
         let raw = parse_str::<f64>(text, &opts()).unwrap();
         assert_eq!(raw.csv.as_ref().unwrap().header_line, None, "{text}");
         assert_eq!(raw.class_ids.len(), 1, "{text}");

@@ -34,7 +34,8 @@ another order are matched by name (with a note), and a name that either
 lacks is an error naming it. LIBSVM and .pbin rows may have fewer features
 than the model (the missing ones count as zero), never more.
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Predict the class of every row of a data file with a saved model.
 ///

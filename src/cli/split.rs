@@ -27,7 +27,8 @@ trained on the input reads it as it reads the input. `-` writes a part to
 standard output (CSV for dense data, LIBSVM for sparse); the summary then
 goes to stderr.
 
-Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Split a data file into a training part and a held-out test part.
 ///

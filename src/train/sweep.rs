@@ -331,7 +331,8 @@ impl<'d, F: Real> Loop<'d, F> {
                         let s = reference::dot(w, data.features.row(i), self.bias);
                         if !s.is_finite() {
                             return Err(Error::Train(format!(
-                                "row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
+                                "{}: row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
+                                data.source.display(),
                                 i + 1,
                                 F::PRECISION
                             )));
@@ -373,7 +374,8 @@ impl<'d, F: Real> Loop<'d, F> {
         let s = reference::dot(w, row, self.bias);
         if !s.is_finite() {
             return Err(Error::Train(format!(
-                "epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
+                "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
+                self.data.source.display(),
                 self.state.epoch + 1,
                 i + 1,
                 F::PRECISION
@@ -406,7 +408,8 @@ impl<'d, F: Real> Loop<'d, F> {
         };
         if let Err(o) = updated {
             return Err(Error::Train(format!(
-                "epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
+                "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
+                data.source.display(),
                 self.state.epoch + 1,
                 i + 1,
                 o.coordinate + 1,

@@ -29,10 +29,12 @@ Early stopping, for data the loop cannot separate:
   perceptron train data/breast_cancer.csv --scale standard --validation-fraction 0.2
       (keeps the weights of the epoch with the best accuracy on the held-out 20%)
 
-Exit status: 0 converged, or stopped by early stopping; 3 stopped at
---max-epochs without converging (the last model is still saved, or the best
-epoch's with --validation-fraction); 1 error; 2 bad command line; 130
-interrupted (the state was saved for --resume).";
+Exit status: 0 converged, stopped by early stopping, or --average or
+--pocket ran its epochs (their normal ending; the summary says whether the
+last epoch was clean); 3 the classic rule stopped at --max-epochs without
+converging (the last model is still saved, or the best epoch's with
+--validation-fraction); 1 error; 2 bad command line; 130 interrupted (the
+state was saved for --resume).";
 
 /// Train a perceptron on a CSV, LIBSVM, binary or NumPy .npy file (or the bundled digits data).
 ///
@@ -156,10 +158,11 @@ pub struct TrainArgs {
     pub resume: Option<PathBuf>,
 
     /// Also draw the learning curve and the margins on the training data,
-    /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`). DIR is
-    /// created if needed. Binary models only.
+    /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`); a
+    /// one-vs-rest run (--multiclass) draws its curve only, the margins
+    /// being one perceptron's. DIR is created if needed.
     #[cfg(feature = "plot")]
-    #[arg(long, value_name = "DIR", conflicts_with = "multiclass")]
+    #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
 
     #[command(flatten)]

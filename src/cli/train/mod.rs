@@ -235,18 +235,17 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         report::render(&report)
     };
     super::stdout::print_summary(&text, crate::output::is_stdout(&output))?;
-    // Also with --json: stdout holds only the JSON object, and exit code 3
-    // alone is easy to miss in a script's log. A run the early-stopping
-    // rule ended did what was asked.
-    let done = report.converged || report.stop == Stop::EarlyStopped;
-    if !done {
-        eprintln!("perceptron: {}", report.not_converged());
+    // Running every epoch is how the averaged and pocket variants end:
+    // their model is the mean, or the best, over all of them. Only the
+    // classic rule promises an epoch without mistakes.
+    // A run the early-stopping rule ended did what was asked too.
+    if report.converged || report.runs_every_epoch() || report.stop == Stop::EarlyStopped {
+        return Ok(exit::SUCCESS);
     }
-    Ok(if done {
-        exit::SUCCESS
-    } else {
-        exit::NOT_CONVERGED
-    })
+    // Also with --json: stdout holds only the JSON object, and exit code 3
+    // alone is easy to miss in a script's log.
+    eprintln!("perceptron: {}", report.not_converged());
+    Ok(exit::NOT_CONVERGED)
 }
 
 /// `data` without its held-out part (`--validation-fraction`), and that

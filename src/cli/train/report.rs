@@ -264,6 +264,45 @@ impl TrainReport {
         }
     }
 
+    /// Whether running to the epoch cap is the variant's normal ending
+    /// (averaged and pocket), not a failure to converge.
+    pub fn runs_every_epoch(&self) -> bool {
+        matches!(self.variant, Variant::Averaged | Variant::Pocket)
+    }
+
+    /// The verdict of the `epochs` line after the last epoch.
+    fn verdict(&self) -> String {
+        let last = count(
+            self.mistakes_per_epoch.last().copied().unwrap_or(0),
+            "mistake",
+        );
+        let one_vs_rest = matches!(self.labels, ReportLabels::OneVsRest { .. });
+        if self.converged {
+            if one_vs_rest {
+                "converged (every class separated from the rest)".to_owned()
+            } else {
+                "converged (the last epoch made no mistake)".to_owned()
+            }
+        } else if self.stop == Stop::Interrupted {
+            "interrupted".to_owned()
+        } else if let (Stop::EarlyStopped, Some(e)) = (self.stop, &self.early_stopping) {
+            stopped_early(e)
+        } else if self.runs_every_epoch() {
+            format!(
+                "ran every epoch, as the {} variant does; the last epoch was not clean ({last}{})",
+                self.variant.name(),
+                if one_vs_rest { " in all" } else { "" }
+            )
+        } else if one_vs_rest {
+            "NOT converged (some class not separated)".to_owned()
+        } else {
+            format!(
+                "NOT converged: the data was not separated within {} (the last epoch made {last})",
+                count(self.epochs, "epoch"),
+            )
+        }
+    }
+
     /// The message for a run that stopped at the epoch cap, on stderr.
     pub fn not_converged(&self) -> String {
         let last = count(
@@ -513,23 +552,10 @@ fn render_binary(
         _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
         _ => {}
     }
-    let verdict = if r.converged {
-        "converged (the last epoch made no mistake)".to_owned()
-    } else if r.stop == Stop::Interrupted {
-        "interrupted".to_owned()
-    } else if let (Stop::EarlyStopped, Some(e)) = (r.stop, &r.early_stopping) {
-        stopped_early(e)
-    } else {
-        format!(
-            "NOT converged: the data was not separated within {} (the last epoch made {})",
-            count(r.epochs, "epoch"),
-            count(r.mistakes_per_epoch.last().copied().unwrap_or(0), "mistake")
-        )
-    };
     line(
         &mut s,
         "epochs",
-        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
     );
     line(
         &mut s,
@@ -664,17 +690,10 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             "averaged: each class's model is the mean of its weights after every row visit".into(),
         );
     }
-    let verdict = if r.converged {
-        "converged (every class separated from the rest)".to_owned()
-    } else if let (Stop::EarlyStopped, Some(e)) = (r.stop, &r.early_stopping) {
-        stopped_early(e)
-    } else {
-        "NOT converged (some class not separated)".to_owned()
-    };
     line(
         &mut s,
         "epochs",
-        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
     );
     line(
         &mut s,

@@ -112,7 +112,7 @@ fn npy_files_train_the_csv_files_model() {
         .output()
         .unwrap();
     let eval: serde_json::Value = serde_json::from_slice(&eval.stdout).unwrap();
-    assert_eq!(eval["format"], "NumPy");
+    assert_eq!(eval["format"], "npy");
     assert_eq!(eval["rows"], 569);
     // Errors name the file and the problem, and exit 1.
     npy_labels(&dir.path().join("short.npy"), &labels[..10]);

@@ -77,9 +77,11 @@ fn standard_statistics_predictions_and_eval_are_exact() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
+    // After the line naming the columns: one line per row.
     let lines: Vec<String> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
+        .skip(1)
         .map(str::to_owned)
         .collect();
     let mut correct = 0;

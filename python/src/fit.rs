@@ -72,17 +72,6 @@ pub fn gpu_options(adapter: Option<String>) -> GpuOptions {
     }
 }
 
-/// Reads a precision as `"f32"` or `"f64"`.
-pub fn precision(name: &str) -> PyResult<Precision> {
-    match name {
-        "f32" => Ok(Precision::F32),
-        "f64" => Ok(Precision::F64),
-        other => Err(PyValueError::new_err(format!(
-            "precision must be \"f32\" or \"f64\", not {other:?}"
-        ))),
-    }
-}
-
 /// Trains on `x` (see [`input::features`]) whose row `i` is of class
 /// `codes[i]` among `classes`, from zero or from `init` (w~ of every head,
 /// head after head), and returns the fitted attributes as a dict.
@@ -135,7 +124,7 @@ pub fn fit<'py>(
         verbose,
     };
     let codes = codes.as_slice()?;
-    match self::precision(precision)? {
+    match crate::input::precision(precision)? {
         Precision::F32 => fit_in::<f32>(py, x, codes, &classes, options, init),
         Precision::F64 => fit_in::<f64>(py, x, codes, &classes, options, init),
     }

@@ -248,3 +248,14 @@ fn rows(n: u64) -> String {
         format!("{n} rows")
     }
 }
+
+/// Reads a precision as `"f32"` or `"f64"`.
+pub fn precision(name: &str) -> PyResult<Precision> {
+    match name {
+        "f32" => Ok(Precision::F32),
+        "f64" => Ok(Precision::F64),
+        other => Err(PyValueError::new_err(format!(
+            "precision must be \"f32\" or \"f64\", not {other:?}"
+        ))),
+    }
+}

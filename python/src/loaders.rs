@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::to_py;
-use crate::fit::precision;
+use crate::input::precision;
 
 /// Keeps memory alive that NumPy arrays view (a `.pbin` file's mapping).
 #[pyclass(frozen, module = "perceptron._core")]

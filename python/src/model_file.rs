@@ -14,7 +14,7 @@ use pyo3::types::PyDict;
 use serde::{Deserialize, Serialize};
 
 use crate::errors::to_py;
-use crate::fit::precision;
+use crate::input::precision;
 
 /// What a model file says besides its weights and classes: the `training`
 /// section and, for one-vs-rest, each class's record. Kept by the

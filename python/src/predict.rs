@@ -14,7 +14,8 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 
 use crate::errors::to_py;
-use crate::fit::{gpu_options, precision};
+use crate::fit::gpu_options;
+use crate::input::precision;
 use crate::input::{self, Plain};
 
 /// Fitted weights: `heads` rows of w~ = [w, b] (b only with a bias).

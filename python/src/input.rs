@@ -13,12 +13,12 @@ use std::any::Any;
 use std::sync::Arc;
 
 use numpy::{Element, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
-use perceptron::Real;
 use perceptron::data::labels::LabelRuleError;
 use perceptron::data::{
     ClassLabel, CsrMatrix, Dataset, DenseMatrix, FactsCache, Features, Format, LabelMap, Storage,
     arrays,
 };
+use perceptron::{Precision, Real};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 

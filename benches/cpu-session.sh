@@ -60,7 +60,7 @@ table "$OUT/fashion-bench.json" "$OUT/fashion-sklearn.json"
 
 echo
 echo "## The GPU targets' data on the CPU: 4,000,000 x 256 dense f32, separable, 20 epochs at most"
-[ -f "$work/dense.pbin" ] || "$P" gen --rows 4000000 --features 256 --margin 0.002 --seed 1 -o "$work/dense.pbin" >/dev/null
+[ -f "$work/dense.pbin" ] || "$P" gen --rows 4000000 --features 256 --planted-margin 0.002 --seed 1 -o "$work/dense.pbin" >/dev/null
 "$P" bench "$work/dense.pbin" --max-epochs 20 --backends cpu --json > "$OUT/dense-bench.json"
 "$P" train "$work/dense.pbin" --max-epochs 20 --precision f64 --backend cpu -o "$OUT/dense-f64.json" >/dev/null || true
 peer "$work/dense.pbin" 20 "" "$OUT/dense-f64.json" > "$OUT/dense-sklearn.json"

@@ -63,7 +63,7 @@ PY
 }
 # Target 1 and 2: dense f32, n*d >= 2^28, 4M x 256, at least 20 epochs.
 if [ "$STAGE" = dense ] || [ "$STAGE" = all ]; then
-    run_case dense "--rows 4000000 --features 256 --margin 0.002" 20 | tee "$OUT/dense-summary.txt"
+    run_case dense "--rows 4000000 --features 256 --planted-margin 0.002" 20 | tee "$OUT/dense-summary.txt"
 fi
 # Target 3: sparse, 2M rows, 10^6 features, 64 non-zeros per row.
 if [ "$STAGE" = sparse ] || [ "$STAGE" = all ]; then

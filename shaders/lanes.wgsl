@@ -25,3 +25,14 @@ fn reduce_lanes(li: u32, lane: u32) {
         off = off / 2u;
     }
 }
+
+// One row's dot product as the row-dot blocks (row_dot_dense.wgsl,
+// row_dot_sparse.wgsl) leave it in lane 0 of a live row: s^ = sum w_k x_k
+// and t^ = sum |w_k x_k|, the bias added last, and the row's terms m
+// (stored entries plus the bias), which the certificate's bound counts.
+// CPU twin: src/gpu/twin.rs::RowDot.
+struct RowDot {
+    s: real,
+    t: real,
+    terms: u32,
+}

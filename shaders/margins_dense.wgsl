@@ -1,6 +1,6 @@
-// Certified slacks of dense rows: s^ = w·x and t^ = sum |w_k x_k| per row,
-// in any summation order, turned into the normalised slack.
-// CPU twin: src/gpu/twin.rs::dense_row.
+// Certified slacks of dense rows: s^ = w·x and t^ = sum |w_k x_k| per row
+// (row_dot_dense.wgsl), turned into the normalised slack.
+// CPU twin: src/gpu/twin.rs::TwinEngine::slacks.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x: array<real>;        // chunk rows, row-major
@@ -29,35 +29,9 @@ fn margins_dense(
         let head = vr % params.heads;
         let row = params.row_begin + vr / params.heads;
         let wbase = head * (params.cols + params.bias);
-        var s: real = 0.0;
-        var t: real = 0.0;
-        if live {
-            let xbase = row * params.cols;
-            for (var k = lane; k < params.cols; k = k + LANES) {
-                let p = weights[wbase + k] * x[xbase + k];
-                s = s + p;
-                t = t + abs(p);
-            }
-        }
-        var s_row = s;
-        var t_row = t;
-        // One lane per row needs no reduction, and no barrier (which some
-        // adapters, such as lavapipe, make very slow). LANES is a pipeline
-        // constant, so this branch is uniform.
-        if LANES > 1u {
-            part_s[li] = s;
-            part_t[li] = t;
-            reduce_lanes(li, lane);
-            s_row = part_s[li];
-            t_row = part_t[li];
-        }
+        let d = row_dot_dense(li, lane, live, row, wbase);
         if live && lane == 0u {
-            if params.bias != 0u {
-                let b = weights[wbase + params.cols];
-                s_row = s_row + b;
-                t_row = t_row + abs(b);
-            }
-            write_slack(params.pos_offset * params.heads + vr, row, head, s_row, t_row, params.cols + params.bias);
+            write_slack(params.pos_offset * params.heads + vr, row, head, d.s, d.t, d.terms);
         }
         if LANES > 1u {
             workgroupBarrier();

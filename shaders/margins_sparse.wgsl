@@ -1,5 +1,6 @@
 // Certified slacks of CSR rows: like margins_dense.wgsl, over the stored
-// entries of each row. CPU twin: src/gpu/twin.rs::sparse_row.
+// entries of each row (row_dot_sparse.wgsl).
+// CPU twin: src/gpu/twin.rs::TwinEngine::slacks.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> row_ptr: array<u32>;   // chunk-local offsets
@@ -29,38 +30,9 @@ fn margins_sparse(
         let head = vr % params.heads;
         let row = params.row_begin + vr / params.heads;
         let wbase = head * (params.cols + params.bias);
-        var s: real = 0.0;
-        var t: real = 0.0;
-        var stored = 0u;
-        if live {
-            let begin = row_ptr[row];
-            let end = row_ptr[row + 1u];
-            stored = end - begin;
-            for (var e = begin + lane; e < end; e = e + LANES) {
-                let p = weights[wbase + col_index[e]] * values[e];
-                s = s + p;
-                t = t + abs(p);
-            }
-        }
-        var s_row = s;
-        var t_row = t;
-        // One lane per row needs no reduction, and no barrier (which some
-        // adapters, such as lavapipe, make very slow). LANES is a pipeline
-        // constant, so this branch is uniform.
-        if LANES > 1u {
-            part_s[li] = s;
-            part_t[li] = t;
-            reduce_lanes(li, lane);
-            s_row = part_s[li];
-            t_row = part_t[li];
-        }
+        let d = row_dot_sparse(li, lane, live, row, wbase);
         if live && lane == 0u {
-            if params.bias != 0u {
-                let b = weights[wbase + params.cols];
-                s_row = s_row + b;
-                t_row = t_row + abs(b);
-            }
-            write_slack(params.pos_offset * params.heads + vr, row, head, s_row, t_row, stored + params.bias);
+            write_slack(params.pos_offset * params.heads + vr, row, head, d.s, d.t, d.terms);
         }
         if LANES > 1u {
             workgroupBarrier();

@@ -1,4 +1,5 @@
-// The GPU walk over CSR rows (see walk_common.wgsl).
+// The GPU walk over CSR rows (see walk_common.wgsl); the scan sums each
+// row with the margin pass's block (row_dot_sparse.wgsl).
 // CPU twins: src/gpu/walk_twin.rs::scan_sparse and ::step_sparse.
 
 @group(0) @binding(0) var<uniform> params: WalkParams;
@@ -33,35 +34,9 @@ fn walk_scan_sparse(
         }
         let row = first + slot;
         let live = row < limit;
-        var s: real = 0.0;
-        var t: real = 0.0;
-        var stored = 0u;
-        if live {
-            let begin = row_ptr[row];
-            let end = row_ptr[row + 1u];
-            stored = end - begin;
-            for (var e = begin + lane; e < end; e = e + LANES) {
-                let prod = weights[col_index[e]] * values[e];
-                s = s + prod;
-                t = t + abs(prod);
-            }
-        }
-        var s_row = s;
-        var t_row = t;
-        if LANES > 1u {
-            part_s[li] = s;
-            part_t[li] = t;
-            reduce_lanes(li, lane);
-            s_row = part_s[li];
-            t_row = part_t[li];
-        }
+        let d = row_dot_sparse(li, lane, live, row, 0u);
         if live && lane == 0u {
-            if params.bias != 0u {
-                let b = weights[params.cols];
-                s_row = s_row + b;
-                t_row = t_row + abs(b);
-            }
-            let verdict = certify(row, s_row, t_row, stored + params.bias);
+            let verdict = certify(row, d.s, d.t, d.terms);
             if verdict != 0u {
                 atomicMin(&state.found, 2u * row + select(0u, 1u, verdict == 2u));
             }

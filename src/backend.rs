@@ -5,7 +5,7 @@ use crate::data::Dataset;
 use crate::engine::{MarginEngine, ReferenceEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::gpu::{GpuEngine, GpuOptions};
+use crate::gpu::GpuOptions;
 
 /// Which engine computes margins. Every choice gives the same model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -27,6 +27,27 @@ pub struct Chosen<'d, F> {
     pub engine: Box<dyn MarginEngine<F> + 'd>,
     /// Why `auto` or a GPU problem led to this engine, for the report.
     pub note: Option<String>,
+}
+
+/// Whether the system shows a device through which a hardware GPU could be
+/// used, found without starting any GPU driver. On Linux every Vulkan
+/// driver for hardware opens a device node: a DRM render node
+/// (`/dev/dri`: Intel, AMD, Nouveau, virtio, ...), NVIDIA's `/dev/nvidia*`,
+/// or WSL's `/dev/dxg`; without one, no hardware adapter exists. Elsewhere
+/// the adapters must be asked.
+pub fn gpu_device_present() -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let dev = std::path::Path::new("/dev");
+    if dev.join("dri").is_dir() || dev.join("dxg").exists() {
+        return true;
+    }
+    std::fs::read_dir(dev).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("nvidia"))
+    })
 }
 
 /// Builds the engine for `backend`. `auto` never fails for lack of a GPU:
@@ -52,23 +73,29 @@ pub fn choose<'d, F: Real>(
             let mut opts = gpu.clone();
             opts.adapter.allow_software = true;
             Ok(Chosen {
-                engine: Box::new(GpuEngine::new(data, bias, &opts)?),
+                engine: gpu_engine(data, bias, &opts)?,
                 note: None,
             })
         }
         Backend::Auto => {
             let named = gpu.adapter.name.is_some();
-            if !named && !crate::gpu::context::hardware_available() {
+            if !cfg!(feature = "gpu") {
+                return Ok(Chosen {
+                    engine: cpu(),
+                    note: Some("auto: this build has no GPU support, using the CPU engine".into()),
+                });
+            }
+            // Starting Vulkan to find no GPU costs a tenth of a second and
+            // some 60 MiB (the drivers load); a machine without a GPU
+            // device node has no hardware adapter to find.
+            if !named && (!gpu_device_present() || !crate::gpu::hardware_available()) {
                 return Ok(Chosen {
                     engine: cpu(),
                     note: Some("auto: no hardware GPU adapter found, using the CPU engine".into()),
                 });
             }
-            match GpuEngine::new(data, bias, gpu) {
-                Ok(e) => Ok(Chosen {
-                    engine: Box::new(e),
-                    note: None,
-                }),
+            match gpu_engine(data, bias, gpu) {
+                Ok(engine) => Ok(Chosen { engine, note: None }),
                 Err(Error::Gpu(msg)) if !named => Ok(Chosen {
                     engine: cpu(),
                     note: Some(format!(
@@ -79,4 +106,24 @@ pub fn choose<'d, F: Real>(
             }
         }
     }
+}
+
+/// The GPU engine, or why there is none.
+#[cfg(feature = "gpu")]
+fn gpu_engine<'d, F: Real>(
+    data: &'d Dataset<F>,
+    bias: bool,
+    gpu: &GpuOptions,
+) -> Result<Box<dyn MarginEngine<F> + 'd>> {
+    Ok(Box::new(crate::gpu::GpuEngine::new(data, bias, gpu)?))
+}
+
+/// A build without the `gpu` feature has no GPU engine.
+#[cfg(not(feature = "gpu"))]
+fn gpu_engine<'d, F: Real>(
+    _data: &'d Dataset<F>,
+    _bias: bool,
+    _gpu: &GpuOptions,
+) -> Result<Box<dyn MarginEngine<F> + 'd>> {
+    Err(Error::Gpu(crate::gpu::NOT_BUILT.into()))
 }

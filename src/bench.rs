@@ -9,10 +9,13 @@ use serde::Serialize;
 
 use crate::backend::Backend;
 use crate::data::Dataset;
+#[cfg(feature = "gpu")]
 use crate::engine::Pass;
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::gpu::{GpuEngine, GpuOptions};
+#[cfg(feature = "gpu")]
+use crate::gpu::GpuEngine;
+use crate::gpu::GpuOptions;
 use crate::train::{
     CheckedParams, MarginEngine, PassPolicy, ReferenceEngine, Silent, State, Trainer,
 };
@@ -131,6 +134,7 @@ pub fn run<F: Real>(
         let engine: Box<dyn MarginEngine<F> + '_> = match w {
             Backend::Reference | Backend::Auto => Box::new(ReferenceEngine),
             Backend::Cpu => Box::new(crate::cpu::CpuEngine::new(data, params.bias)),
+            #[cfg(feature = "gpu")]
             Backend::Gpu => {
                 let mut opts = gpu.clone();
                 opts.adapter.allow_software = true;
@@ -139,6 +143,11 @@ pub fn run<F: Real>(
                 // The ceiling's passes are not training's.
                 before = e.stats();
                 Box::new(e)
+            }
+            #[cfg(not(feature = "gpu"))]
+            Backend::Gpu => {
+                let _ = (gpu, &mut device, &mut before);
+                return Err(Error::Gpu(crate::gpu::NOT_BUILT.into()));
             }
         };
         let fit = trainer.fit_on(data, State::initial(dim), engine, &mut Silent)?;
@@ -193,6 +202,7 @@ pub fn run<F: Real>(
 }
 
 /// Times one full margin pass and the device's own copy bandwidth.
+#[cfg(feature = "gpu")]
 fn device_ceiling<F: Real>(
     e: &mut GpuEngine<'_, F>,
     data: &Dataset<F>,
@@ -237,13 +247,13 @@ fn device_ceiling<F: Real>(
 /// The report as a table.
 pub fn render(r: &Report) -> String {
     let mut s = format!(
-        "data: {} ({} rows x {} features, {}, {}, {:.1} MB of features), up to {} epochs, {} threads\n",
+        "data: {} ({} rows x {} features, {}, {}, {} of features), up to {} epochs, {} threads\n",
         r.data,
         r.rows,
         r.features,
         if r.sparse { "sparse" } else { "dense" },
         r.precision,
-        r.feature_bytes as f64 / 1e6,
+        crate::text::bytes(r.feature_bytes as u64),
         r.max_epochs,
         r.threads
     );

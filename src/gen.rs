@@ -256,11 +256,13 @@ impl Generator {
             .margin
             .unwrap_or(feature_radius * (k as f64 / dims as f64).sqrt() / 10.0);
         if !margin.is_finite() || margin <= 0.0 {
-            return usage(format!("--margin must be a positive number, not {margin}"));
+            return usage(format!(
+                "--planted-margin must be a positive number, not {margin}"
+            ));
         }
         if margin >= radius {
             return usage(format!(
-                "--margin {margin} must be smaller than --radius {radius}: no point can be \
+                "--planted-margin {margin} must be smaller than --radius {radius}: no point can be \
                  farther than the radius from the hyperplane"
             ));
         }
@@ -449,7 +451,7 @@ impl Generator {
         }
         Err(Error::Usage(format!(
             "row {} could not be placed with margin {} within radius {} in {MAX_ATTEMPTS} \
-             draws: lower --margin or raise --radius (a typical row reaches about {:.3e} with \
+             draws: lower --planted-margin or raise --radius (a typical row reaches about {:.3e} with \
              {k} of {d} features)",
             i + 1,
             self.margin,
@@ -698,6 +700,7 @@ impl Generator {
         while start < self.opts.rows {
             let n = step.min(self.opts.rows - start);
             summary.redraws += self.block::<F>(start, n as usize, &mut buf)?;
+            summary.nonzeros += buf.values.iter().filter(|&&v| v != F::ZERO).count() as u64;
             for l in &buf.labels {
                 if l.label > 0 {
                     summary.positive += 1;
@@ -849,11 +852,18 @@ pub struct Generated<F> {
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct GenSummary {
     pub rows: u64,
+    /// Features per row (the bias excluded); `features` in JSON, as in
+    /// every report.
+    #[serde(rename = "features")]
     pub cols: u64,
-    /// Stored values.
+    /// Stored values (rows x features when dense); `stored_values` in JSON.
+    #[serde(rename = "stored_values")]
     pub nnz: u64,
+    /// Stored values that are not zero, as `info` counts them.
+    pub nonzeros: u64,
     pub bytes: u64,
-    /// Rows labelled +1 (after noise).
+    /// Rows labelled +1 (after noise); `positive_rows` in JSON.
+    #[serde(rename = "positive_rows")]
     pub positive: u64,
     /// Labels flipped by noise.
     pub flipped: u64,

@@ -7,8 +7,14 @@
 //!
 //! A symbolic link is followed, so the file it points to is replaced and the
 //! link stays. A destination that exists but is not a regular file (a named
-//! pipe, `/dev/stdout`, `/dev/null`, a terminal) cannot be replaced without
-//! destroying it, so it is written in place, like a shell redirection does.
+//! pipe, `/dev/null`, a terminal) cannot be replaced without destroying it,
+//! so it is written in place, like a shell redirection does. `-`, and
+//! `/dev/stdout` and its aliases, are standard output, written directly.
+//!
+//! An existing regular file that is read-only is refused, as `cp` refuses
+//! it: renaming over it would replace it although its permissions say not
+//! to. A missing directory on the way to an output is created (as `mkdir
+//! -p` would), when the output is written.
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
@@ -60,25 +66,79 @@ pub trait WriteSeek: Write + Seek {}
 
 impl<T: Write + Seek + ?Sized> WriteSeek for T {}
 
+/// The output path that stands for standard output, and the data path that
+/// stands for standard input.
+pub const STDIO: &str = "-";
+
+/// How standard output is named in messages.
+pub const STDOUT_NAME: &str = "<stdout>";
+
+/// Whether `path` is standard output: `-`, `/dev/stdout`, or the
+/// descriptor 1 by its `/dev/fd` or `/proc/self/fd` name.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == STDIO
+        || ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+            .iter()
+            .any(|s| path.as_os_str() == *s)
+}
+
+/// An output path as reports show it: `<stdout>` for standard output.
+pub fn shown(path: &Path) -> String {
+    if path.as_os_str() == STDIO {
+        STDOUT_NAME.to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Refuses standard output for an output that must be a file (`what`
+/// names it in the message, for example `--checkpoint`).
+pub fn check_not_stdout(path: &Path, what: &str) -> Result<()> {
+    if is_stdout(path) {
+        return Err(Error::Usage(format!(
+            "{what} must be a file (it is read back later), not standard output"
+        )));
+    }
+    Ok(())
+}
+
+/// Writes what `write` produces to standard output, buffered; a reader
+/// that went away (a closed pipe) ends the output quietly.
+pub fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::io(Path::new(STDOUT_NAME), "cannot write output", e)),
+    }
+}
+
 /// Writes `path` atomically with what `write` produces. If `write` fails, the
-/// temporary file is removed and `path` is untouched.
+/// temporary file is removed and `path` is untouched. Standard output (see
+/// [`is_stdout`]) and other destinations that are not regular files are
+/// written directly.
 pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
+    if is_stdout(path) {
+        return write_stdout(write);
+    }
     check_destination(path)?;
-    let target = resolve_links(path);
-    if is_special(&target) {
+    // The system follows the links itself, also those a path cannot name
+    // (`/dev/stderr` leads to `pipe:[...]`).
+    if is_special(path) {
         let file = std::fs::OpenOptions::new()
             .write(true)
-            .open(&target)
+            .open(path)
             .map_err(|e| Error::io(path, "cannot open output", e))?;
         let mut out = BufWriter::new(file);
         return write(&mut out)
             .and_then(|()| out.flush())
             .map_err(|e| Error::io(path, "cannot write output", e));
     }
-    write_atomic_seekable(&target, |w| write(w))
+    write_atomic_seekable(path, |w| write(w))
 }
 
 /// [`write_atomic`] for writers that need to seek, such as a streamed binary
@@ -90,9 +150,7 @@ pub fn write_atomic_seekable(
 ) -> Result<()> {
     check_destination(path)?;
     let original = path;
-    let target = resolve_links(path);
-    let path = target.as_path();
-    if is_special(path) {
+    if is_stdout(path) || is_special(path) {
         return Err(Error::io(
             original,
             "cannot write output",
@@ -102,7 +160,11 @@ pub fn write_atomic_seekable(
             ),
         ));
     }
+    let target = resolve_links(path);
+    let path = target.as_path();
     let dir = directory_of(path);
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(path, "cannot create the output's directory", e))?;
     let tmp = tempfile::Builder::new()
         .prefix(".perceptron-")
         .suffix(".tmp")
@@ -221,27 +283,53 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Checks that [`write_atomic`] could write `path`: it is not a directory
-/// and its directory exists. Commands call this before doing any work, so a
-/// mistyped output path does not cost a long run.
+/// Checks that [`write_atomic`] could write `path`: it is not a directory,
+/// not a read-only file, and its directory exists or can be created (the
+/// nearest existing one on the way is a directory). Commands call this
+/// before doing any work, so a mistyped output path does not cost a long
+/// run.
 pub fn check_destination(path: &Path) -> Result<()> {
-    if path.is_dir() {
-        return Err(Error::io(
-            path,
-            "cannot write output",
-            std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
-        ));
+    if is_stdout(path) {
+        return Ok(());
     }
-    let dir = directory_of(path);
-    if !dir.is_dir() {
-        return Err(Error::io(
+    let refuse = |kind: std::io::ErrorKind, why: String| {
+        Err(Error::io(
             path,
             "cannot write output",
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("the directory {} does not exist", dir.display()),
-            ),
-        ));
+            std::io::Error::new(kind, why),
+        ))
+    };
+    if path.is_dir() {
+        return refuse(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory".to_owned(),
+        );
+    }
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && meta.permissions().readonly()
+    {
+        return refuse(
+            std::io::ErrorKind::PermissionDenied,
+            "the file is read-only; make it writable (chmod u+w) to replace it, or choose \
+             another output path"
+                .to_owned(),
+        );
+    }
+    let mut dir = directory_of(path);
+    // The directory is created when the output is written; here only the
+    // nearest existing one is checked.
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => dir = p,
+            _ => return Ok(()),
+        }
+    }
+    if !dir.is_dir() {
+        return refuse(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", dir.display()),
+        );
     }
     Ok(())
 }
@@ -304,12 +392,23 @@ mod tests {
                 dir.path().display()
             )
         );
-        let nowhere = dir.path().join("no/such/m.json");
-        let e = check_destination(&nowhere).unwrap_err().to_string();
-        assert!(e.ends_with("/no/such does not exist"), "{e}");
-        assert!(write_atomic(&nowhere, |w| w.write_all(b"x")).is_err());
+        // A missing directory is created when the output is written.
+        let nested = dir.path().join("no/such/m.json");
+        check_destination(&nested).unwrap();
+        assert!(!dir.path().join("no").exists(), "checking creates nothing");
+        write_atomic(&nested, |w| w.write_all(b"x")).unwrap();
+        assert_eq!(std::fs::read(&nested).unwrap(), b"x");
+        // A file on the way cannot be a directory.
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"").unwrap();
+        let e = check_destination(&file.join("sub/m.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("/file is not a directory"), "{e}");
+        assert!(write_atomic(&file.join("m.json"), |w| w.write_all(b"x")).is_err());
         check_destination(&dir.path().join("m.json")).unwrap();
         check_destination(Path::new("m.json")).unwrap();
+        check_destination(Path::new("-")).unwrap();
     }
 }
 
@@ -371,6 +470,33 @@ mod special_file_tests {
 mod permission_tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// Renaming over a read-only file would replace it whatever its
+    /// permissions say (even for root, which `cp` overrides too but is
+    /// refused here: the bits are read, not tried).
+    #[test]
+    fn a_read_only_output_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kept.json");
+        std::fs::write(&path, b"precious").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let e = write_atomic(&path, |w| w.write_all(b"new"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: cannot write output: the file is read-only; make it writable (chmod u+w) \
+                 to replace it, or choose another output path",
+                path.display()
+            )
+        );
+        assert!(check_destination(&path).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_atomic(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
 
     #[test]
     fn outputs_are_not_private_and_keep_existing_permissions() {

@@ -46,6 +46,23 @@ pub fn abbreviate(values: &[u64]) -> String {
     }
 }
 
+/// A size in binary units, the one unit of every report: `512 bytes`,
+/// `449.2 KiB`, `64.8 MiB`, `1.5 GiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        count(n, "byte")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 /// Six significant figures, in scientific notation outside [1e-3, 1e7).
 pub fn fmt_g(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
@@ -76,5 +93,14 @@ mod tests {
         assert_eq!(count(1u32, "class"), "1 class");
         assert_eq!(noun(1u8, "mistake"), "mistake");
         assert_eq!(noun(7u8, "mistake"), "mistakes");
+    }
+
+    #[test]
+    fn sizes_are_in_binary_units() {
+        assert_eq!(bytes(1), "1 byte");
+        assert_eq!(bytes(1023), "1023 bytes");
+        assert_eq!(bytes(1024), "1.0 KiB");
+        assert_eq!(bytes(460_000), "449.2 KiB");
+        assert_eq!(bytes(3 << 30), "3.0 GiB");
     }
 }

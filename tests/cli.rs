@@ -151,7 +151,7 @@ fn train_json_is_one_object_with_the_run() {
     ] {
         assert!(v.get(key).is_some(), "missing {key}: {text}");
     }
-    assert_eq!(v["format"], "CSV");
+    assert_eq!(v["format"], "csv");
     assert_eq!(
         (v["rows"].as_u64(), v["features"].as_u64()),
         (Some(150), Some(4))
@@ -334,6 +334,9 @@ fn predict_prints_the_golden_models_labels_and_scores() {
         .assert()
         .success();
     let text = stdout_of(out.get_output());
+    // A first line names the columns: the score is the +1 class's.
+    let (header, text) = text.split_once('\n').unwrap();
+    assert_eq!(header, "predicted\t+1");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 270);
     let mut wrong = 0;
@@ -385,12 +388,11 @@ fn predict_reads_every_format_and_fewer_columns() {
     train_f64(dir.path(), "iris_setosa.csv", "100", "iris.json", 0);
     let (w, b) = golden_model("iris_setosa");
     let rows = read_csv(&data_file("iris_setosa.csv"));
-    let want: String = rows
-        .iter()
-        .map(|(_, x)| {
+    let want: String = std::iter::once("predicted\t1\n".to_owned())
+        .chain(rows.iter().map(|(_, x)| {
             let s = score(&w, b, x);
             format!("{}\t{s}\n", if s > 0.0 { "1" } else { "-1" })
-        })
+        }))
         .collect();
     for file in ["iris_setosa.csv", "iris_setosa.svm", "iris_setosa.csv.gz"] {
         let out = cmd(dir.path())
@@ -406,17 +408,21 @@ fn predict_reads_every_format_and_fewer_columns() {
         .assert()
         .success()
         .stdout(truth);
-    // Two features of four, and labels the model never saw: fine.
-    std::fs::write(dir.path().join("short.csv"), "x,1.5,2\ny,0,0\nz,-3,0.25\n").unwrap();
-    let want: String = [[1.5, 2.0], [0.0, 0.0], [-3.0, 0.25]]
-        .iter()
-        .map(|x| {
+    // Two features of four (LIBSVM; CSV must have the model's columns), and
+    // labels the model never saw: fine.
+    std::fs::write(
+        dir.path().join("short.svm"),
+        "7 1:1.5 2:2\n8 1:0 2:0\n9 1:-3 2:0.25\n",
+    )
+    .unwrap();
+    let want: String = std::iter::once("predicted\t1\n".to_owned())
+        .chain([[1.5, 2.0], [0.0, 0.0], [-3.0, 0.25]].iter().map(|x| {
             let s = w[0] * x[0] + w[1] * x[1] + b;
             format!("{}\t{s}\n", if s > 0.0 { "1" } else { "-1" })
-        })
+        }))
         .collect();
     cmd(dir.path())
-        .args(["predict", "iris.json", "short.csv", "--scores"])
+        .args(["predict", "iris.json", "short.svm", "--scores"])
         .assert()
         .success()
         .stdout(want);
@@ -437,7 +443,7 @@ fn predict_reads_unlabeled_rows_with_unlabeled() {
         .success()
         .stderr("");
     let want = stdout_of(labeled.get_output());
-    assert_eq!(want.lines().count(), 150);
+    assert_eq!(want.lines().count(), 1 + 150);
     // The same rows without their label column, with and without a header.
     let rows: Vec<String> = std::fs::read_to_string(data_file("iris_setosa.csv"))
         .unwrap()
@@ -475,18 +481,19 @@ fn predict_reads_unlabeled_rows_with_unlabeled() {
         .assert()
         .success()
         .stdout(want.clone());
-    // Read as labeled, u.csv loses its first feature: a warning, and on.
+    // Read as labeled, u.csv would lose its first feature: an error that
+    // says to pass --unlabeled.
     let out = cmd(dir.path())
         .args(["predict", "iris.json", "u.csv"])
         .assert()
-        .success();
+        .code(1);
     assert_eq!(
         String::from_utf8_lossy(&out.get_output().stderr),
-        "perceptron: warning: u.csv has 4 columns, as many as the model has features, but \
-         column 1 was read as the label: the file may have no label column; if so, pass \
+        "perceptron: error: u.csv does not fit the model iris.json: the model has 4 features \
+         but the data has 3 feature columns; CSV data must have the model's columns; the file \
+         has as many columns as the model has features: if it has no label column, pass \
          --unlabeled\n"
     );
-    assert_eq!(stdout_of(out.get_output()).lines().count(), 150);
     // The help says so.
     let out = cmd(dir.path())
         .args(["predict", "--help"])
@@ -525,7 +532,10 @@ fn predict_and_eval_read_the_label_column_the_model_was_trained_with() {
         serde_json::from_slice(&std::fs::read(dir.path().join("name.json")).unwrap()).unwrap();
     assert_eq!(
         v["training"]["data_layout"],
-        serde_json::json!({"format": "csv", "label_column": "label", "header": true, "delimiter": ","})
+        serde_json::json!({
+            "format": "csv", "label_column": "label", "header": true, "delimiter": ",",
+            "feature_names": ["a", "b"]
+        })
     );
     let told = run(&[
         "predict",
@@ -535,8 +545,8 @@ fn predict_and_eval_read_the_label_column_the_model_was_trained_with() {
         "--label-column",
         "label",
     ]);
-    assert_eq!(told.0.lines().collect::<Vec<_>>().len(), 5);
-    assert!(told.0.starts_with("x\t"), "{}", told.0);
+    assert_eq!(told.0.lines().collect::<Vec<_>>().len(), 1 + 5);
+    assert!(told.0.starts_with("predicted\ty\nx\t"), "{}", told.0);
     assert_eq!(told.1, "");
     let untold = run(&["predict", "name.json", "named.csv", "--scores"]);
     assert_eq!(untold.0, told.0);
@@ -669,6 +679,7 @@ fn predict_in_f32_uses_f32_arithmetic() {
         .assert()
         .success();
     let text = stdout_of(out.get_output());
+    let text = text.strip_prefix("predicted\t1\n").unwrap();
     for (line, (y, x)) in text.lines().zip(&rows) {
         let mut s = 0.0f32;
         for &(k, v) in x {
@@ -823,7 +834,7 @@ fn info_describes_a_dense_file_exactly() {
         .assert()
         .success();
     let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
-    assert_eq!(v["format"], "CSV");
+    assert_eq!(v["format"], "csv");
     assert_eq!(
         (v["rows"].as_u64(), v["features"].as_u64()),
         (Some(150), Some(4))
@@ -844,7 +855,7 @@ fn info_describes_a_dense_file_exactly() {
             {"label": "-1", "rows": 100, "first_line": 51}
         ])
     );
-    assert_eq!(v["mapping"]["positive"], "1");
+    assert_eq!(v["mapping"]["positive_label"], "1");
     assert_eq!(v["mapping"]["negative_rows"], 100);
     assert_eq!(
         (v["min_value"].as_f64(), v["max_value"].as_f64()),
@@ -898,7 +909,7 @@ fn info_describes_sparse_files_and_any_number_of_labels() {
         .map(|r| r.1.iter().filter(|e| e.1 != 0.0).count())
         .sum();
     let stored: usize = rows.iter().map(|r| r.1.len()).sum();
-    assert_eq!(v["format"], "LIBSVM");
+    assert_eq!(v["format"], "libsvm");
     assert_eq!(
         (v["rows"].as_u64(), v["features"].as_u64()),
         (Some(270), Some(13))
@@ -1013,7 +1024,7 @@ fn gzip_data_is_read_whatever_its_name() {
                 v["rows"].as_u64(),
                 v["features"].as_u64()
             ),
-            (Some("CSV"), Some(150), Some(4)),
+            (Some("csv"), Some(150), Some(4)),
             "{name}"
         );
     }
@@ -1152,11 +1163,10 @@ fn negative_labels_follow_positive_without_an_equals_sign() {
 #[test]
 fn format_help_is_plain_text() {
     let dir = tempfile::tempdir().unwrap();
-    let commands: [&[&str]; 12] = [
+    let commands: [&[&str]; 11] = [
         &["train"],
         &["predict"],
         &["eval"],
-        &["online"],
         &["info"],
         &["bench"],
         &["split"],
@@ -1414,7 +1424,11 @@ fn cases() -> Vec<Case> {
             args: &["predict", "iris.json", "u.csv", "--unlabeled"],
             make: vec![IrisModel("iris.json"), Text("u.csv", "1,2,3,4,5\n")],
             code: 1,
-            stderr: &["iris.json: has 4 features but u.csv has 5 feature columns"],
+            stderr: &[
+                "u.csv does not fit the model iris.json: the model has 4 features but the data \
+                 has 5 feature columns",
+                "if one is the label, leave out --unlabeled",
+            ],
         },
         Case {
             name: "a label column name from the model that the data lacks",
@@ -2091,7 +2105,9 @@ fn cases() -> Vec<Case> {
             make: vec![IrisModel("iris.json")],
             code: 1,
             stderr: &[
-                "iris.json: has 4 features but @data/breast_cancer.csv has 30 feature columns",
+                "@data/breast_cancer.csv does not fit the model iris.json: the model has 4 \
+                 features but the data has 30 feature columns; CSV data must have the model's \
+                 columns",
             ],
         },
         Case {
@@ -2099,7 +2115,11 @@ fn cases() -> Vec<Case> {
             args: &["eval", "iris.json", "w.svm"],
             make: vec![IrisModel("iris.json"), Text("w.svm", "1 1:1 5:2\n-1 2:1\n")],
             code: 1,
-            stderr: &["iris.json: has 4 features but w.svm has 5 feature columns"],
+            stderr: &[
+                "w.svm does not fit the model iris.json: the model has 4 features but the data \
+                 has 5; rows may have fewer features than the model (the missing ones count as \
+                 zeros), never more",
+            ],
         },
         Case {
             name: "eval with a label the model does not know",
@@ -2128,11 +2148,11 @@ fn cases() -> Vec<Case> {
             stderr: &["out: cannot write output: it is a directory"],
         },
         Case {
-            name: "output folder missing",
+            name: "output folder is a file",
             args: &["train", "@data/iris_setosa.csv", "-o", "nowhere/m.json"],
-            make: vec![],
+            make: vec![Text("nowhere", "")],
             code: 1,
-            stderr: &["nowhere/m.json: cannot write output: the directory nowhere does not exist"],
+            stderr: &["nowhere/m.json: cannot write output: nowhere is not a directory"],
         },
         Case {
             name: "label column out of range",

@@ -49,11 +49,11 @@ fn gen_writes_every_format_deterministically_and_trains() {
             .assert()
             .success()
             .stdout(predicate::str::contains(format!(
-                "wrote {}: ",
+                "data        {} (",
                 d.join(name).display()
             )))
             .stdout(predicate::str::contains(
-                "300 rows x 6 features (dense, f32)",
+                "300 rows x 6 features, dense, f32), 1800 stored values, ",
             ))
             .stdout(predicate::str::contains("separable"));
         sizes.push(std::fs::read(d.join(name)).unwrap());
@@ -104,7 +104,7 @@ fn gen_sparse_json_summary_and_noise() {
         .success();
     let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     assert_eq!(v["rows"], 1000);
-    assert_eq!(v["nnz"], 7000);
+    assert_eq!(v["nonzeros"], 7000);
     assert_eq!(v["sparse"], true);
     assert_eq!(v["precision"], "f64");
     let flipped = v["flipped"].as_u64().unwrap();
@@ -134,7 +134,7 @@ fn gen_refuses_bad_options_and_leaves_no_file() {
         .code(2)
         .stderr(predicate::str::contains("--nnz applies to sparse data"));
     perceptron()
-        .args(["gen", "--margin", "2", "-o"])
+        .args(["gen", "--planted-margin", "2", "-o"])
         .arg(d.join("x.csv"))
         .assert()
         .code(2)
@@ -144,13 +144,14 @@ fn gen_refuses_bad_options_and_leaves_no_file() {
         .arg(d.join("x.csv"))
         .assert()
         .code(2);
+    std::fs::write(d.join("a_file"), "").unwrap();
     perceptron()
         .args(["gen", "-o"])
-        .arg(d.join("missing_dir").join("x.csv"))
+        .arg(d.join("a_file").join("x.csv"))
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("missing_dir does not exist"));
-    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
+        .stderr(predicate::str::contains("a_file is not a directory"));
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 1);
 }
 
 #[test]

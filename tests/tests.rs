@@ -7,8 +7,12 @@
 mod common;
 
 mod backends_cli;
+mod class_weights;
 mod cli;
 mod cli_data;
+mod cv;
+mod early_stop;
+mod everyday;
 mod golden;
 mod gpu;
 mod hostile_device;
@@ -16,11 +20,14 @@ mod interrupt;
 mod loop_exactness;
 mod mpi;
 mod multiclass;
+mod npy;
 mod online;
 mod pbin_mmap;
 mod plot;
 mod properties;
 mod reliability;
-mod shaders_validate;
+mod scaling;
+mod shell;
 mod split;
 mod variants;
+mod whitespace;

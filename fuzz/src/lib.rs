@@ -5,7 +5,8 @@
 //! [`MAX_ALLOC_BYTES`].
 //!
 //! When a reader accepts an input, cheap properties are checked:
-//! - data: the shapes agree (rows, class ids, row pointers, indices below
+//! - data: the fast path (in blocks small enough to be crossed) reads what
+//!   the line reader reads, or fails with its message; the shapes agree (rows, class ids, row pointers, indices below
 //!   `cols`), every value is finite, class ids index the label table whose
 //!   counts add up; an f32 read succeeds only where the f64 read does, with
 //!   the same shape; the data written as `.pbin`, and text data written
@@ -22,9 +23,10 @@ use perceptron::data::{
     Dataset, Features, Format, HeaderMode, LabelColumn, LabelMap, LoadOptions, RawData, binary,
     csv, format, libsvm, source,
 };
+use perceptron::data::blocks::Reading;
 use perceptron::model::{self, AnyModel};
-use perceptron::train::{State, Variant};
-use perceptron::{Real, checkpoint};
+use perceptron::Real;
+use perceptron::train::{RunDescription, State, Variant, checkpoint};
 
 /// The largest single allocation allowed while fuzzing. Inputs are at most
 /// a few tens of KiB (`-max_len`), so anything near this is an allocation
@@ -112,7 +114,44 @@ pub fn csv(data: &[u8]) {
     infer_format(text);
     let wide = csv::parse_sized::<f64, _>(text, path, &opts, Some(text.len() as u64));
     let narrow = csv::parse::<f32, _>(text, path, &opts);
+    // The fast path, in blocks small enough that these inputs cross them,
+    // reads what the line reader reads.
+    let slow = csv::parse_with::<f32, _>(text, path, &opts, None, Reading::line_by_line());
+    let tiny = Reading {
+        fast: true,
+        block_bytes: 1 + usize::from(sel % 61),
+    };
+    let fast = csv::parse_with::<f32, _>(text, path, &opts, None, tiny);
+    same_reading(&fast, &slow, &narrow);
     check_pair(wide, narrow, path, &opts);
+}
+
+/// Two readings of one input agree: the same data, bit for bit, with the
+/// same labels (counts and first lines), or the same error message; and
+/// both agree with `default`, the production reading.
+fn same_reading<F: Real>(
+    fast: &perceptron::Result<RawData<F>>,
+    slow: &perceptron::Result<RawData<F>>,
+    default: &perceptron::Result<RawData<F>>,
+) {
+    for r in [fast, default] {
+        match (r, slow) {
+            (Ok(a), Ok(b)) => {
+                same_data(a, b);
+                let lines = |r: &RawData<F>| -> Vec<u64> {
+                    r.table.classes().iter().map(|c| c.first_line).collect()
+                };
+                assert_eq!(lines(a), lines(b));
+                assert_eq!(a.csv, b.csv);
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!(
+                "the fast path and the line reader disagree: {:?} against {:?}",
+                a.as_ref().err().map(ToString::to_string),
+                b.as_ref().err().map(ToString::to_string)
+            ),
+        }
+    }
 }
 
 /// Format detection from a file's first bytes (for a name that does not
@@ -128,6 +167,13 @@ pub fn libsvm(text: &[u8]) {
     infer_format(text);
     let wide = libsvm::parse_sized::<f64, _>(text, path, Some(text.len() as u64));
     let narrow = libsvm::parse::<f32, _>(text, path);
+    let slow = libsvm::parse_with::<f32, _>(text, path, false, None, Reading::line_by_line());
+    let tiny = Reading {
+        fast: true,
+        block_bytes: 1 + text.len() % 61,
+    };
+    let fast = libsvm::parse_with::<f32, _>(text, path, false, None, tiny);
+    same_reading(&fast, &slow, &narrow);
     check_pair(wide, narrow, path, &LoadOptions::default());
 }
 
@@ -302,7 +348,11 @@ fn text_round_trip<F: Real>(raw: &RawData<F>) {
     for (i, &c) in raw.class_ids.iter().enumerate() {
         let row = raw.features.row(i);
         if csv {
+            let start = text.len();
             csv::csv_line(&mut text, &labels[c as usize], row, cols);
+            if i == 0 {
+                csv::first_line_as_data(&mut text, start, b',', 0);
+            }
         } else {
             libsvm::libsvm_line(&mut text, &labels[c as usize], row);
         }
@@ -348,8 +398,6 @@ pub fn model(bytes: &[u8]) {
     match &m {
         AnyModel::F32(x) => x.save(&path),
         AnyModel::F64(x) => x.save(&path),
-        AnyModel::OvrF32(x) => x.save(&path),
-        AnyModel::OvrF64(x) => x.save(&path),
     }
     .unwrap_or_else(|e| panic!("a loaded model does not save: {e}"));
     let back = model::load(&path).unwrap_or_else(|e| panic!("a saved model does not load: {e}"));
@@ -360,17 +408,17 @@ pub fn model(bytes: &[u8]) {
 /// The run a fuzzed checkpoint is checked against: its own `identity` when
 /// that is plausible for a real run (so the fuzzer reaches past the identity
 /// check), else a fixed one.
-fn identity_of(text: &str) -> checkpoint::RunIdentity {
+fn identity_of(text: &str) -> RunDescription {
     let own = serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|v| v.get("identity").cloned())
         .and_then(|v| serde::Deserialize::deserialize(v).ok())
-        .filter(|i: &checkpoint::RunIdentity| {
+        .filter(|i: &RunDescription| {
             // A real run has fewer than 2^31 features and 65,536 heads.
             i.features <= perceptron::data::MAX_FEATURE_INDEX as usize
                 && (1..=1 << 16).contains(&i.heads)
         });
-    own.unwrap_or_else(|| checkpoint::RunIdentity {
+    own.unwrap_or_else(|| RunDescription {
         precision: perceptron::Precision::F32,
         bias: true,
         max_epochs: 1000,
@@ -402,7 +450,7 @@ pub fn checkpoint(bytes: &[u8]) {
     checkpoint_in::<f64>(text, &identity);
 }
 
-fn checkpoint_in<F: Real>(text: &str, identity: &checkpoint::RunIdentity) {
+fn checkpoint_in<F: Real>(text: &str, identity: &RunDescription) {
     let Ok(state) = checkpoint::parse::<F>(Path::new("fuzz.ckpt"), text, identity) else {
         return;
     };
@@ -417,7 +465,7 @@ fn checkpoint_in<F: Real>(text: &str, identity: &checkpoint::RunIdentity) {
     assert_eq!(back, state);
 }
 
-fn check_state<F: Real>(s: &State<F>, dim: usize, identity: &checkpoint::RunIdentity) {
+fn check_state<F: Real>(s: &State<F>, dim: usize, identity: &RunDescription) {
     assert_eq!(s.weights.len(), dim);
     assert!(s.weights.iter().all(|w| w.is_finite()));
     if let Some(u) = &s.average {

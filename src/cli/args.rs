@@ -58,6 +58,8 @@ choice! {
         Libsvm,
         /// The tool's binary format (`.pbin`), written by `perceptron convert`.
         Binary,
+        /// NumPy's `.npy`: a 2-D f4/f8 array, labels in --labels FILE or a column.
+        Npy,
     }
 }
 
@@ -93,15 +95,51 @@ pub fn parse_margin(text: &str) -> Result<Margin, String> {
     Margin::parse(text).map_err(|_| format!("--margin must be a finite number, got \"{text}\""))
 }
 
+choice! {
+    /// The text formats, which can be read one example at a time.
+    TextFormatArg => crate::data::Format {
+        /// Delimited text, one row per line, the label in one column.
+        Csv,
+        /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
+        Libsvm,
+    }
+}
+
 /// How to read a data file.
 #[derive(Args, Clone, Debug, Default)]
 pub struct DataArgs {
     /// File format; inferred from the extension (.csv .tsv .svm .libsvm
-    /// .svmlight, with or without .gz; .pbin) or else from the content.
+    /// .svmlight, with or without .gz; .pbin; .npy) or else from the content.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
 
-    /// CSV: the label column, as a 1-based number or a header name.
+    /// .npy data: the labels, one per row, in this second .npy file (shape
+    /// (rows,) or (rows, 1); bool, integers or floats). Without it the label
+    /// is a column of the array (--label-column N, default the first).
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
+}
+
+/// How to read a text stream (`online`): CSV or LIBSVM, never binary.
+#[derive(Args, Clone, Debug, Default)]
+pub struct TextDataArgs {
+    /// Text format; inferred from the extension (.csv .tsv .svm .libsvm
+    /// .svmlight, with or without .gz) or else from the first data line.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TextFormatArg>,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
+}
+
+/// How to read CSV text.
+#[derive(Args, Clone, Debug, Default)]
+pub struct CsvArgs {
+    /// CSV: the label column, as a 1-based number or a header name (.npy:
+    /// the 1-based column of the array, when there is no --labels file).
     #[arg(long, value_name = "N|NAME")]
     pub label_column: Option<LabelColumn>,
 
@@ -113,7 +151,10 @@ pub struct DataArgs {
     #[arg(long)]
     pub no_header: bool,
 
-    /// CSV: field delimiter, `,` `;` or `tab` (default: detected).
+    /// CSV: field delimiter, `,` `;` or `tab` (default: detected), or
+    /// `whitespace`: one or more spaces or tabs separate fields and
+    /// whitespace at either end of a line is ignored (numpy.savetxt's
+    /// default output).
     #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
     pub delimiter: Option<u8>,
 }
@@ -123,8 +164,9 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
         "," | "comma" => Ok(b','),
         ";" | "semicolon" => Ok(b';'),
         "\t" | "tab" | "\\t" => Ok(b'\t'),
+        " " | "space" | "whitespace" => Ok(crate::data::csv::WHITESPACE),
         other => Err(format!(
-            "unsupported delimiter `{other}` (use `,`, `;` or `tab`)"
+            "unsupported delimiter `{other}` (use `,`, `;`, `tab` or `whitespace`)"
         )),
     }
 }
@@ -132,7 +174,25 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
 impl DataArgs {
     pub fn load_options(&self, positive: Option<String>) -> LoadOptions {
         LoadOptions {
-            format: self.format.map(Format::from),
+            labels: self.labels.clone(),
+            ..self
+                .csv
+                .load_options(self.format.map(Format::from), positive)
+        }
+    }
+}
+
+impl TextDataArgs {
+    pub fn load_options(&self, positive: Option<String>) -> LoadOptions {
+        self.csv
+            .load_options(self.format.map(Format::from), positive)
+    }
+}
+
+impl CsvArgs {
+    fn load_options(&self, format: Option<Format>, positive: Option<String>) -> LoadOptions {
+        LoadOptions {
+            format,
             label_column: self.label_column.clone(),
             header: if self.header {
                 HeaderMode::Present
@@ -145,19 +205,67 @@ impl DataArgs {
             positive,
             unlabeled: false,
             label_column_from: None,
+            labels: None,
         }
     }
+}
+
+/// Warns when CSV options were given (by the user, not taken from a model)
+/// for data read in another format, where they do nothing.
+pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
+    if format == Format::Csv {
+        return;
+    }
+    let given: Vec<&str> = [
+        (
+            opts.label_column.is_some()
+                && opts.label_column_from.is_none()
+                && format != Format::Npy,
+            "--label-column",
+        ),
+        (opts.delimiter.is_some(), "--delimiter"),
+        (opts.header == HeaderMode::Present, "--header"),
+        (opts.header == HeaderMode::Absent, "--no-header"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    if given.is_empty() {
+        return;
+    }
+    eprintln!(
+        "perceptron: warning: {} {} ignored: {} is {} data, and {} only to CSV",
+        given.join(" and "),
+        if given.len() == 1 { "is" } else { "are" },
+        crate::data::source::name(data).display(),
+        format.name(),
+        if given.len() == 1 {
+            "it applies"
+        } else {
+            "they apply"
+        }
+    );
 }
 
 /// Where margins are computed (all choices give the identical model).
 #[derive(Args, Clone, Debug, Default)]
 pub struct BackendArgs {
     /// How margins are computed: `auto` uses a hardware GPU when there is
-    /// one and the CPU otherwise; `gpu` also accepts a software adapter
-    /// (lavapipe); `cpu` uses all cores; `reference` is the textbook loop.
-    #[arg(long, value_enum, default_value = "auto")]
+    /// one and the CPU otherwise (a machine without a GPU device is told
+    /// apart without starting a GPU driver); `gpu` also accepts a software
+    /// adapter (lavapipe); `cpu` uses all cores; `reference` is the
+    /// textbook loop. The environment variable PERCEPTRON_BACKEND sets the
+    /// default.
+    #[arg(long, value_enum, default_value = "auto", env = "PERCEPTRON_BACKEND")]
     pub backend: BackendArg,
 
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+}
+
+/// Which GPU adapter, and how much of its memory.
+#[derive(Args, Clone, Debug, Default)]
+pub struct GpuArgs {
     /// Use the GPU adapter whose name contains NAME (see `perceptron
     /// devices`); implies a GPU backend, software adapters included.
     #[arg(long, value_name = "NAME")]
@@ -172,20 +280,27 @@ pub struct BackendArgs {
 impl BackendArgs {
     /// The backend and GPU options these arguments ask for.
     pub fn resolve(&self) -> (Backend, GpuOptions) {
-        let backend = match (Backend::from(self.backend), &self.adapter) {
+        let backend = match (Backend::from(self.backend), &self.gpu.adapter) {
             (Backend::Auto | Backend::Cpu | Backend::Reference, Some(_)) => Backend::Gpu,
             (b, _) => b,
         };
-        let options = GpuOptions {
+        (backend, self.gpu.options(backend == Backend::Gpu))
+    }
+}
+
+impl GpuArgs {
+    /// The GPU options these arguments ask for; a software adapter is
+    /// accepted when `allow_software`.
+    pub fn options(&self, allow_software: bool) -> GpuOptions {
+        GpuOptions {
             adapter: AdapterRequest {
                 name: self.adapter.clone(),
-                allow_software: backend == Backend::Gpu,
+                allow_software,
             },
             memory_budget: self.gpu_memory.map(|m| m << 20),
             ..Default::default()
         }
-        .with_env();
-        (backend, options)
+        .with_env()
     }
 }
 

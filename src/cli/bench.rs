@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg};
+use super::args::{DataArgs, GpuArgs, PassesArg, PrecisionArg};
 use crate::backend::Backend;
 use crate::bench;
 use crate::data::{self, Dataset};
@@ -20,8 +20,12 @@ Examples:
   perceptron bench big.pbin --backends cpu,gpu --passes always --json
 
 The reference backend always runs first: it is the baseline every other
-model is compared with, bit for bit. Exit status 1 if any model differs.
-Without a GPU adapter the gpu backend is skipped with a note.";
+model is compared with, bit for bit. Without a GPU adapter the gpu backend
+is skipped with a note.
+
+Exit status: 0 success (every model identical); 1 error, or a backend's
+model differs from the reference; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Train the same data with each backend, check the models are
 /// bit-identical, and report times, throughput and hardware ceilings.
@@ -32,7 +36,8 @@ Without a GPU adapter the gpu backend is skipped with a note.";
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct BenchArgs {
-    /// Data file (CSV, LIBSVM or .pbin); omit for the bundled digits data.
+    /// Data file (CSV, LIBSVM or .pbin; `-` reads standard input); omit for
+    /// the bundled digits data.
     pub data: Option<PathBuf>,
 
     /// Epochs at most for every backend.
@@ -61,8 +66,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
     pub positive: Option<String>,
 
+    /// The GPU adapter and memory of the gpu backend (the backends
+    /// themselves are chosen with --backends).
     #[command(flatten)]
-    pub backend: BackendArgs,
+    pub gpu: GpuArgs,
 
     /// Print the report as JSON.
     #[arg(long)]
@@ -102,13 +109,14 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
         Some(p) => data::load(p, &opts)?,
         None => data::bundled::digits_3v5(&opts)?,
     };
-    let (_, gpu) = args.backend.resolve();
+    super::args::warn_csv_options(&opts, data.format, &data.source);
+    let gpu = args.gpu.options(true);
     let mut which: Vec<Backend> = args.backends.iter().map(|&w| w.into()).collect();
     let mut notes = Vec::new();
     if which.contains(&Backend::Gpu) {
         let mut probe = gpu.clone();
         probe.adapter.allow_software = true;
-        if let Err(e) = crate::gpu::context::open(&probe.adapter, wgpu::Features::empty()) {
+        if let Err(e) = crate::gpu::probe(&probe.adapter) {
             which.retain(|w| *w != Backend::Gpu);
             notes.push(format!("gpu skipped: {e}"));
         }

@@ -24,7 +24,10 @@ Examples:
 
 The binary format stores the values already parsed, so loading it runs at
 disk or page-cache speed; its layout is documented in the source
-(src/data/binary/mod.rs) for writing it from other tools.";
+(src/data/binary/mod.rs) for writing it from other tools.
+
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP: the partial output is removed).";
 
 /// Convert a data file to the binary .pbin format, CSV or LIBSVM.
 ///
@@ -39,12 +42,15 @@ disk or page-cache speed; its layout is documented in the source
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct ConvertArgs {
-    /// The data file to read.
+    /// The data file to read (`-`: standard input).
     #[arg(value_name = "IN")]
     pub input: PathBuf,
 
     /// The file to write; the extension picks the format: .pbin (binary),
-    /// .csv, or .svm/.libsvm/.svmlight (LIBSVM).
+    /// .csv, or .svm/.libsvm/.svmlight (LIBSVM). `-` writes text to
+    /// standard output: CSV for dense data, LIBSVM for sparse (the summary
+    /// then goes to stderr). A CSV output of CSV input keeps its header,
+    /// label column and delimiter.
     #[arg(value_name = "OUT")]
     pub output: PathBuf,
 
@@ -72,7 +78,7 @@ pub struct ConvertArgs {
 #[derive(Serialize, Debug)]
 pub struct ConvertReport {
     pub input: String,
-    pub input_format: String,
+    pub input_format: crate::data::Format,
     pub output: String,
     pub output_format: OutputFormat,
     pub layout: Layout,
@@ -80,7 +86,9 @@ pub struct ConvertReport {
     pub rows: usize,
     pub features: usize,
     /// Stored values (dense: rows * features).
-    pub nnz: usize,
+    pub stored_values: usize,
+    /// Feature values that are not zero, as `info` counts them.
+    pub nonzeros: usize,
     pub labels: usize,
     pub bytes: u64,
     pub read_seconds: f64,
@@ -95,44 +103,52 @@ pub fn run(args: &ConvertArgs) -> Result<i32> {
 }
 
 fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
-    let format = OutputFormat::from_path(&args.output)?;
+    let to_stdout = crate::output::is_stdout(&args.output);
+    if !to_stdout {
+        // Checked before the input is read; standard output's format
+        // depends on the data's layout.
+        OutputFormat::from_path(&args.output)?;
+    }
     crate::output::check_destination(&args.output)?;
     crate::output::check_not_an_input(&args.output, &[&args.input])?;
     let t0 = Instant::now();
-    let raw = data::load_raw::<F>(&args.input, &args.data_args.load_options(None))?;
+    let opts = args.data_args.load_options(None);
+    let raw = data::load_raw::<F>(&args.input, &opts)?;
+    super::args::warn_csv_options(&opts, raw.format, &args.input);
     let read_seconds = t0.elapsed().as_secs_f64();
-    let input_format = raw.format.name().to_owned();
+    let input_format = raw.format;
     let raw = match args.layout.map(Layout::from) {
         Some(l) => with_layout(raw, l, &args.input)?,
         None => raw,
     };
+    let format = OutputFormat::of_output(&args.output, raw.features.is_sparse())?;
     let t1 = Instant::now();
     let bytes = write_raw(&args.output, &raw, format)?;
     let write_seconds = t1.elapsed().as_secs_f64();
-    let nnz = match &raw.features {
+    let stored_values = match &raw.features {
         Features::Dense(m) => m.values.len(),
         Features::Sparse(m) => m.values.len(),
     };
     let report = ConvertReport {
-        input: args.input.display().to_string(),
+        input: data::source::name(&args.input).display().to_string(),
         input_format,
-        output: args.output.display().to_string(),
+        output: crate::output::shown(&args.output),
         output_format: format,
         layout: Layout::of(&raw.features),
         precision: F::PRECISION,
         rows: raw.features.rows(),
         features: raw.features.cols(),
-        nnz,
+        stored_values,
+        nonzeros: raw.features.nonzeros(),
         labels: raw.table.classes().len(),
         bytes,
         read_seconds,
         write_seconds,
     };
-    if args.json {
-        let text = serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?;
-        super::stdout::print_line(&text)?;
+    let text = if args.json {
+        serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?
     } else {
-        super::stdout::print_line(&format!(
+        format!(
             "wrote {}: {} ({}{}), {} rows x {} features, {} stored values, {} label values, \
              {}; read in {:.3} s, written in {:.3} s",
             report.output,
@@ -145,30 +161,13 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
             report.precision,
             report.rows,
             report.features,
-            report.nnz,
+            report.stored_values,
             report.labels,
-            human_bytes(report.bytes),
+            crate::text::bytes(report.bytes),
             read_seconds,
             write_seconds
-        ))?;
-    }
+        )
+    };
+    super::stdout::print_summary(&(text + "\n"), to_stdout)?;
     Ok(exit::SUCCESS)
-}
-
-/// Bytes with a decimal unit: `512 B`, `3.2 MB`, `1.07 GB`.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if n < 1000 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64;
-    let mut unit = "B";
-    for u in UNITS {
-        if v < 1000.0 {
-            break;
-        }
-        v /= 1000.0;
-        unit = u;
-    }
-    format!("{v:.3} {unit}")
 }

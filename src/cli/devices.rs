@@ -3,7 +3,6 @@
 use clap::Args;
 
 use crate::error::{Error, Result, exit};
-use crate::gpu::context;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -12,7 +11,10 @@ Examples:
   perceptron train data.svm --adapter llvmpipe   train on a listed adapter
 
 Only the Vulkan, Metal and DX12 backends are used. On Debian or Ubuntu,
-`apt-get install mesa-vulkan-drivers` provides lavapipe, a software adapter.";
+`apt-get install mesa-vulkan-drivers` provides lavapipe, a software adapter.
+
+Exit status: 0 success (also when no adapter is found); 2 bad command line;
+130 interrupted (Ctrl-C, SIGTERM or SIGHUP).";
 
 /// List the GPU adapters (backend, type, f64 support, limits).
 #[derive(Args, Debug)]
@@ -24,11 +26,18 @@ pub struct DevicesArgs {
 }
 
 pub fn run(args: &DevicesArgs) -> Result<i32> {
-    let adapters = context::list();
+    let adapters = crate::gpu::adapters();
     if args.json {
         super::stdout::print_line(
             &serde_json::to_string(&adapters).map_err(|e| Error::Usage(e.to_string()))?,
         )?;
+        return Ok(exit::SUCCESS);
+    }
+    if !cfg!(feature = "gpu") {
+        super::stdout::print_line(&format!(
+            "{}; training will use the CPU",
+            crate::gpu::NOT_BUILT
+        ))?;
         return Ok(exit::SUCCESS);
     }
     if adapters.is_empty() {

@@ -1,7 +1,8 @@
 //! Library errors in the command line's words: parameter rules and
 //! checkpoint differences name the flags that set them.
 
-use crate::error::{Difference, Error, ParamError, WarmStartError, exit};
+use crate::data::labels::LabelRuleError;
+use crate::error::{ColumnMismatch, Difference, Error, ParamError, WarmStartError, exit};
 
 /// The message `perceptron: error:` prints for `e`.
 pub fn message(e: &Error) -> String {
@@ -17,7 +18,56 @@ pub fn message(e: &Error) -> String {
                 .join("; ")
         ),
         Error::WarmStart { path, reason } => warm_start(&path.display().to_string(), reason),
+        Error::Columns { mismatch, .. } => format!("{e}{}", columns_hint(mismatch)),
+        Error::Labels { path, rule } => format!("{}: {}", path.display(), label_rule(rule)),
         other => other.to_string(),
+    }
+}
+
+/// A label rule in the command line's words.
+pub fn label_rule(rule: &LabelRuleError) -> String {
+    match rule {
+        LabelRuleError::TooManyClasses { found, header_line } => format!(
+            "more than two label values ({found}); {}choose the +1 class with --positive LABEL \
+             (that class against the rest), or train one perceptron per class with \
+             --multiclass ovr",
+            header_line
+                .map(|n| format!(
+                    "if line {n} is a header (its label is text, every other label a number), \
+                     pass --header; otherwise "
+                ))
+                .unwrap_or_default()
+        ),
+        LabelRuleError::UnknownPositive { wanted, found } => {
+            format!("--positive \"{wanted}\" is not a label in this file; labels found: {found}")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// What to pass when the mismatch looks like a label column read as a
+/// feature, or a feature read as the label.
+fn columns_hint(m: &ColumnMismatch) -> &'static str {
+    match m {
+        ColumnMismatch::Count {
+            model,
+            columns,
+            labelled: true,
+            ..
+        } if columns == model => {
+            "; the file has as many columns as the model has features: if it has no label \
+             column, pass --unlabeled"
+        }
+        ColumnMismatch::Count {
+            model,
+            columns,
+            labelled: false,
+            ..
+        } if *columns == model + 1 => {
+            "; the file has one column more than the model has features: if one is the \
+             label, leave out --unlabeled"
+        }
+        _ => "",
     }
 }
 
@@ -43,6 +93,19 @@ fn warm_start(path: &str, reason: &WarmStartError) -> String {
             if *model { "with" } else { "without" },
             if *model { "no --no-bias" } else { "--no-bias" }
         ),
+        WarmStartError::Scaling { model, run } => match model {
+            Some(k) => format!(
+                "--init {path} reads features scaled by --scale {k}; pass --scale {k} to start \
+                 from it (its statistics are used, not refitted){}",
+                run.map(|r| format!(", not --scale {r}"))
+                    .unwrap_or_default()
+            ),
+            None => format!(
+                "--init {path} was trained on unscaled features; leave out --scale {} to start \
+                 from it",
+                run.unwrap_or("")
+            ),
+        },
         WarmStartError::Labels => format!(
             "--init {path} maps the labels differently from this data (check --positive, or the classes and their order)"
         ),
@@ -64,6 +127,17 @@ fn param(p: &ParamError) -> String {
         ParamError::MaxEpochs(_) => "--max-epochs must be at least 1".into(),
         ParamError::Margin(text) => format!("--margin must be a finite number, got \"{text}\""),
         ParamError::PocketWithMulticlass => "--pocket is not available with --multiclass".into(),
+        ParamError::ClassWeight { text, why } => {
+            format!("--class-weight \"{text}\": {why} (use `balanced` or LABEL=W,LABEL=W,...)")
+        }
+        ParamError::Tol(t) => format!("--tol must be a finite number >= 0, got {t}"),
+        ParamError::NIterNoChange(k) => format!("--n-iter-no-change must be at least 1, got {k}"),
+        ParamError::ValidationFraction(f) => {
+            format!("--validation-fraction must be between 0 and 1, got {f}")
+        }
+        ParamError::SparseStandardScaling => "--scale standard would make sparse data dense (it \
+             subtracts each feature's mean); use --scale maxabs, which keeps zeros"
+            .into(),
     }
 }
 
@@ -88,6 +162,21 @@ fn difference(d: &Difference) -> String {
             "--margin was {}, now {}",
             was.as_deref().unwrap_or("none"),
             now.as_deref().unwrap_or("none")
+        ),
+        Difference::EarlyStop { was, now } => format!(
+            "early stopping was {}, now {} (--tol, --n-iter-no-change, --validation-fraction, --seed)",
+            was.as_deref().unwrap_or("off"),
+            now.as_deref().unwrap_or("off")
+        ),
+        Difference::ClassWeight { was, now } => format!(
+            "--class-weight was {}, now {}",
+            was.as_deref().unwrap_or("not given"),
+            now.as_deref().unwrap_or("not given")
+        ),
+        Difference::Scale { was, now } => format!(
+            "--scale was {}, now {}",
+            was.as_deref().unwrap_or("not given"),
+            now.as_deref().unwrap_or("not given")
         ),
         Difference::Multiclass { was, now } => {
             format!("--multiclass was {}, now {}", on(*was), on(*now))

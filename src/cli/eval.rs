@@ -27,7 +27,8 @@ Without --label-column, a CSV file's label is read from the column the
 model's training data had it in (a note on stderr says which, when it is not
 the first).
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Evaluate a saved model on a labelled data file.
 ///
@@ -43,8 +44,8 @@ pub struct EvalArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Labelled data file (CSV or LIBSVM, optionally .gz, or binary .pbin), in the layout the
-    /// model was trained on.
+    /// Labelled data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-`
+    /// reads standard input), in the layout the model was trained on.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -62,14 +63,15 @@ pub struct EvalArgs {
     pub backend: BackendArgs,
 }
 
-/// The 2x2 confusion matrix.
+/// The confusion matrix, binary and one-vs-rest alike.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Confusion {
-    /// The class texts in matrix order: the -1 class, then the +1 class.
-    pub labels: [String; 2],
+    /// The class texts in matrix order: a binary model's -1 class then its
+    /// +1 class; a one-vs-rest model's classes in its order.
+    pub labels: Vec<String>,
     /// `matrix[t][p]`: rows whose true class is `labels[t]` and predicted
     /// class is `labels[p]`.
-    pub matrix: [[u64; 2]; 2],
+    pub matrix: Vec<Vec<u64>>,
 }
 
 /// Precision, recall and F1 of the +1 class; `None` where undefined (0/0).
@@ -86,7 +88,7 @@ pub struct ClassScores {
 pub struct EvalReport {
     pub model: String,
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     /// The arithmetic precision of the model (and of the scores).
     pub precision: Precision,
     pub rows: usize,
@@ -140,7 +142,7 @@ fn report<F: Real>(
 /// Every row's true and predicted class, as indices into the model's class
 /// names, and the confusion matrix they make.
 struct Checked {
-    format: String,
+    format: crate::data::Format,
     rows: usize,
     features: usize,
     /// `confusion[t][p]`: rows of true class t predicted p.
@@ -149,14 +151,9 @@ struct Checked {
 
 impl Checked {
     fn of<F: Real>(args: &EvalArgs, model: &Model<F>, opts: &LoadOptions) -> Result<Self> {
-        let mut raw = load_for_model(
-            model.feature_count(),
-            &args.model,
-            &model.training,
-            &args.data,
-            opts,
-        )?;
-        let truth = true_classes(model, &args.model, &raw, &args.data)?;
+        let mut raw = load_for_model(model, &args.model, &args.data, opts)?;
+        let shown = crate::data::source::name(&args.data);
+        let truth = true_classes(model, &args.model, &raw, shown)?;
         let predicted = super::predict::certified_classes(model, &mut raw.features, &args.backend)?;
         let k = model.class_names().len();
         let mut confusion = vec![vec![0u64; k]; k];
@@ -164,7 +161,7 @@ impl Checked {
             confusion[truth[c as usize]][predicted[i]] += 1;
         }
         Ok(Checked {
-            format: raw.format.name().into(),
+            format: raw.format,
             rows: raw.class_ids.len(),
             features: raw.features.cols(),
             confusion,
@@ -273,7 +270,7 @@ fn evaluate<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) -> Eva
     let (negative, positive) = (names[0].to_owned(), names[1].to_owned());
     EvalReport {
         model: args.model.display().to_string(),
-        data: args.data.display().to_string(),
+        data: crate::data::source::name(&args.data).display().to_string(),
         format,
         precision: F::PRECISION,
         rows,
@@ -283,8 +280,8 @@ fn evaluate<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) -> Eva
         correct: tp + tn,
         accuracy: (tp + tn) as f64 / rows as f64,
         confusion: Confusion {
-            labels: [negative, positive.clone()],
-            matrix: m,
+            labels: vec![negative, positive.clone()],
+            matrix: m.iter().map(|r| r.to_vec()).collect(),
         },
         true_positives: tp,
         false_positives: fp,
@@ -324,7 +321,7 @@ pub fn render(r: &EvalReport) -> String {
         format!(
             "{} ({}, {} x {})",
             r.data,
-            r.format,
+            r.format.name(),
             count(r.rows, "row"),
             count(r.features, "feature")
         ),
@@ -408,16 +405,13 @@ pub struct OvrClassScores {
 pub struct OvrEvalReport {
     pub model: String,
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     pub precision: Precision,
     pub rows: usize,
     pub features: usize,
     pub correct: u64,
     pub accuracy: f64,
-    /// The model's classes, in matrix order.
-    pub labels: Vec<String>,
-    /// `confusion[t][p]`: rows of true class `labels[t]` predicted `labels[p]`.
-    pub confusion: Vec<Vec<u64>>,
+    pub confusion: Confusion,
     pub classes: Vec<OvrClassScores>,
     /// Unweighted means over the classes where the score is defined.
     pub macro_precision: Option<f64>,
@@ -457,7 +451,7 @@ fn evaluate_ovr<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) ->
     };
     OvrEvalReport {
         model: args.model.display().to_string(),
-        data: args.data.display().to_string(),
+        data: crate::data::source::name(&args.data).display().to_string(),
         format,
         precision: F::PRECISION,
         rows,
@@ -468,8 +462,10 @@ fn evaluate_ovr<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) ->
         } else {
             correct as f64 / rows as f64
         },
-        labels,
-        confusion,
+        confusion: Confusion {
+            labels,
+            matrix: confusion,
+        },
         macro_precision: mean(|c| c.precision),
         macro_recall: mean(|c| c.recall),
         macro_f1: mean(|c| c.f1),
@@ -488,7 +484,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
             "{} ({}, one-vs-rest over {})",
             r.model,
             r.precision,
-            count(r.labels.len(), "class")
+            count(r.confusion.labels.len(), "class")
         ),
     );
     line(
@@ -497,7 +493,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         format!(
             "{} ({}, {} x {})",
             r.data,
-            r.format,
+            r.format.name(),
             count(r.rows, "row"),
             count(r.features, "feature")
         ),
@@ -513,7 +509,12 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         ),
     );
     s.push_str("\nconfusion matrix (rows: true class, columns: predicted class)\n");
-    let names: Vec<String> = r.labels.iter().map(|l| format!("\"{l}\"")).collect();
+    let names: Vec<String> = r
+        .confusion
+        .labels
+        .iter()
+        .map(|l| format!("\"{l}\""))
+        .collect();
     let w0 = names
         .iter()
         .map(|n| n.chars().count())
@@ -522,6 +523,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         .max(4);
     let w = r
         .confusion
+        .matrix
         .iter()
         .flatten()
         .map(|v| v.to_string().len())
@@ -536,7 +538,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
     s.push('\n');
     for (t, n) in names.iter().enumerate() {
         s.push_str(&format!("  {n:<w0$}"));
-        for v in &r.confusion[t] {
+        for v in &r.confusion.matrix[t] {
             s.push_str(&format!("  {v:>w$}"));
         }
         s.push('\n');

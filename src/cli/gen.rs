@@ -6,29 +6,32 @@ use clap::Args;
 use serde::Serialize;
 
 use super::args::PrecisionArg;
-use super::convert::human_bytes;
 use crate::data::write::OutputFormat;
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::r#gen::{Density, GenOptions, GenSummary, Generator};
+use crate::text::{count, fmt_g};
 
 const EXAMPLES: &str = "\
 Examples:
   perceptron gen -o small.csv                       1000 rows x 10 features
   perceptron gen --rows 1000000 --features 256 -o dense.pbin
   perceptron gen --rows 1000000 --features 1000000 --density sparse --nnz 64 -o sparse.pbin
-  perceptron gen --rows 5000 --margin 0.01 --seed 7 -o hard.svm
+  perceptron gen --rows 5000 --planted-margin 0.01 --seed 7 -o hard.svm
   perceptron gen --rows 5000 --noise 0.05 -o noisy.csv    not separable
   perceptron train dense.pbin                        converges: (R/gamma)^2 bounds the mistakes
 
 The same options and --seed always give byte-identical files, on every
 platform and in every version. The algorithm is documented in the source
-(src/gen.rs).";
+(src/gen.rs).
+
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP: the partial output is removed).";
 
 /// Generate linearly separable data with a planted margin.
 ///
 /// Draws a unit vector u (in the augmented space x~ = [x, 1], unless
-/// --no-bias) and rows whose label y satisfies y u·x~ >= gamma (--margin)
+/// --no-bias) and rows whose label y satisfies y u·x~ >= gamma (--planted-margin)
 /// with ||x~|| <= R (--radius): by the perceptron convergence theorem,
 /// training with the same bias setting makes at most (R/gamma)^2 mistakes.
 /// Points too close to the hyperplane are pushed onto the margin. Rows are
@@ -39,7 +42,9 @@ platform and in every version. The algorithm is documented in the source
 #[command(after_help = EXAMPLES)]
 pub struct GenArgs {
     /// Where to write; the extension picks the format: .pbin (binary), .csv,
-    /// or .svm/.libsvm (LIBSVM). Text values round-trip exactly.
+    /// or .svm/.libsvm (LIBSVM). Text values round-trip exactly. `-` writes
+    /// to standard output, CSV for dense data and LIBSVM for sparse (the
+    /// summary then goes to stderr).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
 
@@ -63,9 +68,20 @@ pub struct GenArgs {
     /// The planted margin gamma. Default: r sqrt(K/(D+1)) / 10, a tenth of
     /// what a typical row can reach (0.1 for dense data with the default
     /// radius), where r = sqrt(R^2 - 1) is the features' radius (r = R with
-    /// --no-bias) and K the values per row.
+    /// --no-bias) and K the values per row. (`train --margin` is another
+    /// thing: the update threshold tau.)
     #[arg(long, value_name = "GAMMA")]
-    pub margin: Option<f64>,
+    pub planted_margin: Option<f64>,
+
+    /// The former name of --planted-margin, refused with a message that
+    /// says so (for `train`, --margin is the update threshold tau).
+    #[arg(
+        long = "margin",
+        hide = true,
+        value_name = "GAMMA",
+        allow_negative_numbers = true
+    )]
+    pub renamed_margin: Option<String>,
 
     /// The bound R on ||x~||. Default: sqrt(2) with the bias (the features
     /// lie in the unit ball), 1 with --no-bias. With the bias it must
@@ -112,7 +128,9 @@ pub struct GenReport {
     pub precision: Precision,
     pub sparse: bool,
     pub bias: bool,
-    pub margin: f64,
+    /// The planted margin gamma (`--planted-margin`).
+    pub planted_margin: f64,
+    /// The bound R on ||x~||.
     pub radius: f64,
     /// (R/gamma)^2, the convergence theorem's bound on the mistakes.
     pub mistake_bound: f64,
@@ -127,6 +145,12 @@ pub struct GenReport {
 impl GenArgs {
     /// The library's options for these arguments.
     pub fn options(&self) -> Result<GenOptions> {
+        if let Some(v) = &self.renamed_margin {
+            return Err(Error::Usage(format!(
+                "gen's planted margin is --planted-margin {v} (--margin is train's update \
+                 threshold tau)"
+            )));
+        }
         let density = match (self.density, self.nnz) {
             (DensityArg::Dense, None) => Density::Dense,
             (DensityArg::Dense, Some(_)) => {
@@ -142,7 +166,7 @@ impl GenArgs {
             rows: self.rows,
             features: self.features,
             density,
-            margin: self.margin,
+            margin: self.planted_margin,
             radius: self.radius,
             noise: self.noise,
             seed: self.seed,
@@ -159,18 +183,20 @@ pub fn run(args: &GenArgs) -> Result<i32> {
 }
 
 fn run_in<F: Real>(args: &GenArgs) -> Result<i32> {
-    let format = OutputFormat::from_path(&args.output)?;
-    let g = Generator::new(args.options()?)?;
+    let options = args.options()?;
+    let sparse = matches!(options.density, Density::Sparse { .. });
+    let format = OutputFormat::of_output(&args.output, sparse)?;
+    let g = Generator::new(options)?;
     crate::output::check_destination(&args.output)?;
     let summary = g.write::<F>(&args.output, format)?;
     let secs = summary.seconds.max(1e-9);
     let report = GenReport {
-        output: args.output.display().to_string(),
+        output: crate::output::shown(&args.output),
         format,
         precision: F::PRECISION,
         sparse: matches!(g.options().density, Density::Sparse { .. }),
         bias: g.options().bias,
-        margin: g.margin(),
+        planted_margin: g.margin(),
         radius: g.radius(),
         mistake_bound: (g.radius() / g.margin()).powi(2),
         noise: args.noise,
@@ -179,51 +205,74 @@ fn run_in<F: Real>(args: &GenArgs) -> Result<i32> {
         megabytes_per_second: summary.bytes as f64 / secs / 1e6,
         summary,
     };
-    if args.json {
-        let text = serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?;
-        super::stdout::print_line(&text)?;
-        return Ok(exit::SUCCESS);
-    }
-    let s = &report.summary;
-    super::stdout::print_line(&format!(
-        "wrote {}: {}, {} rows x {} features ({}, {}), {} stored values, {}",
-        report.output,
-        format.name(),
-        s.rows,
-        s.cols,
-        if report.sparse { "sparse" } else { "dense" },
-        report.precision,
-        s.nnz,
-        human_bytes(s.bytes)
-    ))?;
-    super::stdout::print_line(&format!(
-        "time     {:.3} s: {:.0} rows/s, {:.1} MB/s",
-        s.seconds, report.rows_per_second, report.megabytes_per_second
-    ))?;
-    super::stdout::print_line(&format!(
-        "planted  margin gamma = {}, radius R = {}{}: the perceptron makes at most \
-         (R/gamma)^2 = {:.1} mistakes",
-        report.margin,
-        report.radius,
-        if report.bias {
-            " (x~ = [x, 1])"
-        } else {
-            " (no bias)"
-        },
-        report.mistake_bound
-    ))?;
+    let text = if args.json {
+        serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
+    } else {
+        render(&report)
+    };
+    super::stdout::print_summary(&text, crate::output::is_stdout(&args.output))?;
+    Ok(exit::SUCCESS)
+}
+
+/// The human-readable summary.
+fn render(r: &GenReport) -> String {
+    let s = &r.summary;
+    let mut out = String::new();
+    let mut line = |k: &str, v: String| out.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        "data",
+        format!(
+            "{} ({}, {} x {}, {}, {}), {}, {}",
+            r.output,
+            r.format.name(),
+            count(s.rows, "row"),
+            count(s.cols, "feature"),
+            if r.sparse { "sparse" } else { "dense" },
+            r.precision,
+            count(s.nnz, "stored value"),
+            crate::text::bytes(s.bytes)
+        ),
+    );
+    line(
+        "planted",
+        format!(
+            "margin gamma = {}, radius R = {}{}: the perceptron makes at most (R/gamma)^2 = {} \
+             mistakes",
+            fmt_g(r.planted_margin),
+            fmt_g(r.radius),
+            if r.bias {
+                " (x~ = [x, 1])"
+            } else {
+                " (no bias)"
+            },
+            fmt_g(r.mistake_bound)
+        ),
+    );
     let noise = if s.flipped > 0 {
         format!(
-            "; noise {} flipped {} labels, so the data is NOT separable",
-            report.noise, s.flipped
+            "; noise {} flipped {}, so the data is NOT separable",
+            fmt_g(r.noise),
+            count(s.flipped, "label")
         )
     } else {
         "; separable".to_owned()
     };
-    super::stdout::print_line(&format!(
-        "labels   {} +1, {} -1{noise}",
-        s.positive,
-        s.rows - s.positive
-    ))?;
-    Ok(exit::SUCCESS)
+    line(
+        "labels",
+        format!(
+            "+1 ({}), -1 ({}){noise}",
+            count(s.positive, "row"),
+            count(s.rows - s.positive, "row")
+        ),
+    );
+    line(
+        "time",
+        format!(
+            "{:.3} s ({} rows/s, {:.1} MB/s)",
+            s.seconds,
+            fmt_g(r.rows_per_second),
+            r.megabytes_per_second
+        ),
+    );
+    out
 }

@@ -19,7 +19,8 @@ Examples:
   perceptron info letters.csv --positive A      how `train --positive A` would label it
   perceptron info big.svm.gz --precision f64 --json
 
-Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line.";
+Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line;
+130 interrupted (Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Describe a data file: format, shape, sparsity, labels and radius.
 ///
@@ -34,8 +35,9 @@ Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct InfoArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin). Omit it to describe the
-    /// bundled UCI digits 3-vs-5 dataset.
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-` reads
+    /// standard input). Omit it to describe the bundled UCI digits 3-vs-5
+    /// dataset.
     #[arg(value_name = "DATA")]
     pub data: Option<PathBuf>,
 
@@ -69,9 +71,10 @@ pub struct LabelCount {
 /// How `train` would map the labels to -1/+1.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Mapping {
-    pub positive: String,
-    /// `None` in one-vs-rest (every value other than `positive` is -1).
-    pub negative: Option<String>,
+    pub positive_label: String,
+    /// `None` in one-vs-rest (every value other than the positive label is
+    /// -1).
+    pub negative_label: Option<String>,
     pub positive_rows: u64,
     pub negative_rows: u64,
 }
@@ -80,7 +83,7 @@ pub struct Mapping {
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct InfoReport {
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
     pub rows: usize,
@@ -111,6 +114,9 @@ pub struct InfoReport {
     /// included), as read in `precision`.
     pub min_value: Option<f64>,
     pub max_value: Option<f64>,
+    /// What would go wrong in training: squared norms beyond the
+    /// precision's range, whose products overflow.
+    pub warnings: Vec<String>,
 }
 
 pub fn run(args: &InfoArgs) -> Result<i32> {
@@ -173,7 +179,10 @@ fn min_max<F: Real>(features: &Features<F>) -> Option<(F, F)> {
 fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
     let opts = args.data_args.load_options(None);
     match &args.data {
-        Some(path) => Ok((data::load_raw(path, &opts)?, path.clone())),
+        Some(path) => Ok((
+            data::load_raw(path, &opts)?,
+            data::source::name(path).to_path_buf(),
+        )),
         None => {
             let path = Path::new(bundled::NAME);
             let raw = data::csv::parse(bundled::DIGITS_3V5_CSV.as_bytes(), path, &opts)?;
@@ -185,6 +194,7 @@ fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
 /// Reads the file and computes the report.
 pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     let (raw, path) = load::<F>(args)?;
+    super::args::warn_csv_options(&args.data_args.load_options(None), raw.format, &path);
     let f = &raw.features;
     let (rows, cols) = (f.rows(), f.cols());
     let nonzeros = f.nonzeros();
@@ -205,23 +215,42 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
                 .map(|(c, _)| c.count)
                 .sum();
             let mapping = Mapping {
-                positive: map.positive,
-                negative: map.negative,
+                positive_label: map.positive,
+                negative_label: map.negative,
                 positive_rows,
                 negative_rows: rows as u64 - positive_rows,
             };
             (Some(mapping), None)
         }
         // Asking for a label that is not there is a mistake to report.
-        Err(e @ labels::LabelRuleError::UnknownPositive { .. }) => {
-            return Err(Error::data(&path, e.to_string()));
+        Err(rule @ labels::LabelRuleError::UnknownPositive { .. }) => {
+            return Err(Error::Labels { path, rule });
         }
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(super::errors::label_rule(&e))),
     };
     let mm = min_max(f);
+    let radius_with_bias = stats::radius(f, true);
+    let mut warnings = Vec::new();
+    let squared = radius_with_bias * radius_with_bias;
+    if squared.is_nan() || squared > F::MAX_VALUE {
+        warnings.push(format!(
+            "the largest squared norm ||x~||^2 is {}, beyond {}'s largest number ({}): \
+             training in {} will overflow (w.x reaches about ||x||^2 after one update); \
+             rescale the features{}",
+            crate::text::fmt_g(squared),
+            F::PRECISION,
+            crate::text::fmt_g(F::MAX_VALUE),
+            F::PRECISION,
+            if F::PRECISION == Precision::F32 {
+                ", or train with --precision f64"
+            } else {
+                ""
+            }
+        ));
+    }
     Ok(InfoReport {
         data: path.display().to_string(),
-        format: raw.format.name().into(),
+        format: raw.format,
         header_line: raw.csv.as_ref().and_then(|c| c.header_line),
         rows,
         features: cols,
@@ -245,26 +274,21 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
             .collect(),
         mapping,
         mapping_error,
-        radius_with_bias: stats::radius(f, true),
+        radius_with_bias,
         radius_without_bias: stats::radius(f, false),
         min_value: mm.map(|(lo, _)| shortest(lo)),
         max_value: mm.map(|(_, hi)| shortest(hi)),
+        warnings,
     })
 }
 
-/// Bytes in binary units.
-pub fn human_bytes(n: usize) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} bytes")
+/// A value exactly as read (its shortest decimal), in scientific notation
+/// where fmt_g uses it too, so that 1e30 does not print 31 digits.
+fn exact(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e7 || v.abs() < 1e-3) {
+        format!("{v:e}")
     } else {
-        format!("{v:.1} {}", UNITS[u])
+        v.to_string()
     }
 }
 
@@ -278,7 +302,7 @@ pub fn render(r: &InfoReport) -> String {
         format!(
             "{} ({}{})",
             r.data,
-            r.format,
+            r.format.name(),
             super::train::report::header_note(r.header_line)
         ),
     );
@@ -304,8 +328,8 @@ pub fn render(r: &InfoReport) -> String {
         format!(
             "{this} {}, {} in memory ({other} would take {})",
             r.precision,
-            human_bytes(r.storage_bytes),
-            human_bytes(r.other_layout_bytes)
+            crate::text::bytes(r.storage_bytes as u64),
+            crate::text::bytes(r.other_layout_bytes as u64)
         ),
     );
     let values: Vec<String> = r
@@ -324,9 +348,9 @@ pub fn render(r: &InfoReport) -> String {
             "classes",
             format!(
                 "+1 = \"{}\" ({}), -1 = {} ({})",
-                m.positive,
+                m.positive_label,
                 count(m.positive_rows, "row"),
-                match &m.negative {
+                match &m.negative_label {
                     Some(n) => format!("\"{n}\""),
                     None => "the rest".to_owned(),
                 },
@@ -341,10 +365,12 @@ pub fn render(r: &InfoReport) -> String {
         "radius",
         format!(
             "D = max ||x~|| = {} with the bias feature 1 appended; max ||x|| = {} without it",
-            r.radius_with_bias, r.radius_without_bias
+            crate::text::fmt_g(r.radius_with_bias),
+            crate::text::fmt_g(r.radius_without_bias)
         ),
     );
     if let (Some(lo), Some(hi)) = (r.min_value, r.max_value) {
+        let (lo, hi) = (exact(lo), exact(hi));
         line(
             &mut s,
             "values",
@@ -354,6 +380,9 @@ pub fn render(r: &InfoReport) -> String {
                 format!("min {lo}, max {hi}")
             },
         );
+    }
+    for w in &r.warnings {
+        line(&mut s, "warning", w.clone());
     }
     s
 }

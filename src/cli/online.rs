@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Args;
+use serde::Serialize;
 
-use super::args::{DataArgs, PrecisionArg};
+use super::args::{PrecisionArg, TextDataArgs};
 use crate::data::stream::{RowStream, StreamRow, StreamSource};
 use crate::data::{Format, LabelMap, MAX_FEATURE_INDEX};
 use crate::error::{Error, Result, exit};
@@ -64,9 +65,9 @@ pub struct OnlineArgs {
     #[arg(value_name = "DATA|-", default_value = "-")]
     pub data: PathBuf,
 
-    /// Save the final model here (JSON, atomically) when the input ends, on
-    /// Ctrl-C, or when the reader of --predictions goes away. Without it (and
-    /// without --snapshot) no model is saved.
+    /// Save the final model here (JSON, atomically; `-`: standard output)
+    /// when the input ends, on Ctrl-C, or when the reader of --predictions
+    /// goes away. Without it (and without --snapshot) no model is saved.
     #[arg(short, long, value_name = "MODEL")]
     pub output: Option<PathBuf>,
 
@@ -83,7 +84,7 @@ pub struct OnlineArgs {
     pub predictions: bool,
 
     /// Write the predictions to FILE instead of stdout (atomically, when the
-    /// run ends). Implies --predictions.
+    /// run ends; `-` is stdout, at the end). Implies --predictions.
     #[arg(long, value_name = "FILE")]
     pub predictions_to: Option<PathBuf>,
 
@@ -136,12 +137,19 @@ pub struct OnlineArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FEATURES)]
     pub max_features: u64,
 
-    /// No progress lines and no summary on stderr (errors still are).
+    /// No progress lines and no summary (errors are still printed; --json
+    /// still prints its summary).
     #[arg(long)]
     pub quiet: bool,
 
+    /// Print the final summary as one JSON object (with `total_mistakes`),
+    /// on stdout unless the predictions or a model go there (then on
+    /// stderr).
+    #[arg(long)]
+    pub json: bool,
+
     #[command(flatten)]
-    pub data_args: DataArgs,
+    pub data_args: TextDataArgs,
 }
 
 pub fn run(args: &OnlineArgs) -> Result<i32> {
@@ -166,6 +174,16 @@ pub fn run(args: &OnlineArgs) -> Result<i32> {
         ));
     }
     let init = args.init.as_deref().map(model::load).transpose()?;
+    if let (Some(path), Some(s)) = (&args.init, init.as_ref().and_then(|m| m.scaling())) {
+        // A stream's statistics are unknown up front, and a standard-scaled
+        // sparse stream would be dense: online learning reads rows as they are.
+        return Err(Error::Usage(format!(
+            "--init {} reads features scaled by `train --scale {}`; online learning reads \
+             the rows as they come and does not scale them (start from an unscaled model)",
+            path.display(),
+            s.kind.name()
+        )));
+    }
     let precision = match (args.precision, &init) {
         (Some(p), _) => Precision::from(p),
         (None, Some(m)) => m.precision(),
@@ -256,6 +274,7 @@ fn run_in<F: Real>(
         }
         Err(e) => return Err(e),
     };
+    super::args::warn_csv_options(&opts, stream.format(), &args.data);
     let mut run = Run {
         args,
         source,
@@ -324,8 +343,20 @@ fn run_in<F: Real>(
     if let Some(path) = &args.output {
         model.save(path)?;
     }
-    if !args.quiet {
-        eprint!("{}", run.summary(state));
+    if args.json || !args.quiet {
+        let report = run.report(state);
+        let text = if args.json {
+            serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
+        } else {
+            render(&report)
+        };
+        let taken = args.predictions
+            || super::stdout::any_stdout([
+                args.output.as_deref(),
+                args.snapshot.as_deref(),
+                args.predictions_to.as_deref(),
+            ]);
+        super::stdout::print_summary(&text, taken)?;
     }
     match state {
         OnlineState::Interrupted => {
@@ -624,9 +655,11 @@ impl<F: Real> Run<'_, F> {
             data_layout: Some(DataLayout::of(
                 self.stream.format(),
                 self.stream.csv_info().as_ref(),
-                self.args.data_args.label_column.as_ref(),
+                self.args.data_args.csv.label_column.as_ref(),
             )),
             distributed: None,
+            class_weights: None,
+            early_stopping: None,
         };
         Model::binary(weights, l.has_bias(), self.rule.map(), training)
     }
@@ -645,173 +678,233 @@ impl<F: Real> Run<'_, F> {
         )
     }
 
-    /// The report at the end, for stderr.
-    fn summary(&self, state: OnlineState) -> String {
+    /// The report at the end.
+    fn report(&self, state: OnlineState) -> OnlineReport {
         let l = &self.learner;
         let a = self.args;
-        let mut s = String::new();
-        let mut line = |k: &str, v: String| s.push_str(&format!("{k:<11} {v}\n"));
-        let format = match self.stream.format() {
-            Format::Csv => "CSV",
-            _ => "LIBSVM",
-        };
-        line(
-            "data",
-            format!(
-                "{} ({format}, {}, {})",
-                stream_path(self.source).display(),
-                F::PRECISION,
-                if l.has_bias() { "with bias" } else { "no bias" }
-            ),
-        );
         let map = self.rule.map();
-        let how = match self.rule {
-            LabelRule::Model(_) => " (the --init model's)",
-            LabelRule::Positive(_) => " (--positive: every other label is -1)",
-            LabelRule::Numeric => " (numeric labels: 1 is +1; 0 and -1 are -1)",
-        };
-        line(
-            "labels",
-            format!(
-                "+1 = \"{}\", -1 = \"{}\"{how}",
-                map.positive,
-                map.negative_text()
-            ),
-        );
-        line(
-            "start",
-            match &a.init {
-                Some(p) => format!(
-                    "the weights of {} ({} features)",
-                    p.display(),
-                    self.init_features
-                ),
-                None => "w~ = 0".into(),
+        let bound = self.bound.as_ref();
+        let mistake_bound = self.mistake_bound();
+        OnlineReport {
+            data: stream_path(self.source).display().to_string(),
+            format: self.stream.format(),
+            precision: F::PRECISION,
+            bias: l.has_bias(),
+            positive_label: map.positive.clone(),
+            negative_label: map.negative_text().to_owned(),
+            label_rule: match self.rule {
+                LabelRule::Model(_) => "model",
+                LabelRule::Positive(_) => "positive",
+                LabelRule::Numeric => "numeric",
             },
-        );
-        let why = match state {
-            OnlineState::Ended => "the input ended",
-            OnlineState::Interrupted => "interrupted",
-            OnlineState::Closed => "the reader of the predictions went away",
-            OnlineState::Running => "running",
-        };
-        line("examples", format!("{} ({why})", l.examples()));
-        line(
-            "features",
-            format!(
-                "{} ({} beyond the start)",
-                l.features(),
-                l.features().saturating_sub(self.init_features)
+            init: a.init.as_ref().map(|p| p.display().to_string()),
+            init_features: self.init_features,
+            state,
+            examples: l.examples(),
+            features: l.features(),
+            features_added: l.features().saturating_sub(self.init_features),
+            margin_threshold: a.margin.as_ref().map(|m| m.text().to_owned()),
+            total_mistakes: l.mistakes(),
+            wrong_predictions: l.wrong_predictions(),
+            prediction_accuracy: self.prequential_accuracy(),
+            radius: l.radius(),
+            report_bound: a.report_bound,
+            second_pass_rows: bound.map(|b| b.tally.rows()),
+            second_pass_correct: bound.map(|b| b.tally.correct()),
+            margin: bound.and_then(|b| b.margin),
+            mistake_bound,
+            bound_holds: mistake_bound
+                .map(|b| l.mistakes() as f64 <= b * (1.0 + crate::train::theory::BOUND_SLACK)),
+            model: a.output.as_deref().map(crate::output::shown),
+            snapshot: a.snapshot.as_deref().map(crate::output::shown),
+            snapshots: self.snapshots,
+            seconds: self.started.elapsed().as_secs_f64(),
+            peak_memory_bytes: crate::memory::peak_rss_bytes(),
+        }
+    }
+}
+
+/// The summary of an online run, printed as text or JSON.
+#[derive(Serialize, Debug)]
+pub struct OnlineReport {
+    pub data: String,
+    pub format: Format,
+    pub precision: Precision,
+    pub bias: bool,
+    pub positive_label: String,
+    pub negative_label: String,
+    /// How labels map to -1/+1: `model` (the --init model's), `positive`
+    /// (--positive) or `numeric` (-1, +1, 0, 1).
+    pub label_rule: &'static str,
+    pub init: Option<String>,
+    /// Features of the starting weights (0 from w = 0).
+    pub init_features: usize,
+    pub state: OnlineState,
+    pub examples: u64,
+    pub features: usize,
+    pub features_added: usize,
+    pub margin_threshold: Option<String>,
+    /// Updates (y w~.x~ <= tau), M of the theorem.
+    pub total_mistakes: u64,
+    /// Predictions, each made before learning from its example, that were
+    /// wrong.
+    pub wrong_predictions: u64,
+    pub prediction_accuracy: f64,
+    /// D = max ||x~|| over the examples seen.
+    pub radius: f64,
+    /// Whether a second pass was asked for (--report-bound).
+    pub report_bound: bool,
+    /// The second pass's examples and the right predictions of the final
+    /// weights among them (absent when it did not run).
+    pub second_pass_rows: Option<u64>,
+    pub second_pass_correct: Option<u64>,
+    /// gamma of the final weights over every example (second pass).
+    pub margin: Option<f64>,
+    pub mistake_bound: Option<f64>,
+    pub bound_holds: Option<bool>,
+    pub model: Option<String>,
+    pub snapshot: Option<String>,
+    pub snapshots: u64,
+    pub seconds: f64,
+    pub peak_memory_bytes: Option<u64>,
+}
+
+/// The human-readable summary.
+fn render(r: &OnlineReport) -> String {
+    let fmt_g = crate::text::fmt_g;
+    let mut s = String::new();
+    let mut line = |k: &str, v: String| s.push_str(&format!("{k:<11} {v}\n"));
+    line(
+        "data",
+        format!(
+            "{} ({}, {}, {})",
+            r.data,
+            r.format.name(),
+            r.precision,
+            if r.bias { "with bias" } else { "no bias" }
+        ),
+    );
+    let how = match r.label_rule {
+        "model" => " (the --init model's)",
+        "positive" => " (--positive: every other label is -1)",
+        _ => " (numeric labels: 1 is +1; 0 and -1 are -1)",
+    };
+    line(
+        "labels",
+        format!(
+            "+1 = \"{}\", -1 = \"{}\"{how}",
+            r.positive_label, r.negative_label
+        ),
+    );
+    line(
+        "start",
+        match &r.init {
+            Some(p) => format!("the weights of {p} ({} features)", r.init_features),
+            None => "w~ = 0".into(),
+        },
+    );
+    let why = match r.state {
+        OnlineState::Ended => "the input ended",
+        OnlineState::Interrupted => "interrupted",
+        OnlineState::Closed => "the reader of the predictions went away",
+        OnlineState::Running => "running",
+    };
+    line("examples", format!("{} ({why})", r.examples));
+    line(
+        "features",
+        format!("{} ({} beyond the start)", r.features, r.features_added),
+    );
+    let n = r.examples.max(1) as f64;
+    let rule = format!(
+        "y w~.x~ <= {}",
+        r.margin_threshold.as_deref().unwrap_or("0")
+    );
+    line(
+        "mistakes",
+        format!(
+            "M = {} ({:.2}% of examples): updates, where {rule}",
+            r.total_mistakes,
+            100.0 * r.total_mistakes as f64 / n
+        ),
+    );
+    line(
+        "predictions",
+        format!(
+            "{} of {} right ({:.2}%), each made before learning from its example",
+            r.examples - r.wrong_predictions,
+            r.examples,
+            100.0 * r.prediction_accuracy
+        ),
+    );
+    line(
+        "radius",
+        format!(
+            "D = max ||x~|| = {} over the examples seen",
+            fmt_g(r.radius)
+        ),
+    );
+    if r.report_bound {
+        match (r.second_pass_rows, r.margin) {
+            (None, _) => line(
+                "margin",
+                "not computed: the run stopped before the end of the input".into(),
             ),
-        );
-        let n = l.examples().max(1) as f64;
-        let rule = match &a.margin {
-            Some(t) => format!("y w~.x~ <= {}", t.text()),
-            None => "y w~.x~ <= 0".into(),
-        };
-        line(
-            "mistakes",
-            format!(
-                "M = {} ({:.2}% of examples): updates, where {rule}",
-                l.mistakes(),
-                100.0 * l.mistakes() as f64 / n
-            ),
-        );
-        line(
-            "predictions",
-            format!(
-                "{} of {} right ({:.2}%), each made before learning from its example",
-                l.examples() - l.wrong_predictions(),
-                l.examples(),
-                100.0 * self.prequential_accuracy()
-            ),
-        );
-        line(
-            "radius",
-            format!(
-                "D = max ||x~|| = {} over the examples seen",
-                crate::text::fmt_g(l.radius())
-            ),
-        );
-        if a.report_bound {
-            match &self.bound {
-                None => line(
-                    "margin",
-                    "not computed: the run stopped before the end of the input".into(),
-                ),
-                Some(Bound {
-                    margin: Some(g), ..
-                }) => {
-                    line(
-                        "margin",
-                        format!(
-                            "gamma = min y w~.x~ / ||w~|| = {} for the final weights over all {} examples (second pass)",
-                            crate::text::fmt_g(*g),
-                            l.examples()
-                        ),
-                    );
-                    let text = match self.mistake_bound() {
-                        None => "none: the run started from --init, and the theorem bounds runs \
-                                 that start from w~ = 0"
-                            .to_owned(),
-                        Some(b) => {
-                            let name = if self.tau_f64() == 0.0 {
-                                "(D/gamma)^2"
-                            } else {
-                                "(D^2 + 2 tau)/gamma^2"
-                            };
-                            let verdict = if l.mistakes() as f64
-                                <= b * (1.0 + crate::train::theory::BOUND_SLACK)
-                            {
-                                "the convergence theorem's bound holds"
-                            } else {
-                                "EXCEEDED (only possible through rounding)"
-                            };
-                            format!(
-                                "{name} = {}, and M = {} <= {}: {verdict}",
-                                crate::text::fmt_g(b),
-                                l.mistakes(),
-                                crate::text::fmt_g(b)
-                            )
-                        }
-                    };
-                    line("bound", text);
-                }
-                Some(Bound {
-                    margin: None,
-                    tally,
-                }) => line(
+            (Some(_), Some(g)) => {
+                line(
                     "margin",
                     format!(
-                        "none: the final weights do not separate the examples ({} of {} \
-                         predicted right, or one on the boundary), so the theorem gives no bound",
-                        tally.correct(),
-                        tally.rows()
+                        "gamma = min y w~.x~ / ||w~|| = {} for the final weights over all {} examples (second pass)",
+                        fmt_g(g),
+                        r.examples
                     ),
-                ),
+                );
+                let text = match r.mistake_bound {
+                    None => "none: the run started from --init, and the theorem bounds runs \
+                             that start from w~ = 0"
+                        .to_owned(),
+                    Some(b) => {
+                        let name = if r.margin_threshold.is_none() {
+                            "(D/gamma)^2"
+                        } else {
+                            "(D^2 + 2 tau)/gamma^2"
+                        };
+                        let verdict = if r.bound_holds == Some(true) {
+                            "the convergence theorem's bound holds"
+                        } else {
+                            "EXCEEDED (only possible through rounding)"
+                        };
+                        format!(
+                            "{name} = {}, and M = {} <= {}: {verdict}",
+                            fmt_g(b),
+                            r.total_mistakes,
+                            fmt_g(b)
+                        )
+                    }
+                };
+                line("bound", text);
             }
+            (Some(rows), None) => line(
+                "margin",
+                format!(
+                    "none: the final weights do not separate the examples ({} of {rows} \
+                     predicted right, or one on the boundary), so the theorem gives no bound",
+                    r.second_pass_correct.unwrap_or(0),
+                ),
+            ),
         }
-        let saved = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
-        line(
-            "model",
-            saved(&a.output).unwrap_or_else(|| "not saved (no -o)".into()),
-        );
-        if let Some(p) = saved(&a.snapshot) {
-            line(
-                "snapshot",
-                format!("{p} (written {} times)", self.snapshots),
-            );
-        }
-        line(
-            "time",
-            format!("{:.3} s", self.started.elapsed().as_secs_f64()),
-        );
-        line(
-            "memory",
-            crate::memory::describe(crate::memory::peak_rss_bytes()),
-        );
-        s
     }
+    line(
+        "model",
+        r.model
+            .clone()
+            .unwrap_or_else(|| "not saved (no -o)".into()),
+    );
+    if let Some(p) = &r.snapshot {
+        line("snapshot", format!("{p} (written {} times)", r.snapshots));
+    }
+    line("time", format!("{:.3} s", r.seconds));
+    line("memory", crate::memory::describe(r.peak_memory_bytes));
+    s
 }
 
 /// The name of a source in reports and model files.

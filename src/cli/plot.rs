@@ -28,7 +28,8 @@ Examples:
 The format comes from the extension of -o: .svg, .png, or .gif (trace only).
 Files are written atomically: a failed run leaves no partial picture.
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Draw a picture of a model, its training or its data (SVG, PNG or GIF).
 ///
@@ -55,8 +56,8 @@ pub enum PlotKind {
 #[derive(Args, Clone, Debug)]
 pub struct OutputArgs {
     /// The picture to write: FILE.svg or FILE.png (FILE.gif: an animation,
-    /// `trace` only). Written atomically: an existing file is only replaced
-    /// by a complete picture.
+    /// `trace` only); `-` writes SVG to standard output. Written atomically:
+    /// an existing file is only replaced by a complete picture.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
 
@@ -89,7 +90,8 @@ Examples:
   perceptron plot curve model.json -o curve.svg
   perceptron plot curve model.json -o curve.png --size 1000x600
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Mistakes per epoch of the run that trained MODEL, on a log scale.
 ///
@@ -114,7 +116,8 @@ Examples:
   perceptron plot margins model.json data/digits_3v5.csv -o margins.svg
   perceptron plot margins model.json test.csv -o test-margins.png
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// A histogram of the normalised margins y (w·x + b) / ||(w, b)|| of MODEL
 /// on DATA.
@@ -129,7 +132,8 @@ pub struct MarginsArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Labelled data (CSV or LIBSVM, optionally .gz) in the model's layout.
+    /// Labelled data (CSV or LIBSVM, optionally .gz; `-` reads standard
+    /// input) in the model's layout.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -148,7 +152,8 @@ Examples:
 See also `perceptron plot bias DATA`: the same picture for DATA trained
 without and with the bias, side by side.
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// The rows of DATA coloured by label, with MODEL's boundary w·x + b = 0,
 /// its normal vector w and the margin band.
@@ -167,7 +172,8 @@ pub struct BoundaryArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Labelled data (CSV or LIBSVM, optionally .gz) in the model's layout.
+    /// Labelled data (CSV or LIBSVM, optionally .gz; `-` reads standard
+    /// input) in the model's layout.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -183,7 +189,8 @@ Examples:
   perceptron plot bias data/iris_petals.csv -o bias.svg
   perceptron plot bias points.csv -o bias.png --max-epochs 200
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// The boundary picture of DATA trained without the bias and with it, side
 /// by side: why the perceptron needs a bias.
@@ -196,7 +203,8 @@ Exit status: 0 success; 1 error; 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = BIAS_EXAMPLES)]
 pub struct BiasArgs {
-    /// Labelled data file (CSV or LIBSVM, optionally .gz).
+    /// Labelled data file (CSV or LIBSVM, optionally .gz; `-` reads standard
+    /// input).
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -225,7 +233,8 @@ Examples:
   perceptron plot trace data/iris_petals.csv -o trace.gif --max-frames 30
   perceptron plot trace points.csv -o trace.png --precision f64 --no-bias
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// The updates of a real training run on 2-D data: small multiples, or an
 /// animated GIF with -o FILE.gif.
@@ -240,7 +249,8 @@ Exit status: 0 success; 1 error; 2 bad command line.";
 #[derive(Args, Debug)]
 #[command(after_help = TRACE_EXAMPLES)]
 pub struct TraceArgs {
-    /// Labelled data file with two features (CSV or LIBSVM, optionally .gz).
+    /// Labelled data file with two features (CSV or LIBSVM, optionally .gz;
+    /// `-` reads standard input).
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -331,13 +341,7 @@ fn labelled<F: Real>(
     data_path: &Path,
     data_args: &DataArgs,
 ) -> Result<(crate::data::Features<F>, Vec<i8>)> {
-    let raw = load_for_model(
-        model.feature_count(),
-        model_path,
-        &model.training,
-        data_path,
-        &data_args.load_options(None),
-    )?;
+    let raw = load_for_model(model, model_path, data_path, &data_args.load_options(None))?;
     // A binary model's class 1 is its +1 class.
     let classes = true_classes(model, model_path, &raw, data_path)?;
     let labels = raw
@@ -345,7 +349,8 @@ fn labelled<F: Real>(
         .iter()
         .map(|&c| if classes[c as usize] == 1 { 1 } else { -1 })
         .collect();
-    Ok((raw.features, labels))
+    // The weights read scaled features (`train --scale`).
+    Ok((model.input(raw.features)?, labels))
 }
 
 /// `margins` and `boundary` draw one hyperplane: `model`, when it is binary.
@@ -370,7 +375,7 @@ fn margins<F: Real>(a: &MarginsArgs, model: &Model<F>) -> Result<()> {
         &features,
         &labels,
         &a.model.display().to_string(),
-        &a.data.display().to_string(),
+        &crate::data::source::name(&a.data).display().to_string(),
     )
     .ok_or_else(|| {
         Error::model(
@@ -388,7 +393,7 @@ fn boundary<F: Real>(a: &BoundaryArgs, model: &Model<F>) -> Result<()> {
         &features,
         &labels,
         &a.model.display().to_string(),
-        &a.data.display().to_string(),
+        &crate::data::source::name(&a.data).display().to_string(),
     )?;
     plot::save(&figure, &a.out.output, a.out.size)
 }
@@ -405,6 +410,7 @@ fn bias<F: Real>(a: &BiasArgs) -> Result<()> {
     a.out.check(false)?;
     let opts = a.data_args.load_options(a.positive.clone());
     let data: Dataset<F> = data::load(&a.data, &opts)?;
+    super::args::warn_csv_options(&opts, data.format, &a.data);
     let figure = plot::boundary::Boundary::compare_bias(&data, a.max_epochs)?;
     plot::save(&figure, &a.out.output, a.out.size)
 }
@@ -417,6 +423,7 @@ fn trace<F: Real>(a: &TraceArgs) -> Result<()> {
     let format = a.out.check(true)?;
     let opts = a.data_args.load_options(a.positive.clone());
     let mut data: Dataset<F> = data::load(&a.data, &opts)?;
+    super::args::warn_csv_options(&opts, data.format, &a.data);
     let seed = if a.shuffle { a.seed } else { None };
     let order = seed.map(|s| train::shuffle::permutation(data.rows(), s));
     if let Some(order) = &order {
@@ -446,6 +453,11 @@ pub fn training_pictures<F: Real>(
         None,
     )?;
     let mut written = vec![curve_path];
+    // The margins picture is of one perceptron; a one-vs-rest run's curve
+    // shows every class.
+    if model.heads() > 1 {
+        return Ok(written);
+    }
     if let Some(figure) = plot::margins::Margins::compute(
         model,
         &data.features,

@@ -10,7 +10,7 @@ use super::stdout::write_stdout;
 use crate::data::{self, Format, LabelColumn, LoadOptions, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
-use crate::model::{self, AnyModel, DataLayout, Model, TrainingInfo};
+use crate::model::{self, AnyModel, DataLayout, Fitted, Model, TrainingInfo};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -26,10 +26,16 @@ says otherwise) or a label token (LIBSVM) on every row, although its values
 are ignored and need not be labels the model knows. With --unlabeled the rows
 have no label: every CSV column is a feature, and a LIBSVM line may start
 with its first index:value (a first token without `:` is still taken for a
-label and ignored). Rows may have fewer features than the model (the missing
-ones count as zero), never more.
+label and ignored).
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+CSV rows must have the model's columns. When the model was trained with a
+header and the data has one, the names must be the model's: columns in
+another order are matched by name (with a note), and a name that either
+lacks is an error naming it. LIBSVM and .pbin rows may have fewer features
+than the model (the missing ones count as zero), never more.
+
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Predict the class of every row of a data file with a saved model.
 ///
@@ -45,8 +51,8 @@ pub struct PredictArgs {
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
 
-    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin), in the layout the model was
-    /// trained on. Its labels are read but ignored; see --unlabeled for data without them.
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-` reads
+    /// standard input), in the layout the model was trained on. Its labels are read but ignored; see --unlabeled for data without them.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
@@ -57,14 +63,18 @@ pub struct PredictArgs {
     pub unlabeled: bool,
 
     /// Write the predictions to this file instead of stdout. Written
-    /// atomically: an existing file is only replaced by the complete output.
+    /// atomically: an existing file is only replaced by the complete output
+    /// (a pipe, `/dev/stdout` or `-` is written directly).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
     /// Print `label<TAB>score` on each line, where score = w·x + b in the
     /// model's precision, written as the shortest decimal that reads back to
-    /// the same bits. Scores are always computed on the host with the
-    /// reference arithmetic, whatever --backend says.
+    /// the same bits; a one-vs-rest model prints one score per class. A
+    /// first line names the columns: `predicted`, then the class each score
+    /// is for (a binary model's score is its +1 class's). Scores are always
+    /// computed on the host with the reference arithmetic, whatever
+    /// --backend says.
     #[arg(long)]
     pub scores: bool,
 
@@ -120,17 +130,21 @@ fn options_for_model(
 }
 
 /// Reads `path` for the model at `model_path` in the model's precision (see
-/// [`options_for_model`] for the label column) and checks that its rows fit
-/// the model: no more feature columns than the model has weights (`want`).
+/// [`options_for_model`] for the label column) and fits its columns to the
+/// model's features ([`Model::fit_columns`]): CSV data must have the
+/// model's columns (matched by name when both have a header), other data
+/// may have fewer features, never more.
 pub(crate) fn load_for_model<F: Real>(
-    want: usize,
+    model: &Model<F>,
     model_path: &Path,
-    training: &TrainingInfo,
     path: &Path,
     opts: &LoadOptions,
 ) -> Result<RawData<F>> {
-    let opts = options_for_model(opts, training, model_path);
+    let given = opts;
+    let opts = options_for_model(opts, &model.training, model_path);
     let raw = data::load_raw::<F>(path, &opts)?;
+    super::args::warn_csv_options(given, raw.format, path);
+    let path = data::source::name(path);
     if opts.label_column_from.is_some()
         && let Some(csv) = &raw.csv
         && let Some(k) = csv.label_column
@@ -148,61 +162,46 @@ pub(crate) fn load_for_model<F: Real>(
             model_path.display()
         );
     }
-    let cols = raw.features.cols();
-    if cols > want {
-        return Err(Error::model(
-            model_path,
-            format!(
-                "has {want} features but {} has {cols} feature columns; the model was \
-                 trained on other data (rows may have fewer features than the model, never more)",
-                path.display()
-            ),
-        ));
-    }
-    Ok(raw)
-}
-
-/// Warns when a CSV file read with a label column has exactly as many
-/// columns as the model has features: the "label" is then most likely the
-/// first feature of unlabeled rows, and every prediction would be off.
-fn warn_if_unlabeled<F>(raw: &RawData<F>, features: usize, data: &Path) {
-    let Some(csv) = &raw.csv else { return };
-    let Some(label) = csv.label_column else {
-        return;
-    };
-    if csv.columns == features {
+    let (raw, fitted) = model.fit_columns(raw).map_err(|mismatch| Error::Columns {
+        model: model_path.to_path_buf(),
+        data: path.to_path_buf(),
+        mismatch,
+    })?;
+    if fitted == Fitted::ReorderedByName {
         eprintln!(
-            "perceptron: warning: {} has {} columns, as many as the model has features, but \
-             column {label} was read as the label: the file may have no label column; if so, \
-             pass --unlabeled",
-            data.display(),
-            csv.columns
+            "perceptron: note: the columns of {} are the features of {} in another order; \
+             they are matched by name",
+            path.display(),
+            model_path.display()
         );
     }
+    Ok(raw)
 }
 
 /// One line per row: the predicted class; with `--scores`, then every
 /// head's score in the model's order (one for a binary model).
 fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> Result<i32> {
-    let raw = load_for_model(
-        model.feature_count(),
-        &args.model,
-        &model.training,
-        &args.data,
-        opts,
-    )?;
-    warn_if_unlabeled(&raw, model.feature_count(), &args.data);
+    let raw = load_for_model(model, &args.model, &args.data, opts)?;
     let names = model.class_names();
     // Without scores only the classes are needed, which any backend
     // certifies; scores need the reference arithmetic on every row.
     let mut raw = raw;
     let classes = if args.scores {
+        // The scores are the weights' dot with the rows they read: scaled
+        // ones, for a model trained with --scale.
+        raw.features = model.input(std::mem::replace(
+            &mut raw.features,
+            crate::data::Features::empty(),
+        ))?;
         None
     } else {
         Some(certified_classes(model, &mut raw.features, &args.backend)?)
     };
     let write = |out: &mut dyn Write| -> io::Result<()> {
         let mut scores = Vec::with_capacity(model.heads());
+        if classes.is_none() {
+            writeln!(out, "{}", scores_header(model))?;
+        }
         for i in 0..raw.features.rows() {
             if let Some(classes) = &classes {
                 writeln!(out, "{}", names[classes[i]])?;
@@ -222,6 +221,24 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
         None => write_stdout(write)?,
     }
     Ok(exit::SUCCESS)
+}
+
+/// The first line of `--scores`: `predicted`, then the class of each score
+/// column (a binary model's one score is its +1 class's), tab-separated.
+fn scores_header<F: Real>(model: &Model<F>) -> String {
+    let names = model.class_names();
+    let scored: &[&str] = if model.heads() == 1 {
+        &names[1..]
+    } else {
+        &names
+    };
+    // A tab inside a class name would shift the columns.
+    let mut line = "predicted".to_owned();
+    for n in scored {
+        line.push('\t');
+        line.push_str(&n.replace('\t', " "));
+    }
+    line
 }
 
 /// Every row's class (an index into the model's class names), by the

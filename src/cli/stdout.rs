@@ -5,22 +5,37 @@
 //! that says whether training converged. Here a closed pipe means the reader
 //! has gone away: the output ends quietly. Any other failure is an error
 //! naming `<stdout>`.
+//!
+//! Every command prints its summary (text or `--json`) on stdout, unless one
+//! of its outputs goes there (`-o -`, `--predictions`): the summary then
+//! goes to stderr, so that stdout holds only the output.
 
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Writes to stdout, buffered. A closed pipe (`perceptron predict ... | head`)
 /// ends the output quietly rather than as an error.
 pub fn write_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    match write(&mut out).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Error::io(Path::new("<stdout>"), "cannot write output", e)),
+    crate::output::write_stdout(write)
+}
+
+/// Prints a command's summary `text` (ending in a newline): on stdout, or on
+/// stderr when `stdout_taken` (an output of the command goes to stdout).
+pub fn print_summary(text: &str, stdout_taken: bool) -> Result<()> {
+    if !stdout_taken {
+        return print(text);
     }
+    let mut err = io::stderr().lock();
+    // A summary that cannot reach stderr has nowhere else to go.
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+    Ok(())
+}
+
+/// Whether any of `outputs` is standard output (`-` or `/dev/stdout`).
+pub fn any_stdout<'a>(outputs: impl IntoIterator<Item = Option<&'a Path>>) -> bool {
+    outputs.into_iter().flatten().any(crate::output::is_stdout)
 }
 
 /// Prints `text` as it is (no newline added).

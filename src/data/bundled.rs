@@ -6,6 +6,8 @@ use std::path::Path;
 use crate::error::Result;
 use crate::float::Real;
 
+use super::blocks::{Reading, Text};
+use super::csv;
 use super::dataset::Dataset;
 use super::options::LoadOptions;
 use super::raw::RawData;
@@ -28,7 +30,13 @@ pub fn digits_3v5<F: Real>(opts: &LoadOptions) -> Result<Dataset<F>> {
 pub fn raw_digits_3v5<F: Real>(opts: &LoadOptions) -> Result<(RawData<F>, std::path::PathBuf)> {
     let path = Path::new(NAME);
     Ok((
-        super::csv::parse(DIGITS_3V5_CSV.as_bytes(), path, opts)?,
+        csv::parse_text(
+            Text::bytes(DIGITS_3V5_CSV.as_bytes()),
+            path,
+            opts,
+            None,
+            Reading::default(),
+        )?,
         path.to_path_buf(),
     ))
 }

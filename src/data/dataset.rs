@@ -56,7 +56,10 @@ impl<F: Real> Dataset<F> {
     /// Maps raw labels with the rules of [`labels::decide`].
     pub fn from_raw(raw: RawData<F>, source: &Path, positive: Option<&str>) -> Result<Self> {
         let (label_map, signs) =
-            labels::decide(&raw.table, positive).map_err(|e| Error::data(source, e.to_string()))?;
+            labels::decide(&raw.table, positive).map_err(|rule| Error::Labels {
+                path: source.to_path_buf(),
+                rule,
+            })?;
         let labels = raw.class_ids.iter().map(|&c| signs[c as usize]).collect();
         Ok(Dataset {
             features: raw.features,
@@ -92,10 +95,11 @@ impl<F: Real> Dataset<F> {
     }
 
     /// Keeps every label value as its own class, for one-vs-rest training:
-    /// `class_ids` indexes `classes` (in order of first appearance) and the
-    /// -1/+1 `labels` stay empty.
+    /// `class_ids` indexes `classes`, which are in scikit-learn's order
+    /// ([`LabelTable::sorted`](super::LabelTable::sorted): numbers by value,
+    /// else text by bytes), and the -1/+1 `labels` stay empty.
     pub fn from_raw_classes(raw: RawData<F>, source: &Path) -> Result<Self> {
-        let classes = raw.table.classes().to_vec();
+        let (classes, new_id) = raw.table.sorted();
         if classes.len() < 2 {
             return Err(Error::data(
                 source,
@@ -113,7 +117,7 @@ impl<F: Real> Dataset<F> {
                 negative: None,
             },
             classes,
-            class_ids: raw.class_ids,
+            class_ids: raw.class_ids.iter().map(|&c| new_id[c as usize]).collect(),
             source: source.to_path_buf(),
             format: raw.format,
             facts: FactsCache::default(),

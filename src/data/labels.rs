@@ -62,6 +62,23 @@ pub struct LabelTable {
     index: HashMap<Key, u32>,
 }
 
+/// How many recent labels [`LabelTable::intern_recent`] remembers.
+const RECENT: usize = 4;
+
+/// The last few labels interned and their class ids.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Recent {
+    seen: Vec<(Vec<u8>, u32)>,
+}
+
+impl Recent {
+    /// Whether `text` is among the labels remembered.
+    #[inline]
+    pub(crate) fn contains(&self, text: &[u8]) -> bool {
+        self.seen.iter().any(|(t, _)| t.as_slice() == text)
+    }
+}
+
 impl LabelTable {
     /// Returns the class id of `text`, found on line `line`, adding it if
     /// new; `None` once more than [`MAX_DISTINCT_LABELS`] values have been seen.
@@ -85,16 +102,13 @@ impl LabelTable {
         Some(id)
     }
 
-    /// Rebuilds a table from its label texts in class-id order and the row
-    /// count of each class (as a binary data file stores them; there are no
-    /// lines, so `first_line` is 0). Fails with
-    /// `(earlier, later)` class ids when two texts are the same label (say
-    /// `1` and `1.0`).
-    /// Adds the labels of `later`, a table of rows that follow this one's:
-    /// their counts, and the ones not seen yet in `later`'s order. Returns
-    /// each of `later`'s class ids as an id of this table, or `None`, with
-    /// nothing added, when the labels would exceed [`MAX_DISTINCT_LABELS`].
-    pub fn absorb(&mut self, later: &LabelTable) -> Option<Vec<u32>> {
+    /// Adds the labels of `later`, a table of rows that follow this one's
+    /// after `lines_before` lines of the file (`later` numbers its lines
+    /// from 1): their counts, and the ones not seen yet in `later`'s order.
+    /// Returns each of `later`'s class ids as an id of this table, or
+    /// `None`, with nothing added, when the labels would exceed
+    /// [`MAX_DISTINCT_LABELS`].
+    pub fn absorb(&mut self, later: &LabelTable, lines_before: u64) -> Option<Vec<u32>> {
         let keys: Vec<Key> = later.classes.iter().map(|c| key_of(&c.text).0).collect();
         let new = keys.iter().filter(|k| !self.index.contains_key(k)).count();
         if self.classes.len() + new > MAX_DISTINCT_LABELS {
@@ -110,7 +124,10 @@ impl LabelTable {
                 }
                 None => {
                     let id = self.classes.len() as u32;
-                    self.classes.push(class.clone());
+                    self.classes.push(ClassLabel {
+                        first_line: class.first_line + lines_before,
+                        ..class.clone()
+                    });
                     self.index.insert(key, id);
                     id
                 }
@@ -119,6 +136,34 @@ impl LabelTable {
         Some(ids)
     }
 
+    /// [`LabelTable::intern`] for a label given as bytes, through `recent`:
+    /// a label among the last few seen costs a comparison. `None` when the
+    /// bytes are not UTF-8 or the table is full (the caller then reads the
+    /// line the slow way, which says so).
+    #[inline]
+    pub(crate) fn intern_recent(
+        &mut self,
+        text: &[u8],
+        line: u64,
+        recent: &mut Recent,
+    ) -> Option<u32> {
+        if let Some(&(_, id)) = recent.seen.iter().find(|(t, _)| t.as_slice() == text) {
+            self.classes[id as usize].count += 1;
+            return Some(id);
+        }
+        let id = self.intern(std::str::from_utf8(text).ok()?, line)?;
+        if recent.seen.len() == RECENT {
+            recent.seen.remove(0);
+        }
+        recent.seen.push((text.to_vec(), id));
+        Some(id)
+    }
+
+    /// Rebuilds a table from its label texts in class-id order and the row
+    /// count of each class (as a binary data file stores them; there are no
+    /// lines, so `first_line` is 0). Fails with
+    /// `(earlier, later)` class ids when two texts are the same label (say
+    /// `1` and `1.0`).
     pub(crate) fn from_parts(texts: Vec<String>, counts: &[u64]) -> Result<Self, (usize, usize)> {
         let mut table = LabelTable::default();
         for (id, (text, &count)) in texts.into_iter().zip(counts).enumerate() {
@@ -160,6 +205,39 @@ impl LabelTable {
     /// The class id of a label text, if it was seen.
     pub fn find(&self, text: &str) -> Option<u32> {
         self.index.get(&key_of(text).0).copied()
+    }
+
+    /// The classes in scikit-learn's order (`numpy.unique`'s): by value
+    /// when every label is a number, else by text (byte order, which is
+    /// Unicode's), and for each class id of this table its index in that
+    /// order. One-vs-rest models list their classes so, whatever order the
+    /// file shows them in.
+    pub fn sorted(&self) -> (Vec<ClassLabel>, Vec<u32>) {
+        let numeric = self.classes.iter().all(|c| c.number.is_some());
+        let mut order: Vec<usize> = (0..self.classes.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (&self.classes[a], &self.classes[b]);
+            match (numeric, x.number, y.number) {
+                (true, Some(u), Some(v)) => u.total_cmp(&v),
+                _ => x.text.cmp(&y.text),
+            }
+        });
+        let mut new_id = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old] = new as u32;
+        }
+        let classes = order.iter().map(|&k| self.classes[k].clone()).collect();
+        (classes, new_id)
+    }
+
+    /// The line of the first row when its label looks like a header's name
+    /// read as data: text seen only there, while every other label (two or
+    /// more) is a number.
+    pub fn suspect_header(&self) -> Option<u64> {
+        let (first, rest) = self.classes.split_first()?;
+        let lone_text = first.number.is_none() && first.count == 1 && first.first_line > 0;
+        (lone_text && rest.len() >= 2 && rest.iter().all(|c| c.number.is_some()))
+            .then_some(first.first_line)
     }
 
     /// A human list such as `"3" (182 rows), "5" (183 rows)`, of the first
@@ -221,35 +299,30 @@ impl LabelMap {
     }
 }
 
-/// Why the labels of a file cannot be mapped to two classes.
-#[derive(Clone, Debug, PartialEq)]
+/// Why the labels of a file cannot be mapped to two classes. Front ends
+/// say how to choose (the CLI names its flags); `found` lists the labels
+/// ([`LabelTable::describe`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LabelRuleError {
+    #[error("no data rows: the file is empty or holds only comments")]
     NoRows,
+    #[error("only one label value ({0}); a perceptron needs two classes")]
     SingleClass(String),
-    TooManyClasses(String),
+    /// More than two values and no +1 class chosen: choose one (that class
+    /// against the rest), or train one-vs-rest. `header_line`: the first
+    /// row's label is text seen once among numbers, so that line may be a
+    /// header read as data (see [`LabelTable::suspect_header`]).
+    #[error(
+        "more than two label values ({found}); {}choose the +1 class (that class against the rest), or train one perceptron per class (one-vs-rest)",
+        .header_line.map(|n| format!("line {n} may be a header read as data; otherwise ")).unwrap_or_default()
+    )]
+    TooManyClasses {
+        found: String,
+        header_line: Option<u64>,
+    },
+    /// The chosen +1 class is not a label of the file.
+    #[error("the +1 label \"{wanted}\" is not a label in this file; labels found: {found}")]
     UnknownPositive { wanted: String, found: String },
-}
-
-impl std::fmt::Display for LabelRuleError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LabelRuleError::NoRows => {
-                write!(f, "no data rows: the file is empty or holds only comments")
-            }
-            LabelRuleError::SingleClass(found) => write!(
-                f,
-                "only one label value ({found}); a perceptron needs two classes"
-            ),
-            LabelRuleError::TooManyClasses(found) => write!(
-                f,
-                "more than two label values ({found}); choose the +1 class with --positive LABEL (one-vs-rest)"
-            ),
-            LabelRuleError::UnknownPositive { wanted, found } => write!(
-                f,
-                "--positive \"{wanted}\" is not a label in this file; labels found: {found}"
-            ),
-        }
-    }
 }
 
 /// Decides the -1/+1 mapping and returns it with the sign of every class id.
@@ -308,7 +381,10 @@ pub fn decide(
                 signs,
             ))
         }
-        _ => Err(LabelRuleError::TooManyClasses(table.describe())),
+        _ => Err(LabelRuleError::TooManyClasses {
+            found: table.describe(),
+            header_line: table.suspect_header(),
+        }),
     }
 }
 
@@ -364,8 +440,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("--positive") && e.contains("\"c\" (1 row)"),
-            "{e}"
+            e.contains("one-vs-rest") && e.contains("\"c\" (1 row)") && !e.contains("--"),
+            "the library names no flag: {e}"
         );
         let e = decide(&table(&["a", "b"]), Some("z"))
             .unwrap_err()
@@ -384,10 +460,38 @@ mod tests {
         assert_eq!(t.describe(), format!("{}, and 130 more", listed.join(", ")));
         let e = decide(&t, None).unwrap_err().to_string();
         assert!(e.len() < 600, "{e}");
+        assert_eq!(t.suspect_header(), None);
         assert_eq!(
             table(&["a", "b"]).describe(),
             "\"a\" (1 row), \"b\" (1 row)"
         );
+    }
+
+    #[test]
+    fn classes_sort_as_scikit_learn_sorts_them() {
+        let texts =
+            |t: &LabelTable| -> Vec<String> { t.sorted().0.into_iter().map(|c| c.text).collect() };
+        // Numbers by value (10 after 9, -1 first), whatever the spelling.
+        let t = table(&["10", "9", "+1", "-1", "1.0"]);
+        assert_eq!(texts(&t), ["-1", "+1", "9", "10"]);
+        assert_eq!(t.sorted().1, [3, 2, 1, 0]);
+        // Text by bytes: capitals first, then "10" < "9" as text.
+        let t = table(&["b", "a", "B", "10", "9"]);
+        assert_eq!(texts(&t), ["10", "9", "B", "a", "b"]);
+    }
+
+    #[test]
+    fn a_lone_text_label_first_among_numbers_may_be_a_header() {
+        let t = table(&["y", "1", "0", "-1", "1"]);
+        assert_eq!(t.suspect_header(), Some(1));
+        let e = decide(&t, None).unwrap_err().to_string();
+        assert!(
+            e.contains("; line 1 may be a header read as data; otherwise"),
+            "{e}"
+        );
+        assert_eq!(table(&["y", "1", "0", "y"]).suspect_header(), None);
+        assert_eq!(table(&["1", "y", "0"]).suspect_header(), None);
+        assert_eq!(table(&["y", "a", "0"]).suspect_header(), None);
     }
 
     #[test]

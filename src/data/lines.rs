@@ -23,6 +23,8 @@ pub(crate) struct LineReader<'p, R> {
     buf: Vec<u8>,
     line: u64,
     max_bytes: usize,
+    /// The line whose byte-order mark is stripped (0: none).
+    bom_line: u64,
 }
 
 impl<'p, R: BufRead> LineReader<'p, R> {
@@ -38,6 +40,7 @@ impl<'p, R: BufRead> LineReader<'p, R> {
             buf: Vec::new(),
             line: 0,
             max_bytes,
+            bom_line: 1,
         }
     }
 
@@ -45,9 +48,47 @@ impl<'p, R: BufRead> LineReader<'p, R> {
     /// of the file read on its own): lines are numbered from `before + 1`,
     /// and only a file's first line has a byte-order mark.
     pub fn after_line(reader: R, path: &'p Path, before: u64) -> Self {
-        let mut r = Self::new(reader, path);
-        r.line = before;
-        r
+        Self::resume(reader, path, before, MAX_LINE_BYTES, before == 0)
+    }
+
+    /// A reader of lines that follow `lines_before` lines already read;
+    /// `at_start`: these are the first bytes of the file, whose first line
+    /// may start with a byte-order mark.
+    pub fn resume(
+        reader: R,
+        path: &'p Path,
+        lines_before: u64,
+        max_bytes: usize,
+        at_start: bool,
+    ) -> Self {
+        LineReader {
+            reader,
+            path,
+            buf: Vec::new(),
+            line: lines_before,
+            max_bytes,
+            bom_line: if at_start { lines_before + 1 } else { 0 },
+        }
+    }
+
+    /// The lines read so far (the number of the last one).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// The file's name, for messages.
+    pub fn path(&self) -> &'p Path {
+        self.path
+    }
+
+    /// The longest line accepted, in bytes.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    /// The reader, positioned after the last line read.
+    pub fn into_reader(self) -> R {
+        self.reader
     }
 
     /// The next line without its line ending, with its 1-based number;
@@ -105,7 +146,7 @@ impl<'p, R: BufRead> LineReader<'p, R> {
             self.buf.pop();
         }
         let mut bytes = &self.buf[..];
-        if self.line == 1 {
+        if self.line == self.bom_line {
             bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
         }
         match std::str::from_utf8(bytes) {

@@ -259,6 +259,47 @@ impl<F: Real> Features<F> {
             }
         }
     }
+
+    /// The columns reordered so that new column `j` is old column
+    /// `order[j]` (`order` a permutation of the columns).
+    pub fn with_columns(&self, order: &[usize]) -> Features<F> {
+        match self {
+            Features::Dense(m) => {
+                let mut values = Vec::with_capacity(m.values.len());
+                for row in m.values.chunks_exact(m.cols.max(1)).take(m.rows) {
+                    values.extend(order.iter().map(|&k| row[k]));
+                }
+                Features::Dense(DenseMatrix {
+                    rows: m.rows,
+                    cols: order.len(),
+                    values: values.into(),
+                })
+            }
+            Features::Sparse(m) => {
+                let mut new_index = vec![0u32; m.cols];
+                for (j, &k) in order.iter().enumerate() {
+                    new_index[k] = j as u32;
+                }
+                let mut indices = Vec::with_capacity(m.indices.len());
+                let mut values = Vec::with_capacity(m.values.len());
+                let mut entries = Vec::new();
+                for i in 0..m.rows() {
+                    let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
+                    entries.clear();
+                    entries.extend((a..b).map(|e| (new_index[m.indices[e] as usize], m.values[e])));
+                    entries.sort_unstable_by_key(|&(k, _)| k);
+                    indices.extend(entries.iter().map(|&(k, _)| k));
+                    values.extend(entries.iter().map(|&(_, v)| v));
+                }
+                Features::Sparse(CsrMatrix {
+                    cols: order.len(),
+                    row_ptr: m.row_ptr.clone(),
+                    indices: indices.into(),
+                    values: values.into(),
+                })
+            }
+        }
+    }
 }
 
 /// Asks the processor to start loading `bytes` bytes from `p` into its

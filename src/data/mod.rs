@@ -14,8 +14,9 @@
 //! shared files, and only this file, [`format`](mod@format),
 //! [`write`](mod@write) and [`stream`] use the formats.
 
+pub mod arrays;
 pub mod binary;
-mod blocks;
+pub mod blocks;
 pub mod bundled;
 pub mod csv;
 pub mod dataset;
@@ -27,10 +28,12 @@ pub mod libsvm;
 pub mod lines;
 pub mod matrix;
 pub mod message;
+pub mod npy;
 pub mod number;
 pub mod options;
 pub mod part;
 pub mod raw;
+pub mod scaling;
 pub mod shards;
 pub mod source;
 pub mod stats;
@@ -43,6 +46,9 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::float::Real;
 
+use blocks::{Reading, Text};
+use source::Content;
+
 pub use dataset::{Dataset, FactsCache};
 pub use facts::RowFacts;
 pub use labels::{ClassLabel, LabelMap, LabelTable};
@@ -50,36 +56,71 @@ pub use lines::MAX_LINE_BYTES;
 pub use matrix::{CsrMatrix, DenseMatrix, Features, MAX_FEATURE_INDEX, Row};
 pub use options::{Format, HeaderMode, LabelColumn, LoadOptions, NO_LABEL};
 pub use raw::{CsvInfo, RawData};
+pub use scaling::{ScaleKind, Scaling};
 pub use storage::Storage;
 
-/// Reads a data file without mapping its labels.
+/// Reads a data file (standard input for `-`) without mapping its labels.
+/// Messages name standard input `<stdin>` (see [`source::name`]).
 pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
-    let input = source::open(path)?;
+    let mut input = source::open(path)?;
+    let stdin = source::is_stdin(path);
+    let path = source::name(path);
+    // `<stdin>` has no extension: its format comes from the content.
     let format = match opts.format {
         Some(f) => f,
-        None => format::infer_format(path, &input.head)?,
+        None => match format::infer_format(path, &input.head) {
+            // A delimiter given says the file is delimited text, also when
+            // its lines tell nothing (`1 2 3` with `--delimiter whitespace`).
+            Err(_) if opts.delimiter.is_some() => Format::Csv,
+            inferred => inferred?,
+        },
     };
+    let size_hint = input.size_hint;
+    let text = match &mut input.content {
+        Content::Mapped(map) => Text::mapped(map),
+        Content::Reader(reader) => Text::reader(reader),
+    };
+    let reading = Reading::default();
     match format {
-        Format::Csv => csv::parse_sized(input.reader, path, opts, input.size_hint),
-        Format::Libsvm => {
-            libsvm::parse_options(input.reader, path, opts.unlabeled, input.size_hint)
-        }
+        Format::Csv => csv::parse_text(text, path, opts, size_hint, reading),
+        Format::Libsvm => libsvm::parse_text(text, path, opts.unlabeled, size_hint, reading),
         Format::Binary if input.gzip => Err(Error::data(
             path,
             "gzip-compressed binary (.pbin) files are not supported; decompress it \
              first (for example with gunzip)",
         )),
+        Format::Binary if stdin => Err(Error::data(
+            path,
+            "binary (.pbin) data cannot be read from standard input (it is read in place, \
+             not parsed); give the file's path",
+        )),
         Format::Binary => {
+            drop(text);
             drop(input);
             binary::read(path)
+        }
+        Format::Npy if input.gzip => Err(Error::data(
+            path,
+            "gzip-compressed .npy files are not supported; decompress it first (for example \
+             with gunzip)",
+        )),
+        Format::Npy if stdin => Err(Error::data(
+            path,
+            ".npy data cannot be read from standard input (its size is checked against the \
+             file's before anything is read); give the file's path",
+        )),
+        Format::Npy => {
+            drop(text);
+            drop(input);
+            npy::read(path, opts)
         }
     }
 }
 
-/// Reads a data file and maps its labels to -1/+1.
+/// Reads a data file (standard input for `-`) and maps its labels to -1/+1.
 pub fn load<F: Real>(path: &Path, opts: &LoadOptions) -> Result<Dataset<F>> {
     let raw = load_raw(path, opts)?;
-    Dataset::from_raw(raw, path, opts.positive.as_deref())
+    Dataset::from_raw(raw, source::name(path), opts.positive.as_deref())
 }
 
 #[cfg(test)]

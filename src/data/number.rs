@@ -38,6 +38,207 @@ pub(crate) fn parse_value<F: Real>(
     }
 }
 
+/// The value of `text` when it is a plain decimal number that [`parse_value`]
+/// accepts: `[+-]digits[.digits][(e|E)[+-]digits]`, at least one mantissa
+/// digit, ASCII only, finite in `F`. `None` for anything else (a name, an
+/// empty field, infinity, `nan`, an overflow, a stray byte): the caller then
+/// reads the text the slow way, which says what is wrong.
+///
+/// The value is the same, bit for bit, as [`parse_value`]'s: both round the
+/// decimal's exact value once to the nearest `F` (ties to even). Integers of
+/// at most 19 digits are converted by a cast from `u64` (which rounds so);
+/// decimals whose digits and power of ten are both exact in f64 take one
+/// correctly rounded multiplication or division ([`clinger`]); the rest go
+/// to an Eisel-Lemire parser with an exact fallback (`fast-float2`).
+#[cfg(test)]
+pub(crate) fn parse_fast<F: Real>(text: &[u8]) -> Option<F> {
+    match parse_prefix::<F>(text) {
+        Some((v, n)) if n == text.len() => Some(v),
+        _ => None,
+    }
+}
+
+/// The number at the start of `text` (see [`parse_fast`]) and the bytes it
+/// takes; the caller checks that what follows ends the field.
+#[inline(always)]
+pub(crate) fn parse_prefix<F: Real>(text: &[u8]) -> Option<(F, usize)> {
+    let mut i = 0;
+    let negative = match text.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let start = i;
+    // Mantissa digits (exact while there are at most 19), the point and
+    // the exponent, in one pass.
+    let mut w: u64 = 0;
+    i = digits_into(text, i, &mut w);
+    let mut digits = i - start;
+    let integer_end = i;
+    let mut scale: i64 = 0;
+    if text.get(i) == Some(&b'.') {
+        i += 1;
+        let frac = i;
+        i = digits_into(text, i, &mut w);
+        scale = (i - frac) as i64;
+        digits += i - frac;
+    } else if digits > 0 && digits <= 19 && !matches!(text.get(i), Some(b'e' | b'E')) {
+        return Some((integer_value(negative, w), integer_end));
+    }
+    if digits == 0 {
+        return None;
+    }
+    let mut exp: i64 = 0;
+    if let Some(b'e' | b'E') = text.get(i) {
+        i += 1;
+        let minus = match text.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let first = i;
+        while let Some(&b) = text.get(i) {
+            let d = b.wrapping_sub(b'0');
+            if d >= 10 {
+                break;
+            }
+            exp = (exp * 10 + i64::from(d)).min(1 << 20);
+            i += 1;
+        }
+        if i == first {
+            return None;
+        }
+        if minus {
+            exp = -exp;
+        }
+    }
+    let exact = if digits <= 19 {
+        clinger(negative, w, exp - scale)
+    } else {
+        None
+    };
+    let v = match exact {
+        Some(v) => v,
+        None => slow_decimal::<F>(negative, &text[start..i])?,
+    };
+    v.is_finite().then_some((v, i))
+}
+
+/// `±digits` (checked to be of the plain form, without its sign),
+/// correctly rounded to `F`.
+#[cold]
+fn slow_decimal<F: Real>(negative: bool, digits: &[u8]) -> Option<F> {
+    let v = match F::PRECISION {
+        Precision::F32 => f64::from(fast_float2::parse::<f32, _>(digits).ok()?),
+        Precision::F64 => fast_float2::parse::<f64, _>(digits).ok()?,
+    };
+    Some(F::from_f64(if negative { -v } else { v }))
+}
+
+/// `w` (or `-w`) rounded once to `F`: a cast from `u64` rounds to nearest,
+/// ties to even, as the parser does.
+#[inline]
+pub(crate) fn integer_value<F: Real>(negative: bool, w: u64) -> F {
+    // The f32 result is exact in f64 and back, so `from_f64` rounds nothing.
+    let v = match F::PRECISION {
+        Precision::F32 => f64::from(if negative { -(w as f32) } else { w as f32 }),
+        Precision::F64 => {
+            if negative {
+                -(w as f64)
+            } else {
+                w as f64
+            }
+        }
+    };
+    F::from_f64(v)
+}
+
+/// Appends the decimal digits of `text` from `i` on to `w` (wrapping: the
+/// caller uses `w` only for at most 19 digits); returns where they end.
+/// Eight digits at a time where it can (Lemire's SWAR conversion).
+#[inline]
+fn digits_into(text: &[u8], mut i: usize, w: &mut u64) -> usize {
+    while let Some(eight) = text.get(i..i + 8).and_then(eight_digits) {
+        *w = w.wrapping_mul(100_000_000).wrapping_add(eight);
+        i += 8;
+    }
+    while let Some(&b) = text.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d >= 10 {
+            break;
+        }
+        *w = w.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    i
+}
+
+/// The value of eight ASCII digits, or `None` when one of the bytes is not
+/// a digit.
+#[inline]
+fn eight_digits(bytes: &[u8]) -> Option<u64> {
+    let v = u64::from_le_bytes(bytes.try_into().ok()?);
+    let high = 0xf0f0_f0f0_f0f0_f0f0;
+    if (v & high) | ((v.wrapping_add(0x0606_0606_0606_0606) & high) >> 4) != 0x3333_3333_3333_3333 {
+        return None;
+    }
+    let v = v.wrapping_sub(0x3030_3030_3030_3030);
+    let v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    let mask = 0x0000_00ff_0000_00ff;
+    let v = (v & mask)
+        .wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(((v >> 16) & mask).wrapping_mul(1 + (10_000 << 32)));
+    Some(v >> 32)
+}
+
+/// Powers of ten exact in f64 (5^22 < 2^53).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// `±w * 10^e10` when `w` and `10^|e10|` are both exact in f64: one
+/// multiplication or division, correctly rounded (Clinger, "How to read
+/// floating point numbers accurately", 1990). That is the f64 value; for
+/// f32 it is rounded once more, which is the correctly rounded f32 unless
+/// the f64 lies exactly halfway between two f32s (then `None`): a midpoint
+/// is an f64, so no midpoint lies strictly between the exact value and its
+/// nearest f64, and both round to the same f32. (The results here, between
+/// 10^-22 and 2^53 * 10^22, are normal f32s or overflow, where the halfway
+/// points are the bit pattern tested.)
+#[inline]
+fn clinger<F: Real>(negative: bool, w: u64, e10: i64) -> Option<F> {
+    let p = *POW10.get(usize::try_from(e10.unsigned_abs()).ok()?)?;
+    if w > 1 << 53 {
+        return None;
+    }
+    let m = w as f64;
+    let q = if e10 < 0 { m / p } else { m * p };
+    let v = match F::PRECISION {
+        Precision::F64 => q,
+        Precision::F32 => {
+            // The 29 bits below an f32's precision: exactly one half.
+            if q.to_bits() & 0x1fff_ffff == 0x1000_0000 {
+                return None;
+            }
+            f64::from(q as f32)
+        }
+    };
+    Some(F::from_f64(if negative { -v } else { v }))
+}
+
 fn max_finite<F: Real>() -> String {
     match F::PRECISION {
         Precision::F32 => format!("{:e}", f32::MAX),
@@ -130,5 +331,132 @@ mod tests {
         let s = "1.0000000596046447753906250001";
         assert_eq!(parse_value::<f32>(s, &"here"), Ok(1.000_000_1_f32));
         assert_eq!(s.parse::<f64>().unwrap() as f32, 1.0);
+    }
+
+    /// The fast path gives the standard parser's bits, or leaves the text
+    /// to it.
+    fn agrees(text: &str) {
+        let bits32 = |v: Option<f32>| v.map(f32::to_bits);
+        let bits64 = |v: Option<f64>| v.map(f64::to_bits);
+        let std32 = text.parse::<f32>().ok().filter(|v| v.is_finite());
+        let std64 = text.parse::<f64>().ok().filter(|v| v.is_finite());
+        let fast32 = parse_fast::<f32>(text.as_bytes());
+        let fast64 = parse_fast::<f64>(text.as_bytes());
+        if fast32.is_some() {
+            assert_eq!(bits32(fast32), bits32(std32), "f32 {text:?}");
+        }
+        if fast64.is_some() {
+            assert_eq!(bits64(fast64), bits64(std64), "f64 {text:?}");
+        }
+        // Plain finite decimals are never left to the slow path.
+        let plain = text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
+        if plain && std64.is_some() {
+            assert!(fast64.is_some(), "{text:?}");
+        }
+        if plain && std32.is_some() {
+            assert!(fast32.is_some(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_gives_the_parsers_bits() {
+        for text in [
+            "0",
+            "-0",
+            "+0",
+            "-0.0",
+            "1",
+            "+1",
+            "007",
+            "255",
+            "16777217",
+            "-16777217",
+            "9007199254740993",
+            "18446744073709551615",
+            "99999999999999999999",
+            "1.",
+            ".5",
+            "+.5",
+            "-.5e-3",
+            "1.e5",
+            "1e",
+            "1e+",
+            "e5",
+            ".",
+            "-",
+            "+",
+            "",
+            "1..2",
+            "1e5.5",
+            "0.008900964",
+            "-0.0091879405",
+            "0.10169041",
+            "1e-50",
+            "1e39",
+            "1e308",
+            "1e309",
+            "2.2250738585072014e-308",
+            "4.9e-324",
+            "3.4028235e38",
+            "3.4028236e38",
+            "0.000000000000000000000000000001",
+            "123456789012345678901234567890",
+            "1.0000000596046447753906250001",
+            "1.00000005960464477539062500",
+            "12345678.5",
+            "nan",
+            "inf",
+            "-infinity",
+            "1,5",
+            " 1",
+            "1 ",
+            "0x10",
+            "1_000",
+        ] {
+            agrees(text);
+        }
+        for (text, _) in double_rounding_cases() {
+            agrees(&text);
+        }
+        // f32 midpoints written exactly: the f64 route must not round twice.
+        let mut x = 1.0f32;
+        for _ in 0..2000 {
+            let up = f32::from_bits(x.to_bits() + 1);
+            let mid = (x as f64 + up as f64) / 2.0;
+            agrees(&format!("{mid}"));
+            agrees(&format!("{mid:e}"));
+            x = x * 1.618 + 0.3;
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        #[test]
+        fn any_decimal_parses_as_the_parser_does(
+            sign in proptest::sample::select(vec!["", "-", "+"]),
+            int in "[0-9]{0,22}",
+            frac in proptest::option::of("[0-9]{0,22}"),
+            exp in proptest::option::of((proptest::sample::select(vec!["e", "E"]),
+                proptest::sample::select(vec!["", "-", "+"]), 0u32..400)),
+        ) {
+            let mut text = format!("{sign}{int}");
+            if let Some(f) = frac {
+                text.push('.');
+                text.push_str(&f);
+            }
+            if let Some((e, s, n)) = exp {
+                text.push_str(&format!("{e}{s}{n}"));
+            }
+            agrees(&text);
+        }
+
+        #[test]
+        fn any_bytes_parse_as_the_parser_does(
+            bytes in proptest::collection::vec(proptest::sample::select(b"0123456789.eE+-x ".to_vec()), 0..30),
+        ) {
+            agrees(std::str::from_utf8(&bytes).unwrap());
+        }
     }
 }

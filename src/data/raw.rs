@@ -20,6 +20,28 @@ pub struct CsvInfo {
     pub delimiter: u8,
     /// Fields on every line, the label included.
     pub columns: usize,
+    /// The header's names of every column, the label's included, in file
+    /// order; empty without a header.
+    pub names: Vec<String>,
+}
+
+impl CsvInfo {
+    /// The header's names of the feature columns (every column but the
+    /// label), in file order; `None` without a header.
+    pub fn feature_names(&self) -> Option<Vec<String>> {
+        if self.names.is_empty() {
+            return None;
+        }
+        let label = self.label_column.map(|k| k - 1);
+        Some(
+            self.names
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| Some(*k) != label)
+                .map(|(_, n)| n.clone())
+                .collect(),
+        )
+    }
 }
 
 /// A parsed file before its labels are mapped to -1/+1.
@@ -32,4 +54,22 @@ pub struct RawData<F> {
     pub format: Format,
     /// The layout of a CSV file; `None` for the other formats.
     pub csv: Option<CsvInfo>,
+}
+
+/// Everything a reading gives, for tests that compare two readings: the
+/// values (their `Debug` tells every float apart, `-0` from `0`), the
+/// classes with their counts and first lines, or the error's message.
+#[cfg(test)]
+pub(crate) fn summary<F: std::fmt::Debug>(r: &crate::error::Result<RawData<F>>) -> String {
+    match r {
+        Ok(raw) => format!(
+            "{:?} {:?} {:?} {:?} {:?}",
+            raw.features,
+            raw.class_ids,
+            raw.table.classes(),
+            raw.format,
+            raw.csv
+        ),
+        Err(e) => format!("error: {e}"),
+    }
 }

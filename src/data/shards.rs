@@ -23,6 +23,13 @@ use super::raw::RawData;
 /// holding `*`, `?` or `[` that names no existing file is a pattern,
 /// replaced by the files it matches in sorted order (none is an error).
 pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    if args.len() > 1 && args.iter().any(|a| super::source::is_stdin(a)) {
+        return Err(Error::Usage(
+            "`-` (standard input) can only be the one DATA; several DATA files are \
+             read one after another as shards"
+                .into(),
+        ));
+    }
     let mut out = Vec::new();
     for a in args {
         let text = a.to_string_lossy();
@@ -113,7 +120,7 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
     let last = &all[all.len() - 1].0;
     crate::memory::reserve(&mut class_ids, rows).map_err(|s| too_big(last, "labels", s))?;
     for (p, r) in &all {
-        let ids = table.absorb(&r.table).ok_or_else(|| {
+        let ids = table.absorb(&r.table, 0).ok_or_else(|| {
             Error::data(
                 p,
                 format!(

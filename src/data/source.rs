@@ -8,6 +8,10 @@
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Cursor, ErrorKind, Read};
 use std::path::Path;
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use memmap2::Mmap;
 
 use crate::error::{Error, Result};
 
@@ -20,10 +24,46 @@ pub const HEAD_BYTES: usize = 8 << 10;
 /// Buffer size of the reader handed to the parsers.
 const BUFFER_BYTES: usize = 64 << 10;
 
+/// The environment variable that turns memory mapping off (any value but
+/// empty, `0`, `false`, `no` or `off`): text and `.pbin` files are then
+/// read into memory instead.
+pub const NO_MMAP_ENV: &str = "PERCEPTRON_NO_MMAP";
+
+/// Bytes the decompressing thread hands over at a time.
+const INFLATE_CHUNK: usize = 1 << 20;
+
+/// Whether data files may be mapped: unless [`NO_MMAP_ENV`] says otherwise.
+pub fn mmap_enabled() -> bool {
+    mmap_allowed_by(std::env::var_os(NO_MMAP_ENV).as_deref())
+}
+
+/// Whether the value of [`NO_MMAP_ENV`] (`None`: not set) allows mapping.
+pub(crate) fn mmap_allowed_by(no_mmap: Option<&std::ffi::OsStr>) -> bool {
+    match no_mmap {
+        None => true,
+        Some(v) => {
+            let v = v.to_string_lossy().trim().to_ascii_lowercase();
+            matches!(v.as_str(), "" | "0" | "false" | "no" | "off")
+        }
+    }
+}
+
+/// The content of an opened data file.
+pub enum Content {
+    /// A plain file, mapped read-only: parsed in place, without copying.
+    /// Like a mapped `.pbin` (see [`super::binary`], "Memory mapping"), a
+    /// file truncated in place while it is read ends the process (SIGBUS);
+    /// [`NO_MMAP_ENV`] reads it instead.
+    Mapped(Mmap),
+    /// Everything else: gzip (decompressed on a thread of its own), pipes,
+    /// and files when mapping is off or fails.
+    Reader(Box<dyn BufRead + Send>),
+}
+
 /// An opened data file.
 pub struct Input {
     /// The whole (decompressed) content, [`Input::head`] included.
-    pub reader: Box<dyn BufRead>,
+    pub content: Content,
     /// The first bytes of the (decompressed) content (at most [`HEAD_BYTES`]).
     pub head: Vec<u8>,
     /// The content's length in bytes when it is cheap to know (plain files),
@@ -31,6 +71,16 @@ pub struct Input {
     pub size_hint: Option<u64>,
     /// The file is gzip-compressed (by its name or its first bytes).
     pub gzip: bool,
+}
+
+impl Input {
+    /// The whole content as a reader.
+    pub fn into_reader(self) -> Box<dyn BufRead + Send> {
+        match self.content {
+            Content::Mapped(map) => Box::new(Cursor::new(map)),
+            Content::Reader(r) => r,
+        }
+    }
 }
 
 /// True when the file name ends in `.gz` (any case).
@@ -71,20 +121,71 @@ pub fn open_file(path: &Path) -> Result<(File, Metadata)> {
     Ok((file, meta))
 }
 
-/// Opens a data file; gzip data (a `.gz` name or the magic bytes) is
-/// decompressed transparently (several concatenated members are read as
-/// one stream).
-pub fn open(path: &Path) -> Result<Input> {
-    let (mut file, meta) = open_file(path)?;
-    let mut magic = Vec::with_capacity(GZIP_MAGIC.len());
-    read_up_to(&mut file, &mut magic, GZIP_MAGIC.len())
-        .map_err(|e| Error::io(path, "cannot read", e))?;
-    let gzip = is_gzip(path) || looks_like_gzip(&magic);
-    let raw = Cursor::new(magic).chain(file);
-    let (mut rest, size_hint): (Box<dyn Read>, Option<u64>) = if gzip {
-        (Box::new(gunzip(raw)), None)
+/// The data path that stands for standard input.
+pub const STDIN_ARG: &str = "-";
+
+/// How standard input is named in messages and reports.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Whether a data path stands for standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN_ARG
+}
+
+/// The name of a data path in messages and reports: the path, or
+/// `<stdin>` for `-`.
+pub fn name(path: &Path) -> &Path {
+    if is_stdin(path) {
+        Path::new(STDIN_NAME)
     } else {
-        let len = meta.is_file().then_some(meta.len());
+        path
+    }
+}
+
+/// Opens a data file, or standard input for `-`; gzip data (a `.gz` name or
+/// the magic bytes) is decompressed transparently (several concatenated
+/// members are read as one stream).
+pub fn open(path: &Path) -> Result<Input> {
+    let opened = if is_stdin(path) {
+        None
+    } else {
+        Some(open_file(path)?)
+    };
+    let name = name(path);
+    let mut magic = Vec::with_capacity(GZIP_MAGIC.len());
+    let (raw, gzip, len): (Box<dyn Read + Send>, bool, Option<u64>) = match opened {
+        Some((mut file, meta)) => {
+            read_up_to(&mut file, &mut magic, GZIP_MAGIC.len())
+                .map_err(|e| Error::io(name, "cannot read", e))?;
+            let gzip = is_gzip(path) || looks_like_gzip(&magic);
+            if !gzip
+                && meta.is_file()
+                && meta.len() > 0
+                && mmap_enabled()
+                && let Some(map) = map_file(&file, meta.len())
+            {
+                let head = map[..map.len().min(HEAD_BYTES)].to_vec();
+                return Ok(Input {
+                    size_hint: Some(map.len() as u64),
+                    content: Content::Mapped(map),
+                    head,
+                    gzip,
+                });
+            }
+            (Box::new(file), gzip, meta.is_file().then_some(meta.len()))
+        }
+        None => {
+            let mut stdin = io::stdin();
+            read_up_to(&mut stdin, &mut magic, GZIP_MAGIC.len())
+                .map_err(|e| Error::io(name, "cannot read", e))?;
+            (Box::new(stdin), looks_like_gzip(&magic), None)
+        }
+    };
+    let path = name;
+    let raw = Cursor::new(magic).chain(raw);
+    let (mut rest, size_hint): (Box<dyn Read + Send>, Option<u64>) = if gzip {
+        (inflate_on_a_thread(gunzip(raw)), None)
+    } else {
         (Box::new(raw), len)
     };
     let mut head = Vec::with_capacity(HEAD_BYTES);
@@ -94,11 +195,119 @@ pub fn open(path: &Path) -> Result<Input> {
     })?;
     let replay = Cursor::new(head.clone()).chain(rest);
     Ok(Input {
-        reader: Box::new(BufReader::with_capacity(BUFFER_BYTES, replay)),
+        content: Content::Reader(Box::new(BufReader::with_capacity(BUFFER_BYTES, replay))),
         head,
         size_hint,
         gzip,
     })
+}
+
+/// A read-only map of the whole file, when it has the length `len` it was
+/// opened with; `None` where mapping fails (some filesystems and special
+/// files), and the caller reads instead.
+pub(crate) fn map_file(file: &File, len: u64) -> Option<Mmap> {
+    // SAFETY: the mapping is read-only (the file was opened read-only) and
+    // only read as bytes, for which every bit pattern is valid. A file
+    // truncated in place while mapped makes a read of the vanished pages
+    // raise SIGBUS, which ends the process rather than corrupting it (see
+    // `Content::Mapped`).
+    let map = unsafe { Mmap::map(file) }.ok()?;
+    if map.len() as u64 != len {
+        return None;
+    }
+    // Read front to back: the kernel may read ahead.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
+/// Decompresses `src` on a thread of its own, a megabyte at a time ahead
+/// of the parser, so that the two overlap; on the calling thread when no
+/// thread can be started.
+fn inflate_on_a_thread<R: Read + Send + 'static>(src: R) -> Box<dyn Read + Send> {
+    let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(2);
+    let slot = Arc::new(Mutex::new(Some(src)));
+    let theirs = Arc::clone(&slot);
+    let started = std::thread::Builder::new()
+        .name("perceptron-gunzip".into())
+        .stack_size(256 << 10)
+        .spawn(move || {
+            let Some(mut src) = theirs.lock().ok().and_then(|mut s| s.take()) else {
+                return;
+            };
+            loop {
+                let mut buf = Vec::new();
+                if buf.try_reserve_exact(INFLATE_CHUNK).is_err() {
+                    let _ = tx.send(Err(io::Error::new(
+                        ErrorKind::OutOfMemory,
+                        "no memory for the decompressed text",
+                    )));
+                    return;
+                }
+                buf.resize(INFLATE_CHUNK, 0);
+                let mut filled = 0;
+                let mut failed = None;
+                while filled < buf.len() {
+                    match src.read(&mut buf[filled..]) {
+                        Ok(0) => break,
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                buf.truncate(filled);
+                let more = filled == INFLATE_CHUNK;
+                if filled > 0 && tx.send(Ok(buf)).is_err() {
+                    return;
+                }
+                if let Some(e) = failed {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                if !more {
+                    return;
+                }
+            }
+        });
+    if started.is_err()
+        && let Some(src) = slot.lock().ok().and_then(|mut s| s.take())
+    {
+        return Box::new(src);
+    }
+    Box::new(Inflated {
+        rx,
+        chunk: Vec::new(),
+        pos: 0,
+    })
+}
+
+/// The receiving end of [`inflate_on_a_thread`].
+struct Inflated {
+    rx: Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    pos: usize,
+}
+
+impl Read for Inflated {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.chunk.len() {
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    self.chunk = chunk;
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => return Err(e),
+                // The thread is done: the end of the data.
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = out.len().min(self.chunk.len() - self.pos);
+        out[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
 }
 
 /// Appends up to `limit` bytes of `reader` to `out`, stopping early only at
@@ -158,7 +367,7 @@ mod tests {
 
     fn read_all(input: Input) -> std::io::Result<Vec<u8>> {
         let mut out = Vec::new();
-        let mut r = input.reader;
+        let mut r = input.into_reader();
         r.read_to_end(&mut out)?;
         Ok(out)
     }
@@ -225,7 +434,7 @@ mod tests {
         let big = dir.path().join("big.csv.gz");
         std::fs::write(&big, &gz[..gz.len() / 2]).unwrap();
         let input = open(&big).unwrap();
-        let mut lines = LineReader::new(input.reader, &big);
+        let mut lines = LineReader::new(input.into_reader(), &big);
         let mut read = 0;
         let e = loop {
             match lines.next_line() {

@@ -7,9 +7,11 @@
 //! Read in the *other* precision, a decimal gives its own nearest value:
 //! text of f32 values read for f64 training is not the f32 values widened
 //! (a `.pbin` file of them is), so write text in the precision it will be
-//! trained in. CSV output has no header, the label first and
-//! every feature (zeros included); LIBSVM output lists the stored entries
-//! with 1-based indices. LIBSVM files do not record the number of features,
+//! trained in. CSV output has every feature (zeros included); CSV read from
+//! CSV keeps its layout (the header, the label column and the delimiter),
+//! so that a model of the original reads it as it reads the original;
+//! other CSV output has no header and the label first. LIBSVM output lists
+//! the stored entries with 1-based indices. LIBSVM files do not record the number of features,
 //! so a reader sees as many as the largest index present.
 
 use std::io;
@@ -54,6 +56,27 @@ impl OutputFormat {
                  .svm (LIBSVM) or .pbin (binary)",
                 path.display()
             ))),
+        }
+    }
+
+    /// The format of an output that goes to standard output (`-`), which
+    /// has no extension: text, CSV for dense data and LIBSVM for sparse.
+    pub fn for_stdout(sparse: bool) -> Self {
+        if sparse {
+            OutputFormat::Libsvm
+        } else {
+            OutputFormat::Csv
+        }
+    }
+
+    /// The format of the output `path`: by its extension (see
+    /// [`OutputFormat::from_path`]), or for standard output by the data's
+    /// layout (see [`OutputFormat::for_stdout`]).
+    pub fn of_output(path: &Path, sparse: bool) -> Result<Self> {
+        if crate::output::is_stdout(path) {
+            Ok(Self::for_stdout(sparse))
+        } else {
+            Self::from_path(path)
         }
     }
 
@@ -140,16 +163,41 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
                 .collect::<std::result::Result<Vec<String>, String>>()
                 .map_err(|m| Error::data(path, m))?;
             check_text_lines(path, raw, format, &labels)?;
+            // CSV keeps a CSV input's layout; the label goes first otherwise.
+            let layout = raw.csv.as_ref().filter(|_| csv);
+            let (label_at, delimiter) = match layout {
+                Some(info) => (
+                    info.label_column.map_or(0, |k| k - 1).min(cols),
+                    info.delimiter,
+                ),
+                None => (0, b','),
+            };
+            let mut header = Vec::new();
+            if let Some(info) = layout
+                && !info.names.is_empty()
+            {
+                let len = csv::csv_header(&mut header, &info.names, delimiter)
+                    .map_err(|m| Error::data(path, format!("the header's {m}")))?;
+                check_line(path, 0, len)?;
+            }
             let mut failure = None;
             let result = write_atomic(path, |w| {
+                w.write_all(&header)?;
+                written += header.len() as u64;
                 let mut line = Vec::with_capacity(1 << 16);
                 for (i, &c) in raw.class_ids.iter().enumerate() {
                     let label = labels.get(c as usize).ok_or_else(|| {
                         io::Error::new(io::ErrorKind::InvalidInput, "class id out of range")
                     })?;
                     let row = raw.features.row(i);
-                    let len = if csv {
-                        csv::csv_line(&mut line, label, row, cols)
+                    let len = if csv && i == 0 && header.is_empty() {
+                        let len =
+                            csv::csv_line_in(&mut line, label, row, cols, label_at, delimiter);
+                        let before = line.len();
+                        csv::first_line_as_data(&mut line, 0, delimiter, label_at);
+                        len + (line.len() - before)
+                    } else if csv {
+                        csv::csv_line_in(&mut line, label, row, cols, label_at, delimiter)
                     } else {
                         libsvm::libsvm_line(&mut line, label, row)
                     };

@@ -94,6 +94,20 @@ pub fn spread(
     }
 }
 
+/// The failure of an error every rank met at the same point without
+/// talking (a check of what every rank was given alike): no message is
+/// sent.
+pub fn everywhere(t: &dyn Transport, e: &Error, describe: Describe<'_>) -> Failure {
+    let (status, message) = describe(e);
+    Failure {
+        rank: 0,
+        ranks: t.size(),
+        everywhere: true,
+        status,
+        message,
+    }
+}
+
 /// A message from another rank that this one cannot read: the ranks no
 /// longer agree on the state, and only ending the whole job is safe.
 pub fn broken(t: &dyn Transport, e: &Error) -> ! {

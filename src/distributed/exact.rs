@@ -103,6 +103,10 @@ pub fn train<'e, F: Real>(
     describe: Describe<'_>,
 ) -> Agreed<Exact<F>> {
     let t: &dyn Transport = net;
+    // The same parameters on every rank: the same answer, without a message.
+    if let Err(e) = super::check_params(params, super::Mode::Exact) {
+        return Err(super::agree::everywhere(t, &e, describe));
+    }
     let held = block.rows();
     let n = part.epoch_rows;
     let mut p = start.position;

@@ -95,6 +95,13 @@ fn inspect(path: &Path, opts: &LoadOptions) -> Result<FileInfo> {
     };
     let gzip = input.gzip;
     drop(input);
+    if format == Format::Npy {
+        return Err(Error::data(
+            path,
+            "a .npy file is not split among processes; convert it first \
+             (perceptron convert DATA.npy DATA.pbin), a .pbin file is",
+        ));
+    }
     if format == Format::Binary && gzip {
         return Err(Error::data(
             path,
@@ -416,7 +423,7 @@ fn agree_labels<F: Real>(
                 break;
             }
         };
-        match whole.absorb(&table) {
+        match whole.absorb(&table, 0) {
             Some(ids) if r == t.rank() => mine = ids,
             Some(_) => {}
             None => {

@@ -96,6 +96,10 @@ pub fn train<'e, F: Real>(
     describe: Describe<'_>,
 ) -> Agreed<Mix<F>> {
     let t: &dyn Transport = net;
+    // The same parameters on every rank: the same answer, without a message.
+    if let Err(e) = super::check_params(params, super::Mode::Mix) {
+        return Err(super::agree::everywhere(t, &e, describe));
+    }
     let held = block.rows();
     let heads = params.heads(block.classes.len());
     let mut start = start;

@@ -35,6 +35,9 @@ pub use transport::{Counted, Reduce, Traffic, Transport};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
+use crate::train::{CheckedParams, Variant};
+
 /// How the ranks train together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -55,6 +58,56 @@ pub enum Mixing {
     /// Each rank by its share of the epoch's mistakes (the paper's second
     /// scheme).
     Errors,
+}
+
+/// Whether `params` can train in `mode`, else the usage error that names
+/// the option, its value and the mode. Exact mode runs every variant of the
+/// one loop (classic, averaged, pocket; --margin, one-vs-rest, --shuffle,
+/// --init); mix mode the classic rule only. Neither runs the options that
+/// need every row in one process: feature scaling (statistics of all rows
+/// before the first update), class weights, and early stopping (its scores,
+/// and a held-out part taken from the whole dataset).
+pub fn check_params(params: &CheckedParams, mode: Mode) -> Result<()> {
+    let refuse = |option: String, why: &str| {
+        Err(Error::Usage(format!(
+            "{option} is not available with --distributed {}: {why}; train in one \
+             process (without --distributed) to use it",
+            mode.name()
+        )))
+    };
+    if let Some(kind) = params.scale {
+        return refuse(
+            format!("--scale {}", kind.name()),
+            "its statistics are those of every row, taken before the first update",
+        );
+    }
+    if let Some(c) = &params.class_weight {
+        return refuse(
+            format!("--class-weight {}", c.text()),
+            "distributed training applies unweighted updates only",
+        );
+    }
+    if let Some(rule) = &params.early_stop {
+        let option = match &rule.validation {
+            Some(v) => format!("--validation-fraction {}", v.fraction),
+            None => format!(
+                "early stopping (--tol {}, --n-iter-no-change {})",
+                rule.tol, rule.n_iter_no_change
+            ),
+        };
+        return refuse(
+            option,
+            "its scores and held-out rows are those of the whole dataset in one process",
+        );
+    }
+    if mode == Mode::Mix && params.variant != Variant::Classic {
+        return Err(Error::Usage(
+            "--distributed mix trains the classic perceptron (with --margin, --multiclass \
+             ovr and --init); --average and --pocket need --distributed exact"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 impl Mode {

@@ -337,7 +337,7 @@ fn bad_options_are_usage_errors() {
                 margin: Some(-1.0),
                 ..dense(5, 5, 0)
             },
-            "--margin must be a positive number",
+            "--planted-margin must be a positive number",
         ),
     ];
     for (opts, want) in bad {

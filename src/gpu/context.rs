@@ -8,36 +8,12 @@
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
+use crate::gpu::options::{AdapterRequest, AdapterSummary};
 
 /// The native backends this tool uses.
 pub const BACKENDS: wgpu::Backends = wgpu::Backends::VULKAN
     .union(wgpu::Backends::METAL)
     .union(wgpu::Backends::DX12);
-
-/// What `perceptron devices` shows about an adapter.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct AdapterSummary {
-    pub index: usize,
-    pub name: String,
-    pub backend: String,
-    pub device_type: String,
-    pub driver: String,
-    pub software: bool,
-    pub f64: bool,
-    pub subgroups: bool,
-    pub max_storage_buffer_binding_size: u64,
-    pub max_buffer_size: u64,
-    pub max_compute_workgroups_per_dimension: u32,
-}
-
-/// Which adapter to open.
-#[derive(Clone, Debug, Default)]
-pub struct AdapterRequest {
-    /// Case-insensitive part of the adapter's name; any type, software too.
-    pub name: Option<String>,
-    /// Accept a software adapter when no hardware one exists.
-    pub allow_software: bool,
-}
 
 /// An open device with the adapter's full limits.
 pub struct Gpu {

@@ -16,98 +16,19 @@ use std::time::{Duration, Instant};
 
 use wgpu::util::DeviceExt;
 
-use super::context::{self, AdapterRequest, Gpu, MapResult};
-use super::layout::{self, ChunkPlan};
+use super::chunks::{
+    self, ChunkBuffers, MIN_BUFFER, allocate_staging, bytes_of, padded, stream_into, try_upload,
+};
+use super::context::{self, Gpu, MapResult};
+use super::layout::{self, ChunkPlan, Params};
+use super::options::GpuOptions;
 use super::shaders::{self, Kernel};
+use super::walk::GpuWalk;
 use crate::certify::Bound;
 use crate::data::{Dataset, Features};
 use crate::engine::{EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-
-use super::walk::GpuWalk;
-
-/// How to run on the GPU.
-#[derive(Clone, Debug, Default)]
-pub struct GpuOptions {
-    pub adapter: AdapterRequest,
-    /// Bytes of data to keep resident on the device; the rest is streamed.
-    /// `None`: as much as the device accepts.
-    pub memory_budget: Option<u64>,
-    /// Largest chunk in bytes (default and maximum: the adapter's largest
-    /// storage binding, capped at 1 GiB). Smaller chunks exercise chunking.
-    pub chunk_bytes: Option<u64>,
-    /// Test hook: the engine reports a device failure at this pass.
-    pub fail_at_pass: Option<u64>,
-    /// Threads per row in the kernels (a power of two up to 32); default:
-    /// 1 on CPU-type adapters, else chosen from the row length. For tests
-    /// of the multi-lane reduction on any adapter, and for tuning.
-    pub lanes: Option<u32>,
-    /// Never walk on the device (use margin passes over windows only).
-    pub no_walk: bool,
-    /// Iterations (decisions) per walk batch; default 128.
-    pub walk_iterations: Option<usize>,
-    /// Among equally good adapters, the one at this index modulo their
-    /// number (a distributed run passes each process's rank on its machine).
-    pub spread: Option<usize>,
-}
-
-impl GpuOptions {
-    /// Reads the fault-injection hook from `PERCEPTRON_GPU_FAIL_AT_PASS`.
-    pub fn with_env(mut self) -> Self {
-        if let Ok(v) = std::env::var("PERCEPTRON_GPU_FAIL_AT_PASS") {
-            self.fail_at_pass = v.trim().parse().ok();
-        }
-        self
-    }
-}
-
-/// The per-dispatch parameters; layout matches `Params` in common.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    row_begin: u32,
-    row_count: u32,
-    pos_offset: u32,
-    cols: u32,
-    bias: u32,
-    heads: u32,
-    _pad: [u32; 2],
-}
-
-/// Device buffers of one chunk's features.
-pub(super) enum ChunkBuffers {
-    Dense {
-        x: wgpu::Buffer,
-    },
-    Sparse {
-        row_ptr: wgpu::Buffer,
-        col_index: wgpu::Buffer,
-        values: wgpu::Buffer,
-    },
-}
-
-fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
-}
-
-impl ChunkBuffers {
-    /// Their bind group entries, at the bindings every kernel declares
-    /// them (1: x or row_ptr; 7: col_index; 8: values).
-    pub(super) fn bind_entries(&self) -> Vec<wgpu::BindGroupEntry<'_>> {
-        match self {
-            ChunkBuffers::Dense { x } => vec![entry(1, x)],
-            ChunkBuffers::Sparse {
-                row_ptr,
-                col_index,
-                values,
-            } => vec![entry(1, row_ptr), entry(7, col_index), entry(8, values)],
-        }
-    }
-}
 
 struct Chunk {
     plan: ChunkPlan,
@@ -169,24 +90,6 @@ pub struct GpuEngine<'d, F: Real> {
     notice: Option<String>,
     no_walk: bool,
     walk_iterations: usize,
-}
-
-const MIN_BUFFER: u64 = 16;
-
-fn bytes_of<F: Real>(v: &[F]) -> &[u8] {
-    bytemuck::cast_slice(v)
-}
-
-/// Pads `bytes` to a multiple of 4 (and at least MIN_BUFFER) for upload.
-fn padded(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    let len = (bytes.len() as u64).max(MIN_BUFFER).next_multiple_of(4) as usize;
-    if len == bytes.len() {
-        bytes.into()
-    } else {
-        let mut v = bytes.to_vec();
-        v.resize(len, 0);
-        v.into()
-    }
 }
 
 impl<'d, F: Real> GpuEngine<'d, F> {
@@ -336,7 +239,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 std::mem::size_of::<Params>() as u64,
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
-            let bytes = chunk_bytes(&data.features, &plan);
+            let bytes = chunks::chunk_bytes(&data.features, &plan);
             let resident = if bytes <= budget {
                 try_upload(&gpu, &data.features, &plan)
             } else {
@@ -589,126 +492,6 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         readback.buffer.unmap();
         self.ring[p.slot].busy = false;
         Ok(uncertain)
-    }
-}
-
-fn chunk_bytes<F: Real>(features: &Features<F>, plan: &ChunkPlan) -> u64 {
-    let elem = std::mem::size_of::<F>() as u64;
-    match features {
-        Features::Dense(_) => plan.entries as u64 * elem,
-        Features::Sparse(_) => plan.entries as u64 * (elem + 4) + (plan.rows.len() as u64 + 1) * 4,
-    }
-}
-
-/// Uploads a chunk, or returns `None` if the device is out of memory.
-fn try_upload<F: Real>(
-    gpu: &Gpu,
-    features: &Features<F>,
-    plan: &ChunkPlan,
-) -> Option<ChunkBuffers> {
-    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let init = |label: &str, bytes: &[u8]| {
-        gpu.device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: &padded(bytes),
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            })
-    };
-    let buffers = match features {
-        Features::Dense(m) => {
-            let values = &m.values[plan.rows.start * m.cols..plan.rows.end * m.cols];
-            ChunkBuffers::Dense {
-                x: init("x", bytes_of(values)),
-            }
-        }
-        Features::Sparse(m) => {
-            let (a, b) = (m.row_ptr[plan.rows.start], m.row_ptr[plan.rows.end]);
-            ChunkBuffers::Sparse {
-                row_ptr: init(
-                    "row_ptr",
-                    bytemuck::cast_slice(&layout::local_row_ptr(&m.row_ptr, plan.rows.clone())),
-                ),
-                col_index: init("col_index", bytemuck::cast_slice(&m.indices[a..b])),
-                values: init("values", bytes_of(&m.values[a..b])),
-            }
-        }
-    };
-    match pollster::block_on(scope.pop()) {
-        None => Some(buffers),
-        Some(_) => None,
-    }
-}
-
-/// Buffers large enough for any chunk, for streaming.
-fn allocate_staging<F: Real>(
-    gpu: &Gpu,
-    features: &Features<F>,
-    chunk_limit: u64,
-) -> Result<ChunkBuffers> {
-    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let buffer = |label: &str, size: u64| {
-        gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: size.max(MIN_BUFFER).next_multiple_of(4),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
-    };
-    let staging = match features {
-        Features::Dense(_) => ChunkBuffers::Dense {
-            x: buffer("staging x", chunk_limit),
-        },
-        Features::Sparse(_) => ChunkBuffers::Sparse {
-            row_ptr: buffer("staging row_ptr", chunk_limit),
-            col_index: buffer("staging col_index", chunk_limit),
-            values: buffer("staging values", chunk_limit),
-        },
-    };
-    match pollster::block_on(scope.pop()) {
-        None => Ok(staging),
-        Some(e) => Err(Error::Gpu(format!(
-            "not even one data chunk fits in GPU memory: {e}"
-        ))),
-    }
-}
-
-fn stream_into<F: Real>(
-    queue: &wgpu::Queue,
-    staging: &ChunkBuffers,
-    features: &Features<F>,
-    plan: &ChunkPlan,
-) {
-    match (staging, features) {
-        (ChunkBuffers::Dense { x }, Features::Dense(m)) => {
-            let values = &m.values[plan.rows.start * m.cols..plan.rows.end * m.cols];
-            queue.write_buffer(x, 0, &padded(bytes_of(values)));
-        }
-        (
-            ChunkBuffers::Sparse {
-                row_ptr,
-                col_index,
-                values,
-            },
-            Features::Sparse(m),
-        ) => {
-            let (a, b) = (m.row_ptr[plan.rows.start], m.row_ptr[plan.rows.end]);
-            queue.write_buffer(
-                row_ptr,
-                0,
-                &padded(bytemuck::cast_slice(&layout::local_row_ptr(
-                    &m.row_ptr,
-                    plan.rows.clone(),
-                ))),
-            );
-            queue.write_buffer(
-                col_index,
-                0,
-                &padded(bytemuck::cast_slice(&m.indices[a..b])),
-            );
-            queue.write_buffer(values, 0, &padded(bytes_of(&m.values[a..b])));
-        }
-        _ => {}
     }
 }
 

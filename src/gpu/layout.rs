@@ -1,10 +1,118 @@
-//! How a dataset is laid out on the device: rows split into chunks so that
-//! every buffer fits one storage binding (lavapipe: 128 MiB).
+//! How a dataset and the kernels' parameters are laid out on the device:
+//! rows split into chunks so that every buffer fits one storage binding
+//! (lavapipe: 128 MiB), and the structs the host shares with the kernels,
+//! whose byte layout build.rs checks against the WGSL structs at compile
+//! time (the assertions included at the end of this file).
 
 use std::ops::Range;
 
+use crate::certify::Bound;
 use crate::data::Features;
 use crate::float::Real;
+
+/// common.wgsl `Params`: the rows and shape of one margin dispatch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Params {
+    pub row_begin: u32,
+    pub row_count: u32,
+    pub pos_offset: u32,
+    pub cols: u32,
+    pub bias: u32,
+    pub heads: u32,
+    pub _pad: [u32; 2],
+}
+
+/// walk_common.wgsl `WalkParams`: the bound's four numbers, then the
+/// chunk's shape, for one chunk and one run of the walk.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct WalkParams<F> {
+    pub rel: F,
+    pub abs: F,
+    pub flush: F,
+    pub tau: F,
+    pub cols: u32,
+    pub bias: u32,
+    /// Rows of this chunk.
+    pub rows: u32,
+    /// Values per entry: the longest row's stored terms plus the bias.
+    pub stride: u32,
+}
+
+// SAFETY: `WalkParams<F>` is `repr(C)`, its fields are `Pod` (F: Real is),
+// and it has no padding: four F then four u32 take 4·size_of::<F>() + 16
+// bytes, a multiple of any float's alignment, and the u32s start at a
+// multiple of 4. The assertions below confirm it for f32 and f64.
+unsafe impl<F: Real> bytemuck::Zeroable for WalkParams<F> {}
+unsafe impl<F: Real> bytemuck::Pod for WalkParams<F> {}
+const _: () = assert!(size_of::<WalkParams<f32>>() == 4 * 4 + 16);
+const _: () = assert!(size_of::<WalkParams<f64>>() == 4 * 8 + 16);
+
+impl<F: Real> WalkParams<F> {
+    pub fn new(bound: &Bound<F>, cols: usize, bias: bool, rows: usize, stride: usize) -> Self {
+        WalkParams {
+            rel: bound.rel,
+            abs: bound.abs,
+            flush: bound.flush,
+            tau: bound.tau,
+            cols: cols as u32,
+            bias: bias as u32,
+            rows: rows as u32,
+            stride: stride as u32,
+        }
+    }
+
+    /// The bound the four numbers make.
+    pub fn bound(&self) -> Bound<F> {
+        Bound {
+            rel: self.rel,
+            abs: self.abs,
+            flush: self.flush,
+            tau: self.tau,
+        }
+    }
+}
+
+/// walk_common.wgsl `NONE`: no row found.
+pub const NONE: u32 = 0xffff_ffff;
+
+/// walk_common.wgsl `WalkState`: where the walk is, shared by every batch
+/// of a run (the device's `found` is atomic; the host reads it between
+/// dispatches).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct WalkState {
+    pub p: u32,
+    pub limit: u32,
+    pub stop: u32,
+    pub stop_row: u32,
+    pub updates_left: u32,
+    pub iterations: u32,
+    pub found: u32,
+    pub _pad: u32,
+}
+
+impl WalkState {
+    /// A run from chunk-local row `p` to `limit`.
+    pub fn start(p: usize, limit: usize, updates_left: u64) -> Self {
+        WalkState {
+            p: p as u32,
+            limit: limit as u32,
+            stop: 0,
+            stop_row: 0,
+            updates_left: updates_left.clamp(1, u32::MAX as u64) as u32,
+            iterations: 0,
+            found: NONE,
+            _pad: 0,
+        }
+    }
+}
+
+// Written by build.rs from the WGSL modules: for each struct above, its
+// size, and each field's offset and type, as in WGSL. A difference fails
+// the build here, naming the struct and the field.
+include!(concat!(env!("OUT_DIR"), "/wgsl_layout.rs"));
 
 /// Rows of one chunk and the byte sizes of its buffers.
 #[derive(Clone, Debug, PartialEq, Eq)]

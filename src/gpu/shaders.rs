@@ -1,20 +1,21 @@
-//! WGSL sources, assembled per precision: prelude + shared code + kernel.
-//!
-//! WGSL has no generics, so each kernel is written once against the alias
-//! `real`, and the prelude of `shaders/prelude_f32.wgsl` or
-//! `shaders/prelude_f64.wgsl` defines it.
+//! The WGSL modules the kernels run, as build.rs assembles them from
+//! `shaders/` (and, with the `gpu` feature, validates them with naga, so a
+//! broken kernel fails the build, not a run): per precision, the prelude
+//! `shaders/prelude_f32.wgsl` or `shaders/prelude_f64.wgsl`, which defines
+//! the alias `real` (WGSL has no generics), then the module's parts, listed
+//! in build.rs (`MODULES`).
 
 use crate::float::Precision;
 
-const PRELUDE_F32: &str = include_str!("../../shaders/prelude_f32.wgsl");
-const PRELUDE_F64: &str = include_str!("../../shaders/prelude_f64.wgsl");
-const LANES: &str = include_str!("../../shaders/lanes.wgsl");
-const COMMON: &str = include_str!("../../shaders/common.wgsl");
-const DENSE: &str = include_str!("../../shaders/margins_dense.wgsl");
-const SPARSE: &str = include_str!("../../shaders/margins_sparse.wgsl");
-const WALK_COMMON: &str = include_str!("../../shaders/walk_common.wgsl");
-const WALK_DENSE: &str = include_str!("../../shaders/walk_dense.wgsl");
-const WALK_SPARSE: &str = include_str!("../../shaders/walk_sparse.wgsl");
+/// One assembled module in both precisions, and its entry points.
+pub struct WgslModule {
+    pub f32: &'static str,
+    pub f64: &'static str,
+    pub entry_points: &'static [&'static str],
+}
+
+// MARGINS_DENSE, MARGINS_SPARSE, WALK_DENSE, WALK_SPARSE.
+include!(concat!(env!("OUT_DIR"), "/wgsl_modules.rs"));
 
 /// The WGSL modules: margin passes, and the walk (two entry points each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -33,14 +34,19 @@ impl Kernel {
         Kernel::WalkSparse,
     ];
 
-    /// The module's entry points.
-    pub fn entry_points(self) -> &'static [&'static str] {
+    fn module(self) -> &'static WgslModule {
         match self {
-            Kernel::Dense => &["margins_dense"],
-            Kernel::Sparse => &["margins_sparse"],
-            Kernel::WalkDense => &["walk_scan_dense", "walk_step_dense"],
-            Kernel::WalkSparse => &["walk_scan_sparse", "walk_step_sparse"],
+            Kernel::Dense => &MARGINS_DENSE,
+            Kernel::Sparse => &MARGINS_SPARSE,
+            Kernel::WalkDense => &WALK_DENSE,
+            Kernel::WalkSparse => &WALK_SPARSE,
         }
+    }
+
+    /// The module's entry points (build.rs checks the module has exactly
+    /// these).
+    pub fn entry_points(self) -> &'static [&'static str] {
+        self.module().entry_points
     }
 
     /// The margin kernels' one entry point.
@@ -50,18 +56,12 @@ impl Kernel {
 }
 
 /// The complete WGSL module for a kernel in a precision.
-pub fn source(kernel: Kernel, precision: Precision) -> String {
-    let prelude = match precision {
-        Precision::F32 => PRELUDE_F32,
-        Precision::F64 => PRELUDE_F64,
-    };
-    let (shared, body) = match kernel {
-        Kernel::Dense => (COMMON, DENSE),
-        Kernel::Sparse => (COMMON, SPARSE),
-        Kernel::WalkDense => (WALK_COMMON, WALK_DENSE),
-        Kernel::WalkSparse => (WALK_COMMON, WALK_SPARSE),
-    };
-    format!("{prelude}\n{LANES}\n{shared}\n{body}")
+pub fn source(kernel: Kernel, precision: Precision) -> &'static str {
+    let module = kernel.module();
+    match precision {
+        Precision::F32 => module.f32,
+        Precision::F64 => module.f64,
+    }
 }
 
 /// Threads per row for a row of about `terms` stored entries: enough lanes

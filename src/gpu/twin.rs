@@ -2,10 +2,14 @@
 //! tree reduction, same slack. They run where no adapter exists, so CI checks
 //! the kernels' logic, and GPU tests compare the device against them.
 //!
-//! shaders/margins_dense.wgsl  <->  [`dense_row`]
-//! shaders/margins_sparse.wgsl <->  [`sparse_row`]
-//! shaders/lanes.wgsl          <->  [`reduce_lanes`]
+//! shaders/row_dot_dense.wgsl  <->  [`row_dot_dense`]
+//! shaders/row_dot_sparse.wgsl <->  [`row_dot_sparse`]
+//! shaders/margins_*.wgsl      <->  [`TwinEngine::slacks`]
+//! shaders/lanes.wgsl          <->  [`reduce_lanes`], [`RowDot`]
 //! shaders/common.wgsl         <->  [`write_slack`]
+//!
+//! The row-dot twins serve the walk's scan too (src/gpu/walk_twin.rs), as
+//! the WGSL row-dot blocks serve both kernels.
 
 use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features, Row};
@@ -45,7 +49,17 @@ pub fn write_slack<F: Real>(
     )
 }
 
-/// The lanes' partial sums over the entries `lane, lane + LANES, ...`.
+/// lanes.wgsl `RowDot`: a row's ŝ and t̂, the bias added last, and its
+/// terms m (stored entries plus the bias).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowDot<F> {
+    pub s: F,
+    pub t: F,
+    pub terms: u32,
+}
+
+/// The lanes' partial sums over the entries `lane, lane + LANES, ...`,
+/// then their tree: the first two steps of the row-dot blocks.
 fn lanes_then_reduce<F: Real>(lanes: usize, n: usize, term: impl Fn(usize) -> F) -> (F, F) {
     let mut part_s = vec![F::ZERO; lanes];
     let mut part_t = vec![F::ZERO; lanes];
@@ -66,35 +80,47 @@ fn lanes_then_reduce<F: Real>(lanes: usize, n: usize, term: impl Fn(usize) -> F)
     (part_s[0], part_t[0])
 }
 
-/// margins_dense.wgsl for one row: returns (s^, t^).
-pub fn dense_row<F: Real>(lanes: u32, weights: &[F], x: &[F], bias: bool) -> (F, F) {
-    let (mut s_row, mut t_row) = lanes_then_reduce(lanes as usize, x.len(), |k| weights[k] * x[k]);
+/// row_dot_dense.wgsl `row_dot_dense` for one live row (lane 0's result):
+/// `weights` start at the row's head's first weight (the kernel's `wbase`).
+pub fn row_dot_dense<F: Real>(lanes: u32, weights: &[F], x: &[F], bias: bool) -> RowDot<F> {
+    let cols = x.len();
+    let (mut s, mut t) = lanes_then_reduce(lanes as usize, cols, |k| weights[k] * x[k]);
     if bias {
-        let b = weights[x.len()];
-        s_row = s_row + b;
-        t_row = t_row + b.abs();
+        let b = weights[cols];
+        s = s + b;
+        t = t + b.abs();
     }
-    (s_row, t_row)
+    RowDot {
+        s,
+        t,
+        terms: cols as u32 + bias as u32,
+    }
 }
 
-/// margins_sparse.wgsl for one row: returns (s^, t^). `cols` locates the bias.
-pub fn sparse_row<F: Real>(
+/// row_dot_sparse.wgsl `row_dot_sparse` for one live row (lane 0's
+/// result); `cols` locates the bias.
+pub fn row_dot_sparse<F: Real>(
     lanes: u32,
     weights: &[F],
     idx: &[u32],
     val: &[F],
     cols: usize,
     bias: bool,
-) -> (F, F) {
-    let (mut s_row, mut t_row) = lanes_then_reduce(lanes as usize, idx.len(), |e| {
+) -> RowDot<F> {
+    let stored = idx.len();
+    let (mut s, mut t) = lanes_then_reduce(lanes as usize, stored, |e| {
         weights[idx[e] as usize] * val[e]
     });
     if bias {
         let b = weights[cols];
-        s_row = s_row + b;
-        t_row = t_row + b.abs();
+        s = s + b;
+        t = t + b.abs();
     }
-    (s_row, t_row)
+    RowDot {
+        s,
+        t,
+        terms: stored as u32 + bias as u32,
+    }
 }
 
 /// The GPU engine's pass computed by the twins on the CPU.
@@ -138,19 +164,12 @@ impl<'d, F: Real> TwinEngine<'d, F> {
             let p = pass.start + vr / heads;
             let head = vr % heads;
             let w = &pass.weights[head * stride..(head + 1) * stride];
-            let (s, t, stored) = match self.data.features.row(p) {
-                Row::Dense(x) => {
-                    let (s, t) = dense_row(self.lanes, w, x, self.bias);
-                    (s, t, x.len())
-                }
-                Row::Sparse(idx, val) => {
-                    let (s, t) = sparse_row(self.lanes, w, idx, val, cols, self.bias);
-                    (s, t, idx.len())
-                }
+            let d = match self.data.features.row(p) {
+                Row::Dense(x) => row_dot_dense(self.lanes, w, x, self.bias),
+                Row::Sparse(idx, val) => row_dot_sparse(self.lanes, w, idx, val, cols, self.bias),
             };
-            let m = stored as u32 + self.bias as u32;
             let positive = self.data.label_for(head, heads, p) > 0;
-            *slot = write_slack(&bound, positive, s, t, m, self.norms.norms[p]);
+            *slot = write_slack(&bound, positive, d.s, d.t, d.terms, self.norms.norms[p]);
         }
     }
 }

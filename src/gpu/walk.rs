@@ -18,11 +18,11 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::chunks::ChunkBuffers;
 use super::context::{self, MapResult};
-use super::engine::ChunkBuffers;
-use super::layout::ChunkPlan;
+use super::layout::{ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
-use super::walk_twin::{self, Entries, WalkParams, WalkState};
+use super::walk_twin::{self, Entries};
 use crate::certify::Bound;
 use crate::data::Dataset;
 use crate::engine::{EngineError, WalkBatch, WalkStart};
@@ -96,6 +96,9 @@ pub struct GpuWalk<F: Real> {
     /// Seconds spent waiting for batches.
     pub seconds: f64,
 }
+
+/// The walk state's bytes, first in a readback.
+const STATE_BYTES: u64 = std::mem::size_of::<WalkState>() as u64;
 
 /// Readback layout: the state, the entry rows (padded to 8 bytes), values.
 fn rows_bytes(iterations: usize) -> u64 {
@@ -210,11 +213,7 @@ impl<F: Real> GpuWalk<F> {
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
         let weights = buffer("walk weights", dim as u64 * elem, storage);
-        let state = buffer(
-            "walk state",
-            std::mem::size_of::<WalkState>() as u64,
-            storage,
-        );
+        let state = buffer("walk state", STATE_BYTES, storage);
         let values_bytes = (iterations * stride) as u64 * elem;
         if values_bytes > limits.max_storage_buffer_binding_size {
             return Err(format!(
@@ -229,7 +228,7 @@ impl<F: Real> GpuWalk<F> {
                 // rounded up from the bytes asked for).
                 let readback = buffer(
                     "walk readback",
-                    32 + entry_rows.size() + entry_values.size(),
+                    STATE_BYTES + entry_rows.size() + entry_values.size(),
                     wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 );
                 Slot {
@@ -245,7 +244,7 @@ impl<F: Real> GpuWalk<F> {
         for (plan, rows) in chunks {
             let params = buffer(
                 "walk params",
-                WalkParams::<F>::size(),
+                std::mem::size_of::<WalkParams<F>>() as u64,
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
             let bits = walk_twin::walk_bits(&data.labels, &facts.host_only, plan.rows.clone());
@@ -351,7 +350,8 @@ impl<F: Real> GpuWalk<F> {
         let c = &self.chunks[chunk];
         let limit = c.rows.end.min(self.epoch_end) - c.rows.start;
         let params = WalkParams::new(&bound, self.cols, self.bias, c.rows.len(), self.stride);
-        self.queue.write_buffer(&c.params, 0, &params.to_bytes());
+        self.queue
+            .write_buffer(&c.params, 0, bytemuck::bytes_of(&params));
         let state = WalkState::start(global_p - c.rows.start, limit, updates_left);
         self.queue
             .write_buffer(&self.state, 0, bytemuck::bytes_of(&state));
@@ -387,9 +387,9 @@ impl<F: Real> GpuWalk<F> {
         // Only what this batch's iterations can have written comes back: a
         // batch of 10 decisions on wide rows copies 10 rows of values, not
         // the slot's 64 MiB.
-        let (rows_at, values_at) = (32, 32 + s.entry_rows.size());
+        let (rows_at, values_at) = (STATE_BYTES, STATE_BYTES + s.entry_rows.size());
         let (rows, values) = self.entry_bytes(s, iterations);
-        encoder.copy_buffer_to_buffer(&self.state, 0, &s.readback, 0, 32);
+        encoder.copy_buffer_to_buffer(&self.state, 0, &s.readback, 0, STATE_BYTES);
         encoder.copy_buffer_to_buffer(&s.entry_rows, 0, &s.readback, rows_at, rows);
         if values > 0 {
             encoder.copy_buffer_to_buffer(&s.entry_values, 0, &s.readback, values_at, values);
@@ -442,7 +442,7 @@ impl<F: Real> GpuWalk<F> {
             .map_err(EngineError)?;
         let s = &self.slots[p.slot];
         let (rows, values) = self.entry_bytes(s, p.iterations);
-        let values_at = 32 + s.entry_rows.size() as usize;
+        let values_at = (STATE_BYTES + s.entry_rows.size()) as usize;
         let elem = std::mem::size_of::<F>();
         let values = values as usize / elem * elem;
         let (state, entries) = {
@@ -451,8 +451,9 @@ impl<F: Real> GpuWalk<F> {
                 .slice(..)
                 .get_mapped_range()
                 .map_err(|e| EngineError(format!("reading the walk back failed: {e}")))?;
-            let state: WalkState = bytemuck::pod_read_unaligned(&view[..32]);
-            let entry_rows: Vec<u32> = bytemuck::pod_collect_to_vec(&view[32..32 + rows as usize]);
+            let at = STATE_BYTES as usize;
+            let state: WalkState = bytemuck::pod_read_unaligned(&view[..at]);
+            let entry_rows: Vec<u32> = bytemuck::pod_collect_to_vec(&view[at..at + rows as usize]);
             let values: Vec<F> = bytemuck::pod_collect_to_vec(&view[values_at..values_at + values]);
             (
                 state,

@@ -1,8 +1,9 @@
 //! CPU twins of the walk kernels, line for line, and an engine that walks
 //! with them, so the loop's walk mode is tested where no adapter exists.
 //!
-//! shaders/walk_common.wgsl <-> [`WalkParams`], [`WalkState`], [`certify`],
-//!                              [`advance`], [`update_coordinate`]
+//! shaders/walk_common.wgsl <-> [`certify`], [`advance`],
+//!                              [`update_coordinate`] (its structs:
+//!                              [`WalkParams`], [`WalkState`] in layout.rs)
 //! shaders/walk_dense.wgsl  <-> [`scan_dense`], [`step_dense`]
 //! shaders/walk_sparse.wgsl <-> [`scan_sparse`], [`step_sparse`]
 //!
@@ -10,7 +11,8 @@
 //! with atomicMin; the twin visits them in order and keeps the first, which
 //! is the same row.
 
-use super::twin::{dense_row, sparse_row};
+use super::layout::{NONE, WalkParams, WalkState};
+use super::twin::{row_dot_dense, row_dot_sparse};
 use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features};
 use crate::engine::{
@@ -19,84 +21,12 @@ use crate::engine::{
 };
 use crate::float::Real;
 
-pub const NONE: u32 = 0xffff_ffff;
 pub const STOP_LIMIT: u32 = 1;
 pub const STOP_SUBNORMAL: u32 = 3;
 pub const STOP_SAFETY: u32 = 4;
 pub const ENTRY_MISTAKE: u32 = 1;
 pub const ENTRY_SPECULATIVE: u32 = 2;
 pub const ENTRY_SUBNORMAL: u32 = 4;
-
-/// walk_common.wgsl `WalkParams`: the bound's four numbers (rel, abs,
-/// flush, tau), then four u32s.
-#[derive(Clone, Copy, Debug)]
-pub struct WalkParams<F> {
-    pub bound: Bound<F>,
-    pub cols: u32,
-    pub bias: u32,
-    pub rows: u32,
-    pub stride: u32,
-}
-
-impl<F: Real> WalkParams<F> {
-    pub fn new(bound: &Bound<F>, cols: usize, bias: bool, rows: usize, stride: usize) -> Self {
-        WalkParams {
-            bound: *bound,
-            cols: cols as u32,
-            bias: bias as u32,
-            rows: rows as u32,
-            stride: stride as u32,
-        }
-    }
-
-    /// The uniform buffer's size in bytes.
-    pub fn size() -> u64 {
-        4 * std::mem::size_of::<F>() as u64 + 16
-    }
-
-    /// The uniform buffer's contents, in the WGSL struct's layout.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let b = &self.bound;
-        let mut bytes: Vec<u8> = bytemuck::cast_slice(&[b.rel, b.abs, b.flush, b.tau]).to_vec();
-        bytes.extend_from_slice(bytemuck::cast_slice(&[
-            self.cols,
-            self.bias,
-            self.rows,
-            self.stride,
-        ]));
-        bytes
-    }
-}
-
-/// walk_common.wgsl `WalkState`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct WalkState {
-    pub p: u32,
-    pub limit: u32,
-    pub stop: u32,
-    pub stop_row: u32,
-    pub updates_left: u32,
-    pub iterations: u32,
-    pub found: u32,
-    pub pad: u32,
-}
-
-impl WalkState {
-    /// A run from chunk-local row `p` to `limit`.
-    pub fn start(p: usize, limit: usize, updates_left: u64) -> Self {
-        WalkState {
-            p: p as u32,
-            limit: limit as u32,
-            stop: 0,
-            stop_row: 0,
-            updates_left: updates_left.clamp(1, u32::MAX as u64) as u32,
-            iterations: 0,
-            found: NONE,
-            pad: 0,
-        }
-    }
-}
 
 /// The label bits then the host-only bits of `rows` rows, as the kernels
 /// read them (`positive`, `host_only`).
@@ -145,7 +75,7 @@ pub fn certify<F: Real>(params: &WalkParams<F>, bits: &[u32], row: u32, s: F, t:
         return 2;
     }
     let y = if positive(bits, row) { 1 } else { -1 };
-    match params.bound.decide(y, s, t, F::from_f64(m as f64)) {
+    match params.bound().decide(y, s, t, F::from_f64(m as f64)) {
         certify::Settled::Correct => 0,
         certify::Settled::Mistake => 1,
         certify::Settled::Unknown => 2,
@@ -212,8 +142,8 @@ pub fn scan_dense<F: Real>(
     let cols = params.cols as usize;
     for row in state.p..state.limit {
         let xr = &x[row as usize * cols..(row as usize + 1) * cols];
-        let (s_row, t_row) = dense_row(lanes, weights, xr, params.bias != 0);
-        let verdict = certify(params, bits, row, s_row, t_row, params.cols + params.bias);
+        let d = row_dot_dense(lanes, weights, xr, params.bias != 0);
+        let verdict = certify(params, bits, row, d.s, d.t, d.terms);
         if verdict != 0 {
             state.found = state.found.min(2 * row + (verdict == 2) as u32);
             // The device's later rows can only raise the minimum.
@@ -237,7 +167,7 @@ pub fn scan_sparse<F: Real>(
     let (row_ptr, col_index, values) = csr;
     for row in state.p..state.limit {
         let (begin, end) = (row_ptr[row as usize], row_ptr[row as usize + 1]);
-        let (s_row, t_row) = sparse_row(
+        let d = row_dot_sparse(
             lanes,
             weights,
             &col_index[begin..end],
@@ -245,8 +175,7 @@ pub fn scan_sparse<F: Real>(
             params.cols as usize,
             params.bias != 0,
         );
-        let stored = (end - begin) as u32;
-        let verdict = certify(params, bits, row, s_row, t_row, stored + params.bias);
+        let verdict = certify(params, bits, row, d.s, d.t, d.terms);
         if verdict != 0 {
             state.found = state.found.min(2 * row + (verdict == 2) as u32);
             return;
@@ -310,7 +239,7 @@ fn reference_decision<F: Real>(
         s = s + weights[params.cols as usize];
     }
     let ys = if plus { s } else { -s };
-    ys <= params.bound.tau
+    ys <= params.tau
 }
 
 /// walk_dense.wgsl `walk_step_dense`.

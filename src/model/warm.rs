@@ -3,12 +3,30 @@
 
 use std::path::Path;
 
-use crate::data::Dataset;
+use crate::data::{Dataset, ScaleKind, Scaling};
 use crate::error::{Error, Result, WarmStartError};
 use crate::float::{Precision, Real};
 use crate::model::{AnyModel, Classes, Model};
 
 impl AnyModel {
+    /// The scaling a run asking for `kind` starts from this model with: the
+    /// model's own statistics (its weights read features scaled by them,
+    /// whatever data the run has), when the kinds agree. `path` names the
+    /// model in errors.
+    pub fn warm_scaling(&self, path: &Path, kind: Option<ScaleKind>) -> Result<Option<Scaling>> {
+        let model = self.scaling().map(|s| s.kind);
+        if model != kind {
+            return Err(Error::WarmStart {
+                path: path.to_path_buf(),
+                reason: WarmStartError::Scaling {
+                    model: model.map(ScaleKind::name),
+                    run: kind.map(ScaleKind::name),
+                },
+            });
+        }
+        Ok(self.scaling().cloned())
+    }
+
     /// The model's weights as the initial w~ of a run in precision `F` on
     /// `data` with `heads` perceptrons and the bias when `bias`: head after
     /// head, as training lays them out. Widening f32 to f64 is exact; an f64
@@ -56,16 +74,29 @@ impl AnyModel {
 }
 
 /// A model's weights in precision `F` (at least as wide), whether it has a
-/// bias, its features, and whether its classes are the data's, in order.
+/// bias, its features, and whether its classes are the data's. A
+/// one-vs-rest model's heads are taken in the data's class order, matched
+/// by label (a model listing its classes in another order, as files from
+/// before classes were sorted do, starts the run as well).
 fn widened<M: Real, F: Real>(model: &Model<M>, data: &Dataset<F>) -> (Vec<F>, bool, usize, bool) {
-    let weights = model
-        .all_weights()
-        .iter()
-        .map(|v| F::from_f64(v.to_f64()))
-        .collect();
-    let same = match model.classes() {
-        Classes::Binary(labels) => *labels == data.label_map,
-        Classes::OneVsRest(classes) => data.classes.iter().map(|c| &c.text).eq(classes.iter()),
+    let widen = |w: &[M]| -> Vec<F> { w.iter().map(|v| F::from_f64(v.to_f64())).collect() };
+    let (weights, same) = match model.classes() {
+        Classes::Binary(labels) => (widen(model.all_weights()), *labels == data.label_map),
+        Classes::OneVsRest(classes) => {
+            let heads: Option<Vec<usize>> = data
+                .classes
+                .iter()
+                .map(|c| {
+                    classes
+                        .iter()
+                        .position(|k| crate::data::labels::same_label(k, &c.text))
+                })
+                .collect();
+            match heads.filter(|h| h.len() == classes.len()) {
+                Some(h) => (h.iter().flat_map(|&k| widen(model.head(k))).collect(), true),
+                None => (widen(model.all_weights()), false),
+            }
+        }
     };
     (weights, model.has_bias(), model.feature_count(), same)
 }

@@ -60,8 +60,12 @@ pub enum ImageFormat {
 }
 
 impl ImageFormat {
-    /// The format named by `path`'s extension (case-insensitive).
+    /// The format named by `path`'s extension (case-insensitive); SVG, the
+    /// text one, for standard output (`-`).
     pub fn from_path(path: &Path) -> Result<Self> {
+        if crate::output::is_stdout(path) {
+            return Ok(ImageFormat::Svg);
+        }
         let ext = path
             .extension()
             .and_then(|e| e.to_str())

@@ -26,17 +26,22 @@ use std::time::{Duration, Instant};
 use crate::certify;
 use crate::data::Dataset;
 use crate::engine::{EngineError, MarginEngine};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::chooser::Mode;
+use crate::train::early_stop::{self, EarlyState, EarlyStop};
 use crate::train::params::CheckedParams;
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
 use crate::train::stepper::{Alone, Part, Peers, Reached, Stepper};
 use crate::train::sweep::Loop;
+use crate::train::variant as variants;
 
-/// Runs epochs from `state` until convergence, `max_epochs`, or a stop request.
+/// Runs epochs from `state` until convergence, `max_epochs`, the
+/// early-stopping rule (judged on `validation` when it has a validation
+/// part), or a stop request.
 pub fn run<'a, F: Real>(
     data: &Dataset<F>,
+    validation: Option<&Dataset<F>>,
     params: &CheckedParams,
     state: State<F>,
     engine: Box<dyn MarginEngine<F> + 'a>,
@@ -44,17 +49,43 @@ pub fn run<'a, F: Real>(
     observer: &mut dyn Observer<F>,
 ) -> Result<Outcome<F>> {
     let rows = data.rows();
+    let early = params.early_stop.as_ref();
+    if let Some(rule) = early
+        && rule.validation.is_some()
+        && validation.is_none_or(|v| v.rows() == 0)
+    {
+        return Err(Error::Usage(
+            "early stopping on held-out rows needs them: pass the validation part \
+             (train::folds::holdout) to Trainer::fit_validated"
+                .into(),
+        ));
+    }
     let mut stepper = Stepper::new(data, params, state, Part::whole(rows), engine, fallback)?;
     stepper.start(&mut Alone, observer)?;
+    if early.is_some() {
+        stepper.adopt_bookkeeping(|s| {
+            s.early.get_or_insert_with(EarlyState::default);
+        });
+    }
     let mut epoch_seconds = Vec::new();
     let mut epoch_start = Instant::now();
     let stop = loop {
+        // The rule reads the scores of the epochs done, so a run resumed
+        // after the epoch that stopped it stops again at once.
+        if let (Some(rule), Some(state)) = (early, &stepper.state().early)
+            && rule.stops(&state.scores)
+        {
+            break Stop::EarlyStopped;
+        }
         if stepper.state().mistakes_per_epoch.len() >= params.max_epochs {
             break Stop::MaxEpochs;
         }
         match stepper.advance(rows, &mut Alone, observer)? {
             Reached::End => {
                 let m = stepper.finish_epoch();
+                if let Some(rule) = early {
+                    stepper.score_epoch(rule, validation, m);
+                }
                 epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
                 observer.on_epoch_end(stepper.state())?;
                 epoch_start = Instant::now();
@@ -66,6 +97,58 @@ pub fn run<'a, F: Real>(
         }
     };
     Ok(stepper.finish(stop, epoch_seconds))
+}
+
+impl<F: Real> Loop<'_, F> {
+    /// The weights the variant would return now: the last iterate, the
+    /// average of every iterate so far, or the pocket.
+    pub(super) fn returned_weights(&self) -> Vec<F> {
+        let w = &self.state.weights;
+        if let Some(p) = &self.state.pocket {
+            return p.weights.clone();
+        }
+        match &self.state.average {
+            Some(u) if u.len() == w.len() => {
+                variants::averaged(w, u, self.state.visits(self.part.epoch_rows))
+            }
+            _ => w.clone(),
+        }
+    }
+
+    /// Records the score of the epoch just finished with `mistakes`, and
+    /// with a validation part keeps the weights of a new best epoch.
+    pub(super) fn score_epoch(
+        &mut self,
+        rule: &EarlyStop,
+        validation: Option<&Dataset<F>>,
+        mistakes: u64,
+    ) {
+        let epoch = self.state.mistakes_per_epoch.len() - 1;
+        let held = validation.filter(|_| rule.validation.is_some());
+        let (score, weights) = match held {
+            Some(v) => {
+                let w = self.returned_weights();
+                let right = early_stop::correct(v, &w, self.bias, self.heads);
+                (right as f64 / v.rows().max(1) as f64, Some(w))
+            }
+            None => (
+                -(mistakes as f64 / self.part.epoch_rows.max(1) as f64),
+                None,
+            ),
+        };
+        let state = self.state.early.get_or_insert_with(EarlyState::default);
+        let best = state
+            .scores
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        state.scores.push(score);
+        if let Some(w) = weights
+            && score > best
+        {
+            state.best = Some((epoch, w));
+        }
+    }
 }
 
 /// How a stretch ended.

@@ -176,6 +176,11 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
         lp.walk_enabled = params.passes != PassPolicy::Windows;
         lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
+        lp.class_weights = params
+            .class_weight
+            .as_ref()
+            .map(|w| w.resolve(data, heads))
+            .transpose()?;
         if params.variant == Variant::Averaged && lp.state.average.is_none() {
             lp.state.average = Some(vec![F::ZERO; dim * heads]);
         }
@@ -303,6 +308,17 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         self.lp.finish_epoch()
     }
 
+    /// Records the early-stopping score of the epoch just finished with
+    /// `mistakes` (see [`super::early_stop`]).
+    pub(super) fn score_epoch(
+        &mut self,
+        rule: &crate::train::early_stop::EarlyStop,
+        validation: Option<&Dataset<F>>,
+        mistakes: u64,
+    ) {
+        self.lp.score_epoch(rule, validation, mistakes);
+    }
+
     /// The exact state; its `position` is an index into the rows held.
     pub fn state(&self) -> &State<F> {
         &self.lp.state
@@ -386,6 +402,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     pub fn finish(mut self, stop: Stop, epoch_seconds: Vec<f64>) -> Outcome<F> {
         accumulate(&mut self.engine_stats, &self.engine.stats());
         Outcome {
+            class_weights: self.lp.class_weights,
             state: self.lp.state,
             stop,
             engines: self.engines,

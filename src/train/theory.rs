@@ -6,6 +6,8 @@
 //! u once training converged, so a converged run can check M <= (D/gamma)^2.
 //! These figures are reports, computed in f64; decisions never use them.
 
+use rayon::prelude::*;
+
 use crate::data::Dataset;
 use crate::float::Real;
 use crate::reference;
@@ -45,6 +47,19 @@ impl Theory {
             let grow = self.radius * self.radius + 2.0 * tau;
             self.mistake_bound = self.margin.filter(|_| grow > 0.0).map(|g| grow / (g * g));
         }
+        self
+    }
+
+    /// The bound for class-weighted updates w~ <- w~ + c·y·x~ with c in
+    /// [c_min, c_max] (see [`crate::train::class_weight`]):
+    /// M <= (c_max·D² + 2τ)/(c_min·γ²), which is (c_max/c_min)·(D/γ)² for
+    /// τ = 0 (no bound when c_max·D² + 2τ <= 0).
+    pub fn with_class_weights(mut self, tau: f64, c_min: f64, c_max: f64) -> Self {
+        let grow = c_max * self.radius * self.radius + 2.0 * tau;
+        self.mistake_bound = self
+            .margin
+            .filter(|_| grow > 0.0)
+            .map(|g| grow / (c_min * g * g));
         self
     }
 
@@ -123,31 +138,34 @@ pub fn tally_head<F: Real>(
 ) -> Tally {
     let rows = data.rows();
     let radius = crate::data::stats::radius(&data.features, bias);
-    let mut correct = 0;
-    let mut min_margin = f64::INFINITY;
     // Predictions decided exactly but fast: a certified 8-lane margin, and
-    // the reference dot only where that is not certain.
+    // the reference dot only where that is not certain. Rows in parallel:
+    // a count and a minimum do not depend on the order.
     let bound = crate::certify::Bound::for_weights(w, data.facts(bias).l1_max);
-    for i in 0..rows {
-        let row = data.features.row(i);
-        let y = data.label_for(head, heads, i);
-        // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
-        // anything else -1 (so a -1 row scoring exactly 0 is right here,
-        // though the training rule counts it a mistake).
-        let (s, t) = crate::cpu::margin(w, row, bias);
-        let m = F::from_f64((row.stored() + bias as usize) as f64);
-        let predicted = match bound.decide(1, s, t, m) {
-            crate::certify::Settled::Correct => 1,
-            crate::certify::Settled::Mistake => -1,
-            crate::certify::Settled::Unknown => {
-                crate::reference::predicted_sign(reference::dot(w, row, bias))
-            }
-        };
-        if predicted == y {
-            correct += 1;
-        }
-        min_margin = min_margin.min(y as f64 * margin_f64(w, row, bias));
-    }
+    let (correct, min_margin) = (0..rows)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|i| {
+            let row = data.features.row(i);
+            let y = data.label_for(head, heads, i);
+            // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
+            // anything else -1 (so a -1 row scoring exactly 0 is right here,
+            // though the training rule counts it a mistake).
+            let (s, t) = crate::cpu::margin(w, row, bias);
+            let m = F::from_f64((row.stored() + bias as usize) as f64);
+            let predicted = match bound.decide(1, s, t, m) {
+                crate::certify::Settled::Correct => 1,
+                crate::certify::Settled::Mistake => -1,
+                crate::certify::Settled::Unknown => {
+                    crate::reference::predicted_sign(reference::dot(w, row, bias))
+                }
+            };
+            (
+                usize::from(predicted == y),
+                y as f64 * margin_f64(w, row, bias),
+            )
+        })
+        .reduce(|| (0, f64::INFINITY), |a, b| (a.0 + b.0, a.1.min(b.1)));
     Tally {
         radius,
         min_margin,
@@ -205,16 +223,21 @@ pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize
 /// [`analyse_ovr`]'s counts over `data`'s rows (no margin: infinity).
 pub fn tally_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) -> Tally {
     let dim = data.cols() + bias as usize;
-    let mut scores = Vec::with_capacity(heads);
-    let mut correct = 0;
-    for i in 0..data.rows() {
-        let row = data.features.row(i);
-        scores.clear();
-        scores.extend((0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)));
-        if crate::reference::argmax(&scores) == data.class_ids[i] as usize {
-            correct += 1;
-        }
-    }
+    let correct = (0..data.rows())
+        .into_par_iter()
+        .with_min_len(256)
+        .map_init(
+            || Vec::with_capacity(heads),
+            |scores, i| {
+                let row = data.features.row(i);
+                scores.clear();
+                scores.extend(
+                    (0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)),
+                );
+                usize::from(crate::reference::argmax(scores) == data.class_ids[i] as usize)
+            },
+        )
+        .sum();
     Tally {
         radius: crate::data::stats::radius(&data.features, bias),
         min_margin: f64::INFINITY,
@@ -259,6 +282,26 @@ mod tests {
         assert!(b < 1.0 && b > 1.0 - 1e-12, "{b}");
         assert_eq!(t.bound_holds(1), Some(true));
         assert_eq!(t.bound_holds(2), Some(false));
+    }
+
+    #[test]
+    fn class_weights_scale_the_bound_by_their_ratio() {
+        let t = Theory {
+            radius: 3.0,
+            margin: Some(0.5),
+            mistake_bound: Some(36.0),
+            correct: 1,
+            rows: 1,
+        };
+        assert_eq!(
+            t.clone().with_class_weights(0.0, 0.5, 2.0).mistake_bound,
+            Some(2.0 * 9.0 / (0.5 * 0.25))
+        );
+        assert_eq!(
+            t.clone().with_class_weights(1.0, 1.0, 1.0).mistake_bound,
+            t.clone().with_margin(1.0).mistake_bound
+        );
+        assert_eq!(t.with_class_weights(-10.0, 1.0, 1.0).mistake_bound, None);
     }
 
     #[test]

@@ -102,6 +102,7 @@ mod on_ranks {
         let t: &dyn Transport = net;
         let (mode, mixing) = agree(t, settings(args, mode), describe)?;
         let params = agree(t, args.params().check().map_err(Error::from), describe)?;
+        agree(t, crate::distributed::check_params(&params, mode), describe)?;
         let output = args
             .output
             .clone()
@@ -129,8 +130,10 @@ mod on_ranks {
         let mix_key = mixing.map(|m| (t.size(), m.name()));
         let start = match resume {
             Some((path, text)) => checkpoint::parse_mix::<F>(path, text, &run, mix_key),
-            None => super::super::initial_weights::<F>(args, &data, heads)
-                .map(|w| (State::starting_from(w), None)),
+            None => init_model(args).and_then(|init| {
+                super::super::initial_weights::<F>(args, init.as_ref(), &data, heads)
+                    .map(|w| (State::starting_from(w), None))
+            }),
         };
         let (start, record) = agree(t, start, describe)?;
 
@@ -151,7 +154,14 @@ mod on_ranks {
             .checkpoint
             .clone()
             .or_else(|| args.resume.clone())
-            .unwrap_or_else(|| output.with_extension("checkpoint.json"));
+            .unwrap_or_else(|| {
+                if crate::output::is_stdout(&output) {
+                    crate::cli::args::default_model_path()
+                } else {
+                    output.clone()
+                }
+                .with_extension("checkpoint.json")
+            });
         let mut observer = RankObserver {
             progress: (t.rank() == 0)
                 .then(|| TrainProgress::new(!args.json, whole.rows, args.max_epochs)),
@@ -250,7 +260,7 @@ mod on_ranks {
             .as_mut()
             .map(TrainProgress::take_warnings)
             .unwrap_or_default();
-        let mut fit = Fit::from_outcome(outcome, &params, whole.rows, seconds, |w| {
+        let mut fit = Fit::from_outcome(outcome, &params, whole.rows, None, seconds, |w| {
             crate::distributed::theory::analyse(t, &data, w, bias, heads)
         });
         fit.backend_note = backend_note;
@@ -305,27 +315,43 @@ mod on_ranks {
             Ok(None)
         };
         let report = agree(t, written, describe)?;
-        let converged = fit.converged();
+        // Running every epoch is how the averaged and pocket variants end;
+        // only the classic rule promises an epoch without mistakes.
+        let success = fit.converged() || matches!(fit.variant, Variant::Averaged | Variant::Pocket);
         if let Some(report) = report {
             let printed = if args.json {
                 serde_json::to_string(&report)
                     .map_err(|e| Error::Train(e.to_string()))
-                    .and_then(|text| crate::cli::stdout::print_line(&text))
+                    .map(|text| text + "\n")
             } else {
-                crate::cli::stdout::print(&report::render(&report))
-            };
+                Ok(report::render(&report))
+            }
+            .and_then(|text| {
+                crate::cli::stdout::print_summary(&text, crate::output::is_stdout(&output))
+            });
             if let Err(e) = printed {
                 eprintln!("perceptron: error: {}", crate::cli::errors::message(&e));
             }
-            if !converged {
+            if !success {
                 eprintln!("perceptron: {}", report.not_converged());
             }
         }
-        Ok(if converged {
+        Ok(if success {
             exit::SUCCESS
         } else {
             exit::NOT_CONVERGED
         })
+    }
+
+    /// The `--init` model, refused when it was trained on scaled features
+    /// (a distributed run does not scale).
+    fn init_model(args: &TrainArgs) -> Result<Option<(&Path, crate::model::AnyModel)>> {
+        let Some(path) = args.init.as_deref() else {
+            return Ok(None);
+        };
+        let model = crate::model::load(path)?;
+        model.warm_scaling(path, None)?;
+        Ok(Some((path, model)))
     }
 
     /// The mode and mixing the flags ask for, refusing what they exclude.
@@ -339,11 +365,6 @@ mod on_ranks {
                 "--mix applies to --distributed mix; --distributed exact mixes nothing".into(),
             )),
             DistributedArg::Exact => Ok((Mode::Exact, None)),
-            DistributedArg::Mix if args.variant() != Variant::Classic => Err(Error::Usage(
-                "--distributed mix trains the classic perceptron (with --margin, --multiclass \
-                 ovr and --init); --average and --pocket need --distributed exact"
-                    .into(),
-            )),
             DistributedArg::Mix => Ok((Mode::Mix, Some(mixing.unwrap_or_default()))),
         }
     }
@@ -363,7 +384,17 @@ mod on_ranks {
                 "--checkpoint-every must be at least 1 (epochs between checkpoints)".into(),
             ));
         }
+        if let Some(c) = &args.checkpoint {
+            crate::output::check_not_stdout(c, "--checkpoint")?;
+        }
         let paths = data::shards::expand(&args.data)?;
+        if paths.iter().any(|p| data::source::is_stdin(p)) {
+            return Err(Error::Usage(
+                "--distributed reads DATA from files every process can open; `-` (standard \
+                 input) reaches one process only: save it to a file first"
+                    .into(),
+            ));
+        }
         if paths.is_empty() {
             return Err(Error::Usage(
                 "--distributed needs DATA: one or more files every process can read (a \
@@ -425,7 +456,7 @@ mod on_ranks {
         extra: DistributedReport,
         warnings: Vec<String>,
     ) -> Result<Option<TrainReport>> {
-        let layout = DataLayout::of(data.format, csv, args.data_args.label_column.as_ref());
+        let layout = DataLayout::of(data.format, csv, args.data_args.csv.label_column.as_ref());
         let mut model = Model::from_fit(fit, run, data, Some(layout))?;
         model.training.rows = whole.rows;
         model.training.data = whole.source.clone();
@@ -442,6 +473,7 @@ mod on_ranks {
             data,
             csv,
             output,
+            requested: args.backend.resolve().0,
         };
         let mut report = TrainReport::new(sources, warnings, Vec::new());
         report.data = whole.source.clone();

@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod distributed;
+pub mod extras;
 pub mod report;
 pub mod resume;
 
@@ -54,13 +55,17 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
     let paths = data::shards::expand(&args.data)?;
     let (raw, path) = match paths.as_slice() {
         [] => data::bundled::raw_digits_3v5::<F>(&opts)?,
-        [path] => (data::load_raw::<F>(path, &opts)?, path.clone()),
+        [path] => (
+            data::load_raw::<F>(path, &opts)?,
+            data::source::name(path).to_path_buf(),
+        ),
         // Shards: messages about the whole name them all.
         many => (
             data::shards::load_raw_all::<F>(many, &opts)?,
             PathBuf::from(data::shards::describe(many)),
         ),
     };
+    super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
     let data = if args.multiclass.is_some() {
         Dataset::from_raw_classes(raw, &path)?
@@ -84,6 +89,9 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     let params = args.params().check()?;
     let output = args.output.clone().unwrap_or_else(default_model_path);
     crate::output::check_destination(&output)?;
+    if let Some(c) = &args.checkpoint {
+        crate::output::check_not_stdout(c, "--checkpoint")?;
+    }
     check_outputs(args, &output)?;
     if args.checkpoint_every == 0 {
         return Err(Error::Usage(
@@ -99,6 +107,10 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         Some(p) => Some(init_fingerprint(p)?),
         None => None,
     };
+    let init_model = match &args.init {
+        Some(p) => Some((p.as_path(), crate::model::load(p)?)),
+        None => None,
+    };
     let settings = RunSettings {
         output: args.output.clone(),
         init: args.init.clone(),
@@ -108,12 +120,44 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     // The data's fingerprint is for checkpoints only. It is taken of the
     // rows in file order, so before a shuffle; without checkpointing or a
     // shuffle it waits until a Ctrl-C needs it.
-    if args.checkpoint.is_some() || args.resume.is_some() || run.seed.is_some() {
+    let validation = params.early_stop.as_ref().and_then(|e| e.validation);
+    // Scaling and a held-out part replace the rows, so the fingerprint of
+    // the rows as read is taken first.
+    if args.checkpoint.is_some()
+        || args.resume.is_some()
+        || run.seed.is_some()
+        || run.scale.is_some()
+        || validation.is_some()
+    {
         run.take_fingerprint(&data);
+    }
+    // The held-out rows, stratified and seeded, in file order.
+    let mut held = match validation {
+        Some(v) => {
+            let (kept, held) = hold_out(&data, v.fraction, v.seed)?;
+            data = kept;
+            Some(held)
+        }
+        None => None,
+    };
+    // The statistics of the training rows in file order, or those of the
+    // --init model, whose weights read features scaled by them.
+    let scaling = match &init_model {
+        Some((path, model)) => model.warm_scaling(path, params.scale)?,
+        None => params.fit_scaling(&data)?,
+    };
+    if let Some(s) = &scaling {
+        data = s.apply_to(data)?;
+        held = held.map(|h| s.apply_to(h)).transpose()?;
     }
     let start = match resume {
         Some((path, text)) => checkpoint::parse::<F>(path, text, &run)?,
-        None => State::starting_from(initial_weights::<F>(args, &data, run.heads)?),
+        None => State::starting_from(initial_weights::<F>(
+            args,
+            init_model.as_ref(),
+            &data,
+            run.heads,
+        )?),
     };
     if let Some(s) = run.seed {
         data = data.permuted(&crate::train::shuffle::permutation(data.rows(), s));
@@ -126,7 +170,14 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         .checkpoint
         .clone()
         .or_else(|| args.resume.clone())
-        .unwrap_or_else(|| output.with_extension("checkpoint.json"));
+        .unwrap_or_else(|| {
+            if crate::output::is_stdout(&output) {
+                default_model_path()
+            } else {
+                output.clone()
+            }
+            .with_extension("checkpoint.json")
+        });
     let mut observer = TrainObserver {
         progress: TrainProgress::new(!args.json, data.rows(), args.max_epochs),
         checkpoint: args
@@ -136,7 +187,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         run: &run,
         interrupted: super::interrupt::flag(),
     };
-    let fit = trainer.fit(&data, start, &mut observer);
+    let fit = trainer.fit_validated(&data, held.as_ref(), start, &mut observer);
     observer.progress.finish();
     let fit = fit?;
     let mut warnings = observer.progress.take_warnings();
@@ -160,9 +211,9 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     let layout = DataLayout::of(
         data.format,
         csv.as_ref(),
-        args.data_args.label_column.as_ref(),
+        args.data_args.csv.label_column.as_ref(),
     );
-    let model = Model::from_fit(&fit, &run, &data, Some(layout))?;
+    let model = Model::from_scaled_fit(&fit, &run, &data, Some(layout), scaling)?;
     model.save(&output)?;
     #[cfg(feature = "plot")]
     let plots = match &args.plot {
@@ -178,25 +229,50 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         data: &data,
         csv: csv.as_ref(),
         output: &output,
+        requested: backend,
     };
     let plots = plots.iter().map(|p| p.display().to_string()).collect();
     let report = TrainReport::new(sources, std::mem::take(&mut warnings), plots);
-    if args.json {
+    let text = if args.json {
         let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
-        super::stdout::print_line(&text)?;
+        text + "\n"
     } else {
-        super::stdout::print(&report::render(&report))?;
+        report::render(&report)
+    };
+    super::stdout::print_summary(&text, crate::output::is_stdout(&output))?;
+    // Running every epoch is how the averaged and pocket variants end:
+    // their model is the mean, or the best, over all of them. Only the
+    // classic rule promises an epoch without mistakes.
+    // A run the early-stopping rule ended did what was asked too.
+    if report.converged || report.runs_every_epoch() || report.stop == Stop::EarlyStopped {
+        return Ok(exit::SUCCESS);
     }
     // Also with --json: stdout holds only the JSON object, and exit code 3
     // alone is easy to miss in a script's log.
-    if !report.converged {
-        eprintln!("perceptron: {}", report.not_converged());
+    eprintln!("perceptron: {}", report.not_converged());
+    Ok(exit::NOT_CONVERGED)
+}
+
+/// `data` without its held-out part (`--validation-fraction`), and that
+/// part: a stratified fraction chosen by the seeded permutation.
+fn hold_out<F: Real>(
+    data: &Dataset<F>,
+    fraction: f64,
+    seed: u64,
+) -> Result<(Dataset<F>, Dataset<F>)> {
+    let (strata, classes) = crate::train::folds::strata(data);
+    let held = crate::train::folds::holdout(&strata, classes, fraction, seed);
+    let (kept, out) = crate::train::folds::split(data, &held);
+    if kept.rows() == 0 || out.rows() == 0 {
+        return Err(Error::Usage(format!(
+            "--validation-fraction {fraction} of {} leaves {} to train on and {} held out; \
+             both need rows",
+            crate::text::count(data.rows(), "row"),
+            crate::text::count(kept.rows(), "row"),
+            crate::text::count(out.rows(), "row")
+        )));
     }
-    Ok(if report.converged {
-        exit::SUCCESS
-    } else {
-        exit::NOT_CONVERGED
-    })
+    Ok((kept, out))
 }
 
 /// Neither the model nor the checkpoint may overwrite a data file.
@@ -283,12 +359,13 @@ pub(crate) fn init_fingerprint(path: &std::path::Path) -> Result<String> {
 /// (`heads` perceptrons).
 pub(crate) fn initial_weights<F: Real>(
     args: &TrainArgs,
+    init: Option<&(&Path, crate::model::AnyModel)>,
     data: &Dataset<F>,
     heads: usize,
 ) -> Result<Vec<F>> {
     let bias = !args.no_bias;
-    match &args.init {
-        Some(path) => crate::model::load(path)?.warm_start(path, data, heads, bias),
+    match init {
+        Some((path, model)) => model.warm_start(path, data, heads, bias),
         None => Ok(vec![F::ZERO; (data.cols() + bias as usize) * heads]),
     }
 }

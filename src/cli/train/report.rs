@@ -6,18 +6,20 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::data::{CsvInfo, Dataset};
+use crate::data::{CsvInfo, Dataset, ScaleKind};
 use crate::float::{Precision, Real};
-use crate::model::{ClassTraining, Model};
+use crate::model::{ClassTraining, LabelWeight, Model};
 use crate::text::{abbreviate, count, fmt_g};
-use crate::train::{EngineStats, Fit, LoopStats, PocketReport, RunDescription, Stop, Variant};
+use crate::train::{
+    EarlyStopReport, EngineStats, Fit, LoopStats, PocketReport, RunDescription, Stop, Variant,
+};
 
 /// The run summary, printed as text or JSON. A binary run's JSON has the
 /// labels' fields where a one-vs-rest run's has `classes`.
 #[derive(Serialize, Debug)]
 pub struct TrainReport {
     pub data: String,
-    pub format: String,
+    pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
     pub rows: usize,
@@ -25,11 +27,20 @@ pub struct TrainReport {
     pub sparse: bool,
     pub precision: Precision,
     pub bias: bool,
+    /// The feature scaling the loop trained under (`--scale`), if any.
+    pub scaling: Option<ScaleKind>,
+    /// The class weights of the updates (`--class-weight`), if any.
+    pub class_weights: Option<Vec<LabelWeight>>,
+    /// How they were asked for (`balanced`, or the pairs given).
+    pub class_weight: Option<String>,
+    /// What early stopping did (`--tol`, `--n-iter-no-change`,
+    /// `--validation-fraction`), when it was on.
+    pub early_stopping: Option<EarlyStopReport>,
+    /// The seed that chose the held-out rows (`--validation-fraction`).
+    pub validation_seed: Option<u64>,
     #[serde(flatten)]
     pub labels: ReportLabels,
-    pub backend: Vec<String>,
-    /// How `auto` chose, when it matters.
-    pub backend_note: Option<String>,
+    pub backend: BackendReport,
     pub variant: Variant,
     pub margin_threshold: Option<String>,
     /// Started from `--init` (the theorem's bound then does not apply).
@@ -93,6 +104,58 @@ pub struct DistributedReport {
     pub traffic: Vec<crate::distributed::Traffic>,
 }
 
+/// Which backend was asked for and which engines computed the margins.
+#[derive(Serialize, Debug)]
+pub struct BackendReport {
+    /// `reference`, `cpu`, `gpu` or `auto`.
+    pub requested: &'static str,
+    /// The engines that computed margins, in order (more than one after a
+    /// device failure handed the run to the CPU).
+    pub engines: Vec<EngineReport>,
+    /// How `auto` chose, or why a GPU was not used, when it matters.
+    pub note: Option<String>,
+}
+
+/// One engine of a run.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct EngineReport {
+    /// `reference`, `cpu` or `gpu`.
+    pub kind: &'static str,
+    /// The CPU engine's threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    /// The GPU adapter, as `name (API)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// The engine as the text summary names it.
+    pub name: String,
+}
+
+impl EngineReport {
+    /// The engine an engine's name stands for (`reference`, `cpu (N
+    /// threads)`, `gpu: ADAPTER`: see the engines' `name`).
+    pub fn of_name(name: &str) -> Self {
+        let (kind, threads, adapter) = if let Some(a) = name.strip_prefix("gpu: ") {
+            ("gpu", None, Some(a.to_owned()))
+        } else if let Some(rest) = name.strip_prefix("cpu") {
+            let threads = rest
+                .trim()
+                .strip_prefix('(')
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|n| n.parse().ok());
+            ("cpu", threads, None)
+        } else {
+            ("reference", None, None)
+        };
+        EngineReport {
+            kind,
+            threads,
+            adapter,
+            name: name.to_owned(),
+        }
+    }
+}
+
 /// What the model's classes are, and how many rows each has.
 #[derive(Serialize, Debug)]
 #[serde(untagged)]
@@ -128,6 +191,8 @@ pub struct Sources<'a, F> {
     pub data: &'a Dataset<F>,
     pub csv: Option<&'a CsvInfo>,
     pub output: &'a Path,
+    /// The backend asked for.
+    pub requested: crate::backend::Backend,
 }
 
 impl TrainReport {
@@ -139,6 +204,7 @@ impl TrainReport {
             data,
             csv,
             output,
+            requested,
         } = s;
         let labels = match model.labels() {
             Some(map) => {
@@ -168,16 +234,36 @@ impl TrainReport {
         let info = &model.training;
         TrainReport {
             data: data.source.display().to_string(),
-            format: data.format.name().into(),
+            format: data.format,
             header_line: csv.and_then(|c| c.header_line),
             rows: data.rows(),
             features: data.cols(),
             sparse: data.features.is_sparse(),
             precision: F::PRECISION,
             bias: run.bias,
+            scaling: model.scaling().map(|s| s.kind),
+            class_weights: info.class_weights.clone(),
+            class_weight: run.class_weight.as_ref().map(|w| w.text()),
+            early_stopping: fit.early_stopping.clone(),
+            validation_seed: run
+                .early_stop
+                .as_ref()
+                .and_then(|e| e.validation.map(|v| v.seed)),
             labels,
-            backend: fit.engines.clone(),
-            backend_note: fit.backend_note.clone(),
+            backend: BackendReport {
+                requested: match requested {
+                    crate::backend::Backend::Reference => "reference",
+                    crate::backend::Backend::Cpu => "cpu",
+                    crate::backend::Backend::Gpu => "gpu",
+                    crate::backend::Backend::Auto => "auto",
+                },
+                engines: fit
+                    .engines
+                    .iter()
+                    .map(|n| EngineReport::of_name(n))
+                    .collect(),
+                note: fit.backend_note.clone(),
+            },
             variant: fit.variant,
             margin_threshold: run.margin.as_ref().map(|m| m.text().to_owned()),
             warm_start: run.init.is_some(),
@@ -196,7 +282,7 @@ impl TrainReport {
             bound_holds: info
                 .mistake_bound
                 .and_then(|_| fit.theory.bound_holds(fit.total_mistakes())),
-            model: output.display().to_string(),
+            model: crate::output::shown(output),
             seconds: fit.seconds,
             seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
             epoch_seconds: fit.epoch_seconds.clone(),
@@ -206,6 +292,45 @@ impl TrainReport {
             warnings,
             plots,
             distributed: None,
+        }
+    }
+
+    /// Whether running to the epoch cap is the variant's normal ending
+    /// (averaged and pocket), not a failure to converge.
+    pub fn runs_every_epoch(&self) -> bool {
+        matches!(self.variant, Variant::Averaged | Variant::Pocket)
+    }
+
+    /// The verdict of the `epochs` line after the last epoch.
+    fn verdict(&self) -> String {
+        let last = count(
+            self.mistakes_per_epoch.last().copied().unwrap_or(0),
+            "mistake",
+        );
+        let one_vs_rest = matches!(self.labels, ReportLabels::OneVsRest { .. });
+        if self.converged {
+            if one_vs_rest {
+                "converged (every class separated from the rest)".to_owned()
+            } else {
+                "converged (the last epoch made no mistake)".to_owned()
+            }
+        } else if self.stop == Stop::Interrupted {
+            "interrupted".to_owned()
+        } else if let (Stop::EarlyStopped, Some(e)) = (self.stop, &self.early_stopping) {
+            stopped_early(e)
+        } else if self.runs_every_epoch() {
+            format!(
+                "ran every epoch, as the {} variant does; the last epoch was not clean ({last}{})",
+                self.variant.name(),
+                if one_vs_rest { " in all" } else { "" }
+            )
+        } else if one_vs_rest {
+            "NOT converged (some class not separated)".to_owned()
+        } else {
+            format!(
+                "NOT converged: the data was not separated within {} (the last epoch made {last})",
+                count(self.epochs, "epoch"),
+            )
         }
     }
 
@@ -255,6 +380,137 @@ pub(crate) fn header_note(line: Option<u64>) -> String {
         .unwrap_or_default()
 }
 
+/// The engines of the run, as the summary names them.
+fn engines(r: &TrainReport) -> String {
+    let names: Vec<&str> = r.backend.engines.iter().map(|e| e.name.as_str()).collect();
+    names.join(", then ")
+}
+
+/// " (note)" when the backend's choice has one.
+fn note(r: &TrainReport) -> String {
+    r.backend
+        .note
+        .as_ref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default()
+}
+
+/// The `scaling` line, for a run with `--scale`.
+fn scaling_line(s: &mut String, scaling: Option<ScaleKind>) {
+    if let Some(k) = scaling {
+        s.push_str(&format!(
+            "{:<10}  {}: {}, statistics of the training rows; the loop trained on the scaled \
+             rows (D and gamma below are theirs), and predict and eval apply the same scaling\n",
+            "scaling",
+            k.name(),
+            k.formula()
+        ));
+    }
+}
+
+/// The `epochs` line's verdict for a run the early-stopping rule ended.
+fn stopped_early(e: &EarlyStopReport) -> String {
+    format!(
+        "stopped early: {} in a row did not beat the best {} by {} or more",
+        count(e.n_iter_no_change, "epoch"),
+        if e.validation_rows.is_some() {
+            "held-out accuracy"
+        } else {
+            "mistakes per row"
+        },
+        fmt_g(e.tol)
+    )
+}
+
+/// The `held-out` line (with --validation-fraction) or the `early stop`
+/// line (on the training mistakes), for a run with early stopping.
+fn early_stopping_lines(s: &mut String, r: &TrainReport) {
+    let Some(e) = &r.early_stopping else {
+        return;
+    };
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    let per_epoch = |v: &[f64]| {
+        let shown: Vec<String> = v.iter().map(|x| format!("{:.4}", x)).collect();
+        if shown.len() > 12 {
+            format!(
+                "{} ... ({} more) ... {}",
+                shown[..5].join(" "),
+                shown.len() - 10,
+                shown[shown.len() - 5..].join(" ")
+            )
+        } else {
+            shown.join(" ")
+        }
+    };
+    let rule = format!(
+        "stop after {} in a row without beating the best by {}{}",
+        count(e.n_iter_no_change, "epoch"),
+        fmt_g(e.tol),
+        if e.stopped { " (it did)" } else { "" }
+    );
+    match (e.validation_rows, e.validation_fraction) {
+        (Some(rows), Some(f)) => {
+            line(
+                s,
+                "held out",
+                format!(
+                    "{} ({}%, stratified by label, seed {}); accuracy per epoch: {}",
+                    count(rows, "row"),
+                    fmt_g(100.0 * f),
+                    r.validation_seed.unwrap_or(0),
+                    per_epoch(&e.validation_accuracy)
+                ),
+            );
+            if let Some(best) = e.best_epoch {
+                line(
+                    s,
+                    "kept",
+                    format!(
+                        "the weights after epoch {best}, the best held-out accuracy ({:.2}%); {rule}",
+                        100.0 * e.validation_accuracy[best - 1]
+                    ),
+                );
+            }
+        }
+        _ => line(
+            s,
+            "early stop",
+            format!(
+                "on the mistakes per row: {rule}; per epoch: {}",
+                per_epoch(&e.mistake_rate)
+            ),
+        ),
+    }
+}
+
+/// The `weights` line, for a run with `--class-weight`.
+fn weights_line(s: &mut String, r: &TrainReport) {
+    let (Some(weights), Some(asked)) = (&r.class_weights, &r.class_weight) else {
+        return;
+    };
+    let list: Vec<String> = weights
+        .iter()
+        .take(crate::data::labels::LISTED)
+        .map(|w| format!("\"{}\" x {}", w.label, fmt_g(w.weight)))
+        .collect();
+    let more = weights.len().saturating_sub(list.len());
+    s.push_str(&format!(
+        "{:<10}  updates add c_y·y·x~ with {}{} ({asked}){}\n",
+        "weights",
+        list.join(", "),
+        if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        },
+        if matches!(r.labels, ReportLabels::OneVsRest { .. }) {
+            "; each class's own rows, the rest with 1"
+        } else {
+            ""
+        }
+    ));
+}
+
 /// The binary run's summary.
 fn render_binary(
     r: &TrainReport,
@@ -271,7 +527,7 @@ fn render_binary(
         format!(
             "{} ({}{}, {} x {}, {}, {}{})",
             r.data,
-            r.format,
+            r.format.name(),
             header_note(r.header_line),
             count(r.rows, "row"),
             count(r.features, "feature"),
@@ -291,19 +547,16 @@ fn render_binary(
             count(negative_rows, "row")
         ),
     );
+    scaling_line(&mut s, r.scaling);
+    weights_line(&mut s, r);
     let order = r
         .seed
         .map(|s| format!(", shuffled with seed {s}"))
         .unwrap_or_default();
-    let note = r
-        .backend_note
-        .as_ref()
-        .map(|n| format!(" ({n})"))
-        .unwrap_or_default();
     line(
         &mut s,
         "backend",
-        format!("{}{order}{note}", r.backend.join(", then ")),
+        format!("{}{order}{}", engines(r), note(r)),
     );
     if let Some(d) = &r.distributed {
         line(&mut s, "processes", processes(d));
@@ -333,21 +586,10 @@ fn render_binary(
         _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
         _ => {}
     }
-    let verdict = if r.converged {
-        "converged (the last epoch made no mistake)".to_owned()
-    } else if r.stop == Stop::Interrupted {
-        "interrupted".to_owned()
-    } else {
-        format!(
-            "NOT converged: the data was not separated within {} (the last epoch made {})",
-            count(r.epochs, "epoch"),
-            count(r.mistakes_per_epoch.last().copied().unwrap_or(0), "mistake")
-        )
-    };
     line(
         &mut s,
         "epochs",
-        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
     );
     line(
         &mut s,
@@ -358,6 +600,7 @@ fn render_binary(
             abbreviate(&r.mistakes_per_epoch)
         ),
     );
+    early_stopping_lines(&mut s, r);
     let correct = (r.training_accuracy * r.rows as f64).round() as usize;
     line(
         &mut s,
@@ -426,9 +669,11 @@ fn render_binary(
             } else {
                 "EXCEEDED (only possible through rounding)"
             };
-            let formula = match &r.margin_threshold {
-                Some(t) => format!("(D^2 + 2*{t})/gamma^2"),
-                None => "(D/gamma)^2".to_owned(),
+            let formula = match (&r.margin_threshold, &r.class_weights) {
+                (Some(t), Some(_)) => format!("(c_max*D^2 + 2*{t})/(c_min*gamma^2)"),
+                (None, Some(_)) => "(c_max/c_min)*(D/gamma)^2".to_owned(),
+                (Some(t), None) => format!("(D^2 + 2*{t})/gamma^2"),
+                (None, None) => "(D/gamma)^2".to_owned(),
             };
             line(
                 &mut s,
@@ -517,16 +762,9 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             classes.len()
         ),
     );
-    let note = r
-        .backend_note
-        .as_ref()
-        .map(|n| format!(" ({n})"))
-        .unwrap_or_default();
-    line(
-        &mut s,
-        "backend",
-        format!("{}{note}", r.backend.join(", then ")),
-    );
+    scaling_line(&mut s, r.scaling);
+    weights_line(&mut s, r);
+    line(&mut s, "backend", format!("{}{}", engines(r), note(r)));
     if let Some(d) = &r.distributed {
         line(&mut s, "processes", processes(d));
     }
@@ -537,15 +775,10 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             "averaged: each class's model is the mean of its weights after every row visit".into(),
         );
     }
-    let verdict = if r.converged {
-        "converged (every class separated from the rest)".to_owned()
-    } else {
-        "NOT converged (some class not separated)".to_owned()
-    };
     line(
         &mut s,
         "epochs",
-        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
     );
     line(
         &mut s,
@@ -556,6 +789,7 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             abbreviate(&r.mistakes_per_epoch)
         ),
     );
+    early_stopping_lines(&mut s, r);
     let correct = (r.training_accuracy * r.rows as f64).round() as usize;
     line(
         &mut s,
@@ -607,4 +841,24 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
         crate::memory::describe(r.peak_memory_bytes),
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_names_become_structured_data() {
+        let cpu = EngineReport::of_name("cpu (12 threads)");
+        assert_eq!(
+            (cpu.kind, cpu.threads, cpu.adapter),
+            ("cpu", Some(12), None)
+        );
+        let gpu = EngineReport::of_name("gpu: NVIDIA H100 (Vulkan)");
+        assert_eq!(
+            (gpu.kind, gpu.threads, gpu.adapter.as_deref()),
+            ("gpu", None, Some("NVIDIA H100 (Vulkan)"))
+        );
+        assert_eq!(EngineReport::of_name("reference").kind, "reference");
+    }
 }

@@ -122,8 +122,12 @@ use crate::float::Precision;
 
 use super::matrix::Features;
 
+pub use crate::data::source::{NO_MMAP_ENV, mmap_enabled};
 pub use header::{decode_header, read_header};
-pub use read::{mmap_enabled, read, read_from_bytes, read_with};
+pub use read::{read, read_from_bytes, read_with};
+// The rules on values that arrays held in memory follow too (`data::arrays`).
+pub(crate) use check::{first_non_finite, locate};
+pub(crate) use read::non_finite_message;
 pub use write::{Writer, write_raw};
 
 /// The first eight bytes of every `.pbin` file. The first byte is not ASCII
@@ -144,10 +148,6 @@ pub const MAX_LABEL_BYTES: u64 = 1 << 16;
 
 /// The largest label table, in bytes.
 pub const MAX_TABLE_BYTES: u64 = 64 << 20;
-
-/// The environment variable that turns memory mapping off (any value but
-/// empty, `0`, `false`, `no` or `off`).
-pub const NO_MMAP_ENV: &str = "PERCEPTRON_NO_MMAP";
 
 /// The conventional extension (without the dot).
 pub const EXTENSION: &str = "pbin";

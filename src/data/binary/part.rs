@@ -23,10 +23,9 @@ use crate::float::{Precision, Real};
 
 use super::check::{check_csr_part, check_csr_rows, decode_table, first_non_finite, locate};
 use super::header::open_checked;
-use super::read::{
-    count, mmap_enabled, non_finite_message, read_converted, read_section, reread_value,
-};
+use super::read::{count, non_finite_message, read_converted, read_section, reread_value};
 use super::{CLASS_IDS, Header, INDICES, Layout, ROW_PTR, Section, TABLE, VALUES};
+use crate::data::source::mmap_enabled;
 
 /// What a block knows about the whole file's rules: its rows of each class
 /// (in the file's label table order).

@@ -14,6 +14,7 @@ use crate::data::matrix::{CsrMatrix, DenseMatrix, Features};
 use crate::data::message::quote;
 use crate::data::options::Format;
 use crate::data::raw::RawData;
+use crate::data::source::mmap_enabled;
 use crate::data::storage::Storage;
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
@@ -21,8 +22,7 @@ use crate::float::{Precision, Real};
 use super::check::{check_csr, decode_table, first_non_finite, locate};
 use super::header::{decode_header, open_checked};
 use super::{
-    CLASS_IDS, HEADER_BYTES, Header, INDICES, Layout, NO_MMAP_ENV, ROW_PTR, Section, TABLE, VALUES,
-    fix_endian,
+    CLASS_IDS, HEADER_BYTES, Header, INDICES, Layout, ROW_PTR, Section, TABLE, VALUES, fix_endian,
 };
 
 /// Converts a count already bounded by the file length to `usize`.
@@ -200,22 +200,6 @@ pub(super) fn read_converted<S: Real, F: Real>(
     Ok(out)
 }
 
-/// Whether [`read`] may map files: unless [`NO_MMAP_ENV`] says otherwise.
-pub fn mmap_enabled() -> bool {
-    mmap_allowed_by(std::env::var_os(NO_MMAP_ENV).as_deref())
-}
-
-/// Whether the value of [`NO_MMAP_ENV`] (`None`: not set) allows mapping.
-pub(super) fn mmap_allowed_by(no_mmap: Option<&std::ffi::OsStr>) -> bool {
-    match no_mmap {
-        None => true,
-        Some(v) => {
-            let v = v.to_string_lossy().trim().to_ascii_lowercase();
-            matches!(v.as_str(), "" | "0" | "false" | "no" | "off")
-        }
-    }
-}
-
 /// Reads a `.pbin` file, checking every rule of the format (see the module
 /// documentation). Values are converted to `F` if stored in the other
 /// precision. The large sections are used in place from a read-only memory
@@ -387,7 +371,7 @@ fn read_body<F: Real>(
     })
 }
 
-pub(super) fn non_finite_message(row: usize, feature: usize, v: f64) -> String {
+pub(crate) fn non_finite_message(row: usize, feature: usize, v: f64) -> String {
     format!("row {row}, feature {feature}: value {v} is not finite; values must be finite numbers")
 }
 

@@ -34,6 +34,9 @@ pub(crate) struct Layout {
     /// `--no-header`): a text field there may be a header name that looks
     /// like a number elsewhere, which the message for it says.
     guessed_data: bool,
+    /// The delimiter was detected, not given: a field holding another
+    /// delimiter may mean the detection was wrong, which the message says.
+    detected_delim: bool,
 }
 
 impl Layout {
@@ -183,8 +186,19 @@ impl Layout {
                 Vec::new()
             },
             guessed_data: !has_header && opts.header == HeaderMode::Auto,
+            detected_delim: opts.delimiter.is_none(),
         };
         Ok((layout, has_header))
+    }
+
+    /// The delimiter.
+    pub(crate) fn delimiter(&self) -> u8 {
+        self.delim
+    }
+
+    /// Fields on every line, the label included.
+    pub(crate) fn expected(&self) -> usize {
+        self.expected
     }
 
     /// Feature columns per row (every field but the label).
@@ -200,6 +214,7 @@ impl Layout {
             label_name: self.label.and_then(|k| self.names.get(k).cloned()),
             delimiter: self.delim,
             columns: self.expected,
+            names: self.names.clone(),
         }
     }
 
@@ -246,17 +261,9 @@ impl Layout {
                 on_label(&field.text, field.start)?;
             } else {
                 let v = parse_value::<F>(&field.text, &name).map_err(|m| {
-                    let text_like = !field.text.is_empty() && field.text.parse::<f64>().is_err();
-                    if no == self.shape_line && self.guessed_data && text_like {
-                        err(
-                            field.start,
-                            format!(
-                                "{m} (line {no} was read as data because other fields on it \
-                                 are numbers; if it is a header, pass --header)"
-                            ),
-                        )
-                    } else {
-                        err(field.start, m)
+                    match self.hint(&field.text, no) {
+                        Some(hint) => err(field.start, format!("{m} ({hint})")),
+                        None => err(field.start, m),
                     }
                 })?;
                 values.push(v);
@@ -276,6 +283,45 @@ impl Layout {
         Ok(())
     }
 
+    /// Why a field of line `no` that is not a number may be so, and what
+    /// to pass: another delimiter inside it (the detection took the wrong
+    /// one), a decimal comma, or a header read as data.
+    fn hint(&self, text: &str, no: u64) -> Option<String> {
+        let other = [b';', b'\t', b',']
+            .into_iter()
+            .find(|&d| d != self.delim && text.as_bytes().contains(&d));
+        if self.detected_delim
+            && let Some(d) = other
+            && !(d == b',' && decimal_comma(text))
+        {
+            let flag = if d == b'\t' {
+                "tab".to_owned()
+            } else {
+                format!("'{}'", char::from(d))
+            };
+            return Some(format!(
+                "the delimiter was detected as {} from line {}; if fields are separated by {}, \
+                 pass --delimiter {flag}",
+                delimiter_name(self.delim),
+                self.shape_line,
+                delimiter_name(d)
+            ));
+        }
+        if decimal_comma(text) {
+            return Some(format!(
+                "a decimal comma: numbers are read with a decimal point, as in \"{}\"",
+                text.replacen(',', ".", 1)
+            ));
+        }
+        let text_like = !text.is_empty() && text.parse::<f64>().is_err();
+        (no == self.shape_line && self.guessed_data && text_like).then(|| {
+            format!(
+                "line {no} was read as data because other fields on it are numbers; if it is a \
+                 header, pass --header"
+            )
+        })
+    }
+
     fn shape_hint(&self) -> String {
         if self.names.is_empty() {
             format!(
@@ -291,6 +337,11 @@ impl Layout {
             )
         }
     }
+}
+
+/// Whether `text` is a number written with a decimal comma (`0,5`, `-1,25`).
+fn decimal_comma(text: &str) -> bool {
+    text.matches(',').count() == 1 && text.replacen(',', ".", 1).parse::<f64>().is_ok()
 }
 
 /// "column 3" or `column 3 ("petal length")`, for messages.

@@ -7,6 +7,7 @@
 //! Unlabeled data (`predict --unlabeled`) has no label column: every field
 //! is a feature.
 
+mod fast;
 mod fields;
 mod layout;
 mod read;
@@ -19,14 +20,18 @@ use std::path::Path;
 use crate::error::Result;
 use crate::float::Real;
 
+use super::blocks::{Reading, Text};
 use super::lines::LineReader;
 use super::options::LoadOptions;
 use super::raw::RawData;
 
+pub use fields::WHITESPACE;
 pub(crate) use layout::Layout;
 pub(crate) use read::{parse_first_part, parse_part};
 pub(crate) use sniff::{EXTENSIONS, is_skipped, looks_like_csv};
-pub use write::{csv_label, csv_line, shortest_csv_line};
+pub use write::{
+    csv_header, csv_label, csv_line, csv_line_in, first_line_as_data, shortest_csv_line,
+};
 
 /// Parses CSV text into a dense matrix.
 pub fn parse<F: Real, R: BufRead>(
@@ -45,7 +50,30 @@ pub fn parse_sized<F: Real, R: BufRead>(
     opts: &LoadOptions,
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
-    read::parse_lines(LineReader::new(reader, path), path, opts, size_hint)
+    parse_with(reader, path, opts, size_hint, Reading::default())
+}
+
+/// [`parse_sized`] with the given [`Reading`] (tests and fuzzing compare
+/// the fast path with the line reader).
+pub fn parse_with<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
+    parse_text(Text::reader(reader), path, opts, size_hint, reading)
+}
+
+/// [`parse_with`] for text already in memory or mapped.
+pub(crate) fn parse_text<F: Real>(
+    text: Text<'_>,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
+    read::parse_lines(LineReader::new(text, path), path, opts, size_hint, reading)
 }
 
 #[cfg(test)]

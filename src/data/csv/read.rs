@@ -1,10 +1,9 @@
 //! Reading a whole CSV file into a dense matrix, on all cores.
 
-use std::io::BufRead;
 use std::path::Path;
 
-use crate::data::blocks::{Block, TextRows, extend_in_parallel, parse_rows, trim_excess};
-use crate::data::labels::{LabelTable, MAX_DISTINCT_LABELS};
+use crate::data::blocks::{Reading, Text, TextRows, extend_in_parallel, parse_rows, trim_excess};
+use crate::data::labels::{LabelTable, MAX_DISTINCT_LABELS, Recent};
 use crate::data::lines::LineReader;
 use crate::data::matrix::{DenseMatrix, Features};
 use crate::data::message::{NO_DATA_ROWS, column_at, quote};
@@ -16,13 +15,14 @@ use crate::float::Real;
 use super::layout::Layout;
 use super::sniff::is_skipped;
 
-pub(crate) fn parse_lines<F: Real, R: BufRead>(
-    lines: LineReader<'_, R>,
+pub(crate) fn parse_lines<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
     path: &Path,
     opts: &LoadOptions,
     size_hint: Option<u64>,
+    reading: Reading,
 ) -> Result<RawData<F>> {
-    let Some(raw) = parse_first_part(lines, path, opts, size_hint)? else {
+    let Some(raw) = parse_first_part(lines, path, opts, size_hint, reading)? else {
         return Err(Error::data(path, NO_DATA_ROWS));
     };
     if raw.class_ids.is_empty() {
@@ -38,11 +38,12 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
 /// that line fixes the layout (and is skipped when it is a header), as in
 /// [`parse_lines`]. `None` when the part holds only blank and comment lines;
 /// a part without data rows is not an error (see [`crate::data::part`]).
-pub(crate) fn parse_first_part<F: Real, R: BufRead>(
-    mut lines: LineReader<'_, R>,
+pub(crate) fn parse_first_part<F: Real>(
+    mut lines: LineReader<'_, Text<'_>>,
     path: &Path,
     opts: &LoadOptions,
     size_hint: Option<u64>,
+    reading: Reading,
 ) -> Result<Option<RawData<F>>> {
     // The first line that is not blank or a comment fixes the delimiter, the
     // number of fields, the label column and whether there is a header.
@@ -55,28 +56,30 @@ pub(crate) fn parse_first_part<F: Real, R: BufRead>(
     };
     let (layout, has_header) = Layout::detect(&first, first_no, path, opts)?;
     let first = (!has_header).then_some((first.as_str(), first_no));
-    parse_body(lines, path, layout, first, size_hint).map(Some)
+    parse_body(lines, path, layout, first, size_hint, reading).map(Some)
 }
 
 /// Reads a part of a file that starts after its first data line: every
 /// line that is not blank or a comment is a data row under `layout`.
-pub(crate) fn parse_part<F: Real, R: BufRead>(
-    lines: LineReader<'_, R>,
+pub(crate) fn parse_part<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
     path: &Path,
     layout: Layout,
     size_hint: Option<u64>,
+    reading: Reading,
 ) -> Result<RawData<F>> {
-    parse_body(lines, path, layout, None, size_hint)
+    parse_body(lines, path, layout, None, size_hint, reading)
 }
 
 /// The rows of `lines` under `layout`, after `first` (a data row already
 /// read, with its line number).
-fn parse_body<F: Real, R: BufRead>(
-    mut lines: LineReader<'_, R>,
+fn parse_body<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
     path: &Path,
     layout: Layout,
     first: Option<(&str, u64)>,
     size_hint: Option<u64>,
+    reading: Reading,
 ) -> Result<RawData<F>> {
     let cols = layout.cols();
     let info = layout.info();
@@ -86,6 +89,7 @@ fn parse_body<F: Real, R: BufRead>(
         values: Vec::new(),
         class_ids: Vec::new(),
         table: LabelTable::default(),
+        recent: Recent::default(),
     };
     let mut reserved = false;
     let mut reserve = |rows: &mut Rows<F>, line_bytes: usize| {
@@ -106,8 +110,8 @@ fn parse_body<F: Real, R: BufRead>(
         reserve(&mut rows, line.len());
         rows.push(line, no)?;
     }
-    parse_rows(&mut lines, &mut rows, |rows, block, _| {
-        reserve(rows, block.mean_line_bytes());
+    parse_rows(lines, &mut rows, reading, |rows, bytes, lines, _| {
+        reserve(rows, (bytes / lines.max(1) as usize).saturating_sub(1));
         true
     })?;
     let Rows {
@@ -132,29 +136,45 @@ fn parse_body<F: Real, R: BufRead>(
 }
 
 /// The data rows read so far.
-struct Rows<'p, F> {
-    path: &'p Path,
-    layout: Layout,
-    values: Vec<F>,
-    class_ids: Vec<u32>,
-    table: LabelTable,
+pub(super) struct Rows<'p, F> {
+    pub(super) path: &'p Path,
+    pub(super) layout: Layout,
+    pub(super) values: Vec<F>,
+    pub(super) class_ids: Vec<u32>,
+    pub(super) table: LabelTable,
+    /// The last labels seen (for the fast path).
+    pub(super) recent: Recent,
 }
 
 impl<F: Real> TextRows for Rows<'_, F> {
-    fn for_block(&self, block: &Block) -> Self {
+    fn for_block(&self, bytes: usize) -> Self {
         let mut rows = Rows {
             path: self.path,
             layout: self.layout.clone(),
             values: Vec::new(),
             class_ids: Vec::new(),
             table: LabelTable::default(),
+            recent: Recent::default(),
         };
-        let cols = self.layout.cols();
+        // Every field takes two bytes at least (a character and a
+        // delimiter or the newline): room for the most rows the block holds.
+        let most = bytes / (2 * self.layout.expected()).max(1) + 1;
         let _ = rows
             .values
-            .try_reserve_exact(block.len().saturating_mul(cols));
-        let _ = rows.class_ids.try_reserve_exact(block.len());
+            .try_reserve_exact(most.saturating_mul(self.layout.cols()));
+        let _ = rows.class_ids.try_reserve_exact(most);
         rows
+    }
+
+    fn clear(&mut self) {
+        self.values.clear();
+        self.class_ids.clear();
+        self.table = LabelTable::default();
+        self.recent = Recent::default();
+    }
+
+    fn push_block(&mut self, block: &[u8], at_start: bool, max_line: usize) -> Option<u64> {
+        self.push_fast(block, at_start, max_line)
     }
 
     fn push_line(&mut self, line: &str, no: u64) -> Result<()> {
@@ -168,14 +188,14 @@ impl<F: Real> TextRows for Rows<'_, F> {
         self.values.len()
     }
 
-    fn absorb(&mut self, block: &Self, pending: usize) -> bool {
+    fn absorb(&mut self, block: &Self, pending: usize, lines_before: u64) -> bool {
         let room = pending.saturating_add(block.values.len());
         if crate::memory::reserve(&mut self.values, room).is_err()
             || crate::memory::reserve(&mut self.class_ids, block.class_ids.len()).is_err()
         {
             return false;
         }
-        let Some(ids) = self.table.absorb(&block.table) else {
+        let Some(ids) = self.table.absorb(&block.table, lines_before) else {
             return false;
         };
         self.class_ids

@@ -26,7 +26,11 @@ pub(crate) fn looks_like_csv(line: &str) -> bool {
 /// Whether the first line is a header under `mode`: with `Auto`, when none
 /// of its non-empty fields other than the label is a number, and there is at
 /// least one. One text field among numbers is rather a typo in the first
-/// data row, which must be an error, not a row silently skipped.
+/// data row, which must be an error, not a row silently skipped. A line
+/// whose label is text and whose other fields count 0, 1, 2, ..., at least
+/// [`NUMBERED_NAMES`] of them, is a header too: pandas names a frame's
+/// columns so (`y,0,1,2,...`). Counting from 1 is not taken for names:
+/// `x,1,2,3,4` is as likely a row of small counts.
 pub(crate) fn header_by_content(
     mode: HeaderMode,
     fields: &[Field<'_>],
@@ -36,14 +40,32 @@ pub(crate) fn header_by_content(
         HeaderMode::Present => true,
         HeaderMode::Absent => false,
         HeaderMode::Auto => {
-            let mut others = fields
+            let others: Vec<&str> = fields
                 .iter()
                 .enumerate()
                 .filter(|(k, f)| Some(*k) != label && !f.text.is_empty())
-                .peekable();
-            others.peek().is_some() && others.all(|(_, f)| f.text.parse::<f64>().is_err())
+                .map(|(_, f)| f.text.as_ref())
+                .collect();
+            if others.is_empty() {
+                return false;
+            }
+            let label = label.and_then(|k| fields.get(k)).map(|f| f.text.as_ref());
+            others.iter().all(|t| t.parse::<f64>().is_err()) || numbered_names(label, &others)
         }
     }
+}
+
+/// Fewest numbered column names that make a header of a line whose label is
+/// text: `cat,0,1` may well be data, `y,0,1,2` hardly.
+pub(crate) const NUMBERED_NAMES: usize = 3;
+
+/// Whether `label` is text (not a number) and `others` are the integers
+/// 0, 1, 2, ..., written plainly, at least [`NUMBERED_NAMES`] of them.
+fn numbered_names(label: Option<&str>, others: &[&str]) -> bool {
+    let text_label = label.is_some_and(|l| !l.is_empty() && l.parse::<f64>().is_err());
+    text_label
+        && others.len() >= NUMBERED_NAMES
+        && others.iter().enumerate().all(|(k, t)| *t == k.to_string())
 }
 
 /// The candidate delimiter occurring most often outside quotes (ties go to

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::read::parse_lines;
 use super::*;
+use crate::data::blocks::{Reading, Text};
 use crate::data::bundled;
 use crate::data::labels::MAX_DISTINCT_LABELS;
 use crate::data::lines::LineReader;
@@ -254,7 +255,12 @@ fn the_layout_is_reported() {
             label_name: Some("class".into()),
             delimiter: b';',
             columns: 3,
+            names: vec!["x".into(), "class".into(), "y".into()],
         })
+    );
+    assert_eq!(
+        raw.csv.as_ref().unwrap().feature_names(),
+        Some(vec!["x".to_owned(), "y".to_owned()])
     );
     let raw = parse_str::<f64>("1\t2\n", &opts()).unwrap();
     assert_eq!(
@@ -265,6 +271,7 @@ fn the_layout_is_reported() {
             label_name: None,
             delimiter: b'\t',
             columns: 2,
+            names: vec![],
         })
     );
 }
@@ -448,11 +455,13 @@ fn semicolon_and_tab_delimiters() {
     };
     assert_eq!(
         err_with::<f64>("1,2;3\n", &absent),
-        "t.csv:1:3: expected a number in column 2, found \"2;3\""
+        "t.csv:1:3: expected a number in column 2, found \"2;3\" (the delimiter was detected as \
+         `,` from line 1; if fields are separated by `;`, pass --delimiter ';')"
     );
     assert_eq!(
         err_with::<f64>("1;2\t3\n", &absent),
-        "t.csv:1:3: expected a number in column 2, found \"2\\t3\""
+        "t.csv:1:3: expected a number in column 2, found \"2\\t3\" (the delimiter was detected \
+         as `;` from line 1; if fields are separated by tab, pass --delimiter tab)"
     );
     // Given explicitly.
     let semi = LoadOptions {
@@ -604,15 +613,15 @@ fn invalid_utf8_and_long_lines_are_refused() {
         "t.csv:2:3: invalid UTF-8 (byte 0xff); data files must be UTF-8 text"
     );
     let text = b"1,2\n1,2,3,4,5,6,7,8,9\n";
-    let lines = LineReader::with_limit(&text[..], path, 16);
-    let e = parse_lines::<f64, _>(lines, path, &opts(), None).unwrap_err();
+    let lines = LineReader::with_limit(Text::bytes(&text[..]), path, 16);
+    let e = parse_lines::<f64>(lines, path, &opts(), None, Reading::default()).unwrap_err();
     assert_eq!(
         e.to_string(),
         "t.csv:2:17: line is longer than the limit of 16 bytes; is this a text data file?"
     );
-    let lines = LineReader::with_limit(&text[..], path, 17);
+    let lines = LineReader::with_limit(Text::bytes(&text[..]), path, 17);
     assert!(
-        parse_lines::<f64, _>(lines, path, &opts(), None)
+        parse_lines::<f64>(lines, path, &opts(), None, Reading::default())
             .is_err_and(|e| e.to_string().starts_with("t.csv:2:5: expected 2 fields"))
     );
 }
@@ -759,9 +768,114 @@ proptest::proptest! {
             proptest::prop_assert_eq!(m.values.len(), m.rows * m.cols);
             proptest::prop_assert_eq!(raw.class_ids.len(), m.rows);
         }
-        let lines = LineReader::with_limit(&bytes[..], path, 7);
-        let _ = parse_lines::<f64, _>(lines, path, &opts, Some(bytes.len() as u64));
+        let lines = LineReader::with_limit(Text::bytes(&bytes[..]), path, 7);
+        let _ = parse_lines::<f64>(lines, path, &opts, Some(bytes.len() as u64), Reading::default());
     }
 }
 
 const ALPHABET: &[u8] = b"0123456789,,,;;\t\t  \"\"\n\n\r#.-+eEnaif:xy\xff\xc3\xa9";
+
+#[test]
+fn lines_can_be_written_in_a_files_own_layout() {
+    use crate::data::matrix::Row;
+    let mut out = Vec::new();
+    let dense = [1.5f32, -2.0, 0.25];
+    for (at, want) in [
+        (0, "a;1.5;-2;0.25\n"),
+        (1, "1.5;a;-2;0.25\n"),
+        (3, "1.5;-2;0.25;a\n"),
+    ] {
+        out.clear();
+        let len = super::csv_line_in(&mut out, "a", Row::Dense(&dense), 3, at, b';');
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), want);
+        assert_eq!(len, want.len() - 1);
+    }
+    out.clear();
+    super::csv_line_in(&mut out, "x", Row::Sparse(&[1u32], &[7.0f64]), 3, 2, b'\t');
+    assert_eq!(String::from_utf8(out.clone()).unwrap(), "0\t7\tx\t0\n");
+    out.clear();
+    super::csv_header(&mut out, &["a, b".to_owned(), "y".to_owned()], b',').unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "\"a, b\",y\n");
+}
+
+#[test]
+fn numbered_column_names_after_a_text_label_are_a_header() {
+    // pandas writes a frame built from a matrix with columns 0, 1, 2, ...
+    for text in [
+        "y,0,1,2\n1,5,6,7\n",
+        "class,0,1,2,3\n1,5,6,7,8\n",
+        ",y,0,1,2\n",
+    ] {
+        let opts = if text.starts_with(',') {
+            LoadOptions {
+                label_column: Some(LabelColumn::Index(2)),
+                ..opts()
+            }
+        } else {
+            opts()
+        };
+        let text = if text.starts_with(',') {
+            ",y,0,1,2\n0,1,5,6,7\n"
+        } else {
+            text
+        };
+        let raw = parse_str::<f64>(text, &opts).unwrap();
+        assert_eq!(raw.csv.as_ref().unwrap().header_line, Some(1), "{text}");
+        assert_eq!(raw.class_ids.len(), 1, "{text}");
+    }
+    // Too few numbers, numbers out of sequence, or a numeric label: data.
+    for text in ["cat,0,1\n", "y,0,2,3\n", "x,1,2,3,4\n", "5,0,1,2\n"] {
+        let raw = parse_str::<f64>(text, &opts()).unwrap();
+        assert_eq!(raw.csv.as_ref().unwrap().header_line, None, "{text}");
+        assert_eq!(raw.class_ids.len(), 1, "{text}");
+    }
+}
+
+#[test]
+fn a_field_with_another_delimiter_or_a_decimal_comma_says_what_to_pass() {
+    // European CSV: `;` between fields, `,` in numbers. The tie goes to
+    // `,`, and the message says to pass `--delimiter ';'`, not --header.
+    let e = err("1;0,5;1,0\n0;1,5;2,0\n");
+    assert_eq!(
+        e,
+        "t.csv:1:5: expected a number in column 2, found \"5;1\" (the delimiter was detected \
+         as `,` from line 1; if fields are separated by `;`, pass --delimiter ';')"
+    );
+    let semicolon = LoadOptions {
+        delimiter: Some(b';'),
+        header: HeaderMode::Absent,
+        ..opts()
+    };
+    assert_eq!(
+        err_with::<f64>("1;0,5;1,0\n", &semicolon),
+        "t.csv:1:3: expected a number in column 2, found \"0,5\" (a decimal comma: numbers \
+         are read with a decimal point, as in \"0.5\")"
+    );
+    let e = err("1,2\t3,4\n");
+    assert!(e.ends_with("pass --delimiter tab)"), "{e}");
+}
+
+#[test]
+fn a_first_data_line_is_never_written_as_a_header() {
+    // Read with --no-header, `y,0,1,2` is a row; written back without a
+    // header it must still read as one.
+    let absent = LoadOptions {
+        header: HeaderMode::Absent,
+        ..opts()
+    };
+    let raw = parse_str::<f32>("y,0,1,2\nz,1.5,-1,0\n", &absent).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.csv");
+    let mut raw = raw;
+    raw.csv = None;
+    crate::data::write::write_raw(&path, &raw, crate::data::write::OutputFormat::Csv).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, "y,0.0,1.0,2.0\nz,1.5,-1,0\n");
+    let back = parse_str::<f32>(&text, &opts()).unwrap();
+    assert_eq!(back.features, raw.features);
+    assert_eq!(back.csv.unwrap().header_line, None);
+    // Other first lines are left as they are.
+    let mut line = b"y,0,2,3\n".to_vec();
+    super::first_line_as_data(&mut line, 0, b',', 0);
+    assert_eq!(line, b"y,0,2,3\n");
+}

@@ -4,6 +4,7 @@
 use crate::data::matrix::Row;
 use crate::data::message::quote;
 use crate::data::number::push_value;
+use crate::data::options::HeaderMode;
 use crate::float::Real;
 
 /// A label as a CSV field: quoted when it holds a delimiter, a quote, a
@@ -36,31 +37,122 @@ pub fn shortest_csv_line(label_bytes: usize, cols: usize) -> u64 {
 /// entries a sparse row does not store). Returns its length without the
 /// newline.
 pub fn csv_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>, cols: usize) -> usize {
+    csv_line_in(out, label, row, cols, 0, b',')
+}
+
+/// Appends a CSV line in a file's own layout: the `cols` features
+/// separated by `delimiter`, with the label as field `label_at` (0-based,
+/// at most `cols`). Returns its length without the newline.
+pub fn csv_line_in<F: Real>(
+    out: &mut Vec<u8>,
+    label: &str,
+    row: Row<'_, F>,
+    cols: usize,
+    label_at: usize,
+    delimiter: u8,
+) -> usize {
     let start = out.len();
-    out.extend_from_slice(label.as_bytes());
+    // Field k of the line: the label at `label_at`, features elsewhere.
+    let mut field = 0usize;
+    let mut put = |out: &mut Vec<u8>, value: Option<F>| {
+        if field == label_at {
+            if field > 0 {
+                out.push(delimiter);
+            }
+            out.extend_from_slice(label.as_bytes());
+            field += 1;
+        }
+        if field > 0 {
+            out.push(delimiter);
+        }
+        match value {
+            Some(v) => push_value(out, v),
+            None => out.push(b'0'),
+        }
+        field += 1;
+    };
     match row {
         Row::Dense(x) => {
             for &v in x {
-                out.push(b',');
-                push_value(out, v);
+                put(out, Some(v));
             }
         }
         Row::Sparse(idx, val) => {
             let mut next = 0usize;
             for (&k, &v) in idx.iter().zip(val) {
                 for _ in next..k as usize {
-                    out.extend_from_slice(b",0");
+                    put(out, None);
                 }
-                out.push(b',');
-                push_value(out, v);
+                put(out, Some(v));
                 next = k as usize + 1;
             }
             for _ in next..cols {
-                out.extend_from_slice(b",0");
+                put(out, None);
             }
         }
+    }
+    if field == label_at {
+        // The label is the last field.
+        if field > 0 {
+            out.push(delimiter);
+        }
+        out.extend_from_slice(label.as_bytes());
     }
     let len = out.len() - start;
     out.push(b'\n');
     len
+}
+
+/// Makes the first line of CSV written without a header read back as data.
+/// A text label followed by the features 0, 1, 2, ... reads as a header of
+/// numbered names (pandas writes `y,0,1,2,...`), so that line's integral
+/// features get a decimal point (`0.0`: the same values). `line[start..]`
+/// is the line, its newline included; `label_at` is the label's field.
+pub fn first_line_as_data(line: &mut Vec<u8>, start: usize, delimiter: u8, label_at: usize) {
+    let Some(text) = line
+        .get(start..)
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .map(|l| l.trim_end_matches('\n'))
+    else {
+        return;
+    };
+    let Ok(fields) = super::fields::Fields::new(text, delimiter).collect::<Result<Vec<_>, _>>()
+    else {
+        return;
+    };
+    if !super::sniff::header_by_content(HeaderMode::Auto, &fields, Some(label_at)) {
+        return;
+    }
+    let integral = |t: &str| {
+        let digits = t.strip_prefix('-').unwrap_or(t);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    };
+    let ends: Vec<usize> = fields
+        .iter()
+        .enumerate()
+        .filter(|(k, f)| *k != label_at && integral(&f.text))
+        .map(|(_, f)| start + f.start + f.text.len())
+        .collect();
+    for end in ends.into_iter().rev() {
+        line.splice(end..end, *b".0");
+    }
+}
+
+/// Appends a header line of `names`, quoted as labels are, separated by
+/// `delimiter`. Returns its length without the newline.
+pub fn csv_header(
+    out: &mut Vec<u8>,
+    names: &[String],
+    delimiter: u8,
+) -> std::result::Result<usize, String> {
+    let start = out.len();
+    for (k, name) in names.iter().enumerate() {
+        if k > 0 {
+            out.push(delimiter);
+        }
+        out.extend_from_slice(csv_label(name)?.as_bytes());
+    }
+    let len = out.len() - start;
+    out.push(b'\n');
+    Ok(len)
 }

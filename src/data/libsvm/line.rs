@@ -217,7 +217,7 @@ impl<'a> Line<'a> {
 
 /// What is wrong with a LIBSVM label, if anything: labels are finite
 /// numbers. A comma or semicolon in it says the file is probably CSV.
-fn label_problem(label: &str) -> Option<String> {
+pub(super) fn label_problem(label: &str) -> Option<String> {
     match label.parse::<f64>() {
         Ok(v) if v.is_finite() => None,
         Ok(_) => Some(format!(

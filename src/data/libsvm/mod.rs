@@ -7,6 +7,7 @@
 //! exactly zero are kept as given. Unlabeled data (`predict --unlabeled`) may
 //! leave the label out: a first token holding `:` is then a feature.
 
+mod fast;
 mod line;
 mod read;
 mod sniff;
@@ -18,6 +19,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::float::Real;
 
+use super::blocks::{Reading, Text};
 use super::lines::LineReader;
 use super::raw::RawData;
 
@@ -37,7 +39,7 @@ pub fn parse_sized<F: Real, R: BufRead>(
     path: &Path,
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
-    read::parse_lines(LineReader::new(reader, path), path, false, size_hint)
+    parse_with(reader, path, false, size_hint, Reading::default())
 }
 
 /// [`parse_sized`], for unlabeled data when `unlabeled` (see
@@ -48,19 +50,49 @@ pub fn parse_options<F: Real, R: BufRead>(
     unlabeled: bool,
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
-    read::parse_lines(LineReader::new(reader, path), path, unlabeled, size_hint)
+    parse_with(reader, path, unlabeled, size_hint, Reading::default())
+}
+
+/// [`parse_options`] with the given [`Reading`] (tests and fuzzing compare
+/// the fast path with the line reader).
+pub fn parse_with<F: Real, R: BufRead>(
+    reader: R,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
+    parse_text(Text::reader(reader), path, unlabeled, size_hint, reading)
+}
+
+/// [`parse_with`] for text already in memory or mapped.
+pub(crate) fn parse_text<F: Real>(
+    text: Text<'_>,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
+    read::parse_lines(
+        LineReader::new(text, path),
+        path,
+        unlabeled,
+        size_hint,
+        reading,
+    )
 }
 
 /// A part of a file (see [`crate::data::part`]), its lines numbered by
 /// `lines`: no rows is not an error, and the feature count is the part's
 /// largest index.
-pub(crate) fn parse_part<F: Real, R: BufRead>(
-    lines: LineReader<'_, R>,
+pub(crate) fn parse_part<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
     path: &Path,
     unlabeled: bool,
     size_hint: Option<u64>,
+    reading: Reading,
 ) -> Result<RawData<F>> {
-    read::parse_part_lines(lines, path, unlabeled, size_hint)
+    read::parse_part_lines(lines, path, unlabeled, size_hint, reading)
 }
 
 #[cfg(test)]

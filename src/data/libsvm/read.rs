@@ -1,10 +1,9 @@
 //! Reading a whole LIBSVM file into a CSR matrix, on all cores.
 
-use std::io::BufRead;
 use std::path::Path;
 
-use crate::data::blocks::{Block, TextRows, extend_in_parallel, parse_rows, trim_excess};
-use crate::data::labels::{LabelTable, MAX_DISTINCT_LABELS};
+use crate::data::blocks::{Reading, Text, TextRows, extend_in_parallel, parse_rows, trim_excess};
+use crate::data::labels::{LabelTable, MAX_DISTINCT_LABELS, Recent};
 use crate::data::lines::LineReader;
 use crate::data::matrix::{CsrMatrix, Features};
 use crate::data::message::{NO_DATA_ROWS, quote};
@@ -17,15 +16,17 @@ use super::line::{FORMAT_LIMIT, Line};
 
 /// The rows read so far, as a [`CsrMatrix`] under construction in owned
 /// vectors, with their labels.
-struct CsrRows<'p, F> {
-    path: &'p Path,
-    unlabeled: bool,
-    row_ptr: Vec<usize>,
-    indices: Vec<u32>,
-    values: Vec<F>,
-    class_ids: Vec<u32>,
-    table: LabelTable,
-    max_index: u64,
+pub(super) struct CsrRows<'p, F> {
+    pub(super) path: &'p Path,
+    pub(super) unlabeled: bool,
+    pub(super) row_ptr: Vec<usize>,
+    pub(super) indices: Vec<u32>,
+    pub(super) values: Vec<F>,
+    pub(super) class_ids: Vec<u32>,
+    pub(super) table: LabelTable,
+    pub(super) max_index: u64,
+    /// The last labels seen (for the fast path).
+    pub(super) recent: Recent,
 }
 
 impl<'p, F: Real> CsrRows<'p, F> {
@@ -39,6 +40,7 @@ impl<'p, F: Real> CsrRows<'p, F> {
             class_ids: Vec::new(),
             table: LabelTable::default(),
             max_index: 0,
+            recent: Recent::default(),
         }
     }
 
@@ -57,15 +59,30 @@ impl<'p, F: Real> CsrRows<'p, F> {
 }
 
 impl<F: Real> TextRows for CsrRows<'_, F> {
-    fn for_block(&self, block: &Block) -> Self {
+    fn for_block(&self, bytes: usize) -> Self {
         let mut rows = CsrRows::new(self.path, self.unlabeled);
-        // Every entry has its colon: room for all of them at once.
-        let entries = block.count_bytes(b':');
-        let _ = rows.row_ptr.try_reserve_exact(block.len());
-        let _ = rows.class_ids.try_reserve_exact(block.len());
+        // An entry takes four bytes at least (` k:v`): room for the most
+        // the block holds (pages that stay untouched cost nothing). Rows
+        // grow as they come: there are few of them.
+        let entries = bytes / 4 + 1;
         let _ = rows.indices.try_reserve_exact(entries);
         let _ = rows.values.try_reserve_exact(entries);
         rows
+    }
+
+    fn clear(&mut self) {
+        self.row_ptr.clear();
+        self.row_ptr.push(0);
+        self.indices.clear();
+        self.values.clear();
+        self.class_ids.clear();
+        self.table = LabelTable::default();
+        self.max_index = 0;
+        self.recent = Recent::default();
+    }
+
+    fn push_block(&mut self, block: &[u8], at_start: bool, max_line: usize) -> Option<u64> {
+        self.push_fast(block, at_start, max_line)
     }
 
     /// Parses one line (a comment or blank line adds nothing).
@@ -104,7 +121,7 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
         self.indices.len()
     }
 
-    fn absorb(&mut self, block: &Self, pending: usize) -> bool {
+    fn absorb(&mut self, block: &Self, pending: usize, lines_before: u64) -> bool {
         let rows = block.class_ids.len();
         let room = pending.saturating_add(block.values.len());
         if crate::memory::reserve(&mut self.indices, room).is_err()
@@ -114,7 +131,7 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
         {
             return false;
         }
-        let Some(ids) = self.table.absorb(&block.table) else {
+        let Some(ids) = self.table.absorb(&block.table, lines_before) else {
             return false;
         };
         let base = self.indices.len() + pending;
@@ -134,13 +151,14 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
     }
 }
 
-pub(crate) fn parse_lines<F: Real, R: BufRead>(
-    lines: LineReader<'_, R>,
+pub(crate) fn parse_lines<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
     path: &Path,
     unlabeled: bool,
     size_hint: Option<u64>,
+    reading: Reading,
 ) -> Result<RawData<F>> {
-    let raw = parse_part_lines(lines, path, unlabeled, size_hint)?;
+    let raw = parse_part_lines(lines, path, unlabeled, size_hint, reading)?;
     if raw.class_ids.is_empty() {
         return Err(Error::data(path, NO_DATA_ROWS));
     }
@@ -150,15 +168,16 @@ pub(crate) fn parse_lines<F: Real, R: BufRead>(
 /// [`parse_lines`] for a part of a file (see [`crate::data::part`]): no
 /// rows is not an error, and the feature count is the largest index in the
 /// part.
-pub(crate) fn parse_part_lines<F: Real, R: BufRead>(
-    mut lines: LineReader<'_, R>,
+pub(crate) fn parse_part_lines<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
     path: &Path,
     unlabeled: bool,
     size_hint: Option<u64>,
+    reading: Reading,
 ) -> Result<RawData<F>> {
     let mut m = CsrRows::<F>::new(path, unlabeled);
     // Sized once, from the first block with rows.
-    parse_rows(&mut lines, &mut m, |m, block, local| {
+    parse_rows(lines, &mut m, reading, |m, bytes, lines, local| {
         let Some(total) = size_hint else {
             return true;
         };
@@ -166,7 +185,11 @@ pub(crate) fn parse_part_lines<F: Real, R: BufRead>(
             return false;
         }
         let entries = local.values.len().div_ceil(local.class_ids.len());
-        m.reserve_for(total, block.mean_line_bytes(), entries);
+        m.reserve_for(
+            total,
+            (bytes / lines.max(1) as usize).saturating_sub(1),
+            entries,
+        );
         true
     })?;
     let CsrRows {

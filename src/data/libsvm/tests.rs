@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::read::parse_lines;
 use super::*;
+use crate::data::blocks::{Reading, Text};
 use crate::data::csv;
 use crate::data::lines::LineReader;
 use crate::data::matrix::{CsrMatrix, Features};
@@ -413,8 +414,8 @@ fn files_without_rows_and_bad_bytes_are_refused() {
         "t.svm:2:6: invalid UTF-8 (byte 0xc0); data files must be UTF-8 text"
     );
     let text = b"1 1:2\n-1 1:2 2:3 3:4 4:5\n";
-    let lines = LineReader::with_limit(&text[..], path, 10);
-    let e = parse_lines::<f64, _>(lines, path, false, None).unwrap_err();
+    let lines = LineReader::with_limit(Text::bytes(&text[..]), path, 10);
+    let e = parse_lines::<f64>(lines, path, false, None, Reading::default()).unwrap_err();
     assert_eq!(
         e.to_string(),
         "t.svm:2:11: line is longer than the limit of 10 bytes; is this a text data file?"
@@ -451,8 +452,102 @@ proptest::proptest! {
                 proptest::prop_assert!(row.windows(2).all(|w| w[0] < w[1]));
             }
         }
-        let lines = LineReader::with_limit(&bytes[..], path, 7);
-        let _ = parse_lines::<f64, _>(lines, path, false, Some(bytes.len() as u64));
+        let lines = LineReader::with_limit(Text::bytes(&bytes[..]), path, 7);
+        let _ = parse_lines::<f64>(lines, path, false, Some(bytes.len() as u64), Reading::default());
+    }
+}
+
+/// Lines of LIBSVM-like text: mostly good rows (so that the fast path
+/// reads whole blocks), with every kind of trouble mixed in rarely, to
+/// check the fast path against the line reader.
+fn svm_text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let label = prop_oneof![
+        30 => proptest::sample::select(vec!["1", "-1", "+1", "0", "2.5", "1e0"]),
+        1 => proptest::sample::select(vec!["", "a", "1,2", "nan", "1:1", "qid:1", "#c", "é"]),
+    ];
+    let value = prop_oneof![
+        30 => proptest::sample::select(vec![
+            "0", "1", "-1", "0.008900964", "-0.0091879405", "2.5e-3", ".5", "1.", "-0",
+            "1e-50", "123456789012345678901", "3#c",
+        ]),
+        1 => proptest::sample::select(vec!["1e39", "nan", "", "x", "1:2", "é"]),
+    ];
+    let index = prop_oneof![
+        30 => (1u64..4).prop_map(|step| step.to_string()),
+        1 => proptest::sample::select(vec!["0", "007", "2147483647", "2147483648", "99999999999", "qid", "a", ""])
+            .prop_map(str::to_owned),
+    ];
+    let token = (index, value);
+    let line = (
+        label,
+        proptest::collection::vec(token, 0..6),
+        prop_oneof![20 => Just(" "), 1 => Just("\t"), 1 => Just("  "), 1 => Just(" \x0c")],
+        prop_oneof![
+            20 => Just("\n"),
+            1 => Just("\r\n"),
+            1 => Just("\n\n"),
+            1 => Just(" # note\n"),
+            1 => Just("\n#é\n"),
+            1 => Just(" qid:7\n"),
+        ],
+    );
+    (
+        proptest::collection::vec(line, 1..40),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(lines, bom, last_newline)| {
+            let mut text = String::new();
+            if bom {
+                text.push('\u{feff}');
+            }
+            for (label, tokens, sep, end) in lines {
+                text.push_str(label);
+                // Steps give increasing indices; odd ones are written as is.
+                let mut at = 0u64;
+                for (index, value) in tokens {
+                    text.push_str(sep);
+                    match index.parse::<u64>() {
+                        Ok(step) if index.len() == 1 && step > 0 => {
+                            at += step;
+                            text.push_str(&format!("{at}:{value}"));
+                        }
+                        _ => text.push_str(&format!("{index}:{value}")),
+                    }
+                }
+                text.push_str(end);
+            }
+            if !last_newline {
+                text.pop();
+            }
+            text.into_bytes()
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+    /// The fast path, in blocks of any size, from a reader or from memory,
+    /// reads what the line reader reads, or fails with its message.
+    #[test]
+    fn the_fast_path_reads_as_the_line_reader(
+        bytes in svm_text(),
+        block in 1usize..80,
+        unlabeled in proptest::prelude::any::<bool>(),
+    ) {
+        use crate::data::raw::summary;
+        let path = Path::new("t.svm");
+        let slow = summary(&parse_with::<f32, _>(&bytes[..], path, unlabeled, None, Reading::line_by_line()));
+        let fast = summary(&parse_with::<f32, _>(&bytes[..], path, unlabeled, None, Reading::default()));
+        proptest::prop_assert_eq!(&fast, &slow);
+        let tiny = Reading { fast: true, block_bytes: block };
+        let fast = summary(&parse_with::<f32, _>(&bytes[..], path, unlabeled, None, tiny));
+        proptest::prop_assert_eq!(&fast, &slow);
+        let fast = summary(&parse_text::<f32>(Text::bytes(&bytes), path, unlabeled, None, tiny));
+        proptest::prop_assert_eq!(&fast, &slow);
+        let slow = summary(&parse_with::<f64, _>(&bytes[..], path, unlabeled, None, Reading::line_by_line()));
+        let fast = summary(&parse_text::<f64>(Text::bytes(&bytes), path, unlabeled, None, tiny));
+        proptest::prop_assert_eq!(&fast, &slow);
     }
 }
 

@@ -24,6 +24,7 @@ use std::rc::Rc;
 use crate::error::{Error, Result};
 use crate::float::Real;
 
+use super::blocks::{Reading, Text};
 use super::csv::{self, Layout, is_skipped};
 use super::lines::LineReader;
 use super::matrix::{CsrMatrix, DenseMatrix, Features};
@@ -180,7 +181,7 @@ pub fn read_text<F: Real>(
         .map_err(|e| Error::io(path, "cannot read", e))?;
     let len = range.1.saturating_sub(range.0);
     let reader = BufReader::with_capacity(64 << 10, file.take(len));
-    let lines = LineReader::after_line(reader, path, lines_before);
+    let lines = LineReader::after_line(Text::reader(reader), path, lines_before);
     parse(lines, path, format, opts, range.0, csv, Some(len))
 }
 
@@ -239,7 +240,7 @@ pub fn read_gzip_lines<F: Real>(
         inner: text,
         left: lines.1.saturating_sub(lines.0),
     };
-    let reader = LineReader::after_line(part, path, lines.0);
+    let reader = LineReader::after_line(Text::reader(part), path, lines.0);
     parse(reader, path, format, opts, skipped_bytes, csv, None)
 }
 
@@ -290,8 +291,8 @@ impl<R: BufRead> BufRead for TakeLines<R> {
 
 /// Parses a part whose text starts at byte `start` of the (decompressed)
 /// file.
-fn parse<F: Real, R: BufRead>(
-    lines: LineReader<'_, R>,
+fn parse<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
     path: &Path,
     format: Format,
     opts: &LoadOptions,
@@ -299,21 +300,30 @@ fn parse<F: Real, R: BufRead>(
     csv_start: Option<&CsvStart>,
     size_hint: Option<u64>,
 ) -> Result<RawData<F>> {
+    let reading = Reading::default();
     match format {
-        Format::Libsvm => super::libsvm::parse_part(lines, path, opts.unlabeled, size_hint),
+        Format::Libsvm => {
+            super::libsvm::parse_part(lines, path, opts.unlabeled, size_hint, reading)
+        }
         Format::Csv => match csv_start {
             // Only blank and comment lines in the whole file.
             None => Ok(empty_csv(0, None)),
             Some(s) if s.offset >= start => {
                 let cols = s.layout.cols();
                 let info = s.layout.info();
-                Ok(csv::parse_first_part(lines, path, opts, size_hint)?
-                    .unwrap_or_else(|| empty_csv(cols, Some(info))))
+                Ok(
+                    csv::parse_first_part(lines, path, opts, size_hint, reading)?
+                        .unwrap_or_else(|| empty_csv(cols, Some(info))),
+                )
             }
-            Some(s) => csv::parse_part(lines, path, s.layout.clone(), size_hint),
+            Some(s) => csv::parse_part(lines, path, s.layout.clone(), size_hint, reading),
         },
         Format::Binary => Err(Error::Usage(format!(
             "{}: a .pbin file is read by rows, not as text",
+            path.display()
+        ))),
+        Format::Npy => Err(Error::Usage(format!(
+            "{}: a .npy file is read as a whole, not as text",
             path.display()
         ))),
     }

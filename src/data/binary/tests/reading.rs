@@ -2,9 +2,9 @@
 //! reading from bytes, and memory mapping.
 
 use super::*;
-use crate::data::binary::read::mmap_allowed_by;
 use crate::data::matrix::DenseMatrix;
 use crate::data::options::Format;
+use crate::data::source::mmap_allowed_by;
 
 #[test]
 fn large_sections_read_in_parallel_pieces_round_trip() {

@@ -1,0 +1,176 @@
+//! The fast path of the LIBSVM reader: a block's lines read straight from
+//! the bytes.
+//!
+//! It takes a line only when it is sure to read it as [`super::Line`] does:
+//! a numeric label, `index:value` tokens with increasing indices within the
+//! format's limit and plain decimal values ([`parse_prefix`]), `qid:N` tokens,
+//! a comment after `#`. Anything else (a byte outside ASCII before the
+//! comment, a bad token, a line too long) gives the block up to the line
+//! reader, which reads the same values or says what is wrong.
+
+use crate::data::matrix::MAX_FEATURE_INDEX;
+use crate::data::number::parse_prefix;
+use crate::data::options::NO_LABEL;
+use crate::float::Real;
+
+use super::line::label_problem;
+use super::read::CsrRows;
+
+/// The separators of `str::split_ascii_whitespace`.
+#[inline]
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0c | b'\r')
+}
+
+/// Where a token that starts at `pos` ends: at a space, a `#` or the end.
+#[inline]
+fn token_end(line: &[u8], mut pos: usize) -> usize {
+    while pos < line.len() && !is_space(line[pos]) && line[pos] != b'#' {
+        pos += 1;
+    }
+    pos
+}
+
+/// A comment (from `#` on) is skipped, but must be text like any line.
+fn comment_ok(comment: &[u8]) -> bool {
+    comment.is_ascii() || std::str::from_utf8(comment).is_ok()
+}
+
+impl<F: Real> CsrRows<'_, F> {
+    /// Parses the lines of `block` (see [`crate::data::blocks::TextRows::push_block`]).
+    pub(super) fn push_fast(
+        &mut self,
+        block: &[u8],
+        at_start: bool,
+        max_line: usize,
+    ) -> Option<u64> {
+        if at_start && block.starts_with(b"\xef\xbb\xbf") {
+            return None;
+        }
+        let mut lines = 0u64;
+        let mut rest = block;
+        while !rest.is_empty() {
+            let (line, next) = match memchr::memchr(b'\n', rest) {
+                Some(k) => (&rest[..k], &rest[k + 1..]),
+                None => (rest, &rest[rest.len()..]),
+            };
+            rest = next;
+            lines += 1;
+            if line.len() > max_line {
+                return None;
+            }
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            self.push_fast_line(line, lines)?;
+        }
+        Some(lines)
+    }
+
+    /// One line, number `no` of the block: `Some` when it was read (a row
+    /// appended, or nothing for a blank line or a comment).
+    fn push_fast_line(&mut self, line: &[u8], no: u64) -> Option<()> {
+        let mut pos = 0;
+        while pos < line.len() && is_space(line[pos]) {
+            pos += 1;
+        }
+        if pos == line.len() || line[pos] == b'#' {
+            return comment_ok(&line[pos..]).then_some(());
+        }
+        let start = pos;
+        let end = token_end(line, pos);
+        let first = &line[start..end];
+        let label: &[u8] = if memchr::memchr(b':', first).is_some() {
+            // A feature first: only unlabeled lines may leave the label out.
+            if !self.unlabeled {
+                return None;
+            }
+            NO_LABEL.as_bytes()
+        } else {
+            pos = end;
+            if self.unlabeled {
+                // Checked like any label, then ignored.
+                label_problem(std::str::from_utf8(first).ok()?)
+                    .is_none()
+                    .then_some(())?;
+                NO_LABEL.as_bytes()
+            } else {
+                first
+            }
+        };
+        let class = self.intern_label(label, no)?;
+        let mut prev: u64 = 0;
+        loop {
+            while pos < line.len() && is_space(line[pos]) {
+                pos += 1;
+            }
+            if pos == line.len() {
+                break;
+            }
+            if line[pos] == b'#' {
+                comment_ok(&line[pos..]).then_some(())?;
+                break;
+            }
+            if line[pos] == b'q' {
+                // `qid:N`: checked and ignored.
+                let end = token_end(line, pos);
+                let ok = line[pos..end]
+                    .strip_prefix(b"qid:")
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .is_some_and(|v| v.parse::<i64>().is_ok());
+                if !ok {
+                    return None;
+                }
+                pos = end;
+                continue;
+            }
+            let mut index: u64 = 0;
+            let digits = pos;
+            while pos < line.len() && line[pos].is_ascii_digit() && pos - digits < 11 {
+                index = index * 10 + u64::from(line[pos] - b'0');
+                pos += 1;
+            }
+            if pos == digits || line.get(pos) != Some(&b':') {
+                return None;
+            }
+            pos += 1;
+            let (value, n) = parse_prefix::<F>(&line[pos..])?;
+            pos += n;
+            if pos < line.len() && !is_space(line[pos]) && line[pos] != b'#' {
+                return None;
+            }
+            if index == 0 || index > MAX_FEATURE_INDEX || index <= prev {
+                return None;
+            }
+            if (self.indices.len() == self.indices.capacity()
+                && self.indices.try_reserve(1024).is_err())
+                || (self.values.len() == self.values.capacity()
+                    && self.values.try_reserve(1024).is_err())
+            {
+                return None;
+            }
+            // index <= MAX_FEATURE_INDEX < 2^31, so index - 1 fits in u32.
+            self.indices.push((index - 1) as u32);
+            self.values.push(value);
+            prev = index;
+        }
+        if self.row_ptr.try_reserve(1).is_err() || self.class_ids.try_reserve(1).is_err() {
+            return None;
+        }
+        self.max_index = self.max_index.max(prev);
+        self.row_ptr.push(self.indices.len());
+        self.class_ids.push(class);
+        Some(())
+    }
+
+    /// The class of a label (checked to be a finite number the first time
+    /// it is seen), through the recent labels.
+    #[inline]
+    fn intern_label(&mut self, label: &[u8], no: u64) -> Option<u32> {
+        if !self.recent.contains(label) && label != NO_LABEL.as_bytes() {
+            let text = std::str::from_utf8(label).ok()?;
+            if label_problem(text).is_some() {
+                return None;
+            }
+        }
+        self.table.intern_recent(label, no, &mut self.recent)
+    }
+}

@@ -220,6 +220,70 @@ fn walks_cover_blocks_when_mistakes_are_dense() {
     assert!(steps.walks <= epochs * 3 + mistakes / 2, "{steps:?}");
 }
 
+/// The rows the single process updates on (its mistakes), per epoch.
+fn mistake_rows<F: Real>(d: &Dataset<F>, p: &CheckedParams) -> Vec<Vec<usize>> {
+    let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    let mut st = Stepper::new(
+        d,
+        p,
+        initial(d, p),
+        Part::whole(d.rows()),
+        Box::new(CpuEngine::new(d, p.bias)),
+        &mut fb,
+    )
+    .unwrap();
+    st.log_updates();
+    let mut epochs = Vec::new();
+    for _ in 0..p.max_epochs {
+        st.advance(d.rows(), &mut crate::train::Alone, &mut Silent)
+            .unwrap();
+        epochs.push(st.take_updates().into_iter().map(|(i, _)| i).collect());
+        if st.finish_epoch() == 0 {
+            break;
+        }
+    }
+    epochs
+}
+
+/// On the repository's noisy datasets (dense and sparse), for every rank
+/// count, the rows on both sides of some block boundary are mistakes in the
+/// same epoch (a run of mistakes crosses from one rank to the next, so a
+/// walk hands over mid-run), and exact mode still gives the single
+/// process's state.
+#[test]
+fn block_boundaries_inside_runs_of_mistakes_on_real_data() {
+    let p = TrainParams {
+        max_epochs: 10,
+        ..TrainParams::default()
+    }
+    .check()
+    .unwrap();
+    let mut crossings = [0usize; 5];
+    for name in ["heart_scale.svm", "breast_cancer.csv", "breast_cancer.svm"] {
+        let d = load::<f64>(name, false);
+        let epochs = mistake_rows(&d, &p);
+        let want = single(&d, &p);
+        for k in 2..=4 {
+            crossings[k] += (1..k)
+                .map(|r| span(d.rows() as u64, k, r).0 as usize)
+                .map(|lo| {
+                    epochs
+                        .iter()
+                        .filter(|m| m.contains(&(lo - 1)) && m.contains(&lo))
+                        .count()
+                })
+                .sum::<usize>();
+            let out = distributed(&d, &p, k, None);
+            for (rank, (state, _, _)) in out.iter().enumerate() {
+                assert_eq!(bits(state), bits(&want.state), "{name}, rank {rank} of {k}");
+            }
+        }
+    }
+    for k in 2..=4 {
+        assert!(crossings[k] > 0, "{k} ranks: no boundary inside a run");
+    }
+}
+
 /// A run resumed from the middle of an epoch, on another rank count.
 #[test]
 fn a_mid_epoch_state_resumes_on_any_rank_count() {

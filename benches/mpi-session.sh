@@ -41,9 +41,9 @@ uptime | sed 's/.*load/load/'
 # The data: separable dense (mistakes thin out over ~25 epochs, then a clean
 # epoch), noisy dense (a mistake every ~25 rows in every epoch), and
 # separable sparse.
-[ -f "$work/sep.pbin" ] || "$P" gen --rows 200000 --features 100 --margin 0.004 --seed 1 -o "$work/sep.pbin" >/dev/null
+[ -f "$work/sep.pbin" ] || "$P" gen --rows 200000 --features 100 --planted-margin 0.004 --seed 1 -o "$work/sep.pbin" >/dev/null
 [ -f "$work/noisy.pbin" ] || "$P" gen --rows 200000 --features 100 --noise 0.02 --seed 2 -o "$work/noisy.pbin" >/dev/null
-[ -f "$work/sparse.pbin" ] || "$P" gen --rows 200000 --features 100000 --density sparse --nnz 32 --margin 0.01 --seed 3 -o "$work/sparse.pbin" >/dev/null
+[ -f "$work/sparse.pbin" ] || "$P" gen --rows 200000 --features 100000 --density sparse --nnz 32 --planted-margin 0.01 --seed 3 -o "$work/sparse.pbin" >/dev/null
 # Ten times the noisy rows, for mix mode's scaling (epochs long enough that
 # the mix itself is a small share).
 [ -f "$work/big.pbin" ] || "$P" gen --rows 2000000 --features 100 --noise 0.02 --seed 4 -o "$work/big.pbin" >/dev/null

@@ -175,7 +175,8 @@ pub struct TrainArgs {
     /// bit for bit for any number of processes; `mix` is iterative
     /// parameter mixing, a different algorithm that scales almost linearly
     /// (classic, --margin and --multiclass only). Rank 0 writes the model,
-    /// checkpoints and report.
+    /// checkpoints and report. --scale, --class-weight and early stopping
+    /// need one process and are refused.
     #[arg(long, value_enum, value_name = "MODE")]
     pub distributed: Option<DistributedArg>,
 

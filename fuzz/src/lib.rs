@@ -100,6 +100,7 @@ pub fn csv_options(sel: u8) -> LoadOptions {
         positive: [None, Some("1".into()), Some("b".into()), None][sel / 48 % 4].clone(),
         unlabeled: sel >= 192,
         label_column_from: None,
+        labels: None,
     }
 }
 
@@ -313,7 +314,7 @@ fn text_round_trip<F: Real>(raw: &RawData<F>) {
     let csv = match raw.format {
         Format::Csv => true,
         Format::Libsvm => false,
-        Format::Binary => return,
+        Format::Binary | Format::Npy => return,
     };
     let label = |t: &str| {
         if csv {
@@ -436,6 +437,9 @@ fn identity_of(text: &str) -> RunDescription {
         multiclass: false,
         heads: 1,
         settings: Default::default(),
+        scale: None,
+        class_weight: None,
+        early_stop: None,
     })
 }
 

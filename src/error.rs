@@ -79,10 +79,7 @@ pub enum Error {
     /// Labels that cannot be mapped to two classes (see
     /// [`LabelRuleError`]).
     #[error("{path}: {rule}", path = .path.display())]
-    Labels {
-        path: PathBuf,
-        rule: LabelRuleError,
-    },
+    Labels { path: PathBuf, rule: LabelRuleError },
 
     /// Data whose columns do not fit a model (see [`ColumnMismatch`]).
     #[error("{data} does not fit the model {model}: {mismatch}", data = .data.display(), model = .model.display())]

@@ -323,17 +323,6 @@ fn text_round_trip<F: Real>(raw: &RawData<F>) {
             libsvm::libsvm_label(t)
         }
     };
-    // Known writer issue (src/data/csv/write.rs, reported): a label starting
-    // with U+FEFF is written bare, and when it lands on the first line the
-    // readers strip it as a byte-order mark. Skip those until it is fixed.
-    if raw
-        .table
-        .classes()
-        .iter()
-        .any(|c| c.text.starts_with('\u{feff}'))
-    {
-        return;
-    }
     // Labels the writer refuses (a line break; spaces in LIBSVM) are fine.
     let Ok(labels) = raw
         .table

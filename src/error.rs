@@ -77,12 +77,9 @@ pub enum Error {
     },
 
     /// Labels that cannot be mapped to two classes (see
-    /// [`LabelRuleError`](crate::data::labels::LabelRuleError)).
+    /// [`LabelRuleError`]).
     #[error("{path}: {rule}", path = .path.display())]
-    Labels {
-        path: PathBuf,
-        rule: crate::data::labels::LabelRuleError,
-    },
+    Labels { path: PathBuf, rule: LabelRuleError },
 
     /// Data whose columns do not fit a model (see [`ColumnMismatch`]).
     #[error("{data} does not fit the model {model}: {mismatch}", data = .data.display(), model = .model.display())]
@@ -340,4 +337,30 @@ pub mod exit {
     pub const NOT_CONVERGED: i32 = 3;
     /// Interrupted by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
     pub const INTERRUPTED: i32 = 130;
+}
+
+/// Why the labels of a file cannot be mapped to two classes. Front ends
+/// say how to choose (the CLI names its flags); `found` lists the labels
+/// ([`LabelTable::describe`](crate::data::labels::LabelTable::describe)).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LabelRuleError {
+    #[error("no data rows: the file is empty or holds only comments")]
+    NoRows,
+    #[error("only one label value ({0}); a perceptron needs two classes")]
+    SingleClass(String),
+    /// More than two values and no +1 class chosen: choose one (that class
+    /// against the rest), or train one-vs-rest. `header_line`: the first
+    /// row's label is text seen once among numbers, so that line may be a
+    /// header read as data (see [`LabelTable::suspect_header`](crate::data::labels::LabelTable::suspect_header)).
+    #[error(
+        "more than two label values ({found}); {}choose the +1 class (that class against the rest), or train one perceptron per class (one-vs-rest)",
+        .header_line.map(|n| format!("line {n} may be a header read as data; otherwise ")).unwrap_or_default()
+    )]
+    TooManyClasses {
+        found: String,
+        header_line: Option<u64>,
+    },
+    /// The chosen +1 class is not a label of the file.
+    #[error("the +1 label \"{wanted}\" is not a label in this file; labels found: {found}")]
+    UnknownPositive { wanted: String, found: String },
 }

@@ -1,7 +1,7 @@
 //! `perceptron`: Rosenblatt's classic perceptron, trained exactly on the CPU and the GPU.
 //!
 //! Every backend returns the model of the textbook sequential algorithm bit
-//! for bit (see [`reference`]). Fast backends never re-implement the
+//! for bit (see [`reference`](mod@reference)). Fast backends never re-implement the
 //! arithmetic: they only *certify* that a row is classified correctly, with a
 //! rigorous rounding-error bound ([`certify`]), and leave every uncertain row
 //! and every update to the host's reference arithmetic ([`train`]).

@@ -71,7 +71,7 @@ impl std::fmt::Display for StepError {
             }
             StepError::NonFiniteScore { score, precision } => write!(
                 f,
-                "the margin w·x is {score}: the features are too large for {precision} (products overflow); rescale them or use --precision f64"
+                "the margin w·x is {score}: the features are too large for {precision} (products overflow); rescale them or use f64 precision"
             ),
             StepError::Overflow { feature, precision } => {
                 match feature {
@@ -80,7 +80,7 @@ impl std::fmt::Display for StepError {
                 }
                 write!(
                     f,
-                    ": the features are too large for {precision}; rescale them or use --precision f64"
+                    ": the features are too large for {precision}; rescale them or use f64 precision"
                 )
             }
         }
@@ -402,7 +402,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "the margin w·x is inf: the features are too large for f32 (products overflow); \
-             rescale them or use --precision f64"
+             rescale them or use f64 precision"
         );
         // An update that overflows reports the coordinate (finite scores make
         // this all but impossible, so the message is checked directly).

@@ -320,7 +320,7 @@ fn the_command_reports_saves_and_checks_the_weights() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "--class-weight names label \"7\", but the model's classes are \"1\" (+1) and \"-1\" (-1)",
+            "the class weights name label \"7\", but the model's classes are \"1\" (+1) and \"-1\" (-1)",
         ));
     // Resuming adopts the weights and refuses others.
     cmd(dir.path())

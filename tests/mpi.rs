@@ -561,7 +561,7 @@ fn a_mix_checkpoint_resumes_with_the_same_ranks_to_the_same_model() {
 /// A 2 x 2 `.npy` file of f8 values.
 fn small_npy(path: &Path) {
     let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }".to_owned();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');

@@ -100,6 +100,7 @@ pub fn csv_options(sel: u8) -> LoadOptions {
         positive: [None, Some("1".into()), Some("b".into()), None][sel / 48 % 4].clone(),
         unlabeled: sel >= 192,
         label_column_from: None,
+        labels: None,
     }
 }
 
@@ -313,7 +314,7 @@ fn text_round_trip<F: Real>(raw: &RawData<F>) {
     let csv = match raw.format {
         Format::Csv => true,
         Format::Libsvm => false,
-        Format::Binary => return,
+        Format::Binary | Format::Npy => return,
     };
     let label = |t: &str| {
         if csv {
@@ -322,17 +323,6 @@ fn text_round_trip<F: Real>(raw: &RawData<F>) {
             libsvm::libsvm_label(t)
         }
     };
-    // Known writer issue (src/data/csv/write.rs, reported): a label starting
-    // with U+FEFF is written bare, and when it lands on the first line the
-    // readers strip it as a byte-order mark. Skip those until it is fixed.
-    if raw
-        .table
-        .classes()
-        .iter()
-        .any(|c| c.text.starts_with('\u{feff}'))
-    {
-        return;
-    }
     // Labels the writer refuses (a line break; spaces in LIBSVM) are fine.
     let Ok(labels) = raw
         .table
@@ -436,6 +426,9 @@ fn identity_of(text: &str) -> RunDescription {
         multiclass: false,
         heads: 1,
         settings: Default::default(),
+        scale: None,
+        class_weight: None,
+        early_stop: None,
     })
 }
 

@@ -337,42 +337,15 @@ pub fn render(r: &EvalReport) -> String {
         ),
     );
     s.push_str("\nconfusion matrix (rows: true label, columns: predicted label)\n");
-    let head: Vec<String> = r
-        .confusion
-        .labels
-        .iter()
-        .map(|l| format!("\"{l}\""))
-        .collect();
-    let corner = "true \\ predicted";
-    let w0 = head
-        .iter()
-        .map(|h| h.chars().count())
-        .chain([corner.len()])
-        .max()
-        .unwrap_or(0);
-    let w = head
-        .iter()
-        .map(|h| h.chars().count())
-        .chain(
-            r.confusion
-                .matrix
-                .iter()
-                .flatten()
-                .map(|v| v.to_string().len()),
-        )
-        .max()
-        .unwrap_or(0)
-        .max(6);
-    s.push_str(&format!(
-        "  {corner:<w0$}  {:>w$}  {:>w$}\n",
-        head[0], head[1]
-    ));
-    for (t, label) in head.iter().enumerate() {
-        s.push_str(&format!(
-            "  {label:<w0$}  {:>w$}  {:>w$}\n",
-            r.confusion.matrix[t][0], r.confusion.matrix[t][1]
-        ));
-    }
+    let head = quoted(&r.confusion.labels);
+    confusion_table(
+        &mut s,
+        &head,
+        &r.confusion.matrix,
+        "true \\ predicted",
+        0,
+        6,
+    );
     let p = &r.positive_class;
     s.push_str(&format!("\nclass \"{}\" (+1):\n", p.label));
     line(
@@ -509,40 +482,8 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         ),
     );
     s.push_str("\nconfusion matrix (rows: true class, columns: predicted class)\n");
-    let names: Vec<String> = r
-        .confusion
-        .labels
-        .iter()
-        .map(|l| format!("\"{l}\""))
-        .collect();
-    let w0 = names
-        .iter()
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(4);
-    let w = r
-        .confusion
-        .matrix
-        .iter()
-        .flatten()
-        .map(|v| v.to_string().len())
-        .chain(names.iter().map(|n| n.chars().count()))
-        .max()
-        .unwrap_or(1)
-        .max(5);
-    s.push_str(&format!("  {:<w0$}", ""));
-    for n in &names {
-        s.push_str(&format!("  {n:>w$}"));
-    }
-    s.push('\n');
-    for (t, n) in names.iter().enumerate() {
-        s.push_str(&format!("  {n:<w0$}"));
-        for v in &r.confusion.matrix[t] {
-            s.push_str(&format!("  {v:>w$}"));
-        }
-        s.push('\n');
-    }
+    let names = quoted(&r.confusion.labels);
+    let w0 = confusion_table(&mut s, &names, &r.confusion.matrix, "", 4, 5);
     s.push_str(&format!(
         "\n  {:<w0$}  {:>9}  {:>9}  {:>9}  {:>9}\n",
         "class", "support", "precision", "recall", "F1"
@@ -566,4 +507,50 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         f(r.macro_f1)
     ));
     s
+}
+
+/// Class texts in quotes, as the tables show them.
+fn quoted(labels: &[String]) -> Vec<String> {
+    labels.iter().map(|l| format!("\"{l}\"")).collect()
+}
+
+/// Appends the confusion matrix as a table: `corner` above the class
+/// column, every column at least `min_name` / `min_cell` wide. Returns the
+/// class column's width, for tables that follow it.
+fn confusion_table(
+    s: &mut String,
+    names: &[String],
+    matrix: &[Vec<u64>],
+    corner: &str,
+    min_name: usize,
+    min_cell: usize,
+) -> usize {
+    let width = |t: &String| t.chars().count();
+    let w0 = names
+        .iter()
+        .map(width)
+        .chain([corner.chars().count(), min_name])
+        .max()
+        .unwrap_or(0);
+    let w = matrix
+        .iter()
+        .flatten()
+        .map(|v| v.to_string().len())
+        .chain(names.iter().map(width))
+        .chain([min_cell])
+        .max()
+        .unwrap_or(0);
+    s.push_str(&format!("  {corner:<w0$}"));
+    for n in names {
+        s.push_str(&format!("  {n:>w$}"));
+    }
+    s.push('\n');
+    for (t, n) in names.iter().enumerate() {
+        s.push_str(&format!("  {n:<w0$}"));
+        for v in &matrix[t] {
+            s.push_str(&format!("  {v:>w$}"));
+        }
+        s.push('\n');
+    }
+    w0
 }

@@ -77,7 +77,7 @@ impl<F: Real> CpuWalk<F> {
         self.stats.clone()
     }
 
-    /// Walks up to [`DECISIONS`] mistakes or to the end of the epoch.
+    /// Walks up to `DECISIONS` mistakes or to the end of the epoch.
     pub fn next_batch(
         &mut self,
         data: &Dataset<F>,

@@ -9,6 +9,7 @@
 //! 4. One value, or more than two without `--positive`, is an error that lists
 //!    the values found.
 
+pub use crate::error::LabelRuleError;
 use std::collections::HashMap;
 
 /// A distinct label value as it appeared in the file.
@@ -297,32 +298,6 @@ impl LabelMap {
             Some(_) => None,
         }
     }
-}
-
-/// Why the labels of a file cannot be mapped to two classes. Front ends
-/// say how to choose (the CLI names its flags); `found` lists the labels
-/// ([`LabelTable::describe`]).
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum LabelRuleError {
-    #[error("no data rows: the file is empty or holds only comments")]
-    NoRows,
-    #[error("only one label value ({0}); a perceptron needs two classes")]
-    SingleClass(String),
-    /// More than two values and no +1 class chosen: choose one (that class
-    /// against the rest), or train one-vs-rest. `header_line`: the first
-    /// row's label is text seen once among numbers, so that line may be a
-    /// header read as data (see [`LabelTable::suspect_header`]).
-    #[error(
-        "more than two label values ({found}); {}choose the +1 class (that class against the rest), or train one perceptron per class (one-vs-rest)",
-        .header_line.map(|n| format!("line {n} may be a header read as data; otherwise ")).unwrap_or_default()
-    )]
-    TooManyClasses {
-        found: String,
-        header_line: Option<u64>,
-    },
-    /// The chosen +1 class is not a label of the file.
-    #[error("the +1 label \"{wanted}\" is not a label in this file; labels found: {found}")]
-    UnknownPositive { wanted: String, found: String },
 }
 
 /// Decides the -1/+1 mapping and returns it with the sign of every class id.

@@ -1,7 +1,11 @@
 //! The planted bounds, noise, determinism and format agreement.
 
+use std::path::{Path, PathBuf};
+
 use super::*;
-use crate::data::{Dataset, LoadOptions, load_raw};
+use crate::data::write::OutputFormat;
+use crate::data::{Dataset, Features, LabelTable, LoadOptions, load_raw};
+use crate::float::Real;
 use crate::train::{TrainParams, fit_reference};
 
 fn gen_of(opts: GenOptions) -> Generator {
@@ -194,8 +198,6 @@ fn files_of(opts: &GenOptions, dir: &Path, stem: &str) -> Vec<(PathBuf, Vec<u8>)
     })
     .collect()
 }
-
-use std::path::PathBuf;
 
 #[test]
 fn output_is_deterministic_per_seed() {

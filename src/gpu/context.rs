@@ -216,7 +216,7 @@ pub fn open_nth(
     let missing = features - adapter.features();
     if !missing.is_empty() {
         let what = if missing.contains(wgpu::Features::SHADER_F64) {
-            "64-bit float shaders (SHADER_F64), needed for --precision f64; use --precision f32"
+            "64-bit float shaders (SHADER_F64), needed for f64 precision; use f32 precision"
                 .to_owned()
         } else {
             format!("{missing:?}")

@@ -1,8 +1,8 @@
 //! CPU twins of the walk kernels, line for line, and an engine that walks
 //! with them, so the loop's walk mode is tested where no adapter exists.
 //!
-//! shaders/walk_common.wgsl <-> [`certify`], [`advance`],
-//!                              [`update_coordinate`] (its structs:
+//! shaders/walk_common.wgsl <-> [`certify()`], [`advance`],
+//!                              `update_coordinate` (its structs:
 //!                              [`WalkParams`], [`WalkState`] in layout.rs)
 //! shaders/walk_dense.wgsl  <-> [`scan_dense`], [`step_dense`]
 //! shaders/walk_sparse.wgsl <-> [`scan_sparse`], [`step_sparse`]

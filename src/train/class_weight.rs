@@ -118,7 +118,7 @@ impl ClassWeights {
                             return Err(Error::data(
                                 &data.source,
                                 format!(
-                                    "--class-weight names label \"{label}\", but the model's \
+                                    "the class weights name label \"{label}\", but the model's \
                                      classes are \"{}\" (+1) and \"{}\" (-1)",
                                     names[1], names[0]
                                 ),
@@ -157,7 +157,7 @@ impl ClassWeights {
                         return Err(Error::data(
                             &data.source,
                             format!(
-                                "--class-weight names label \"{label}\", which is not a class of \
+                                "the class weights name label \"{label}\", which is not a class of \
                                  the data (the classes are {}{})",
                                 known.join(", "),
                                 if k > known.len() { ", ..." } else { "" }

@@ -2,7 +2,7 @@
 //!
 //! [`TrainParams`] says what to train and [`TrainParams::check`] checks it
 //! once; a [`Trainer`] picks the engine (and the CPU fallback after a device
-//! failure) and runs the one loop ([`epoch`]) over data in training order.
+//! failure) and runs the one loop (`epoch`) over data in training order.
 //! The [`Fit`] it returns holds the weights, the per-epoch mistakes and what
 //! the convergence theorem says about the run; [`RunDescription`] describes
 //! the run once, for checkpoints, model files and reports.

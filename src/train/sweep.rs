@@ -428,7 +428,7 @@ impl<'d, F: Real> Loop<'d, F> {
         let s = reference::dot(w, row, self.bias);
         if !s.is_finite() {
             return Err(Error::Train(format!(
-                "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
+                "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use f64 precision",
                 self.data.source.display(),
                 self.state.epoch + 1,
                 self.part.position(i) + 1,
@@ -466,7 +466,7 @@ impl<'d, F: Real> Loop<'d, F> {
         };
         if let Err(o) = updated {
             return Err(Error::Train(format!(
-                "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
+                "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use f64 precision",
                 data.source.display(),
                 self.state.epoch + 1,
                 self.part.position(i) + 1,

@@ -200,7 +200,7 @@ pub fn accumulate_weighted<F: Real>(
         Ok(())
     } else {
         Err(Error::Train(format!(
-            "the averaged perceptron's accumulator overflowed at visit {c}: too many visits or too large features for {}; use --precision f64",
+            "the averaged perceptron's accumulator overflowed at visit {c}: too many visits or too large features for {}; use f64 precision",
             F::PRECISION
         )))
     }

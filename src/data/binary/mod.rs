@@ -32,7 +32,7 @@
 //! | class ids   | rows * 4              | u32 per row: its label's index in the table     |
 //! | values      | nnz * value size      | f32/f64; dense: row after row; CSR: by row_ptr  |
 //! | indices     | CSR: nnz * 4; dense 0 | u32 0-based feature index per stored value      |
-//! | row pointer | CSR: (rows+1) * 8; 0  | u64: row i owns entries row_ptr[i]..row_ptr[i+1] |
+//! | row pointer | CSR: (rows+1) * 8; 0  | u64: row i owns entries `row_ptr[i]..row_ptr[i+1]` |
 //! | label table | as needed, <= 64 MiB  | per class: byte length (u32) + UTF-8 text       |
 //!
 //! Rules a reader checks (and a writer must follow):

@@ -879,3 +879,18 @@ fn a_first_data_line_is_never_written_as_a_header() {
     super::first_line_as_data(&mut line, 0, b',', 0);
     assert_eq!(line, b"y,0,2,3\n");
 }
+
+#[test]
+fn a_label_starting_with_u_feff_survives_a_round_trip_on_the_first_line() {
+    // Bare, it would be taken for a byte-order mark and stripped.
+    let label = "\u{feff}a";
+    let mut text = csv_label(label).unwrap();
+    assert!(text.starts_with('"'), "{text:?}");
+    text.push_str(",1\nb,2\n");
+    let o = LoadOptions {
+        header: HeaderMode::Absent,
+        ..opts()
+    };
+    let raw = parse_str::<f64>(&text, &o).unwrap();
+    assert_eq!(labels(&raw), [label, "b"]);
+}

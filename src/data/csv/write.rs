@@ -8,7 +8,8 @@ use crate::data::options::HeaderMode;
 use crate::float::Real;
 
 /// A label as a CSV field: quoted when it holds a delimiter, a quote, a
-/// leading `#` or surrounding spaces.
+/// leading `#` or U+FEFF, or surrounding spaces. (A bare U+FEFF at the start
+/// of the file would be read back as a byte-order mark and dropped.)
 pub fn csv_label(label: &str) -> std::result::Result<String, String> {
     if label.contains(['\n', '\r']) {
         return Err(format!(
@@ -18,7 +19,7 @@ pub fn csv_label(label: &str) -> std::result::Result<String, String> {
     }
     let plain = !label.is_empty()
         && !label.contains([',', ';', '\t', '"'])
-        && !label.starts_with('#')
+        && !label.starts_with(['#', '\u{feff}'])
         && label.trim() == label;
     if plain {
         Ok(label.to_owned())

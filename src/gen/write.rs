@@ -1,0 +1,314 @@
+//! Writing generated rows: the whole dataset in memory, or streamed a
+//! block at a time to a file that appears only once complete.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::rows::Block;
+use super::{Density, GenSummary, Generated, Generator, MATERIALISE_U, label_text};
+use crate::data::binary::{Layout, Writer};
+use crate::data::csv::{csv_line, shortest_csv_line};
+use crate::data::libsvm::{libsvm_line, shortest_libsvm_line};
+use crate::data::write::{OutputFormat, check_line, check_shortest_line};
+use crate::data::{CsrMatrix, DenseMatrix, Features, Format, LabelTable, RawData, Row};
+use crate::error::{Error, Result};
+use crate::float::Real;
+use crate::output::{write_atomic, write_atomic_seekable};
+
+impl Generator {
+    /// Generates the whole dataset in memory, with the planted labels.
+    pub fn generate<F: Real>(&self) -> Result<Generated<F>> {
+        let rows = usize::try_from(self.opts.rows)
+            .map_err(|_| Error::Usage("too many rows for memory".into()))?;
+        let mut buf = Block::default();
+        let mut values = Vec::new();
+        let mut indices = Vec::new();
+        let mut labels = Vec::with_capacity(rows);
+        let mut redraws = 0;
+        let step = self.block_rows();
+        for start in (0..rows).step_by(step) {
+            let n = step.min(rows - start);
+            redraws += self.block::<F>(start as u64, n, &mut buf)?;
+            values.extend_from_slice(&buf.values);
+            indices.extend_from_slice(&buf.indices);
+            labels.extend_from_slice(&buf.labels);
+        }
+        let cols = self.opts.features as usize;
+        let features = match self.opts.density {
+            Density::Dense => Features::Dense(DenseMatrix {
+                rows,
+                cols,
+                values: values.into(),
+            }),
+            Density::Sparse { .. } => Features::Sparse(CsrMatrix {
+                cols,
+                row_ptr: (0..=rows).map(|i| i * self.k).collect(),
+                indices: indices.into(),
+                values: values.into(),
+            }),
+        };
+        let first = labels[0].label;
+        let class_ids: Vec<u32> = labels.iter().map(|l| (l.label != first) as u32).collect();
+        let others = class_ids.iter().filter(|&&c| c == 1).count() as u64;
+        let mut texts = vec![label_text(first).to_owned()];
+        let mut counts = vec![rows as u64 - others];
+        if others > 0 {
+            texts.push(label_text(-first).to_owned());
+            counts.push(others);
+        }
+        let table = LabelTable::from_parts(texts, &counts)
+            .map_err(|_| Error::Usage("internal error: duplicate labels".into()))?;
+        Ok(Generated {
+            raw: RawData {
+                features,
+                class_ids,
+                table,
+                format: Format::Binary,
+                csv: None,
+            },
+            labels,
+            redraws,
+        })
+    }
+
+    /// Streams the dataset to `path` (atomically: a temporary file renamed
+    /// at the end) in `format`, a block of rows at a time.
+    pub fn write<F: Real>(&self, path: &Path, format: OutputFormat) -> Result<GenSummary> {
+        self.check_fits::<F>(path, format)?;
+        let t0 = Instant::now();
+        let mut failure: Option<Error> = None;
+        let mut summary = GenSummary {
+            rows: self.opts.rows,
+            cols: self.opts.features,
+            nnz: self.opts.rows * self.k as u64,
+            ..Default::default()
+        };
+        let result = match format {
+            OutputFormat::Binary => write_atomic_seekable(path, |w| {
+                self.stream_binary::<F>(w, &mut summary)
+                    .map_err(|e| stash(e, &mut failure))
+            }),
+            OutputFormat::Csv | OutputFormat::Libsvm => write_atomic(path, |w| {
+                self.stream_text::<F>(path, w, format == OutputFormat::Csv, &mut summary)
+                    .map_err(|e| stash(e, &mut failure))
+            }),
+        };
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        result?;
+        summary.seconds = t0.elapsed().as_secs_f64();
+        Ok(summary)
+    }
+
+    /// Refuses, before anything is allocated or written, output whose lines
+    /// this tool could not read back and blocks of rows that do not fit in
+    /// the memory available (one row of 2*10^9 features is 8 GB in f32, and
+    /// its scratch space twice that in f64).
+    fn check_fits<F: Real>(&self, path: &Path, format: OutputFormat) -> Result<()> {
+        let cols = self.opts.features as usize;
+        let k = self.k;
+        // Labels are `+1` or `-1`.
+        match format {
+            OutputFormat::Csv => check_shortest_line(
+                path,
+                format,
+                shortest_csv_line(2, cols),
+                &format!("{cols} features, each written"),
+            )?,
+            OutputFormat::Libsvm => check_shortest_line(
+                path,
+                format,
+                shortest_libsvm_line(2, k),
+                &format!("{k} values per row"),
+            )?,
+            OutputFormat::Binary => {}
+        }
+        let needed = self.block_bytes::<F>(format);
+        crate::memory::check(needed).map_err(|s| {
+            Error::data(
+                path,
+                format!(
+                    "generating rows of {} (a block of rows and the generator's scratch \
+                     space) {s}; use fewer --features{}",
+                    crate::text::count(cols, "feature"),
+                    if matches!(self.opts.density, Density::Dense) {
+                        " or --density sparse"
+                    } else {
+                        " or a smaller --nnz"
+                    }
+                ),
+            )
+        })
+    }
+
+    /// What writing holds at once: a block of values (and indices), each
+    /// busy thread's f64 scratch of the row (x and w), the planted vector
+    /// when kept, and for text the block's lines.
+    fn block_bytes<F: Real>(&self, format: OutputFormat) -> u64 {
+        let k = self.k as u64;
+        let rows = self.block_rows() as u64;
+        let sparse = matches!(self.opts.density, Density::Sparse { .. });
+        let per_value = std::mem::size_of::<F>() as u64 + if sparse { 4 } else { 0 };
+        let threads = (rayon::current_num_threads() as u64).min(rows);
+        let dims = self.opts.features + self.opts.bias as u64;
+        let planted = if dims <= MATERIALISE_U { dims * 8 } else { 0 };
+        // The longest text of a value in the shortest form: `-1.2345678e-12`
+        // in f32, 24 characters in f64.
+        let chars = if F::PRECISION == crate::float::Precision::F32 {
+            16
+        } else {
+            26
+        };
+        let line = match format {
+            OutputFormat::Binary => 0,
+            OutputFormat::Csv => (self.opts.features * 2).saturating_add(k * chars),
+            OutputFormat::Libsvm => k.saturating_mul(chars + 12),
+        };
+        rows.saturating_mul(k.saturating_mul(per_value).saturating_add(line))
+            .saturating_add(threads.saturating_mul(k.saturating_mul(16)))
+            .saturating_add(planted)
+    }
+
+    fn blocks<F: Real>(
+        &self,
+        summary: &mut GenSummary,
+        mut each: impl FnMut(u64, &Block<F>) -> Result<()>,
+    ) -> Result<()> {
+        let mut buf = Block::default();
+        let step = self.block_rows() as u64;
+        let mut start = 0;
+        while start < self.opts.rows {
+            let n = step.min(self.opts.rows - start);
+            summary.redraws += self.block::<F>(start, n as usize, &mut buf)?;
+            summary.nonzeros += buf.values.iter().filter(|&&v| v != F::ZERO).count() as u64;
+            for l in &buf.labels {
+                if l.label > 0 {
+                    summary.positive += 1;
+                }
+                if l.label != l.planted {
+                    summary.flipped += 1;
+                }
+            }
+            each(start, &buf)?;
+            start += n;
+        }
+        Ok(())
+    }
+
+    fn stream_binary<F: Real>(
+        &self,
+        w: &mut dyn crate::output::WriteSeek,
+        summary: &mut GenSummary,
+    ) -> Result<()> {
+        let layout = match self.opts.density {
+            Density::Dense => Layout::Dense,
+            Density::Sparse { .. } => Layout::Csr,
+        };
+        let io = |e: std::io::Error| Error::Io {
+            path: Default::default(),
+            action: "cannot write output",
+            source: e,
+        };
+        let mut out = Writer::new(
+            w,
+            layout,
+            F::PRECISION,
+            summary.rows,
+            summary.cols,
+            summary.nnz,
+        )
+        .map_err(io)?;
+        let mut first: Option<i8> = None;
+        let mut other = false;
+        let mut ids = Vec::new();
+        let k = self.k as u64;
+        self.blocks::<F>(summary, |start, buf| {
+            let f = *first.get_or_insert(buf.labels[0].label);
+            ids.clear();
+            ids.extend(buf.labels.iter().map(|l| (l.label != f) as u32));
+            other |= ids.contains(&1);
+            out.class_ids(&ids).map_err(io)?;
+            out.values(&buf.values).map_err(io)?;
+            if layout == Layout::Csr {
+                out.indices(&buf.indices).map_err(io)?;
+                let n = buf.labels.len() as u64;
+                out.row_ends((start + 1..=start + n).map(|i| i * k))
+                    .map_err(io)?;
+            }
+            Ok(())
+        })?;
+        let f = first.unwrap_or(1);
+        let mut labels = vec![label_text(f)];
+        if other {
+            labels.push(label_text(-f));
+        }
+        let (_, bytes) = out.finish(&labels).map_err(io)?;
+        summary.bytes = bytes;
+        Ok(())
+    }
+
+    fn stream_text<F: Real>(
+        &self,
+        path: &Path,
+        w: &mut dyn Write,
+        csv: bool,
+        summary: &mut GenSummary,
+    ) -> Result<()> {
+        const LINES: usize = 256;
+        let cols = self.opts.features as usize;
+        let k = self.k;
+        let mut bytes = 0u64;
+        self.blocks::<F>(summary, |start, buf| {
+            let n = buf.labels.len();
+            let chunks: Vec<Vec<u8>> = (0..n.div_ceil(LINES))
+                .into_par_iter()
+                .map(|c| {
+                    let mut text = Vec::new();
+                    for j in c * LINES..((c + 1) * LINES).min(n) {
+                        let v = &buf.values[j * k..(j + 1) * k];
+                        let row = if buf.indices.is_empty() {
+                            Row::Dense(v)
+                        } else {
+                            Row::Sparse(&buf.indices[j * k..(j + 1) * k], v)
+                        };
+                        let label = label_text(buf.labels[j].label);
+                        let len = if csv {
+                            csv_line(&mut text, label, row, cols)
+                        } else {
+                            libsvm_line(&mut text, label, row)
+                        };
+                        check_line(path, start + j as u64 + 1, len)?;
+                    }
+                    Ok(text)
+                })
+                .collect::<Result<_>>()?;
+            for c in &chunks {
+                w.write_all(c).map_err(|e| Error::Io {
+                    path: Default::default(),
+                    action: "cannot write output",
+                    source: e,
+                })?;
+                bytes += c.len() as u64;
+            }
+            Ok(())
+        })?;
+        summary.bytes = bytes;
+        Ok(())
+    }
+}
+
+/// Keeps the real error for after the atomic write is abandoned.
+fn stash(e: Error, slot: &mut Option<Error>) -> std::io::Error {
+    let io = match &e {
+        Error::Io { source, .. } => std::io::Error::new(source.kind(), source.to_string()),
+        _ => std::io::Error::other(e.to_string()),
+    };
+    if !matches!(e, Error::Io { .. }) {
+        *slot = Some(e);
+    }
+    io
+}

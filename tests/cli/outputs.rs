@@ -1,0 +1,101 @@
+//! Outputs: a closed or full stdout, links and pipes.
+
+use std::path::Path;
+
+use super::*;
+use crate::common::{cmd, data_str};
+
+/// stdout that goes away or fills up never panics (exit 101) and never
+/// hides whether training converged.
+#[cfg(unix)]
+#[test]
+fn closed_or_full_stdout_is_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("xor.csv"), "1,0,0\n-1,0,1\n-1,1,0\n1,1,1\n").unwrap();
+    // A reader that has already gone: every write to stdout fails with EPIPE.
+    let bin = assert_cmd::cargo::cargo_bin!("perceptron");
+    let mut child = std::process::Command::new(bin)
+        .current_dir(dir.path())
+        .args(["train", "xor.csv", "--max-epochs", "5", "-o", "x.json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(dir.path().join("x.json").exists());
+
+    if Path::new("/dev/full").exists() {
+        let out = std::process::Command::new(bin)
+            .current_dir(dir.path())
+            .args(["train", &data_str("iris_setosa.csv"), "-o", "i.json"])
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("<stdout>: cannot write output"), "{stderr}");
+    }
+}
+
+/// `-o` follows a symbolic link (the link stays) and writes a named pipe in
+/// place instead of replacing it with a regular file.
+#[cfg(unix)]
+#[test]
+fn outputs_follow_links_and_write_pipes_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.txt");
+    std::fs::write(&real, "old").unwrap();
+    std::os::unix::fs::symlink("real.txt", dir.path().join("link.txt")).unwrap();
+    let model = dir.path().join("m.json");
+    std::fs::write(&model, iris_model_text()).unwrap();
+    cmd(dir.path())
+        .args([
+            "predict",
+            "m.json",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "link.txt",
+        ])
+        .assert()
+        .success();
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&real).unwrap().lines().count(), 150);
+
+    let fifo = dir.path().join("fifo");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    cmd(dir.path())
+        .args([
+            "predict",
+            "m.json",
+            &data_str("iris_setosa.csv"),
+            "-o",
+            "fifo",
+        ])
+        .assert()
+        .success();
+    assert_eq!(reader.join().unwrap().lines().count(), 150);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+}

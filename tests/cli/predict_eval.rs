@@ -1,0 +1,516 @@
+//! `predict` and `eval` against predictions computed independently from the golden weights.
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use super::*;
+use crate::common::{cmd, data_file, data_str};
+
+#[test]
+fn predict_prints_the_golden_models_labels_and_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    // heart_scale does not converge in 30 epochs (exit 3); the model is the
+    // golden one, so predictions can be computed from the golden weights.
+    train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 3);
+    let (w, b) = golden_model("heart_scale");
+    let rows = read_svm(&data_file("heart_scale.svm"));
+
+    let out = cmd(dir.path())
+        .args([
+            "predict",
+            "heart.json",
+            &data_str("heart_scale.svm"),
+            "--scores",
+        ])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    // A first line names the columns: the score is the +1 class's.
+    let (header, text) = text.split_once('\n').unwrap();
+    assert_eq!(header, "predicted\t+1");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 270);
+    let mut wrong = 0;
+    for (line, (truth, x)) in lines.iter().zip(&rows) {
+        let s = score(&w, b, x);
+        let want = if s > 0.0 { "+1" } else { "-1" };
+        let (label, printed) = line.split_once('\t').unwrap();
+        assert_eq!(label, want, "{line}");
+        assert_eq!(
+            printed.parse::<f64>().unwrap().to_bits(),
+            s.to_bits(),
+            "{line}"
+        );
+        assert_eq!(printed, format!("{s}"), "shortest round-trip form");
+        wrong += (label != truth) as usize;
+    }
+    assert!(wrong > 0, "heart_scale is not separable");
+
+    // Without --scores: the labels alone; with -o: the same bytes in a file.
+    let plain = cmd(dir.path())
+        .args(["predict", "heart.json", &data_str("heart_scale.svm")])
+        .assert()
+        .success();
+    let labels: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(stdout_of(plain.get_output()), labels.join("\n") + "\n");
+    cmd(dir.path())
+        .args([
+            "predict",
+            "heart.json",
+            &data_str("heart_scale.svm"),
+            "-o",
+            "p.txt",
+        ])
+        .assert()
+        .success()
+        .stdout("");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("p.txt")).unwrap(),
+        labels.join("\n") + "\n"
+    );
+}
+
+#[test]
+fn predict_reads_every_format_and_fewer_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    train_f64(dir.path(), "iris_setosa.csv", "100", "iris.json", 0);
+    let (w, b) = golden_model("iris_setosa");
+    let rows = read_csv(&data_file("iris_setosa.csv"));
+    let want: String = std::iter::once("predicted\t1\n".to_owned())
+        .chain(rows.iter().map(|(_, x)| {
+            let s = score(&w, b, x);
+            format!("{}\t{s}\n", if s > 0.0 { "1" } else { "-1" })
+        }))
+        .collect();
+    for file in ["iris_setosa.csv", "iris_setosa.svm", "iris_setosa.csv.gz"] {
+        let out = cmd(dir.path())
+            .args(["predict", "iris.json", &data_str(file), "--scores"])
+            .assert()
+            .success();
+        assert_eq!(stdout_of(out.get_output()), want, "{file}");
+    }
+    // The model separates its training data: predictions are the labels.
+    let truth: String = rows.iter().map(|(y, _)| format!("{y}\n")).collect();
+    cmd(dir.path())
+        .args(["predict", "iris.json", &data_str("iris_setosa.csv")])
+        .assert()
+        .success()
+        .stdout(truth);
+    // Two features of four (LIBSVM; CSV must have the model's columns), and
+    // labels the model never saw: fine.
+    std::fs::write(
+        dir.path().join("short.svm"),
+        "7 1:1.5 2:2\n8 1:0 2:0\n9 1:-3 2:0.25\n",
+    )
+    .unwrap();
+    let want: String = std::iter::once("predicted\t1\n".to_owned())
+        .chain([[1.5, 2.0], [0.0, 0.0], [-3.0, 0.25]].iter().map(|x| {
+            let s = w[0] * x[0] + w[1] * x[1] + b;
+            format!("{}\t{s}\n", if s > 0.0 { "1" } else { "-1" })
+        }))
+        .collect();
+    cmd(dir.path())
+        .args(["predict", "iris.json", "short.svm", "--scores"])
+        .assert()
+        .success()
+        .stdout(want);
+}
+
+#[test]
+fn predict_reads_unlabeled_rows_with_unlabeled() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("iris.json"), iris_model_text()).unwrap();
+    let labeled = cmd(dir.path())
+        .args([
+            "predict",
+            "iris.json",
+            &data_str("iris_setosa.csv"),
+            "--scores",
+        ])
+        .assert()
+        .success()
+        .stderr("");
+    let want = stdout_of(labeled.get_output());
+    assert_eq!(want.lines().count(), 1 + 150);
+    // The same rows without their label column, with and without a header.
+    let rows: Vec<String> = std::fs::read_to_string(data_file("iris_setosa.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split_once(',').unwrap().1.to_owned())
+        .collect();
+    let bare = rows.join("\n") + "\n";
+    std::fs::write(dir.path().join("u.csv"), &bare).unwrap();
+    std::fs::write(dir.path().join("h.csv"), format!("a,b,c,d\n{bare}")).unwrap();
+    for file in ["u.csv", "h.csv"] {
+        cmd(dir.path())
+            .args(["predict", "iris.json", file, "--unlabeled", "--scores"])
+            .assert()
+            .success()
+            .stderr("")
+            .stdout(want.clone());
+    }
+    // LIBSVM: a line may start with a feature, or with a label that is ignored.
+    let svm: Vec<String> = std::fs::read_to_string(data_file("iris_setosa.svm"))
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let (label, rest) = l.split_once(' ').unwrap();
+            if i % 2 == 0 {
+                rest.to_owned()
+            } else {
+                format!("{label} {rest}")
+            }
+        })
+        .collect();
+    std::fs::write(dir.path().join("u.svm"), svm.join("\n") + "\n").unwrap();
+    cmd(dir.path())
+        .args(["predict", "iris.json", "u.svm", "--unlabeled", "--scores"])
+        .assert()
+        .success()
+        .stdout(want.clone());
+    // Read as labeled, u.csv would lose its first feature: an error that
+    // says to pass --unlabeled.
+    let out = cmd(dir.path())
+        .args(["predict", "iris.json", "u.csv"])
+        .assert()
+        .code(1);
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stderr),
+        "perceptron: error: u.csv does not fit the model iris.json: the model has 4 features \
+         but the data has 3 feature columns; CSV data must have the model's columns; the file \
+         has as many columns as the model has features: if it has no label column, pass \
+         --unlabeled\n"
+    );
+    // The help says so.
+    let out = cmd(dir.path())
+        .args(["predict", "--help"])
+        .assert()
+        .success();
+    let help = stdout_of(out.get_output());
+    assert!(help.contains("--unlabeled"), "{help}");
+    assert!(help.contains("With --unlabeled the rows"), "{help}");
+    assert!(!help.contains("The data must be in the layout"), "{help}");
+}
+
+#[test]
+fn predict_and_eval_read_the_label_column_the_model_was_trained_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = "1,2,x\n3,1,y\n-1,4,x\n4,0,y\n0,3,x\n";
+    std::fs::write(dir.path().join("named.csv"), format!("a,b,label\n{rows}")).unwrap();
+    std::fs::write(dir.path().join("bare.csv"), rows).unwrap();
+    let run = |args: &[&str]| {
+        let out = cmd(dir.path()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        (
+            stdout_of(&out),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // By name, the label last.
+    run(&[
+        "train",
+        "named.csv",
+        "--label-column",
+        "label",
+        "-o",
+        "name.json",
+    ]);
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("name.json")).unwrap()).unwrap();
+    assert_eq!(
+        v["training"]["data_layout"],
+        serde_json::json!({
+            "format": "csv", "label_column": "label", "header": true, "delimiter": ",",
+            "feature_names": ["a", "b"]
+        })
+    );
+    let told = run(&[
+        "predict",
+        "name.json",
+        "named.csv",
+        "--scores",
+        "--label-column",
+        "label",
+    ]);
+    assert_eq!(told.0.lines().collect::<Vec<_>>().len(), 1 + 5);
+    assert!(told.0.starts_with("predicted\ty\nx\t"), "{}", told.0);
+    assert_eq!(told.1, "");
+    let untold = run(&["predict", "name.json", "named.csv", "--scores"]);
+    assert_eq!(untold.0, told.0);
+    assert_eq!(
+        untold.1,
+        "perceptron: note: the label of named.csv is read from column 3 (\"label\"), as in \
+         the training data of name.json; pass --label-column to read another\n"
+    );
+    let told = run(&[
+        "eval",
+        "name.json",
+        "named.csv",
+        "--json",
+        "--label-column",
+        "label",
+    ]);
+    let untold = run(&["eval", "name.json", "named.csv", "--json"]);
+    assert_eq!(untold.0, told.0);
+    let v: Value = serde_json::from_str(&untold.0).unwrap();
+    assert_eq!(
+        (v["rows"].as_u64(), v["accuracy"].as_f64()),
+        (Some(5), Some(1.0))
+    );
+    assert_eq!(untold.1.lines().count(), 1, "{}", untold.1);
+
+    // Online models too.
+    run(&[
+        "online",
+        "named.csv",
+        "--label-column",
+        "label",
+        "--positive",
+        "y",
+        "-o",
+        "on.json",
+    ]);
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("on.json")).unwrap()).unwrap();
+    assert_eq!(v["training"]["data_layout"]["label_column"], "label");
+    assert!(
+        run(&["predict", "on.json", "named.csv"])
+            .1
+            .contains("from column 3 (\"label\")")
+    );
+
+    // By number, without a header.
+    run(&["train", "bare.csv", "--label-column", "3", "-o", "num.json"]);
+    let told = run(&["predict", "num.json", "bare.csv", "--label-column", "3"]);
+    let untold = run(&["predict", "num.json", "bare.csv"]);
+    assert_eq!(
+        (untold.0.as_str(), told.0.as_str()),
+        ("x\ny\nx\ny\nx\n", "x\ny\nx\ny\nx\n")
+    );
+    assert_eq!(
+        untold.1,
+        "perceptron: note: the label of bare.csv is read from column 3, as in the training \
+         data of num.json; pass --label-column to read another\n"
+    );
+    // A label in the first column says nothing.
+    run(&["train", &data_str("iris_setosa.csv"), "-o", "iris.json"]);
+    assert_eq!(
+        run(&["predict", "iris.json", &data_str("iris_setosa.csv")]).1,
+        ""
+    );
+
+    // One-vs-rest models remember it too.
+    std::fs::write(
+        dir.path().join("three.csv"),
+        "a,b,class\n0,0,p\n5,0,q\n0,5,r\n6,1,q\n1,6,r\n",
+    )
+    .unwrap();
+    run(&[
+        "train",
+        "three.csv",
+        "--label-column",
+        "class",
+        "--multiclass",
+        "ovr",
+        "-o",
+        "ovr.json",
+    ]);
+    let told = run(&[
+        "predict",
+        "ovr.json",
+        "three.csv",
+        "--label-column",
+        "class",
+    ]);
+    let untold = run(&["predict", "ovr.json", "three.csv"]);
+    assert_eq!(untold.0, told.0);
+    assert_eq!(untold.0, "p\nq\nr\nq\nr\n");
+    assert!(
+        untold.1.contains("from column 3 (\"class\")"),
+        "{}",
+        untold.1
+    );
+    let untold = run(&["eval", "ovr.json", "three.csv", "--json"]);
+    let v: Value = serde_json::from_str(&untold.0).unwrap();
+    assert_eq!(v["accuracy"], 1.0);
+
+    // A model file from before the layout was recorded reads column 1, as then.
+    let text = std::fs::read_to_string(dir.path().join("num.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let mut old = v.clone();
+    old["training"]
+        .as_object_mut()
+        .unwrap()
+        .remove("data_layout");
+    std::fs::write(dir.path().join("old.json"), old.to_string()).unwrap();
+    cmd(dir.path())
+        .args(["predict", "old.json", "bare.csv"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "perceptron: error: bare.csv:1:5: expected a number in column 3, found \"x\" (",
+        ));
+}
+
+#[test]
+fn predict_in_f32_uses_f32_arithmetic() {
+    let dir = tempfile::tempdir().unwrap();
+    cmd(dir.path())
+        .args(["train", &data_str("digits_0v1.csv"), "-o", "d.json"])
+        .assert()
+        .success();
+    let (w, b) = golden_model("digits_0v1");
+    let rows = read_csv(&data_file("digits_0v1.csv"));
+    let out = cmd(dir.path())
+        .args(["predict", "d.json", &data_str("digits_0v1.svm"), "--scores"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    let text = text.strip_prefix("predicted\t1\n").unwrap();
+    for (line, (y, x)) in text.lines().zip(&rows) {
+        let mut s = 0.0f32;
+        for &(k, v) in x {
+            s += w[k] as f32 * v as f32;
+        }
+        s += b as f32;
+        assert_eq!(line, format!("{y}\t{s}"));
+    }
+    assert_eq!(text.lines().count(), 360);
+}
+
+#[test]
+fn eval_reports_accuracy_confusion_and_f1() {
+    let dir = tempfile::tempdir().unwrap();
+    train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 3);
+    let (w, b) = golden_model("heart_scale");
+    // [true][predicted], 0 = "-1", 1 = "+1".
+    let mut m = [[0u64; 2]; 2];
+    for (truth, x) in read_svm(&data_file("heart_scale.svm")) {
+        let p = (score(&w, b, &x) > 0.0) as usize;
+        m[(truth == "+1") as usize][p] += 1;
+    }
+    let (tn, fp, fn_, tp) = (m[0][0], m[0][1], m[1][0], m[1][1]);
+    assert_eq!(tn + fp + fn_ + tp, 270);
+
+    let out = cmd(dir.path())
+        .args(["eval", "heart.json", &data_str("heart_scale.svm"), "--json"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert_eq!(text.lines().count(), 1);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["rows"], 270);
+    assert_eq!(v["correct"], tp + tn);
+    assert_eq!(v["accuracy"].as_f64().unwrap(), (tp + tn) as f64 / 270.0);
+    assert_eq!(v["confusion"]["labels"], serde_json::json!(["-1", "+1"]));
+    assert_eq!(v["confusion"]["matrix"], serde_json::json!(m));
+    assert_eq!(
+        (v["true_positives"].as_u64(), v["false_positives"].as_u64()),
+        (Some(tp), Some(fp))
+    );
+    let pc = &v["positive_class"];
+    assert_eq!(pc["label"], "+1");
+    let (precision, recall) = (tp as f64 / (tp + fp) as f64, tp as f64 / (tp + fn_) as f64);
+    assert_eq!(pc["precision"].as_f64().unwrap(), precision);
+    assert_eq!(pc["recall"].as_f64().unwrap(), recall);
+    let f1 = pc["f1"].as_f64().unwrap();
+    assert!((f1 - 2.0 * precision * recall / (precision + recall)).abs() < 1e-15);
+
+    let out = cmd(dir.path())
+        .args(["eval", "heart.json", &data_str("heart_scale.svm")])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    let acc = format!(
+        "{:.2}% ({} of 270 rows correct)",
+        100.0 * (tp + tn) as f64 / 270.0,
+        tp + tn
+    );
+    assert!(text.contains(&acc), "{text}");
+    assert!(
+        text.contains("rows: true label, columns: predicted label"),
+        "{text}"
+    );
+    let row = |label: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("\"{label}\" ")))
+            .unwrap_or_else(|| panic!("no row {label}: {text}"));
+        line.split_whitespace().map(str::to_owned).collect()
+    };
+    assert_eq!(
+        row("-1"),
+        ["\"-1\"".to_owned(), tn.to_string(), fp.to_string()]
+    );
+    assert_eq!(
+        row("+1"),
+        ["\"+1\"".to_owned(), fn_.to_string(), tp.to_string()]
+    );
+    assert!(
+        text.contains(&format!("precision   {precision:.4}")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("recall      {recall:.4}")), "{text}");
+}
+
+#[test]
+fn eval_of_a_separating_model_is_perfect_and_one_vs_rest_works() {
+    let dir = tempfile::tempdir().unwrap();
+    train_f64(dir.path(), "iris_setosa.csv", "100", "iris.json", 0);
+    let out = cmd(dir.path())
+        .args([
+            "eval",
+            "iris.json",
+            &data_str("iris_setosa.csv.gz"),
+            "--json",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(v["accuracy"], 1.0);
+    assert_eq!(
+        v["confusion"]["matrix"],
+        serde_json::json!([[100, 0], [0, 50]])
+    );
+    assert_eq!(v["positive_class"]["f1"], 1.0);
+
+    // One-vs-rest: every value but the +1 label is -1, so unseen labels are fine.
+    std::fs::write(
+        dir.path().join("abc.csv"),
+        "a,0,0\nb,1,0\nc,0,1\nb,2,1\nd,0,2\n",
+    )
+    .unwrap();
+    cmd(dir.path())
+        .args([
+            "train",
+            "abc.csv",
+            "--positive",
+            "b",
+            "-o",
+            "ovr.json",
+            "--max-epochs",
+            "100",
+        ])
+        .assert()
+        .success();
+    std::fs::write(dir.path().join("new.csv"), "b,1,0\nzzz,0,1\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["eval", "ovr.json", "new.csv", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(v["confusion"]["labels"], serde_json::json!(["rest", "b"]));
+    assert_eq!(
+        v["confusion"]["matrix"],
+        serde_json::json!([[1, 0], [0, 1]])
+    );
+    cmd(dir.path())
+        .args(["predict", "ovr.json", "new.csv"])
+        .assert()
+        .success()
+        .stdout("b\nrest\n");
+}

@@ -6,6 +6,8 @@
 //! u once training converged, so a converged run can check M <= (D/gamma)^2.
 //! These figures are reports, computed in f64; decisions never use them.
 
+use rayon::prelude::*;
+
 use crate::data::Dataset;
 use crate::float::Real;
 use crate::reference;
@@ -83,12 +85,11 @@ pub fn analyse_head<F: Real>(
         .map(|v| v.to_f64() * v.to_f64())
         .sum::<f64>()
         .sqrt();
-    let mut correct = 0;
-    let mut min_margin = f64::INFINITY;
     // Predictions decided exactly but fast: a certified 8-lane margin, and
-    // the reference dot only where that is not certain.
+    // the reference dot only where that is not certain. Rows are judged in
+    // parallel: a count and a minimum do not depend on the order.
     let bound = crate::certify::Bound::for_weights(w, data.facts(bias).l1_max);
-    for i in 0..rows {
+    let judge = |(correct, all_right, min_margin): (usize, bool, f64), i: usize| {
         let row = data.features.row(i);
         let y = data.label_for(head, heads, i);
         // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
@@ -103,11 +104,24 @@ pub fn analyse_head<F: Real>(
                 crate::reference::predicted_sign(reference::dot(w, row, bias))
             }
         };
-        if predicted == y {
-            correct += 1;
-        }
-        min_margin = min_margin.min(y as f64 * margin_f64(w, row, bias));
-    }
+        let right = predicted == y;
+        // The margin counts only if every row is right: after a wrong row
+        // it is not needed.
+        let min_margin = if all_right && right {
+            min_margin.min(y as f64 * margin_f64(w, row, bias))
+        } else {
+            min_margin
+        };
+        (correct + right as usize, all_right && right, min_margin)
+    };
+    let (correct, _, min_margin) = (0..rows)
+        .into_par_iter()
+        .with_min_len(4096)
+        .fold(|| (0, true, f64::INFINITY), judge)
+        .reduce(
+            || (0, true, f64::INFINITY),
+            |a, b| (a.0 + b.0, a.1 && b.1, a.2.min(b.2)),
+        );
     let separates = correct == rows && rows > 0 && norm > 0.0 && min_margin > 0.0;
     let margin = separates.then(|| min_margin / norm);
     let mistake_bound = margin.map(|g| (radius / g).powi(2));

@@ -43,7 +43,7 @@ row() {
     local name=$1 file=$2 epochs=$3 kind=$4
     local ext="${file##*.}"
     local tr="$work/train.$ext" te="$work/test.$ext"
-    "$P" split "$file" -o "$tr" --test "$te" --seed 1 2>/dev/null
+    "$P" split "$file" -o "$tr" --test "$te" --seed 1 >/dev/null
     local extra=() score=percent
     if [ "$kind" = ovr ]; then
         extra=(--multiclass ovr)

@@ -247,13 +247,13 @@ fn device_ceiling<F: Real>(
 /// The report as a table.
 pub fn render(r: &Report) -> String {
     let mut s = format!(
-        "data: {} ({} rows x {} features, {}, {}, {:.1} MB of features), up to {} epochs, {} threads\n",
+        "data: {} ({} rows x {} features, {}, {}, {} of features), up to {} epochs, {} threads\n",
         r.data,
         r.rows,
         r.features,
         if r.sparse { "sparse" } else { "dense" },
         r.precision,
-        r.feature_bytes as f64 / 1e6,
+        crate::text::bytes(r.feature_bytes as u64),
         r.max_epochs,
         r.threads
     );

@@ -150,6 +150,26 @@ pub enum ParamError {
     /// The pocket variant keeps one weight vector; one-vs-rest trains several.
     #[error("the pocket variant is not available with one-vs-rest training")]
     PocketWithMulticlass,
+    /// Standard scaling subtracts each feature's mean, which would make
+    /// sparse data dense; sparse data is scaled by its maximum absolute
+    /// values, which keeps zeros.
+    #[error(
+        "standard scaling would make sparse data dense (it subtracts each feature's mean); scale sparse data by its maximum absolute values"
+    )]
+    SparseStandardScaling,
+    /// Class weights are `balanced` or `LABEL=W,...` with finite positive
+    /// weights, each label once.
+    #[error("the class weights \"{text}\" are not valid: {why}")]
+    ClassWeight { text: String, why: String },
+    /// Early stopping's tolerance must be a finite number >= 0.
+    #[error("the early-stopping tolerance must be a finite number >= 0, got {0}")]
+    Tol(String),
+    /// Early stopping needs at least one epoch without improvement.
+    #[error("the epochs without improvement that stop a run must be at least 1, not {0}")]
+    NIterNoChange(usize),
+    /// The held-out fraction must be in (0, 1).
+    #[error("the held-out fraction must be between 0 and 1, got {0}")]
+    ValidationFraction(String),
 }
 
 /// Why a model cannot be the starting point of a run.
@@ -172,6 +192,13 @@ pub enum WarmStartError {
     /// Its labels or classes differ from the data's, or are in another order.
     #[error("it maps the labels differently from this data")]
     Labels,
+    /// Its weights read features scaled otherwise than this run asks: the
+    /// scalings' names (`None`: unscaled).
+    #[error("its feature scaling is {}, this run's {}", .model.unwrap_or("none"), .run.unwrap_or("none"))]
+    Scaling {
+        model: Option<&'static str>,
+        run: Option<&'static str>,
+    },
 }
 
 /// Why data cannot be read with a model: its feature columns are not the
@@ -249,6 +276,24 @@ pub enum Difference {
     },
     #[error("one-vs-rest training was {}, now {}", on(*.was), on(*.now))]
     Multiclass { was: bool, now: bool },
+    /// The early-stopping rule (None: off), described.
+    #[error("early stopping was {}, now {}", .was.as_deref().unwrap_or("off"), .now.as_deref().unwrap_or("off"))]
+    EarlyStop {
+        was: Option<String>,
+        now: Option<String>,
+    },
+    /// The class weights as given (None: unweighted).
+    #[error("the class weights were {}, now {}", .was.as_deref().unwrap_or("none"), .now.as_deref().unwrap_or("none"))]
+    ClassWeight {
+        was: Option<String>,
+        now: Option<String>,
+    },
+    /// The feature scaling (None: unscaled).
+    #[error("the feature scaling was {}, now {}", .was.as_deref().unwrap_or("none"), .now.as_deref().unwrap_or("none"))]
+    Scale {
+        was: Option<String>,
+        now: Option<String>,
+    },
     /// The initial weights: `was`/`now` say whether there were any; both
     /// true means they differ.
     #[error("{}", init(*.was, *.now))]

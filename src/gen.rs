@@ -700,6 +700,7 @@ impl Generator {
         while start < self.opts.rows {
             let n = step.min(self.opts.rows - start);
             summary.redraws += self.block::<F>(start, n as usize, &mut buf)?;
+            summary.nonzeros += buf.values.iter().filter(|&&v| v != F::ZERO).count() as u64;
             for l in &buf.labels {
                 if l.label > 0 {
                     summary.positive += 1;
@@ -855,9 +856,11 @@ pub struct GenSummary {
     /// every report.
     #[serde(rename = "features")]
     pub cols: u64,
-    /// Stored values; `nonzeros` in JSON, as in every report.
-    #[serde(rename = "nonzeros")]
+    /// Stored values (rows x features when dense); `stored_values` in JSON.
+    #[serde(rename = "stored_values")]
     pub nnz: u64,
+    /// Stored values that are not zero, as `info` counts them.
+    pub nonzeros: u64,
     pub bytes: u64,
     /// Rows labelled +1 (after noise); `positive_rows` in JSON.
     #[serde(rename = "positive_rows")]

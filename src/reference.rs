@@ -7,7 +7,9 @@
 //!   is always finite (see [`apply_update`]) and s is never -0, skipping exact
 //!   zeros gives the same bits.
 //! - Row i is a mistake iff y_i·s <= 0 (exactly zero is a mistake).
-//! - On a mistake every stored coordinate gets w~_k <- w~_k + y_i·x~_ik.
+//! - On a mistake every stored coordinate gets w~_k <- w~_k + y_i·x~_ik
+//!   (with class weights, w~_k <- w~_k + fl(c·x~_ik)·y_i: see
+//!   [`apply_weighted_update`]).
 //! - A fitted model predicts +1 iff s > 0 ([`predicted_sign`]); with several
 //!   heads (one-vs-rest) the class is the head with the highest score, ties
 //!   to the lowest index ([`argmax`]).
@@ -150,6 +152,53 @@ pub fn apply_update<F: Real>(
     }
 }
 
+/// The class-weighted update (`--class-weight`): w~ <- w~ + c·y·x~ with
+/// the weight c of the row's class, each coordinate as
+/// w_k <- fl(w_k + fl(c·x_k)) for y = +1 and fl(w_k - fl(c·x_k)) for
+/// y = -1, the bias as fl(b ± c): one multiply, then one add, never fused.
+/// With c = 1 every product is exact, so this is [`apply_update`] bit for
+/// bit. (scikit-learn's `Perceptron(class_weight=...)` makes this very
+/// update: w_k += (c·y)·x_k, intercept += c·y.) Refuses overflow as
+/// [`apply_update`] does.
+#[inline]
+pub fn apply_weighted_update<F: Real>(
+    w: &mut [F],
+    row: Row<'_, F>,
+    y: i8,
+    c: F,
+    bias: bool,
+) -> Result<(), Overflow> {
+    let mut finite = true;
+    match row {
+        Row::Dense(x) => {
+            for (wk, &xk) in w.iter_mut().zip(x) {
+                let cx = c * xk;
+                *wk = if y > 0 { *wk + cx } else { *wk - cx };
+                finite &= wk.is_finite();
+            }
+        }
+        Row::Sparse(idx, val) => {
+            for (&k, &xk) in idx.iter().zip(val) {
+                let wk = &mut w[k as usize];
+                let cx = c * xk;
+                *wk = if y > 0 { *wk + cx } else { *wk - cx };
+                finite &= wk.is_finite();
+            }
+        }
+    }
+    if bias {
+        let last = w.len() - 1;
+        w[last] = if y > 0 { w[last] + c } else { w[last] - c };
+        finite &= w[last].is_finite();
+    }
+    if finite {
+        Ok(())
+    } else {
+        let coordinate = w.iter().position(|v| !v.is_finite()).unwrap_or(0);
+        Err(Overflow { coordinate })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +239,22 @@ mod tests {
         let mut w = [0.5f64, 0.0, 0.0];
         apply_update(&mut w, Row::Dense(&[1.0, 2.0]), -1, true).unwrap();
         assert_eq!(w, [-0.5, -2.0, -1.0]);
+    }
+
+    #[test]
+    fn a_weighted_update_rounds_the_product_then_the_sum() {
+        let x = [0.1f32, 3.0];
+        let mut w = [1.0f32, -2.0, 0.25];
+        apply_weighted_update(&mut w, Row::Dense(&x), -1, 0.3f32, true).unwrap();
+        assert_eq!(w, [1.0 - 0.3f32 * 0.1, -2.0 - 0.3f32 * 3.0, 0.25 - 0.3]);
+        // c = 1 is the classic update, bit for bit.
+        let (mut a, mut b) = ([0.7f64, 1e-300, 5.0], [0.7f64, 1e-300, 5.0]);
+        let x = [1.0 / 3.0, -1e-300];
+        apply_update(&mut a, Row::Dense(&x), 1, true).unwrap();
+        apply_weighted_update(&mut b, Row::Dense(&x), 1, 1.0, true).unwrap();
+        assert_eq!(a.map(f64::to_bits), b.map(f64::to_bits));
+        let e = apply_weighted_update(&mut [0.0f32, 0.0], Row::Dense(&[1e30]), 1, 1e10, true);
+        assert_eq!(e, Err(Overflow { coordinate: 0 }));
     }
 
     #[test]

@@ -855,7 +855,7 @@ fn info_describes_a_dense_file_exactly() {
             {"label": "-1", "rows": 100, "first_line": 51}
         ])
     );
-    assert_eq!(v["mapping"]["positive"], "1");
+    assert_eq!(v["mapping"]["positive_label"], "1");
     assert_eq!(v["mapping"]["negative_rows"], 100);
     assert_eq!(
         (v["min_value"].as_f64(), v["max_value"].as_f64()),

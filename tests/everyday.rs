@@ -771,3 +771,288 @@ fn auto_is_cheap_without_a_gpu_and_the_default_comes_from_the_environment() {
         .code(2)
         .stderr(predicate::str::contains("quantum"));
 }
+
+/// Running every epoch is how --average and --pocket end: exit 0, and the
+/// summary still says whether the last epoch was clean. The classic rule
+/// keeps exit 3.
+#[test]
+fn averaged_and_pocket_runs_end_normally_at_the_epoch_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let heart = data_str("heart_scale.svm");
+    for variant in ["--average", "--pocket"] {
+        let out = cmd(d)
+            .args([
+                "train",
+                &heart,
+                variant,
+                "--max-epochs",
+                "3",
+                "-o",
+                "m.json",
+            ])
+            .assert()
+            .success()
+            .stderr("");
+        let text = stdout_of(out.get_output());
+        assert!(
+            text.contains("3 of at most 3: ran every epoch, as the ")
+                && text.contains(" variant does; the last epoch was not clean ("),
+            "{text}"
+        );
+        let out = cmd(d)
+            .args(["train", &heart, variant, "--max-epochs", "3", "--json"])
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(
+            (v["converged"].as_bool(), v["stop"].as_str()),
+            (Some(false), Some("max_epochs"))
+        );
+    }
+    cmd(d)
+        .args(["train", &heart, "--max-epochs", "3"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("not converged"));
+    cmd(d)
+        .args([
+            "train",
+            &data_str("digits.csv"),
+            "--multiclass",
+            "ovr",
+            "--average",
+        ])
+        .args(["--max-epochs", "2"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("the last epoch was not clean ("));
+}
+
+/// Values too large for f32: training names the file, and `info` warns
+/// before, with numbers in six significant figures.
+#[test]
+fn overflow_is_named_and_foreseen() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("big.csv"), "1,1e30,2\n-1,2e30,1\n1,3e30,-1\n").unwrap();
+    cmd(d)
+        .args(["train", "big.csv", "--backend", "cpu"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "perceptron: error: big.csv: epoch 1, row 2: the margin w·x is inf",
+        ));
+    let out = cmd(d).args(["info", "big.csv"]).assert().success();
+    let text = stdout_of(out.get_output());
+    assert!(
+        text.contains("radius      D = max ||x~|| = 3.00000e30 with the bias"),
+        "{text}"
+    );
+    assert!(text.contains("values      min -1, max 3e30\n"), "{text}");
+    assert!(
+        text.contains(
+            "warning     the largest squared norm ||x~||^2 is 9.00000e60, beyond f32's largest \
+             number (3.40282e38): training in f32 will overflow"
+        ),
+        "{text}"
+    );
+    let out = cmd(d)
+        .args(["info", "big.csv", "--precision", "f64", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let out = cmd(d)
+        .args(["info", &data_str("iris_setosa.csv")])
+        .assert()
+        .success();
+    assert!(
+        stdout_of(out.get_output()).contains("radius      D = max ||x~|| = 11.1562 with"),
+        "{}",
+        stdout_of(out.get_output())
+    );
+}
+
+/// Every command with a summary has --json; the summaries are on stdout
+/// (stderr when an output of the command is there) and speak one
+/// vocabulary: rows, features, nonzeros, positive_rows, lower-case format
+/// names, one confusion matrix shape.
+#[test]
+fn summaries_share_a_stream_a_vocabulary_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let json = |args: &[&str]| -> Value {
+        let out = cmd(d).args(args).assert().success();
+        let o = out.get_output();
+        assert_eq!(stderr_of(o), "", "{args:?}");
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    let iris = data_str("iris_setosa.csv");
+    let generated = json(&[
+        "gen",
+        "--rows",
+        "20",
+        "--features",
+        "3",
+        "--json",
+        "-o",
+        "g.csv",
+    ]);
+    let convert = json(&["convert", "g.csv", "g.svm", "--json"]);
+    let info = json(&["info", "g.csv", "--json"]);
+    for (what, v) in [("gen", &generated), ("convert", &convert), ("info", &info)] {
+        assert_eq!(v["rows"], 20, "{what}: {v}");
+        assert_eq!(v["features"], 3, "{what}: {v}");
+        assert_eq!(v["nonzeros"], info["nonzeros"], "{what}: {v}");
+        assert!(
+            v.get("nnz").is_none() && v.get("cols").is_none(),
+            "{what}: {v}"
+        );
+    }
+    assert_eq!(generated["positive_rows"], info["mapping"]["positive_rows"]);
+    assert_eq!(
+        (
+            generated["format"].as_str(),
+            convert["output_format"].as_str()
+        ),
+        (Some("csv"), Some("libsvm"))
+    );
+    assert_eq!(convert["input_format"], "csv");
+    assert_eq!(info["format"], "csv");
+    let split = json(&["split", &iris, "-o", "a.csv", "--test", "b.csv", "--json"]);
+    assert_eq!(
+        (
+            split["rows"].as_u64(),
+            split["train"]["rows"].as_u64(),
+            split["test"]["rows"].as_u64()
+        ),
+        (Some(150), Some(120), Some(30))
+    );
+    assert_eq!(split["format"], "csv");
+    let train = json(&["train", &iris, "--json", "-o", "m.json"]);
+    assert_eq!(
+        (train["format"].as_str(), train["positive_rows"].as_u64()),
+        (Some("csv"), Some(50))
+    );
+    let online = json(&["online", &iris, "--positive", "1", "--json", "-o", "o.json"]);
+    assert_eq!(online["examples"], 150);
+    assert!(online["total_mistakes"].as_u64().unwrap() > 0, "{online}");
+    assert_eq!(online["format"], "csv");
+    // Binary and one-vs-rest confusion matrices have one shape.
+    let binary = json(&["eval", "m.json", &iris, "--json"]);
+    assert_eq!(
+        binary["confusion"]["labels"],
+        serde_json::json!(["-1", "1"])
+    );
+    assert_eq!(
+        binary["confusion"]["matrix"],
+        serde_json::json!([[100, 0], [0, 50]])
+    );
+    cmd(d)
+        .args([
+            "train",
+            &data_str("digits.csv"),
+            "--multiclass",
+            "ovr",
+            "--max-epochs",
+            "3",
+        ])
+        .args(["-o", "d.json"])
+        .assert()
+        .code(3);
+    let ovr = json(&["eval", "d.json", &data_str("digits.csv"), "--json"]);
+    assert_eq!(ovr["confusion"]["labels"].as_array().unwrap().len(), 10);
+    assert_eq!(ovr["confusion"]["matrix"][0].as_array().unwrap().len(), 10);
+    assert!(ovr.get("labels").is_none(), "{ovr}");
+    // Text summaries: stdout, sizes in binary units.
+    let out = cmd(d)
+        .args(["split", &iris, "-o", "a.csv", "--test", "b.csv"])
+        .assert()
+        .success()
+        .stderr("");
+    let text = stdout_of(out.get_output());
+    assert!(
+        text.contains("train       a.csv: 120 rows (CSV, 2.1 KiB)"),
+        "{text}"
+    );
+    let out = cmd(d)
+        .args(["online", &iris, "--positive", "1"])
+        .assert()
+        .success()
+        .stderr("");
+    assert!(stdout_of(out.get_output()).contains("examples    150 (the input ended)"));
+    // With the predictions on stdout, the summary goes to stderr.
+    let out = cmd(d)
+        .args([
+            "online",
+            &iris,
+            "--positive",
+            "1",
+            "--predictions",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let o = out.get_output();
+    assert_eq!(stdout_of(o).lines().count(), 150);
+    let v: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(v["examples"], 150);
+}
+
+/// Every --help says the exit statuses, 130 included; gen's planted margin
+/// is --planted-margin (train's --margin is tau); online offers only the
+/// formats it reads.
+#[test]
+fn help_and_options_are_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let commands: &[&[&str]] = &[
+        &[],
+        &["train"],
+        &["predict"],
+        &["eval"],
+        &["online"],
+        &["info"],
+        &["devices"],
+        &["bench"],
+        &["split"],
+        &["convert"],
+        &["gen"],
+        &["plot"],
+        &["plot", "curve"],
+        &["plot", "margins"],
+        &["plot", "boundary"],
+        &["plot", "bias"],
+        &["plot", "trace"],
+    ];
+    for c in commands {
+        let out = cmd(d).args(*c).arg("--help").assert().success();
+        let help = stdout_of(out.get_output()).replace('\n', " ");
+        let status = help
+            .split_once("Exit status:")
+            .unwrap_or_else(|| panic!("{c:?}: no exit status: {help}"))
+            .1;
+        assert!(status.contains("130 interrupted"), "{c:?}: {status}");
+    }
+    let out = cmd(d).arg("--help").assert().success();
+    assert!(stdout_of(out.get_output()).contains("; 3 training"));
+    cmd(d)
+        .args(["gen", "--margin", "0.1", "-o", "g.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--planted-margin"));
+    let out = cmd(d)
+        .args(["gen", "--planted-margin", "0.05", "--json", "-o", "g.csv"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["planted_margin"], 0.05);
+    cmd(d)
+        .args(["online", "g.csv", "--format", "binary"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid value 'binary'"));
+    let out = cmd(d).args(["online", "--help"]).assert().success();
+    assert!(!stdout_of(out.get_output()).contains("- binary:"));
+}

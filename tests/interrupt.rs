@@ -147,7 +147,10 @@ fn sigkill_rounds(options: &[&str]) {
     let full = dir.path().join("full.json");
     let t0 = Instant::now();
     let st = train(&data, &full, options).status().unwrap();
-    assert_eq!(st.code(), Some(3), "the noisy data does not converge");
+    // The noisy data does not converge: exit 3, except for the averaged
+    // perceptron, whose normal ending is to run every epoch.
+    let done = if options.contains(&"--average") { 0 } else { 3 };
+    assert_eq!(st.code(), Some(done), "the noisy data does not converge");
     let epoch = t0.elapsed().as_secs_f64() / 60.0;
 
     let model = dir.path().join("model.json");
@@ -186,7 +189,7 @@ fn sigkill_rounds(options: &[&str]) {
     let mut args = options.to_vec();
     args.extend(["--checkpoint", ck_arg, "--resume", ck_arg]);
     let st = train(&data, &model, &args).status().unwrap();
-    assert_eq!(st.code(), Some(3));
+    assert_eq!(st.code(), Some(done));
     assert_eq!(
         essence(&model),
         essence(&full),
@@ -231,7 +234,8 @@ fn resume_alone_adopts_the_checkpoints_options() {
     let st = run(&[&options[..], &["-o", "full.json"]].concat())
         .status()
         .unwrap();
-    assert_eq!(st.code(), Some(3), "the noisy data does not converge");
+    // --average runs every epoch: exit 0 although the data is noisy.
+    assert_eq!(st.code(), Some(0), "the averaged run ends normally");
 
     let ck = dir.path().join("ck.json");
     let child = run(&[
@@ -285,12 +289,12 @@ fn resume_alone_adopts_the_checkpoints_options() {
                 );
                 assert!(!stderr.contains("plus `--resume"), "{stderr}");
             }
-            Some(3) => break,
+            Some(0) => break,
             other => panic!("exit {other:?}: {stderr}"),
         }
         assert!(!custom.exists(), "an interrupted run writes no model");
     }
-    assert_eq!(code, Some(3), "some resumed run finishes");
+    assert_eq!(code, Some(0), "some resumed run finishes");
     assert!(
         !dir.path().join("model.json").exists(),
         "-o was taken from the checkpoint"

@@ -178,7 +178,8 @@ fn digits_through_the_cli() {
         .output()
         .unwrap();
     let r: serde_json::Value = serde_json::from_slice(&eval.stdout).unwrap();
-    assert_eq!(r["labels"].as_array().unwrap().len(), 10);
+    assert_eq!(r["confusion"]["labels"].as_array().unwrap().len(), 10);
+    assert_eq!(r["confusion"]["matrix"].as_array().unwrap().len(), 10);
     assert!(r["accuracy"].as_f64().unwrap() > 0.9, "{r}");
     // predict agrees with eval's count of correct rows.
     let pred = assert_cmd::Command::cargo_bin("perceptron")

@@ -40,7 +40,13 @@ fn mapped_unmapped_and_text_data_train_the_identical_model() {
         let (csv, pbin) = (d.join("d.csv"), d.join("d.pbin"));
         for out in [&csv, &pbin] {
             let mut args = vec!["gen", "--rows", "3000", "--features", "40", "--seed", "11"];
-            args.extend(["--density", density, "--precision", precision, "--margin"]);
+            args.extend([
+                "--density",
+                density,
+                "--precision",
+                precision,
+                "--planted-margin",
+            ]);
             args.extend(["0.002", "-o", p(out)]);
             if density == "sparse" {
                 args.extend(["--nnz", "6"]);
@@ -96,7 +102,7 @@ fn a_file_replaced_by_rename_while_mapped_leaves_the_run_alone() {
             rows,
             "--features",
             "50",
-            "--margin",
+            "--planted-margin",
             "0.001",
         ];
         let mut args = args.to_vec();

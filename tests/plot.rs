@@ -770,10 +770,25 @@ fn bad_requests_fail_clearly_and_leave_files_alone() {
                 "is a one-vs-rest model of 3 classes; `plot {kind}` draws a binary model"
             )));
     }
-    cmd(dir.path())
-        .args(["train", "three.csv", "--multiclass", "ovr", "--plot", "p"])
+    // train --plot draws a one-vs-rest run's curve (the margins are one
+    // perceptron's).
+    let out = cmd(dir.path())
+        .args([
+            "train",
+            "three.csv",
+            "--multiclass",
+            "ovr",
+            "--plot",
+            "p",
+            "--json",
+        ])
+        .args(["-o", "ovr2.json"])
         .assert()
-        .code(2);
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["plots"], serde_json::json!(["p/curve.svg"]));
+    roxmltree::Document::parse(&read_svg(&dir.path().join("p/curve.svg"))).unwrap();
+    assert!(!dir.path().join("p/margins.svg").exists());
 }
 
 #[test]

@@ -196,7 +196,8 @@ mod memory {
 
     fn online_peak(data: &Path) -> f64 {
         let out = run(&["online", p(data)]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        // The summary is on stdout (no predictions go there).
+        let stderr = String::from_utf8_lossy(&out.stdout);
         let line = stderr
             .lines()
             .find(|l| l.starts_with("memory"))

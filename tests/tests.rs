@@ -7,8 +7,11 @@
 mod common;
 
 mod backends_cli;
+mod class_weights;
 mod cli;
 mod cli_data;
+mod cv;
+mod early_stop;
 mod everyday;
 mod golden;
 mod gpu;
@@ -16,10 +19,14 @@ mod hostile_device;
 mod interrupt;
 mod loop_exactness;
 mod multiclass;
+mod npy;
 mod online;
 mod pbin_mmap;
 mod plot;
 mod properties;
 mod reliability;
+mod scaling;
+mod shell;
 mod split;
 mod variants;
+mod whitespace;

@@ -26,6 +26,7 @@ fn params(
         variant,
         margin: margin.map(|m| Margin::parse(m).unwrap()),
         multiclass: false,
+        ..Default::default()
     }
 }
 

@@ -25,8 +25,8 @@ use perceptron::data::{
 };
 use perceptron::data::blocks::Reading;
 use perceptron::model::{self, AnyModel};
-use perceptron::train::{State, Variant};
-use perceptron::{Real, checkpoint};
+use perceptron::Real;
+use perceptron::train::{RunDescription, State, Variant, checkpoint};
 
 /// The largest single allocation allowed while fuzzing. Inputs are at most
 /// a few tens of KiB (`-max_len`), so anything near this is an allocation
@@ -348,7 +348,11 @@ fn text_round_trip<F: Real>(raw: &RawData<F>) {
     for (i, &c) in raw.class_ids.iter().enumerate() {
         let row = raw.features.row(i);
         if csv {
+            let start = text.len();
             csv::csv_line(&mut text, &labels[c as usize], row, cols);
+            if i == 0 {
+                csv::first_line_as_data(&mut text, start, b',', 0);
+            }
         } else {
             libsvm::libsvm_line(&mut text, &labels[c as usize], row);
         }
@@ -394,8 +398,6 @@ pub fn model(bytes: &[u8]) {
     match &m {
         AnyModel::F32(x) => x.save(&path),
         AnyModel::F64(x) => x.save(&path),
-        AnyModel::OvrF32(x) => x.save(&path),
-        AnyModel::OvrF64(x) => x.save(&path),
     }
     .unwrap_or_else(|e| panic!("a loaded model does not save: {e}"));
     let back = model::load(&path).unwrap_or_else(|e| panic!("a saved model does not load: {e}"));
@@ -406,17 +408,17 @@ pub fn model(bytes: &[u8]) {
 /// The run a fuzzed checkpoint is checked against: its own `identity` when
 /// that is plausible for a real run (so the fuzzer reaches past the identity
 /// check), else a fixed one.
-fn identity_of(text: &str) -> checkpoint::RunIdentity {
+fn identity_of(text: &str) -> RunDescription {
     let own = serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|v| v.get("identity").cloned())
         .and_then(|v| serde::Deserialize::deserialize(v).ok())
-        .filter(|i: &checkpoint::RunIdentity| {
+        .filter(|i: &RunDescription| {
             // A real run has fewer than 2^31 features and 65,536 heads.
             i.features <= perceptron::data::MAX_FEATURE_INDEX as usize
                 && (1..=1 << 16).contains(&i.heads)
         });
-    own.unwrap_or_else(|| checkpoint::RunIdentity {
+    own.unwrap_or_else(|| RunDescription {
         precision: perceptron::Precision::F32,
         bias: true,
         max_epochs: 1000,
@@ -448,7 +450,7 @@ pub fn checkpoint(bytes: &[u8]) {
     checkpoint_in::<f64>(text, &identity);
 }
 
-fn checkpoint_in<F: Real>(text: &str, identity: &checkpoint::RunIdentity) {
+fn checkpoint_in<F: Real>(text: &str, identity: &RunDescription) {
     let Ok(state) = checkpoint::parse::<F>(Path::new("fuzz.ckpt"), text, identity) else {
         return;
     };
@@ -463,7 +465,7 @@ fn checkpoint_in<F: Real>(text: &str, identity: &checkpoint::RunIdentity) {
     assert_eq!(back, state);
 }
 
-fn check_state<F: Real>(s: &State<F>, dim: usize, identity: &checkpoint::RunIdentity) {
+fn check_state<F: Real>(s: &State<F>, dim: usize, identity: &RunDescription) {
     assert_eq!(s.weights.len(), dim);
     assert!(s.weights.iter().all(|w| w.is_finite()));
     if let Some(u) = &s.average {

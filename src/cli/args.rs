@@ -58,6 +58,8 @@ choice! {
         Libsvm,
         /// The tool's binary format (`.pbin`), written by `perceptron convert`.
         Binary,
+        /// NumPy's `.npy`: a 2-D f4/f8 array, labels in --labels FILE or a column.
+        Npy,
     }
 }
 
@@ -107,9 +109,15 @@ choice! {
 #[derive(Args, Clone, Debug, Default)]
 pub struct DataArgs {
     /// File format; inferred from the extension (.csv .tsv .svm .libsvm
-    /// .svmlight, with or without .gz; .pbin) or else from the content.
+    /// .svmlight, with or without .gz; .pbin; .npy) or else from the content.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
+
+    /// .npy data: the labels, one per row, in this second .npy file (shape
+    /// (rows,) or (rows, 1); bool, integers or floats). Without it the label
+    /// is a column of the array (--label-column N, default the first).
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
 
     #[command(flatten)]
     pub csv: CsvArgs,
@@ -130,7 +138,8 @@ pub struct TextDataArgs {
 /// How to read CSV text.
 #[derive(Args, Clone, Debug, Default)]
 pub struct CsvArgs {
-    /// CSV: the label column, as a 1-based number or a header name.
+    /// CSV: the label column, as a 1-based number or a header name (.npy:
+    /// the 1-based column of the array, when there is no --labels file).
     #[arg(long, value_name = "N|NAME")]
     pub label_column: Option<LabelColumn>,
 
@@ -142,7 +151,10 @@ pub struct CsvArgs {
     #[arg(long)]
     pub no_header: bool,
 
-    /// CSV: field delimiter, `,` `;` or `tab` (default: detected).
+    /// CSV: field delimiter, `,` `;` or `tab` (default: detected), or
+    /// `whitespace`: one or more spaces or tabs separate fields and
+    /// whitespace at either end of a line is ignored (numpy.savetxt's
+    /// default output).
     #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
     pub delimiter: Option<u8>,
 }
@@ -152,16 +164,21 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
         "," | "comma" => Ok(b','),
         ";" | "semicolon" => Ok(b';'),
         "\t" | "tab" | "\\t" => Ok(b'\t'),
+        " " | "space" | "whitespace" => Ok(crate::data::csv::WHITESPACE),
         other => Err(format!(
-            "unsupported delimiter `{other}` (use `,`, `;` or `tab`)"
+            "unsupported delimiter `{other}` (use `,`, `;`, `tab` or `whitespace`)"
         )),
     }
 }
 
 impl DataArgs {
     pub fn load_options(&self, positive: Option<String>) -> LoadOptions {
-        self.csv
-            .load_options(self.format.map(Format::from), positive)
+        LoadOptions {
+            labels: self.labels.clone(),
+            ..self
+                .csv
+                .load_options(self.format.map(Format::from), positive)
+        }
     }
 }
 
@@ -188,6 +205,7 @@ impl CsvArgs {
             positive,
             unlabeled: false,
             label_column_from: None,
+            labels: None,
         }
     }
 }
@@ -200,7 +218,9 @@ pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
     }
     let given: Vec<&str> = [
         (
-            opts.label_column.is_some() && opts.label_column_from.is_none(),
+            opts.label_column.is_some()
+                && opts.label_column_from.is_none()
+                && format != Format::Npy,
             "--label-column",
         ),
         (opts.delimiter.is_some(), "--delimiter"),

@@ -20,8 +20,12 @@ Examples:
   perceptron bench big.pbin --backends cpu,gpu --passes always --json
 
 The reference backend always runs first: it is the baseline every other
-model is compared with, bit for bit. Exit status 1 if any model differs.
-Without a GPU adapter the gpu backend is skipped with a note.";
+model is compared with, bit for bit. Without a GPU adapter the gpu backend
+is skipped with a note.
+
+Exit status: 0 success (every model identical); 1 error, or a backend's
+model differs from the reference; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Train the same data with each backend, check the models are
 /// bit-identical, and report times, throughput and hardware ceilings.

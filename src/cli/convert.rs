@@ -24,7 +24,10 @@ Examples:
 
 The binary format stores the values already parsed, so loading it runs at
 disk or page-cache speed; its layout is documented in the source
-(src/data/binary/mod.rs) for writing it from other tools.";
+(src/data/binary/mod.rs) for writing it from other tools.
+
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP: the partial output is removed).";
 
 /// Convert a data file to the binary .pbin format, CSV or LIBSVM.
 ///
@@ -83,7 +86,9 @@ pub struct ConvertReport {
     pub rows: usize,
     pub features: usize,
     /// Stored values (dense: rows * features).
-    pub nnz: usize,
+    pub stored_values: usize,
+    /// Feature values that are not zero, as `info` counts them.
+    pub nonzeros: usize,
     pub labels: usize,
     pub bytes: u64,
     pub read_seconds: f64,
@@ -120,7 +125,7 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     let t1 = Instant::now();
     let bytes = write_raw(&args.output, &raw, format)?;
     let write_seconds = t1.elapsed().as_secs_f64();
-    let nnz = match &raw.features {
+    let stored_values = match &raw.features {
         Features::Dense(m) => m.values.len(),
         Features::Sparse(m) => m.values.len(),
     };
@@ -133,7 +138,8 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
         precision: F::PRECISION,
         rows: raw.features.rows(),
         features: raw.features.cols(),
-        nnz,
+        stored_values,
+        nonzeros: raw.features.nonzeros(),
         labels: raw.table.classes().len(),
         bytes,
         read_seconds,
@@ -155,7 +161,7 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
             report.precision,
             report.rows,
             report.features,
-            report.nnz,
+            report.stored_values,
             report.labels,
             crate::text::bytes(report.bytes),
             read_seconds,

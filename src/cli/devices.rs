@@ -11,7 +11,10 @@ Examples:
   perceptron train data.svm --adapter llvmpipe   train on a listed adapter
 
 Only the Vulkan, Metal and DX12 backends are used. On Debian or Ubuntu,
-`apt-get install mesa-vulkan-drivers` provides lavapipe, a software adapter.";
+`apt-get install mesa-vulkan-drivers` provides lavapipe, a software adapter.
+
+Exit status: 0 success (also when no adapter is found); 2 bad command line;
+130 interrupted (Ctrl-C, SIGTERM or SIGHUP).";
 
 /// List the GPU adapters (backend, type, f64 support, limits).
 #[derive(Args, Debug)]

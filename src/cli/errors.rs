@@ -93,6 +93,19 @@ fn warm_start(path: &str, reason: &WarmStartError) -> String {
             if *model { "with" } else { "without" },
             if *model { "no --no-bias" } else { "--no-bias" }
         ),
+        WarmStartError::Scaling { model, run } => match model {
+            Some(k) => format!(
+                "--init {path} reads features scaled by --scale {k}; pass --scale {k} to start \
+                 from it (its statistics are used, not refitted){}",
+                run.map(|r| format!(", not --scale {r}"))
+                    .unwrap_or_default()
+            ),
+            None => format!(
+                "--init {path} was trained on unscaled features; leave out --scale {} to start \
+                 from it",
+                run.unwrap_or("")
+            ),
+        },
         WarmStartError::Labels => format!(
             "--init {path} maps the labels differently from this data (check --positive, or the classes and their order)"
         ),
@@ -114,6 +127,17 @@ fn param(p: &ParamError) -> String {
         ParamError::MaxEpochs(_) => "--max-epochs must be at least 1".into(),
         ParamError::Margin(text) => format!("--margin must be a finite number, got \"{text}\""),
         ParamError::PocketWithMulticlass => "--pocket is not available with --multiclass".into(),
+        ParamError::ClassWeight { text, why } => {
+            format!("--class-weight \"{text}\": {why} (use `balanced` or LABEL=W,LABEL=W,...)")
+        }
+        ParamError::Tol(t) => format!("--tol must be a finite number >= 0, got {t}"),
+        ParamError::NIterNoChange(k) => format!("--n-iter-no-change must be at least 1, got {k}"),
+        ParamError::ValidationFraction(f) => {
+            format!("--validation-fraction must be between 0 and 1, got {f}")
+        }
+        ParamError::SparseStandardScaling => "--scale standard would make sparse data dense (it \
+             subtracts each feature's mean); use --scale maxabs, which keeps zeros"
+            .into(),
     }
 }
 
@@ -138,6 +162,21 @@ fn difference(d: &Difference) -> String {
             "--margin was {}, now {}",
             was.as_deref().unwrap_or("none"),
             now.as_deref().unwrap_or("none")
+        ),
+        Difference::EarlyStop { was, now } => format!(
+            "early stopping was {}, now {} (--tol, --n-iter-no-change, --validation-fraction, --seed)",
+            was.as_deref().unwrap_or("off"),
+            now.as_deref().unwrap_or("off")
+        ),
+        Difference::ClassWeight { was, now } => format!(
+            "--class-weight was {}, now {}",
+            was.as_deref().unwrap_or("not given"),
+            now.as_deref().unwrap_or("not given")
+        ),
+        Difference::Scale { was, now } => format!(
+            "--scale was {}, now {}",
+            was.as_deref().unwrap_or("not given"),
+            now.as_deref().unwrap_or("not given")
         ),
         Difference::Multiclass { was, now } => {
             format!("--multiclass was {}, now {}", on(*was), on(*now))

@@ -27,7 +27,8 @@ Without --label-column, a CSV file's label is read from the column the
 model's training data had it in (a note on stderr says which, when it is not
 the first).
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Evaluate a saved model on a labelled data file.
 ///
@@ -62,14 +63,15 @@ pub struct EvalArgs {
     pub backend: BackendArgs,
 }
 
-/// The 2x2 confusion matrix.
+/// The confusion matrix, binary and one-vs-rest alike.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Confusion {
-    /// The class texts in matrix order: the -1 class, then the +1 class.
-    pub labels: [String; 2],
+    /// The class texts in matrix order: a binary model's -1 class then its
+    /// +1 class; a one-vs-rest model's classes in its order.
+    pub labels: Vec<String>,
     /// `matrix[t][p]`: rows whose true class is `labels[t]` and predicted
     /// class is `labels[p]`.
-    pub matrix: [[u64; 2]; 2],
+    pub matrix: Vec<Vec<u64>>,
 }
 
 /// Precision, recall and F1 of the +1 class; `None` where undefined (0/0).
@@ -278,8 +280,8 @@ fn evaluate<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) -> Eva
         correct: tp + tn,
         accuracy: (tp + tn) as f64 / rows as f64,
         confusion: Confusion {
-            labels: [negative, positive.clone()],
-            matrix: m,
+            labels: vec![negative, positive.clone()],
+            matrix: m.iter().map(|r| r.to_vec()).collect(),
         },
         true_positives: tp,
         false_positives: fp,
@@ -409,10 +411,7 @@ pub struct OvrEvalReport {
     pub features: usize,
     pub correct: u64,
     pub accuracy: f64,
-    /// The model's classes, in matrix order.
-    pub labels: Vec<String>,
-    /// `confusion[t][p]`: rows of true class `labels[t]` predicted `labels[p]`.
-    pub confusion: Vec<Vec<u64>>,
+    pub confusion: Confusion,
     pub classes: Vec<OvrClassScores>,
     /// Unweighted means over the classes where the score is defined.
     pub macro_precision: Option<f64>,
@@ -463,8 +462,10 @@ fn evaluate_ovr<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) ->
         } else {
             correct as f64 / rows as f64
         },
-        labels,
-        confusion,
+        confusion: Confusion {
+            labels,
+            matrix: confusion,
+        },
         macro_precision: mean(|c| c.precision),
         macro_recall: mean(|c| c.recall),
         macro_f1: mean(|c| c.f1),
@@ -483,7 +484,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
             "{} ({}, one-vs-rest over {})",
             r.model,
             r.precision,
-            count(r.labels.len(), "class")
+            count(r.confusion.labels.len(), "class")
         ),
     );
     line(
@@ -508,7 +509,12 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         ),
     );
     s.push_str("\nconfusion matrix (rows: true class, columns: predicted class)\n");
-    let names: Vec<String> = r.labels.iter().map(|l| format!("\"{l}\"")).collect();
+    let names: Vec<String> = r
+        .confusion
+        .labels
+        .iter()
+        .map(|l| format!("\"{l}\""))
+        .collect();
     let w0 = names
         .iter()
         .map(|n| n.chars().count())
@@ -517,6 +523,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         .max(4);
     let w = r
         .confusion
+        .matrix
         .iter()
         .flatten()
         .map(|v| v.to_string().len())
@@ -531,7 +538,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
     s.push('\n');
     for (t, n) in names.iter().enumerate() {
         s.push_str(&format!("  {n:<w0$}"));
-        for v in &r.confusion[t] {
+        for v in &r.confusion.matrix[t] {
             s.push_str(&format!("  {v:>w$}"));
         }
         s.push('\n');

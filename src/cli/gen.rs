@@ -23,7 +23,10 @@ Examples:
 
 The same options and --seed always give byte-identical files, on every
 platform and in every version. The algorithm is documented in the source
-(src/gen.rs).";
+(src/gen.rs).
+
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP: the partial output is removed).";
 
 /// Generate linearly separable data with a planted margin.
 ///
@@ -69,6 +72,16 @@ pub struct GenArgs {
     /// thing: the update threshold tau.)
     #[arg(long, value_name = "GAMMA")]
     pub planted_margin: Option<f64>,
+
+    /// The former name of --planted-margin, refused with a message that
+    /// says so (for `train`, --margin is the update threshold tau).
+    #[arg(
+        long = "margin",
+        hide = true,
+        value_name = "GAMMA",
+        allow_negative_numbers = true
+    )]
+    pub renamed_margin: Option<String>,
 
     /// The bound R on ||x~||. Default: sqrt(2) with the bias (the features
     /// lie in the unit ball), 1 with --no-bias. With the bias it must
@@ -132,6 +145,12 @@ pub struct GenReport {
 impl GenArgs {
     /// The library's options for these arguments.
     pub fn options(&self) -> Result<GenOptions> {
+        if let Some(v) = &self.renamed_margin {
+            return Err(Error::Usage(format!(
+                "gen's planted margin is --planted-margin {v} (--margin is train's update \
+                 threshold tau)"
+            )));
+        }
         let density = match (self.density, self.nnz) {
             (DensityArg::Dense, None) => Density::Dense,
             (DensityArg::Dense, Some(_)) => {

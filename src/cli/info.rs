@@ -19,7 +19,8 @@ Examples:
   perceptron info letters.csv --positive A      how `train --positive A` would label it
   perceptron info big.svm.gz --precision f64 --json
 
-Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line.";
+Exit status: 0 success; 1 error (the file cannot be read); 2 bad command line;
+130 interrupted (Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Describe a data file: format, shape, sparsity, labels and radius.
 ///
@@ -70,9 +71,10 @@ pub struct LabelCount {
 /// How `train` would map the labels to -1/+1.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Mapping {
-    pub positive: String,
-    /// `None` in one-vs-rest (every value other than `positive` is -1).
-    pub negative: Option<String>,
+    pub positive_label: String,
+    /// `None` in one-vs-rest (every value other than the positive label is
+    /// -1).
+    pub negative_label: Option<String>,
     pub positive_rows: u64,
     pub negative_rows: u64,
 }
@@ -112,6 +114,9 @@ pub struct InfoReport {
     /// included), as read in `precision`.
     pub min_value: Option<f64>,
     pub max_value: Option<f64>,
+    /// What would go wrong in training: squared norms beyond the
+    /// precision's range, whose products overflow.
+    pub warnings: Vec<String>,
 }
 
 pub fn run(args: &InfoArgs) -> Result<i32> {
@@ -210,8 +215,8 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
                 .map(|(c, _)| c.count)
                 .sum();
             let mapping = Mapping {
-                positive: map.positive,
-                negative: map.negative,
+                positive_label: map.positive,
+                negative_label: map.negative,
                 positive_rows,
                 negative_rows: rows as u64 - positive_rows,
             };
@@ -224,6 +229,25 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
         Err(e) => (None, Some(super::errors::label_rule(&e))),
     };
     let mm = min_max(f);
+    let radius_with_bias = stats::radius(f, true);
+    let mut warnings = Vec::new();
+    let squared = radius_with_bias * radius_with_bias;
+    if squared.is_nan() || squared > F::MAX_VALUE {
+        warnings.push(format!(
+            "the largest squared norm ||x~||^2 is {}, beyond {}'s largest number ({}): \
+             training in {} will overflow (w.x reaches about ||x||^2 after one update); \
+             rescale the features{}",
+            crate::text::fmt_g(squared),
+            F::PRECISION,
+            crate::text::fmt_g(F::MAX_VALUE),
+            F::PRECISION,
+            if F::PRECISION == Precision::F32 {
+                ", or train with --precision f64"
+            } else {
+                ""
+            }
+        ));
+    }
     Ok(InfoReport {
         data: path.display().to_string(),
         format: raw.format,
@@ -250,11 +274,22 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
             .collect(),
         mapping,
         mapping_error,
-        radius_with_bias: stats::radius(f, true),
+        radius_with_bias,
         radius_without_bias: stats::radius(f, false),
         min_value: mm.map(|(lo, _)| shortest(lo)),
         max_value: mm.map(|(_, hi)| shortest(hi)),
+        warnings,
     })
+}
+
+/// A value exactly as read (its shortest decimal), in scientific notation
+/// where fmt_g uses it too, so that 1e30 does not print 31 digits.
+fn exact(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e7 || v.abs() < 1e-3) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
 }
 
 /// The human-readable description.
@@ -313,9 +348,9 @@ pub fn render(r: &InfoReport) -> String {
             "classes",
             format!(
                 "+1 = \"{}\" ({}), -1 = {} ({})",
-                m.positive,
+                m.positive_label,
                 count(m.positive_rows, "row"),
-                match &m.negative {
+                match &m.negative_label {
                     Some(n) => format!("\"{n}\""),
                     None => "the rest".to_owned(),
                 },
@@ -330,10 +365,12 @@ pub fn render(r: &InfoReport) -> String {
         "radius",
         format!(
             "D = max ||x~|| = {} with the bias feature 1 appended; max ||x|| = {} without it",
-            r.radius_with_bias, r.radius_without_bias
+            crate::text::fmt_g(r.radius_with_bias),
+            crate::text::fmt_g(r.radius_without_bias)
         ),
     );
     if let (Some(lo), Some(hi)) = (r.min_value, r.max_value) {
+        let (lo, hi) = (exact(lo), exact(hi));
         line(
             &mut s,
             "values",
@@ -343,6 +380,9 @@ pub fn render(r: &InfoReport) -> String {
                 format!("min {lo}, max {hi}")
             },
         );
+    }
+    for w in &r.warnings {
+        line(&mut s, "warning", w.clone());
     }
     s
 }

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod convert;
+pub mod cv;
 pub mod devices;
 pub mod errors;
 pub mod eval;
@@ -15,6 +16,7 @@ pub mod online;
 pub mod plot;
 pub mod predict;
 pub mod progress;
+pub mod shell;
 pub mod split;
 pub mod stdout;
 pub mod train;
@@ -38,14 +40,19 @@ Examples:
   perceptron train data.csv -o m.json   train on your data, save the model
   perceptron predict m.json new.csv     one predicted label per line
   perceptron eval m.json test.csv       accuracy, confusion matrix, F1
+  perceptron cv data.csv --folds 5      stratified cross-validation, folds in parallel
   producer | perceptron online --predictions   predict, then learn, per example
   perceptron info data.csv              shape, labels and radius of a file
   perceptron convert big.svm big.pbin   binary copy that loads without parsing
   perceptron gen --rows 100000 -o x.pbin   synthetic separable data
   perceptron plot curve m.json -o c.svg pictures: curve, margins, boundary, bias, trace
+  perceptron completions bash           shell completion script (bash, zsh, fish, ...)
+  perceptron man | man -l -             the manual page
 
-Exit status: 0 success; 1 error; 2 bad command line; 3 training did not
-converge within --max-epochs (the model is still saved).";
+Exit status: 0 success; 1 error; 2 bad command line; 3 training with the
+classic rule did not converge within --max-epochs, nor stop early (the
+model is still saved); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (train
+saves its state for --resume, online its model).";
 
 #[derive(Parser, Debug)]
 #[command(name = "perceptron", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
@@ -64,10 +71,13 @@ pub enum Command {
     Devices(devices::DevicesArgs),
     Bench(bench::BenchArgs),
     Split(split::SplitArgs),
+    Cv(cv::CvArgs),
     Convert(convert::ConvertArgs),
     Gen(r#gen::GenArgs),
     #[cfg(feature = "plot")]
     Plot(plot::PlotArgs),
+    Completions(shell::CompletionsArgs),
+    Man(shell::ManArgs),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -96,10 +106,13 @@ pub fn main() -> i32 {
             Command::Devices(a) => devices::run(a),
             Command::Bench(a) => bench::run(a),
             Command::Split(a) => split::run(a),
+            Command::Cv(a) => cv::run(a),
             Command::Convert(a) => convert::run(a),
             Command::Gen(a) => r#gen::run(a),
             #[cfg(feature = "plot")]
             Command::Plot(a) => plot::run(a),
+            Command::Completions(a) => shell::completions(a),
+            Command::Man(a) => shell::man(a),
         });
     match result {
         Ok(code) => code,

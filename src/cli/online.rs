@@ -174,6 +174,16 @@ pub fn run(args: &OnlineArgs) -> Result<i32> {
         ));
     }
     let init = args.init.as_deref().map(model::load).transpose()?;
+    if let (Some(path), Some(s)) = (&args.init, init.as_ref().and_then(|m| m.scaling())) {
+        // A stream's statistics are unknown up front, and a standard-scaled
+        // sparse stream would be dense: online learning reads rows as they are.
+        return Err(Error::Usage(format!(
+            "--init {} reads features scaled by `train --scale {}`; online learning reads \
+             the rows as they come and does not scale them (start from an unscaled model)",
+            path.display(),
+            s.kind.name()
+        )));
+    }
     let precision = match (args.precision, &init) {
         (Some(p), _) => Precision::from(p),
         (None, Some(m)) => m.precision(),
@@ -647,6 +657,8 @@ impl<F: Real> Run<'_, F> {
                 self.stream.csv_info().as_ref(),
                 self.args.data_args.csv.label_column.as_ref(),
             )),
+            class_weights: None,
+            early_stopping: None,
         };
         Model::binary(weights, l.has_bias(), self.rule.map(), training)
     }

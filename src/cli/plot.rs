@@ -28,7 +28,8 @@ Examples:
 The format comes from the extension of -o: .svg, .png, or .gif (trace only).
 Files are written atomically: a failed run leaves no partial picture.
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Draw a picture of a model, its training or its data (SVG, PNG or GIF).
 ///
@@ -89,7 +90,8 @@ Examples:
   perceptron plot curve model.json -o curve.svg
   perceptron plot curve model.json -o curve.png --size 1000x600
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Mistakes per epoch of the run that trained MODEL, on a log scale.
 ///
@@ -114,7 +116,8 @@ Examples:
   perceptron plot margins model.json data/digits_3v5.csv -o margins.svg
   perceptron plot margins model.json test.csv -o test-margins.png
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// A histogram of the normalised margins y (w·x + b) / ||(w, b)|| of MODEL
 /// on DATA.
@@ -149,7 +152,8 @@ Examples:
 See also `perceptron plot bias DATA`: the same picture for DATA trained
 without and with the bias, side by side.
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// The rows of DATA coloured by label, with MODEL's boundary w·x + b = 0,
 /// its normal vector w and the margin band.
@@ -185,7 +189,8 @@ Examples:
   perceptron plot bias data/iris_petals.csv -o bias.svg
   perceptron plot bias points.csv -o bias.png --max-epochs 200
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// The boundary picture of DATA trained without the bias and with it, side
 /// by side: why the perceptron needs a bias.
@@ -228,7 +233,8 @@ Examples:
   perceptron plot trace data/iris_petals.csv -o trace.gif --max-frames 30
   perceptron plot trace points.csv -o trace.png --precision f64 --no-bias
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// The updates of a real training run on 2-D data: small multiples, or an
 /// animated GIF with -o FILE.gif.
@@ -343,7 +349,8 @@ fn labelled<F: Real>(
         .iter()
         .map(|&c| if classes[c as usize] == 1 { 1 } else { -1 })
         .collect();
-    Ok((raw.features, labels))
+    // The weights read scaled features (`train --scale`).
+    Ok((model.input(raw.features)?, labels))
 }
 
 /// `margins` and `boundary` draw one hyperplane: `model`, when it is binary.
@@ -446,6 +453,11 @@ pub fn training_pictures<F: Real>(
         None,
     )?;
     let mut written = vec![curve_path];
+    // The margins picture is of one perceptron; a one-vs-rest run's curve
+    // shows every class.
+    if model.heads() > 1 {
+        return Ok(written);
+    }
     if let Some(figure) = plot::margins::Margins::compute(
         model,
         &data.features,

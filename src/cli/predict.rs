@@ -34,7 +34,8 @@ another order are matched by name (with a note), and a name that either
 lacks is an error naming it. LIBSVM and .pbin rows may have fewer features
 than the model (the missing ones count as zero), never more.
 
-Exit status: 0 success; 1 error; 2 bad command line.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Predict the class of every row of a data file with a saved model.
 ///
@@ -186,6 +187,12 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
     // certifies; scores need the reference arithmetic on every row.
     let mut raw = raw;
     let classes = if args.scores {
+        // The scores are the weights' dot with the rows they read: scaled
+        // ones, for a model trained with --scale.
+        raw.features = model.input(std::mem::replace(
+            &mut raw.features,
+            crate::data::Features::empty(),
+        ))?;
         None
     } else {
         Some(certified_classes(model, &mut raw.features, &args.backend)?)

@@ -18,6 +18,7 @@ Examples:
   perceptron split data.csv -o train.csv --test test.csv                 80/20, seed 0
   perceptron split big.svm --test-fraction 0.1 --seed 7 -o tr.svm --test te.svm
   perceptron split data.csv -o train.pbin --test test.pbin               binary outputs
+  perceptron split data.csv -o train.csv --test test.csv --stratify      every label 80/20
 
 Rows keep their file order within each part. The output format follows
 each output's extension (.csv, .svm, .pbin); values are written exactly. A
@@ -26,13 +27,15 @@ trained on the input reads it as it reads the input. `-` writes a part to
 standard output (CSV for dense data, LIBSVM for sparse); the summary then
 goes to stderr.
 
-Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted.";
+Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP).";
 
 /// Split a data file into a training part and a held-out test part.
 ///
 /// The test rows are chosen by the same seeded permutation as `train
 /// --shuffle` (SplitMix64 + Fisher-Yates), so a split is reproducible
-/// everywhere: the first `test-fraction` of the permutation is the test set.
+/// everywhere: the first `test-fraction` of the permutation is the test set
+/// (with --stratify, the first of each label value's rows in it).
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct SplitArgs {
@@ -55,6 +58,12 @@ pub struct SplitArgs {
     /// Seed of the permutation that picks the test rows.
     #[arg(long, default_value_t = 0, value_name = "S")]
     pub seed: u64,
+
+    /// Hold out the same share of every label value: class c gives about
+    /// F·(its rows), each class's test rows being its first in the seeded
+    /// permutation (the total is still round(F·rows)).
+    #[arg(long)]
+    pub stratify: bool,
 
     /// Precision the values are read in (and written to .pbin outputs).
     #[arg(long, value_enum, default_value = "f32")]
@@ -149,11 +158,17 @@ fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
             args.test_fraction
         )));
     }
-    let order = shuffle::permutation(rows, args.seed);
-    let mut is_test = vec![false; rows];
-    for &i in &order[..tests] {
-        is_test[i] = true;
-    }
+    let is_test = if args.stratify {
+        let classes = raw.table.classes().len();
+        crate::train::folds::holdout(&raw.class_ids, classes, args.test_fraction, args.seed)
+    } else {
+        let order = shuffle::permutation(rows, args.seed);
+        let mut is_test = vec![false; rows];
+        for &i in &order[..tests] {
+            is_test[i] = true;
+        }
+        is_test
+    };
     let test_rows: Vec<usize> = (0..rows).filter(|&i| is_test[i]).collect();
     let train_rows: Vec<usize> = (0..rows).filter(|&i| !is_test[i]).collect();
     let train_bytes = write_raw(&args.output, &subset(&raw, &train_rows), train_format)?;

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use super::message::{NO_DATA_ROWS, quote};
 use super::options::Format;
 use super::source::HEAD_BYTES;
-use super::{binary, csv, libsvm};
+use super::{binary, csv, libsvm, npy};
 
 /// Picks the format from the magic bytes of a binary file, else the file
 /// name (`.gz` stripped first), or else from the first data line of `head`.
@@ -16,6 +16,9 @@ pub fn infer_format(path: &Path, head: &[u8]) -> Result<Format> {
     // No text file starts with these bytes, so they win over the name.
     if binary::is_binary(head) {
         return Ok(Format::Binary);
+    }
+    if npy::is_npy(head) {
+        return Ok(Format::Npy);
     }
     if let Some(format) = format_from_name(path) {
         return Ok(format);
@@ -34,12 +37,19 @@ pub fn infer_format(path: &Path, head: &[u8]) -> Result<Format> {
         if let Some(format) = format_from_line(line, cut) {
             return Ok(format);
         }
+        let spaced = line.contains([' ', '\t']);
         return Err(Error::data(
             path,
             format!(
                 "cannot tell the format from the file name or from its first data line {}; \
-                 use --format csv or --format libsvm",
-                quote(line)
+                 use --format csv or --format libsvm{}",
+                quote(line),
+                if spaced {
+                    " (or --delimiter whitespace for columns separated by spaces, as \
+                     numpy.savetxt writes them)"
+                } else {
+                    ""
+                }
             ),
         ));
     }
@@ -69,6 +79,8 @@ pub(crate) fn format_from_name(path: &Path) -> Option<Format> {
         Some(Format::Libsvm)
     } else if ext == binary::EXTENSION {
         Some(Format::Binary)
+    } else if ext == npy::EXTENSION {
+        Some(Format::Npy)
     } else {
         None
     }
@@ -128,7 +140,8 @@ mod tests {
         assert_eq!(
             e,
             "d/data.txt.gz: cannot tell the format from the file name or from its first data \
-             line \"1 2 3\"; use --format csv or --format libsvm"
+             line \"1 2 3\"; use --format csv or --format libsvm (or --delimiter whitespace for \
+             columns separated by spaces, as numpy.savetxt writes them)"
         );
         let e = f("").unwrap_err().to_string();
         assert_eq!(e, format!("d/data.txt.gz: {NO_DATA_ROWS}"));

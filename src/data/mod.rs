@@ -14,6 +14,7 @@
 //! shared files, and only this file, [`format`](mod@format),
 //! [`write`](mod@write) and [`stream`] use the formats.
 
+pub mod arrays;
 pub mod binary;
 pub mod blocks;
 pub mod bundled;
@@ -27,9 +28,11 @@ pub mod libsvm;
 pub mod lines;
 pub mod matrix;
 pub mod message;
+pub mod npy;
 pub mod number;
 pub mod options;
 pub mod raw;
+pub mod scaling;
 pub mod source;
 pub mod stats;
 pub mod storage;
@@ -51,6 +54,7 @@ pub use lines::MAX_LINE_BYTES;
 pub use matrix::{CsrMatrix, DenseMatrix, Features, MAX_FEATURE_INDEX, Row};
 pub use options::{Format, HeaderMode, LabelColumn, LoadOptions, NO_LABEL};
 pub use raw::{CsvInfo, RawData};
+pub use scaling::{ScaleKind, Scaling};
 pub use storage::Storage;
 
 /// Reads a data file (standard input for `-`) without mapping its labels.
@@ -62,7 +66,12 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
     // `<stdin>` has no extension: its format comes from the content.
     let format = match opts.format {
         Some(f) => f,
-        None => format::infer_format(path, &input.head)?,
+        None => match format::infer_format(path, &input.head) {
+            // A delimiter given says the file is delimited text, also when
+            // its lines tell nothing (`1 2 3` with `--delimiter whitespace`).
+            Err(_) if opts.delimiter.is_some() => Format::Csv,
+            inferred => inferred?,
+        },
     };
     let size_hint = input.size_hint;
     let text = match &mut input.content {
@@ -87,6 +96,21 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
             drop(text);
             drop(input);
             binary::read(path)
+        }
+        Format::Npy if input.gzip => Err(Error::data(
+            path,
+            "gzip-compressed .npy files are not supported; decompress it first (for example \
+             with gunzip)",
+        )),
+        Format::Npy if stdin => Err(Error::data(
+            path,
+            ".npy data cannot be read from standard input (its size is checked against the \
+             file's before anything is read); give the file's path",
+        )),
+        Format::Npy => {
+            drop(text);
+            drop(input);
+            npy::read(path, opts)
         }
     }
 }

@@ -13,6 +13,8 @@ pub enum Format {
     Libsvm,
     /// The tool's binary format (`.pbin`), written by `perceptron convert`.
     Binary,
+    /// NumPy's `.npy`: a 2-D float array (see [`crate::data::npy`]).
+    Npy,
 }
 
 impl Format {
@@ -21,6 +23,7 @@ impl Format {
             Format::Csv => "CSV",
             Format::Libsvm => "LIBSVM",
             Format::Binary => "binary",
+            Format::Npy => "NumPy",
         }
     }
 }
@@ -81,6 +84,9 @@ pub struct LoadOptions {
     /// The model file `label_column` was taken from, when it was not given
     /// by the user, so that a column the data lacks is explained.
     pub label_column_from: Option<PathBuf>,
+    /// `.npy` data: the labels, one per row, in this second `.npy` file
+    /// (else in a column of the array).
+    pub labels: Option<PathBuf>,
 }
 
 /// The one class of every row read with [`LoadOptions::unlabeled`].

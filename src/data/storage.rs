@@ -1,25 +1,35 @@
 //! The memory behind a dataset's large arrays (values, sparse indices, row
-//! pointers): an owned vector, or a read-only memory map of a `.pbin`
-//! file's section.
+//! pointers): an owned vector, a read-only memory map of a `.pbin` file's
+//! section, or memory lent by the caller (a NumPy array, say).
 //!
 //! Both read as a slice (`Deref<Target = [T]>`), so code that only reads
 //! the data does not care which it is. The few places that change an array
 //! call [`Storage::to_mut`], which first copies a mapped region into an
 //! owned vector (copy on write): a mapping is never written through.
 
+use std::any::Any;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
 use memmap2::Mmap;
 
-/// An array of `T` that is either owned or borrowed from a shared,
-/// read-only memory map.
+/// An array of `T` that is either owned, borrowed from a shared, read-only
+/// memory map, or lent by an owner that keeps it alive.
 pub struct Storage<T>(Repr<T>);
 
 enum Repr<T> {
     Owned(Vec<T>),
     Mapped(Mapped<T>),
+    Lent(Lent<T>),
+}
+
+/// `len` elements at `ptr`, kept alive and unchanged by `owner` (see
+/// [`Storage::lent`]).
+struct Lent<T> {
+    owner: Arc<dyn Any + Send + Sync>,
+    ptr: *const T,
+    len: usize,
 }
 
 /// `len` elements at `ptr`, inside the mapping `map` keeps alive.
@@ -36,6 +46,12 @@ struct Mapped<T> {
 unsafe impl<T: Sync> Send for Mapped<T> {}
 // SAFETY: as above.
 unsafe impl<T: Sync> Sync for Mapped<T> {}
+// SAFETY: a `Lent<T>` only hands out `&[T]` into memory that its owner
+// (itself `Send + Sync`) keeps alive and unchanged, by the contract of
+// `Storage::lent`: as safe to share or send as `&[T]`.
+unsafe impl<T: Sync> Send for Lent<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Lent<T> {}
 
 impl<T> Storage<T> {
     /// An empty owned array.
@@ -49,12 +65,32 @@ impl<T> Storage<T> {
         matches!(self.0, Repr::Mapped(_))
     }
 
+    /// True when the elements are lent by an owner (see [`Storage::lent`]).
+    pub fn is_lent(&self) -> bool {
+        matches!(self.0, Repr::Lent(_))
+    }
+
+    /// `len` elements at `ptr`, used in place: memory that `owner` keeps
+    /// alive, such as an array of the calling language's runtime, so that
+    /// data the caller already holds in the right layout is not copied.
+    /// Clones share it; [`Storage::to_mut`] copies it first.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be aligned for `T` and point to `len` initialised
+    /// elements (or be any aligned, non-null pointer when `len` is 0), which
+    /// stay valid and are not written for as long as `owner` lives.
+    pub unsafe fn lent(owner: Arc<dyn Any + Send + Sync>, ptr: *const T, len: usize) -> Self {
+        Storage(Repr::Lent(Lent { owner, ptr, len }))
+    }
+
     /// Elements the storage has room for: an owned vector's capacity, or a
     /// mapped region's length.
     pub fn capacity(&self) -> usize {
         match &self.0 {
             Repr::Owned(v) => v.capacity(),
             Repr::Mapped(m) => m.len,
+            Repr::Lent(l) => l.len,
         }
     }
 
@@ -68,30 +104,32 @@ impl<T> Storage<T> {
             // is a valid `T` (`T: Pod` there); the mapping is read-only and
             // lives as long as `map`, which `self` holds.
             Repr::Mapped(m) => unsafe { std::slice::from_raw_parts(m.ptr, m.len) },
+            // SAFETY: by the contract of `Storage::lent`, `ptr` points to
+            // `len` aligned, initialised elements that stay valid and
+            // unchanged while `owner`, which `self` holds, lives.
+            Repr::Lent(l) => unsafe { std::slice::from_raw_parts(l.ptr, l.len) },
         }
     }
 }
 
 impl<T: Clone> Storage<T> {
-    /// The elements as an owned vector to change: a mapped region is first
-    /// copied into one (the mapping itself is never written).
+    /// The elements as an owned vector to change: a mapped or lent region
+    /// is first copied into one (the memory itself is never written).
     pub fn to_mut(&mut self) -> &mut Vec<T> {
-        if let Repr::Mapped(m) = &self.0 {
-            // SAFETY: as in `as_slice`.
-            let copy = unsafe { std::slice::from_raw_parts(m.ptr, m.len) }.to_vec();
-            self.0 = Repr::Owned(copy);
+        if !matches!(self.0, Repr::Owned(_)) {
+            self.0 = Repr::Owned(self.as_slice().to_vec());
         }
         match &mut self.0 {
             Repr::Owned(v) => v,
-            Repr::Mapped(_) => unreachable!("replaced by an owned copy above"),
+            Repr::Mapped(_) | Repr::Lent(_) => unreachable!("replaced by an owned copy above"),
         }
     }
 
-    /// The elements as an owned vector (a copy when mapped).
+    /// The elements as an owned vector (a copy when mapped or lent).
     pub fn into_vec(self) -> Vec<T> {
         match self.0 {
             Repr::Owned(v) => v,
-            Repr::Mapped(_) => self.as_slice().to_vec(),
+            Repr::Mapped(_) | Repr::Lent(_) => self.as_slice().to_vec(),
         }
     }
 }
@@ -163,7 +201,7 @@ impl<'a, T> IntoIterator for &'a Storage<T> {
     }
 }
 
-/// Owned storage is cloned; a mapped region is shared (the mapping is
+/// Owned storage is cloned; a mapped or lent region is shared (it is
 /// read-only, so the clones cannot affect each other).
 impl<T: Clone> Clone for Storage<T> {
     fn clone(&self) -> Self {
@@ -173,6 +211,11 @@ impl<T: Clone> Clone for Storage<T> {
                 map: Arc::clone(&m.map),
                 ptr: m.ptr,
                 len: m.len,
+            })),
+            Repr::Lent(l) => Storage(Repr::Lent(Lent {
+                owner: Arc::clone(&l.owner),
+                ptr: l.ptr,
+                len: l.len,
             })),
         }
     }
@@ -283,6 +326,27 @@ mod tests {
         assert!(Storage::<u64>::mapped(Arc::clone(&map), 4, 1).is_none());
         let empty = Storage::<u64>::mapped(Arc::clone(&map), 16, 0).unwrap();
         assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn lent_storage_reads_in_place_keeps_its_owner_and_copies_on_write() {
+        let owner: Arc<Vec<f64>> = Arc::new(vec![1.0, 2.0, 3.0, 4.0]);
+        let ptr = owner[1..].as_ptr();
+        // SAFETY: three elements from `ptr` lie in the vector `owner` holds,
+        // which nothing writes.
+        let mut s = unsafe { Storage::<f64>::lent(owner.clone(), ptr, 3) };
+        assert!(s.is_lent() && !s.is_mapped());
+        assert_eq!((s.as_ptr(), &s[..]), (ptr, &[2.0, 3.0, 4.0][..]));
+        assert_eq!(s.capacity(), 3);
+        let c = s.clone();
+        assert_eq!((c.as_ptr(), Arc::strong_count(&owner)), (ptr, 3));
+        s.to_mut()[0] = 20.0;
+        assert!(!s.is_lent());
+        assert_eq!(s, vec![20.0, 3.0, 4.0]);
+        assert_eq!(owner[1], 2.0, "the lent memory is never written");
+        assert_eq!(c.clone().into_vec(), vec![2.0, 3.0, 4.0]);
+        drop((s, c));
+        assert_eq!(Arc::strong_count(&owner), 1, "the owner is released");
     }
 
     #[test]

@@ -190,7 +190,13 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
                         io::Error::new(io::ErrorKind::InvalidInput, "class id out of range")
                     })?;
                     let row = raw.features.row(i);
-                    let len = if csv {
+                    let len = if csv && i == 0 && header.is_empty() {
+                        let len =
+                            csv::csv_line_in(&mut line, label, row, cols, label_at, delimiter);
+                        let before = line.len();
+                        csv::first_line_as_data(&mut line, 0, delimiter, label_at);
+                        len + (line.len() - before)
+                    } else if csv {
                         csv::csv_line_in(&mut line, label, row, cols, label_at, delimiter)
                     } else {
                         libsvm::libsvm_line(&mut line, label, row)

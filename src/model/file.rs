@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::LabelMap;
+use crate::data::{LabelMap, Scaling};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 use crate::model::{AnyModel, Classes, FORMAT_NAME, FORMAT_VERSION, Model, TrainingInfo};
@@ -33,6 +33,10 @@ struct ModelFile {
     has_bias: bool,
     labels: LabelMap,
     training: TrainingInfo,
+    /// The feature scaling (`--scale`); absent for unscaled models and in
+    /// files written before scaling existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scaling: Option<Scaling>,
 }
 
 /// Just enough of the file to check its identity before the full parse, so a
@@ -61,6 +65,7 @@ impl<F: Real> Model<F> {
             has_bias: self.has_bias(),
             labels: labels.clone(),
             training: self.training.clone(),
+            scaling: self.scaling().cloned(),
         };
         crate::output::write_atomic(path, |w| {
             serde_json::to_writer_pretty(&mut *w, &file).map_err(std::io::Error::other)?;
@@ -218,6 +223,7 @@ fn build<F: Real>(path: &Path, file: ModelFile) -> Result<Model<F>> {
         file.training,
         Vec::new(),
     )
+    .and_then(|m| m.with_scaling(file.scaling))
     .map_err(|e| Error::model(path, format!("is corrupt: {e}")))
 }
 
@@ -268,6 +274,8 @@ mod tests {
                     delimiter: Some(";".into()),
                     feature_names: None,
                 }),
+                class_weights: None,
+                early_stopping: None,
             },
             Vec::new(),
         )
@@ -401,6 +409,44 @@ mod tests {
             (l.format, l.label_column, l.header, l.delimiter),
             (Format::Libsvm, None, None, None)
         );
+    }
+
+    #[test]
+    fn the_scaling_round_trips_bit_for_bit_and_is_checked() {
+        let mean = vec![0.1f64, -1.0 / 3.0];
+        let scale = vec![f64::MIN_POSITIVE, 1e300];
+        let m = sample(vec![1.0f32, 2.0], 0.5)
+            .with_scaling(Some(Scaling {
+                kind: crate::data::ScaleKind::Standard,
+                mean: Some(mean.clone()),
+                scale: scale.clone(),
+            }))
+            .unwrap();
+        let text = text_of(&m);
+        assert!(text.contains("\"kind\": \"standard\""), "{text}");
+        let AnyModel::F32(back) = parse(Path::new("m.json"), &text).unwrap() else {
+            panic!("precision changed")
+        };
+        assert_eq!(back, m);
+        let s = back.scaling().unwrap();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(s.mean.as_ref().unwrap()), bits(&mean));
+        assert_eq!(bits(&s.scale), bits(&scale));
+        // Unscaled models have no field (older builds read them as before).
+        assert!(!text_of(&sample(vec![1.0f32, 2.0], 0.5)).contains("scaling"));
+        let zero = text.replace("1e+300", "0.0");
+        assert_eq!(
+            refused(&zero),
+            "m.json: is corrupt: a model's feature scaling: scale 2 is 0, not a finite positive number"
+        );
+        let short = text.replace("\"mean\": [\n      0.1,", "\"mean\": [");
+        assert!(
+            refused(&short).contains("1 means for 2 scales"),
+            "{}",
+            refused(&short)
+        );
+        let maxabs = text.replace("\"standard\"", "\"maxabs\"");
+        assert!(refused(&maxabs).contains("maxabs scaling has a \"mean\""));
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod predict;
 mod training;
 mod warm;
 
-use crate::data::{Dataset, LabelMap, Row};
+use crate::data::{Dataset, Features, LabelMap, Row, Scaling};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 use crate::reference;
@@ -24,7 +24,7 @@ pub use columns::Fitted;
 pub use file::{MAX_MODEL_BYTES, load, parse};
 pub use ovr_file::KIND as ONE_VS_REST_KIND;
 pub use predict::{DecideStats, Predictions};
-pub use training::{ClassTraining, ColumnRef, DataLayout, TrainingInfo};
+pub use training::{ClassTraining, ColumnRef, DataLayout, LabelWeight, TrainingInfo};
 
 /// The `format` field of every model file.
 pub const FORMAT_NAME: &str = "perceptron-model";
@@ -54,6 +54,10 @@ pub struct Model<F> {
     /// One-vs-rest: what training says about each class's perceptron
     /// (empty for a binary model).
     pub per_class: Vec<ClassTraining>,
+    /// The feature scaling training applied (`--scale`), which every
+    /// prediction applies first; `None` for unscaled models (and every file
+    /// written before scaling existed).
+    scaling: Option<Scaling>,
 }
 
 /// A model of either precision, as read from a file.
@@ -82,6 +86,14 @@ impl AnyModel {
         match self {
             AnyModel::F32(m) => m.heads(),
             AnyModel::F64(m) => m.heads(),
+        }
+    }
+
+    /// The feature scaling the model applies before its weights, if any.
+    pub fn scaling(&self) -> Option<&Scaling> {
+        match self {
+            AnyModel::F32(m) => m.scaling(),
+            AnyModel::F64(m) => m.scaling(),
         }
     }
 }
@@ -125,7 +137,44 @@ impl<F: Real> Model<F> {
             classes,
             training,
             per_class,
+            scaling: None,
         })
+    }
+
+    /// The model with the feature scaling its training applied (checked
+    /// against its features).
+    pub fn with_scaling(mut self, scaling: Option<Scaling>) -> Result<Self> {
+        if let Some(s) = &scaling {
+            s.check()
+                .map_err(|e| Error::Train(format!("a model's feature scaling: {e}")))?;
+            if s.features() != self.features {
+                return Err(Error::Train(format!(
+                    "a model over {} features cannot have a scaling of {}",
+                    self.features,
+                    s.features()
+                )));
+            }
+        }
+        self.scaling = scaling;
+        Ok(self)
+    }
+
+    /// The feature scaling applied before the weights (`None`: the weights
+    /// read the features as they are).
+    pub fn scaling(&self) -> Option<&Scaling> {
+        self.scaling.as_ref()
+    }
+
+    /// `features` (in the data's own units) as the weights read them: scaled
+    /// when the model has a scaling, else as they are. [`Model::predict`]
+    /// does this itself; [`Model::scores`] takes rows already transformed.
+    pub fn input(&self, features: Features<F>) -> Result<Features<F>> {
+        match &self.scaling {
+            None => Ok(features),
+            Some(s) => s
+                .apply(&features)
+                .map_err(|e| Error::Train(format!("cannot scale the data for the model: {e}"))),
+        }
     }
 
     /// A binary model from its w~ (the feature weights, then the bias when
@@ -143,16 +192,37 @@ impl<F: Real> Model<F> {
             classes: Classes::Binary(labels),
             training,
             per_class: Vec::new(),
+            scaling: None,
         }
     }
 
     /// The model `fit` returned in the run `run` on `data`, read in `layout`.
+    /// A run that scaled its data needs [`Model::from_scaled_fit`].
     pub fn from_fit(
         fit: &Fit<F>,
         run: &RunDescription,
         data: &Dataset<F>,
         layout: Option<DataLayout>,
     ) -> Result<Self> {
+        Self::from_scaled_fit(fit, run, data, layout, None)
+    }
+
+    /// [`Model::from_fit`] for a run that trained on data scaled by
+    /// `scaling` (which must be the scaling `run.scale` names).
+    pub fn from_scaled_fit(
+        fit: &Fit<F>,
+        run: &RunDescription,
+        data: &Dataset<F>,
+        layout: Option<DataLayout>,
+        scaling: Option<Scaling>,
+    ) -> Result<Self> {
+        if run.scale != scaling.as_ref().map(|s| s.kind) {
+            return Err(Error::Train(format!(
+                "the run's scaling is {} but the model was given {}",
+                run.scale.map_or("none", |k| k.name()),
+                scaling.as_ref().map_or("none", |s| s.kind.name())
+            )));
+        }
         let classes = if run.heads > 1 {
             Classes::OneVsRest(data.classes.iter().map(|c| c.text.clone()).collect())
         } else {
@@ -165,7 +235,8 @@ impl<F: Real> Model<F> {
             classes,
             TrainingInfo::of_fit(run, fit, data, layout),
             ClassTraining::of_fit(fit),
-        )
+        )?
+        .with_scaling(scaling)
     }
 
     pub fn heads(&self) -> usize {
@@ -246,6 +317,7 @@ impl<F: Real> Model<F> {
 
     /// s_h = w~_h·x~ for every head, with the reference arithmetic. Rows may
     /// have fewer features than the model (missing ones are zero), never more.
+    /// A scaled model's rows must be scaled already ([`Model::input`]).
     pub fn scores(&self, row: Row<'_, F>, out: &mut Vec<F>) {
         out.clear();
         out.extend((0..self.heads()).map(|h| reference::dot(self.head(h), row, self.has_bias)));

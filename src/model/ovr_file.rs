@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::Scaling;
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 use crate::model::{
@@ -29,6 +30,9 @@ struct OvrFile {
     has_bias: bool,
     training: TrainingInfo,
     class_training: Vec<ClassTraining>,
+    /// The feature scaling (`--scale`), as in the binary shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scaling: Option<Scaling>,
 }
 
 /// Writes a one-vs-rest `model` atomically, in the file shape with
@@ -50,6 +54,7 @@ pub(super) fn save<F: Real>(model: &Model<F>, classes: &[String], path: &Path) -
         has_bias: model.has_bias(),
         training: model.training.clone(),
         class_training: model.per_class.clone(),
+        scaling: model.scaling().cloned(),
     };
     crate::output::write_atomic(path, |w| {
         serde_json::to_writer_pretty(&mut *w, &file).map_err(std::io::Error::other)?;
@@ -138,6 +143,7 @@ fn build<F: Real>(path: &Path, file: OvrFile) -> Result<Model<F>> {
         file.training,
         file.class_training,
     )
+    .and_then(|m| m.with_scaling(file.scaling))
     .map_err(|e| Error::model(path, format!("is corrupt: {e}")))
 }
 

@@ -25,9 +25,26 @@ pub struct Predictions {
 impl<F: Real> Model<F> {
     /// The class of every row of `features` (no more columns than the model
     /// has features; missing ones count as zero), decided on `backend` for a
-    /// binary model. The features are lent to the engine and put back, not
-    /// copied.
+    /// binary model. The features are in the data's own units: a model with
+    /// a scaling applies it first, to a copy. Otherwise the features are
+    /// lent to the engine and put back, not copied.
     pub fn predict(
+        &self,
+        features: &mut Features<F>,
+        backend: Backend,
+        gpu: &GpuOptions,
+    ) -> Result<Predictions> {
+        if let Some(s) = self.scaling() {
+            let mut scaled = s
+                .apply(features)
+                .map_err(|e| crate::error::Error::Train(format!("cannot scale the data: {e}")))?;
+            return self.predict_scaled(&mut scaled, backend, gpu);
+        }
+        self.predict_scaled(features, backend, gpu)
+    }
+
+    /// [`Model::predict`] for features already in the weights' units.
+    fn predict_scaled(
         &self,
         features: &mut Features<F>,
         backend: Backend,

@@ -59,6 +59,23 @@ pub struct TrainingInfo {
     /// Absent in files written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_layout: Option<DataLayout>,
+    /// The class weights of the updates (`--class-weight`): binary, the +1
+    /// then the -1 label's; one-vs-rest, each class's weight of its own
+    /// rows (the others' rows update with 1). Absent without class weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_weights: Option<Vec<LabelWeight>>,
+    /// What early stopping did (`--tol`, `--n-iter-no-change`,
+    /// `--validation-fraction`): the scores per epoch and, with a held-out
+    /// part, the epoch whose weights the model is. Absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_stopping: Option<crate::train::EarlyStopReport>,
+}
+
+/// One class's update weight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LabelWeight {
+    pub label: String,
+    pub weight: f64,
 }
 
 /// The layout of the training data (see [`TrainingInfo::data_layout`]).
@@ -73,7 +90,7 @@ pub struct DataLayout {
     /// CSV: whether the first line (not blank, not a comment) was a header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<bool>,
-    /// CSV: `,`, `;` or `tab`.
+    /// CSV: `,`, `;`, `tab` or `whitespace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delimiter: Option<String>,
     /// CSV with a header: the names of the feature columns, in training
@@ -119,6 +136,7 @@ impl DataLayout {
             header: Some(csv.header_line.is_some()),
             delimiter: Some(match csv.delimiter {
                 b'\t' => "tab".to_owned(),
+                crate::data::csv::WHITESPACE => "whitespace".to_owned(),
                 d => char::from(d).to_string(),
             }),
             feature_names: csv.feature_names(),
@@ -196,6 +214,15 @@ impl TrainingInfo {
             pocket_training_accuracy: fit.pocket.as_ref().map(|p| p.training_accuracy),
             online: None,
             data_layout: layout,
+            class_weights: fit.class_weights.as_ref().map(|c| {
+                c.iter()
+                    .map(|(label, weight)| LabelWeight {
+                        label: label.clone(),
+                        weight: *weight,
+                    })
+                    .collect()
+            }),
+            early_stopping: fit.early_stopping.clone(),
         }
     }
 }

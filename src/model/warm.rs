@@ -3,12 +3,30 @@
 
 use std::path::Path;
 
-use crate::data::Dataset;
+use crate::data::{Dataset, ScaleKind, Scaling};
 use crate::error::{Error, Result, WarmStartError};
 use crate::float::{Precision, Real};
 use crate::model::{AnyModel, Classes, Model};
 
 impl AnyModel {
+    /// The scaling a run asking for `kind` starts from this model with: the
+    /// model's own statistics (its weights read features scaled by them,
+    /// whatever data the run has), when the kinds agree. `path` names the
+    /// model in errors.
+    pub fn warm_scaling(&self, path: &Path, kind: Option<ScaleKind>) -> Result<Option<Scaling>> {
+        let model = self.scaling().map(|s| s.kind);
+        if model != kind {
+            return Err(Error::WarmStart {
+                path: path.to_path_buf(),
+                reason: WarmStartError::Scaling {
+                    model: model.map(ScaleKind::name),
+                    run: kind.map(ScaleKind::name),
+                },
+            });
+        }
+        Ok(self.scaling().cloned())
+    }
+
     /// The model's weights as the initial w~ of a run in precision `F` on
     /// `data` with `heads` perceptrons and the bias when `bias`: head after
     /// head, as training lays them out. Widening f32 to f64 is exact; an f64

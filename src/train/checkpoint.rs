@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::float::Real;
+use crate::train::early_stop::EarlyState;
 use crate::train::run::RunDescription;
 use crate::train::{Pocket, State};
 
@@ -41,6 +42,19 @@ struct CheckpointFile {
     head_mistakes_in_epoch: Vec<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     head_mistakes_per_epoch: Vec<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    early_stop: Option<EarlyFile>,
+}
+
+/// Early stopping's state in a checkpoint.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EarlyFile {
+    scores: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    best_epoch: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    best_weights: Option<Vec<f64>>,
 }
 
 /// The pocket state in a checkpoint.
@@ -80,6 +94,11 @@ pub fn save<F: Real>(path: &Path, identity: &RunDescription, state: &State<F>) -
         }),
         head_mistakes_in_epoch: state.head_mistakes_in_epoch.clone(),
         head_mistakes_per_epoch: state.head_mistakes_per_epoch.clone(),
+        early_stop: state.early.as_ref().map(|e| EarlyFile {
+            scores: e.scores.clone(),
+            best_epoch: e.best.as_ref().map(|(epoch, _)| *epoch),
+            best_weights: e.best.as_ref().map(|(_, w)| widen(w)),
+        }),
     };
     crate::output::write_atomic(path, |w| {
         serde_json::to_writer(&mut *w, &file).map_err(std::io::Error::other)?;
@@ -181,8 +200,32 @@ pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunDescription) -> Res
             evaluations: p.evaluations,
         }),
     };
+    let early = match file.early_stop {
+        None => None,
+        Some(e) => {
+            let best = match (e.best_epoch, e.best_weights) {
+                (Some(epoch), Some(w)) if epoch < e.scores.len() => {
+                    Some((epoch, narrow::<F>(path, &w)?))
+                }
+                (None, None) => None,
+                _ => {
+                    return Err(Error::model(
+                        path,
+                        "is corrupt: its early-stopping epoch and weights do not agree",
+                    ));
+                }
+            };
+            Some(EarlyState {
+                scores: e.scores,
+                best,
+            })
+        }
+    };
     let lengths_ok = average.as_ref().is_none_or(|u| u.len() == dim)
-        && pocket.as_ref().is_none_or(|p| p.weights.len() == dim);
+        && pocket.as_ref().is_none_or(|p| p.weights.len() == dim)
+        && early
+            .as_ref()
+            .is_none_or(|e| e.best.as_ref().is_none_or(|(_, w)| w.len() == dim));
     if !lengths_ok {
         return Err(Error::model(
             path,
@@ -190,7 +233,9 @@ pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunDescription) -> Res
         ));
     }
     let done = file.mistakes_per_epoch.len();
-    if file.epoch != done || file.position > expected.rows || done > expected.max_epochs {
+    let scored = early.as_ref().is_none_or(|e| e.scores.len() == done);
+    if !scored || file.epoch != done || file.position > expected.rows || done > expected.max_epochs
+    {
         return Err(Error::model(
             path,
             "is corrupt: its epoch, row and counters do not agree",
@@ -206,6 +251,7 @@ pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunDescription) -> Res
         pocket,
         head_mistakes_in_epoch: file.head_mistakes_in_epoch,
         head_mistakes_per_epoch: file.head_mistakes_per_epoch,
+        early,
     })
 }
 

@@ -26,14 +26,18 @@ use crate::engine::{EngineError, EngineStats, MarginEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::chooser::Mode;
+use crate::train::early_stop::{self, EarlyState, EarlyStop};
 use crate::train::params::{CheckedParams, PassPolicy};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
 use crate::train::sweep::Loop;
-use crate::train::variant::{Pocket, Variant};
+use crate::train::variant::{self as variants, Pocket, Variant};
 
-/// Runs epochs from `state` until convergence, `max_epochs`, or a stop request.
+/// Runs epochs from `state` until convergence, `max_epochs`, the
+/// early-stopping rule (judged on `validation` when it has a validation
+/// part), or a stop request.
 pub fn run<'a, F: Real>(
     data: &Dataset<F>,
+    validation: Option<&Dataset<F>>,
     params: &CheckedParams,
     state: State<F>,
     mut engine: Box<dyn MarginEngine<F> + 'a>,
@@ -67,6 +71,11 @@ pub fn run<'a, F: Real>(
     lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
     lp.walk_enabled = params.passes != PassPolicy::Windows;
     lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
+    lp.class_weights = params
+        .class_weight
+        .as_ref()
+        .map(|w| w.resolve(data, heads))
+        .transpose()?;
     if params.variant == Variant::Averaged && lp.state.average.is_none() {
         lp.state.average = Some(vec![F::ZERO; dim * heads]);
     }
@@ -99,15 +108,38 @@ pub fn run<'a, F: Real>(
             evaluations: 1,
         });
     }
+    let early = params.early_stop.as_ref();
+    if let Some(rule) = early {
+        if rule.validation.is_some() && validation.is_none_or(|v| v.rows() == 0) {
+            return Err(Error::Usage(
+                "early stopping on held-out rows needs them: pass the validation part \
+                 (train::folds::holdout) to Trainer::fit_validated"
+                    .into(),
+            ));
+        }
+        if lp.state.early.is_none() {
+            lp.state.early = Some(EarlyState::default());
+        }
+    }
     let mut epoch_seconds = Vec::new();
     let mut epoch_start = Instant::now();
     let stop = loop {
+        // The rule reads the scores of the epochs done, so a run resumed
+        // after the epoch that stopped it stops again at once.
+        if let (Some(rule), Some(state)) = (early, &lp.state.early)
+            && rule.stops(&state.scores)
+        {
+            break Stop::EarlyStopped;
+        }
         if lp.state.mistakes_per_epoch.len() >= max_epochs {
             break Stop::MaxEpochs;
         }
         match lp.run_epoch(engine.as_mut(), observer)? {
             EpochEnd::Done => {
                 let m = lp.finish_epoch();
+                if let Some(rule) = early {
+                    lp.score_epoch(rule, validation, m);
+                }
                 epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
                 observer.on_epoch_end(&lp.state)?;
                 epoch_start = Instant::now();
@@ -136,6 +168,7 @@ pub fn run<'a, F: Real>(
     };
     accumulate(&mut engine_stats, &engine.stats());
     Ok(Outcome {
+        class_weights: lp.class_weights,
         state: lp.state,
         stop,
         engines,
@@ -150,6 +183,48 @@ fn accumulate(total: &mut EngineStats, s: &EngineStats) {
     total.rows_evaluated += s.rows_evaluated;
     total.rows_uncertain += s.rows_uncertain;
     total.seconds += s.seconds;
+}
+
+impl<F: Real> Loop<'_, F> {
+    /// The weights the variant would return now: the last iterate, the
+    /// average of every iterate so far, or the pocket.
+    fn returned_weights(&self) -> Vec<F> {
+        let w = &self.state.weights;
+        if let Some(p) = &self.state.pocket {
+            return p.weights.clone();
+        }
+        match &self.state.average {
+            Some(u) if u.len() == w.len() => variants::averaged(w, u, self.state.visits(self.rows)),
+            _ => w.clone(),
+        }
+    }
+
+    /// Records the score of the epoch just finished with `mistakes`, and
+    /// with a validation part keeps the weights of a new best epoch.
+    fn score_epoch(&mut self, rule: &EarlyStop, validation: Option<&Dataset<F>>, mistakes: u64) {
+        let epoch = self.state.mistakes_per_epoch.len() - 1;
+        let held = validation.filter(|_| rule.validation.is_some());
+        let (score, weights) = match held {
+            Some(v) => {
+                let w = self.returned_weights();
+                let right = early_stop::correct(v, &w, self.bias, self.heads);
+                (right as f64 / v.rows().max(1) as f64, Some(w))
+            }
+            None => (-(mistakes as f64 / self.rows.max(1) as f64), None),
+        };
+        let state = self.state.early.get_or_insert_with(EarlyState::default);
+        let best = state
+            .scores
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        state.scores.push(score);
+        if let Some(w) = weights
+            && score > best
+        {
+            state.best = Some((epoch, w));
+        }
+    }
 }
 
 enum EpochEnd {

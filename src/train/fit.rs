@@ -7,6 +7,7 @@ use crate::data::Dataset;
 use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
 use crate::error::Result;
 use crate::float::Real;
+use crate::train::early_stop::EarlyStopReport;
 use crate::train::params::CheckedParams;
 use crate::train::state::{Fallback, LoopStats, Observer, Silent, State, Stop};
 use crate::train::theory::{self, Theory};
@@ -42,6 +43,10 @@ pub struct Fit<F> {
     /// Why `auto`, or a GPU that could not be used, led to the first engine
     /// (for the report).
     pub backend_note: Option<String>,
+    /// The class weights of the updates by label (`--class-weight`), exact.
+    pub class_weights: Option<Vec<(String, f64)>>,
+    /// What early stopping did, when it was on.
+    pub early_stopping: Option<EarlyStopReport>,
 }
 
 /// What the pocket variant returned.
@@ -99,8 +104,23 @@ pub fn fit<'a, F: Real>(
     fallback: Fallback<'_, 'a, F>,
     observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
+    fit_validated(data, None, params, state, engine, fallback, observer)
+}
+
+/// [`fit`] with held-out rows `validation` for early stopping's validation
+/// part (see [`crate::train::early_stop`]; split them off in file order with
+/// [`crate::train::folds::holdout`] before shuffling).
+pub fn fit_validated<'a, F: Real>(
+    data: &Dataset<F>,
+    validation: Option<&Dataset<F>>,
+    params: &CheckedParams,
+    state: State<F>,
+    engine: Box<dyn MarginEngine<F> + 'a>,
+    fallback: Fallback<'_, 'a, F>,
+    observer: &mut dyn Observer<F>,
+) -> Result<Fit<F>> {
     let t0 = Instant::now();
-    let out = super::epoch::run(data, params, state, engine, fallback, observer)?;
+    let out = super::epoch::run(data, validation, params, state, engine, fallback, observer)?;
 
     let seconds = t0.elapsed().as_secs_f64();
     let last = &out.state.weights;
@@ -131,6 +151,22 @@ pub fn fit<'a, F: Real>(
             None => (last.clone(), None),
         },
     };
+    // With a validation part, the model is the best epoch's weights.
+    let weights = match out.state.early.as_ref().and_then(|e| e.best.as_ref()) {
+        Some((_, best)) => best.clone(),
+        None => weights,
+    };
+    let early_stopping = params.early_stop.as_ref().map(|rule| {
+        let empty = crate::train::early_stop::EarlyState::default();
+        EarlyStopReport::of(
+            rule,
+            out.state.early.as_ref().unwrap_or(&empty),
+            validation
+                .filter(|_| rule.validation.is_some())
+                .map(|v| v.rows()),
+            out.stop == Stop::EarlyStopped,
+        )
+    });
     let heads = if params.multiclass {
         data.classes.len()
     } else {
@@ -157,13 +193,31 @@ pub fn fit<'a, F: Real>(
         (theory::analyse(data, &weights, params.bias), Vec::new())
     };
     let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
-    let (theory, head_theory) = (
-        theory.with_margin(tau),
-        head_theory
-            .into_iter()
-            .map(|t| t.with_margin(tau))
-            .collect(),
-    );
+    let (theory, head_theory) = match &out.class_weights {
+        None => (
+            theory.with_margin(tau),
+            head_theory
+                .into_iter()
+                .map(|t| t.with_margin(tau))
+                .collect(),
+        ),
+        Some(c) => {
+            // The theorem for each head's own weights; a binary run's one
+            // head is the whole run.
+            let (lo, hi) = c.range(0);
+            (
+                theory.with_class_weights(tau, lo, hi),
+                head_theory
+                    .into_iter()
+                    .enumerate()
+                    .map(|(h, t)| {
+                        let (lo, hi) = c.range(h);
+                        t.with_class_weights(tau, lo, hi)
+                    })
+                    .collect(),
+            )
+        }
+    };
     Ok(Fit {
         head_theory,
         variant: params.variant,
@@ -179,6 +233,8 @@ pub fn fit<'a, F: Real>(
         theory,
         seconds,
         epoch_seconds: out.epoch_seconds,
+        class_weights: out.class_weights.map(|c| c.labels),
+        early_stopping,
         state: out.state,
         backend_note: None,
     })

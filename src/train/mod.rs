@@ -9,8 +9,12 @@
 
 pub mod checkpoint;
 mod chooser;
+pub mod class_weight;
+pub mod cv;
+pub mod early_stop;
 mod epoch;
 mod fit;
+pub mod folds;
 mod params;
 mod run;
 pub mod shuffle;
@@ -22,7 +26,9 @@ pub mod variant;
 mod walks;
 
 pub use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
-pub use fit::{Fit, PocketReport, fit, fit_reference};
+pub use class_weight::ClassWeights;
+pub use early_stop::{EarlyStop, EarlyStopReport, Validation};
+pub use fit::{Fit, PocketReport, fit, fit_reference, fit_validated};
 pub use params::{CheckedParams, PassPolicy, TrainParams};
 pub use run::{RunDescription, RunSettings};
 pub use state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};

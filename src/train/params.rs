@@ -3,7 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::{Dataset, ScaleKind, Scaling};
 use crate::error::ParamError;
+use crate::float::Real;
+use crate::train::class_weight::ClassWeights;
+use crate::train::early_stop::EarlyStop;
 use crate::train::variant::{Margin, Variant};
 
 /// What to train. The defaults are the classic algorithm.
@@ -25,6 +29,19 @@ pub struct TrainParams {
     /// Train one perceptron per class (one-vs-rest) in the same pass over
     /// the data: head h learns "class h" against the rest.
     pub multiclass: bool,
+    /// Scale the features before training ([`crate::data::scaling`]); the
+    /// statistics come from the training rows, in file order, and are saved
+    /// in the model. The loop then trains on the scaled rows.
+    #[serde(default)]
+    pub scale: Option<ScaleKind>,
+    /// Weight each update by its row's class
+    /// ([`crate::train::class_weight`]): w~ <- w~ + c_y·y·x~.
+    #[serde(default)]
+    pub class_weight: Option<ClassWeights>,
+    /// Stop when epochs stop improving ([`crate::train::early_stop`]); with
+    /// a validation part, the model is the best epoch's weights.
+    #[serde(default)]
+    pub early_stop: Option<EarlyStop>,
 }
 
 impl Default for TrainParams {
@@ -37,6 +54,9 @@ impl Default for TrainParams {
             variant: Variant::Classic,
             margin: None,
             multiclass: false,
+            scale: None,
+            class_weight: None,
+            early_stop: None,
         }
     }
 }
@@ -50,6 +70,12 @@ impl TrainParams {
         }
         if self.multiclass && self.variant == Variant::Pocket {
             return Err(ParamError::PocketWithMulticlass);
+        }
+        if let Some(w) = &self.class_weight {
+            w.check()?;
+        }
+        if let Some(e) = &self.early_stop {
+            e.check()?;
         }
         if let Some(m) = &self.margin {
             // A `Margin` is checked when made; one deserialised from a file
@@ -80,6 +106,16 @@ impl CheckedParams {
     /// The margin threshold τ as f64 (0 for the classic rule).
     pub fn tau_f64(&self) -> f64 {
         self.0.margin.as_ref().map_or(0.0, |m| m.value::<f64>())
+    }
+
+    /// The scaling these parameters ask for, fitted on `data` (in file
+    /// order); `None` without `scale`. Apply it with [`Scaling::apply_to`]
+    /// before shuffling, and give it to [`crate::model::Model::from_scaled_fit`].
+    pub fn fit_scaling<F: Real>(&self, data: &Dataset<F>) -> crate::error::Result<Option<Scaling>> {
+        self.0
+            .scale
+            .map(|kind| Scaling::fit(kind, data))
+            .transpose()
     }
 
     pub fn into_inner(self) -> TrainParams {

@@ -8,9 +8,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{Dataset, LabelMap};
+use crate::data::{Dataset, LabelMap, ScaleKind};
 use crate::error::Difference;
 use crate::float::{Precision, Real};
+use crate::train::class_weight::ClassWeights;
+use crate::train::early_stop::EarlyStop;
 use crate::train::params::CheckedParams;
 use crate::train::variant::{Margin, Variant};
 
@@ -40,6 +42,18 @@ pub struct RunDescription {
     /// Perceptrons trained together (the classes in one-vs-rest, else 1).
     #[serde(default = "one")]
     pub heads: usize,
+    /// The features were scaled before training (statistics of the data,
+    /// which the fingerprint identifies). Absent from older checkpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<ScaleKind>,
+    /// The class weights as asked for (resolved from the data, which the
+    /// fingerprint identifies). Absent from older checkpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_weight: Option<ClassWeights>,
+    /// The early-stopping rule, held-out part included. Absent from older
+    /// checkpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_stop: Option<EarlyStop>,
     /// How the run was set up beyond what must match: adopted by a resumed
     /// run that does not say otherwise, never compared. Absent from older
     /// checkpoints, and ignored by older builds.
@@ -96,6 +110,9 @@ impl RunDescription {
             init,
             multiclass: params.multiclass,
             heads: params.heads(data.classes.len()),
+            scale: params.scale,
+            class_weight: params.class_weight.clone(),
+            early_stop: params.early_stop.clone(),
             settings,
         }
     }
@@ -165,6 +182,43 @@ impl RunDescription {
             d.push(Difference::Multiclass {
                 was: self.multiclass,
                 now: other.multiclass,
+            });
+        }
+        if self.early_stop != other.early_stop {
+            let text = |e: &Option<EarlyStop>| {
+                e.as_ref().map(|e| {
+                    let on = match e.validation {
+                        Some(v) => format!(
+                            "on a held-out {} (seed {})",
+                            crate::text::fmt_g(v.fraction),
+                            v.seed
+                        ),
+                        None => "on the training mistakes".to_owned(),
+                    };
+                    format!(
+                        "tol {}, {} epochs, {on}",
+                        crate::text::fmt_g(e.tol),
+                        e.n_iter_no_change
+                    )
+                })
+            };
+            d.push(Difference::EarlyStop {
+                was: text(&self.early_stop),
+                now: text(&other.early_stop),
+            });
+        }
+        if self.class_weight != other.class_weight {
+            let text = |w: &Option<ClassWeights>| w.as_ref().map(ClassWeights::text);
+            d.push(Difference::ClassWeight {
+                was: text(&self.class_weight),
+                now: text(&other.class_weight),
+            });
+        }
+        if self.scale != other.scale {
+            let name = |s: Option<ScaleKind>| s.map(|s| s.name().to_owned());
+            d.push(Difference::Scale {
+                was: name(self.scale),
+                now: name(other.scale),
             });
         }
         if self.init != other.init {

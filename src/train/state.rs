@@ -5,6 +5,7 @@
 use crate::engine::{EngineStats, MarginEngine};
 use crate::error::Result;
 use crate::float::Real;
+use crate::train::early_stop::EarlyState;
 use crate::train::variant::Pocket;
 
 /// Exact training state between two rows: enough to resume bit for bit.
@@ -28,6 +29,8 @@ pub struct State<F> {
     /// completed epoch (empty with a single head).
     pub head_mistakes_in_epoch: Vec<u64>,
     pub head_mistakes_per_epoch: Vec<Vec<u64>>,
+    /// Early stopping's scores and kept weights (`None` without it).
+    pub early: Option<EarlyState<F>>,
 }
 
 impl<F: Real> State<F> {
@@ -48,6 +51,7 @@ impl<F: Real> State<F> {
             pocket: None,
             head_mistakes_in_epoch: Vec::new(),
             head_mistakes_per_epoch: Vec::new(),
+            early: None,
         }
     }
 
@@ -67,6 +71,9 @@ pub enum Stop {
     MaxEpochs,
     /// The observer asked to stop (Ctrl-C); the state is exact.
     Interrupted,
+    /// The early-stopping rule stopped it (`--tol`, `--n-iter-no-change`,
+    /// `--validation-fraction`): epochs stopped improving.
+    EarlyStopped,
 }
 
 /// Counters of the loop itself.
@@ -128,6 +135,8 @@ pub struct Outcome<F> {
     pub engine_stats: EngineStats,
     /// Wall time of each epoch this run completed, in seconds.
     pub epoch_seconds: Vec<f64>,
+    /// The class weights the updates used, if any.
+    pub class_weights: Option<crate::train::class_weight::Resolved<F>>,
 }
 
 /// Supplies a replacement engine after a device failure.

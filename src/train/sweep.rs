@@ -86,6 +86,8 @@ pub(super) struct Loop<'d, F> {
     pub(super) eval_slack: Vec<f32>,
     /// Recent fraction of rows that were mistakes.
     pub(super) mistake_rate: f64,
+    /// The class weights of the updates (`None`: every update is y·x~).
+    pub(super) class_weights: Option<crate::train::class_weight::Resolved<F>>,
     /// Upper limit on the window, from how far recent windows got.
     pub(super) window_cap: usize,
     /// Rows per window such that a window is about 2^26 multiply-adds, so
@@ -130,6 +132,7 @@ impl<'d, F: Real> Loop<'d, F> {
             tau: F::ZERO,
             eval_slack: Vec::new(),
             mistake_rate: 0.05,
+            class_weights: None,
             window_cap: usize::MAX,
             work_cap: {
                 let terms =
@@ -214,11 +217,12 @@ impl<'d, F: Real> Loop<'d, F> {
             if let Some(u) = &mut self.state.average {
                 let c = self.state.epoch as u64 * self.rows as u64 + i as u64 + 1;
                 let y = self.data.label_for(h, self.heads, i);
-                variant::accumulate(
+                variant::accumulate_weighted(
                     &mut u[h * dim..(h + 1) * dim],
                     self.data.features.row(i),
                     y,
                     c,
+                    self.class_weights.as_ref().map(|w| w.of(h, y)),
                     self.bias,
                 )?;
             }
@@ -327,7 +331,8 @@ impl<'d, F: Real> Loop<'d, F> {
                         let s = reference::dot(w, data.features.row(i), self.bias);
                         if !s.is_finite() {
                             return Err(Error::Train(format!(
-                                "row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
+                                "{}: row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
+                                data.source.display(),
                                 i + 1,
                                 F::PRECISION
                             )));
@@ -369,7 +374,8 @@ impl<'d, F: Real> Loop<'d, F> {
         let s = reference::dot(w, row, self.bias);
         if !s.is_finite() {
             return Err(Error::Train(format!(
-                "epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
+                "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use --precision f64",
+                self.data.source.display(),
                 self.state.epoch + 1,
                 i + 1,
                 F::PRECISION
@@ -395,10 +401,15 @@ impl<'d, F: Real> Loop<'d, F> {
             self.before.clear();
             reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
         }
-        if let Err(o) = reference::apply_update(w, row, data.label_for(h, self.heads, i), self.bias)
-        {
+        let y = data.label_for(h, self.heads, i);
+        let updated = match &self.class_weights {
+            None => reference::apply_update(w, row, y, self.bias),
+            Some(c) => reference::apply_weighted_update(w, row, y, c.of(h, y), self.bias),
+        };
+        if let Err(o) = updated {
             return Err(Error::Train(format!(
-                "epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
+                "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use --precision f64",
+                data.source.display(),
                 self.state.epoch + 1,
                 i + 1,
                 o.coordinate + 1,

@@ -50,6 +50,19 @@ impl Theory {
         self
     }
 
+    /// The bound for class-weighted updates w~ <- w~ + c·y·x~ with c in
+    /// [c_min, c_max] (see [`crate::train::class_weight`]):
+    /// M <= (c_max·D² + 2τ)/(c_min·γ²), which is (c_max/c_min)·(D/γ)² for
+    /// τ = 0 (no bound when c_max·D² + 2τ <= 0).
+    pub fn with_class_weights(mut self, tau: f64, c_min: f64, c_max: f64) -> Self {
+        let grow = c_max * self.radius * self.radius + 2.0 * tau;
+        self.mistake_bound = self
+            .margin
+            .filter(|_| grow > 0.0)
+            .map(|g| grow / (c_min * g * g));
+        self
+    }
+
     /// Whether `mistakes` respects the bound (None without a bound).
     ///
     /// D, gamma and the bound are computed in f64 and carry its rounding, so
@@ -171,16 +184,21 @@ fn margin_f64<F: Real>(w: &[F], row: crate::data::Row<'_, F>, bias: bool) -> f64
 /// radius; per-class figures come from [`analyse_head`].
 pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) -> Theory {
     let dim = data.cols() + bias as usize;
-    let mut scores = Vec::with_capacity(heads);
-    let mut correct = 0;
-    for i in 0..data.rows() {
-        let row = data.features.row(i);
-        scores.clear();
-        scores.extend((0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)));
-        if crate::reference::argmax(&scores) == data.class_ids[i] as usize {
-            correct += 1;
-        }
-    }
+    let correct = (0..data.rows())
+        .into_par_iter()
+        .with_min_len(256)
+        .map_init(
+            || Vec::with_capacity(heads),
+            |scores, i| {
+                let row = data.features.row(i);
+                scores.clear();
+                scores.extend(
+                    (0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)),
+                );
+                usize::from(crate::reference::argmax(scores) == data.class_ids[i] as usize)
+            },
+        )
+        .sum();
     Theory {
         radius: crate::data::stats::radius(&data.features, bias),
         margin: None,
@@ -226,6 +244,26 @@ mod tests {
         assert!(b < 1.0 && b > 1.0 - 1e-12, "{b}");
         assert_eq!(t.bound_holds(1), Some(true));
         assert_eq!(t.bound_holds(2), Some(false));
+    }
+
+    #[test]
+    fn class_weights_scale_the_bound_by_their_ratio() {
+        let t = Theory {
+            radius: 3.0,
+            margin: Some(0.5),
+            mistake_bound: Some(36.0),
+            correct: 1,
+            rows: 1,
+        };
+        assert_eq!(
+            t.clone().with_class_weights(0.0, 0.5, 2.0).mistake_bound,
+            Some(2.0 * 9.0 / (0.5 * 0.25))
+        );
+        assert_eq!(
+            t.clone().with_class_weights(1.0, 1.0, 1.0).mistake_bound,
+            t.clone().with_margin(1.0).mistake_bound
+        );
+        assert_eq!(t.with_class_weights(-10.0, 1.0, 1.0).mistake_bound, None);
     }
 
     #[test]

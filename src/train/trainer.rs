@@ -7,7 +7,7 @@ use crate::engine::MarginEngine;
 use crate::error::Result;
 use crate::float::Real;
 use crate::gpu::GpuOptions;
-use crate::train::fit::{Fit, fit};
+use crate::train::fit::{Fit, fit, fit_validated};
 use crate::train::params::CheckedParams;
 use crate::train::state::{Observer, State};
 
@@ -71,8 +71,30 @@ impl Trainer {
         start: State<F>,
         observer: &mut dyn Observer<F>,
     ) -> Result<Fit<F>> {
+        self.fit_validated(data, None, start, observer)
+    }
+
+    /// [`Trainer::fit`] with held-out rows for early stopping's validation
+    /// part (see [`crate::train::early_stop`]).
+    pub fn fit_validated<F: Real>(
+        &self,
+        data: &Dataset<F>,
+        validation: Option<&Dataset<F>>,
+        start: State<F>,
+        observer: &mut dyn Observer<F>,
+    ) -> Result<Fit<F>> {
         let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
-        let mut fitted = self.fit_on(data, start, chosen.engine, observer)?;
+        let bias = self.params.bias;
+        let mut fallback = || cpu_engine(data, bias);
+        let mut fitted = fit_validated(
+            data,
+            validation,
+            &self.params,
+            start,
+            chosen.engine,
+            &mut fallback,
+            observer,
+        )?;
         fitted.backend_note = chosen.note;
         Ok(fitted)
     }

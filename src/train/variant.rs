@@ -109,16 +109,40 @@ pub struct Pocket<F> {
 /// The averaged-perceptron accumulator update for a mistake at 1-based
 /// visit `c` on `row` with label `y`.
 pub fn accumulate<F: Real>(u: &mut [F], row: Row<'_, F>, y: i8, c: u64, bias: bool) -> Result<()> {
+    accumulate_weighted(u, row, y, c, None, bias)
+}
+
+/// [`accumulate`] for a class-weighted update (`--class-weight`): the
+/// update's own terms v_k = fl(w_c·x_k) and v_bias = w_c (see
+/// [`crate::reference::apply_weighted_update`]) take the place of x_k and 1,
+/// so u_k <- u_k ± fl(F(c-1)·fl(w_c·x_k)) and u_bias <- u_bias ± fl(F(c-1)·w_c).
+/// With no class weight (`None`) this is the unweighted accumulator.
+pub fn accumulate_weighted<F: Real>(
+    u: &mut [F],
+    row: Row<'_, F>,
+    y: i8,
+    c: u64,
+    class_weight: Option<F>,
+    bias: bool,
+) -> Result<()> {
     let k = F::from_f64((c - 1) as f64);
     let mut finite = true;
     row.for_each(|j, x| {
-        let kx = k * x;
+        let v = match class_weight {
+            Some(w) => w * x,
+            None => x,
+        };
+        let kx = k * v;
         u[j] = if y > 0 { u[j] + kx } else { u[j] - kx };
         finite &= u[j].is_finite();
     });
     if bias {
         let last = u.len() - 1;
-        u[last] = if y > 0 { u[last] + k } else { u[last] - k };
+        let kb = match class_weight {
+            Some(w) => k * w,
+            None => k,
+        };
+        u[last] = if y > 0 { u[last] + kb } else { u[last] - kb };
         finite &= u[last].is_finite();
     }
     if finite {

@@ -21,11 +21,15 @@ const MIN_WINDOW: usize = 64;
 
 impl<F: Real> Loop<'_, F> {
     /// Whether this run walks with the engine's walker: one head, no pocket
-    /// (whose evaluations need passes), and an engine that has one.
+    /// (whose evaluations need passes), no class weights (walkers apply
+    /// unit updates y·x~ to their copy of the weights, and
+    /// [`certify::safe_updates`] counts updates of at most max||x~||), and
+    /// an engine that has one.
     pub(super) fn walks(&self, engine: &mut dyn MarginEngine<F>) -> bool {
         self.walk_enabled
             && self.heads == 1
             && self.state.pocket.is_none()
+            && self.class_weights.is_none()
             && engine.walker().is_some()
     }
 

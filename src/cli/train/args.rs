@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::extras::ExtraArgs;
 use crate::cli::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg, parse_margin};
 use crate::train::{Margin, TrainParams, Variant};
 
@@ -15,16 +16,27 @@ Examples:
   perceptron train letters.csv --label-column class --positive A
   perceptron train big.svm.gz --precision f64 --shuffle --seed 7 --json
   perceptron train data/digits_3v5.csv --plot pictures/
+  perceptron train data/breast_cancer.csv --scale standard   scale features first
+  perceptron train data/breast_cancer.csv --class-weight balanced
+  perceptron train data/breast_cancer.csv --class-weight=-1=2,1=1   weight class -1 twice
   perceptron train big.svm --resume model.checkpoint.json   continue an interrupted run
 
 Ctrl-C, SIGTERM or SIGHUP stops at the next safe point and saves the exact
 training state (see --checkpoint); a second one stops at once.
 
-Exit status: 0 converged; 3 stopped at --max-epochs without converging (the
-last model is still saved); 1 error; 2 bad command line; 130 interrupted
-(the state was saved for --resume).";
+Early stopping, for data the loop cannot separate:
+  perceptron train data/heart_scale.svm --tol 0.001 --n-iter-no-change 5
+  perceptron train data/breast_cancer.csv --scale standard --validation-fraction 0.2
+      (keeps the weights of the epoch with the best accuracy on the held-out 20%)
 
-/// Train a perceptron on a CSV, LIBSVM or binary file (or the bundled digits data).
+Exit status: 0 converged, stopped by early stopping, or --average or
+--pocket ran its epochs (their normal ending; the summary says whether the
+last epoch was clean); 3 the classic rule stopped at --max-epochs without
+converging (the last model is still saved, or the best epoch's with
+--validation-fraction); 1 error; 2 bad command line; 130 interrupted (the
+state was saved for --resume).";
+
+/// Train a perceptron on a CSV, LIBSVM, binary or NumPy .npy file (or the bundled digits data).
 ///
 /// Runs Rosenblatt's classic algorithm exactly: w = 0, rows in file order,
 /// w <- w + y x on every mistake (y·w·x <= 0), until an epoch makes no
@@ -33,10 +45,11 @@ last model is still saved); 1 error; 2 bad command line; 130 interrupted
 #[derive(Args, Clone, Debug)]
 #[command(after_help = EXAMPLES)]
 #[command(group(clap::ArgGroup::new("checkpointing").args(["checkpoint", "resume"]).multiple(true)))]
+#[command(group(clap::ArgGroup::new("seeded").args(["shuffle", "validation_fraction"]).multiple(true)))]
 pub struct TrainArgs {
-    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin; `-` reads
-    /// standard input). Omit it to train on the bundled UCI digits 3-vs-5
-    /// dataset.
+    /// Data file (CSV or LIBSVM, optionally .gz, binary .pbin, or .npy; `-`
+    /// reads standard input). Omit it to train on the bundled UCI digits
+    /// 3-vs-5 dataset.
     pub data: Option<PathBuf>,
 
     /// Where to save the model (JSON) [default: model.json, in the current
@@ -98,8 +111,9 @@ pub struct TrainArgs {
     #[arg(long, requires = "seed")]
     pub shuffle: bool,
 
-    /// Seed of the --shuffle order; the same seed gives the same model.
-    #[arg(long, value_name = "S", requires = "shuffle")]
+    /// Seed of the --shuffle order (and of the rows --validation-fraction
+    /// holds out); the same seed gives the same model.
+    #[arg(long, value_name = "S", requires = "seeded")]
     pub seed: Option<u64>,
 
     #[command(flatten)]
@@ -134,7 +148,8 @@ pub struct TrainArgs {
     /// Continue an interrupted run from its checkpoint FILE, with the same
     /// data. Every option the checkpoint records and you leave out is taken
     /// from it (--precision, --no-bias, --max-epochs, --shuffle --seed,
-    /// --average, --pocket, --margin, --positive, --multiclass, --init, -o,
+    /// --average, --pocket, --margin, --scale, --class-weight, --tol,
+    /// --n-iter-no-change, --validation-fraction, --positive, --multiclass, --init, -o,
     /// and periodic checkpoints, which go on to FILE), so `train DATA
     /// --resume FILE` alone continues the run; an option given with another
     /// value is refused, saying what differs. The result is bit-identical to
@@ -143,11 +158,15 @@ pub struct TrainArgs {
     pub resume: Option<PathBuf>,
 
     /// Also draw the learning curve and the margins on the training data,
-    /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`). DIR is
-    /// created if needed. Binary models only.
+    /// as DIR/curve.svg and DIR/margins.svg (see `perceptron plot`); a
+    /// one-vs-rest run (--multiclass) draws its curve only, the margins
+    /// being one perceptron's. DIR is created if needed.
     #[cfg(feature = "plot")]
-    #[arg(long, value_name = "DIR", conflicts_with = "multiclass")]
+    #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub extras: ExtraArgs,
 
     #[command(flatten)]
     pub data_args: DataArgs,
@@ -187,6 +206,7 @@ impl TrainArgs {
             variant: self.variant(),
             margin: self.margin.clone(),
             multiclass: self.multiclass.is_some(),
+            ..self.extras.apply(TrainParams::default(), self.seed)
         }
     }
 }

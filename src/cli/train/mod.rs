@@ -6,6 +6,7 @@
 //! [`report`] says what happened.
 
 pub mod args;
+pub mod extras;
 pub mod report;
 pub mod resume;
 
@@ -101,6 +102,10 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         Some(p) => Some(init_fingerprint(p)?),
         None => None,
     };
+    let init_model = match &args.init {
+        Some(p) => Some((p.as_path(), crate::model::load(p)?)),
+        None => None,
+    };
     let settings = RunSettings {
         output: args.output.clone(),
         init: args.init.clone(),
@@ -110,12 +115,44 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     // The data's fingerprint is for checkpoints only. It is taken of the
     // rows in file order, so before a shuffle; without checkpointing or a
     // shuffle it waits until a Ctrl-C needs it.
-    if args.checkpoint.is_some() || args.resume.is_some() || run.seed.is_some() {
+    let validation = params.early_stop.as_ref().and_then(|e| e.validation);
+    // Scaling and a held-out part replace the rows, so the fingerprint of
+    // the rows as read is taken first.
+    if args.checkpoint.is_some()
+        || args.resume.is_some()
+        || run.seed.is_some()
+        || run.scale.is_some()
+        || validation.is_some()
+    {
         run.take_fingerprint(&data);
+    }
+    // The held-out rows, stratified and seeded, in file order.
+    let mut held = match validation {
+        Some(v) => {
+            let (kept, held) = hold_out(&data, v.fraction, v.seed)?;
+            data = kept;
+            Some(held)
+        }
+        None => None,
+    };
+    // The statistics of the training rows in file order, or those of the
+    // --init model, whose weights read features scaled by them.
+    let scaling = match &init_model {
+        Some((path, model)) => model.warm_scaling(path, params.scale)?,
+        None => params.fit_scaling(&data)?,
+    };
+    if let Some(s) = &scaling {
+        data = s.apply_to(data)?;
+        held = held.map(|h| s.apply_to(h)).transpose()?;
     }
     let start = match resume {
         Some((path, text)) => checkpoint::parse::<F>(path, text, &run)?,
-        None => State::starting_from(initial_weights::<F>(args, &data, run.heads)?),
+        None => State::starting_from(initial_weights::<F>(
+            args,
+            init_model.as_ref(),
+            &data,
+            run.heads,
+        )?),
     };
     if let Some(s) = run.seed {
         data = data.permuted(&crate::train::shuffle::permutation(data.rows(), s));
@@ -145,7 +182,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         run: &run,
         interrupted: super::interrupt::flag(),
     };
-    let fit = trainer.fit(&data, start, &mut observer);
+    let fit = trainer.fit_validated(&data, held.as_ref(), start, &mut observer);
     observer.progress.finish();
     let fit = fit?;
     let mut warnings = observer.progress.take_warnings();
@@ -171,7 +208,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         csv.as_ref(),
         args.data_args.csv.label_column.as_ref(),
     );
-    let model = Model::from_fit(&fit, &run, &data, Some(layout))?;
+    let model = Model::from_scaled_fit(&fit, &run, &data, Some(layout), scaling)?;
     model.save(&output)?;
     #[cfg(feature = "plot")]
     let plots = match &args.plot {
@@ -198,16 +235,39 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         report::render(&report)
     };
     super::stdout::print_summary(&text, crate::output::is_stdout(&output))?;
+    // Running every epoch is how the averaged and pocket variants end:
+    // their model is the mean, or the best, over all of them. Only the
+    // classic rule promises an epoch without mistakes.
+    // A run the early-stopping rule ended did what was asked too.
+    if report.converged || report.runs_every_epoch() || report.stop == Stop::EarlyStopped {
+        return Ok(exit::SUCCESS);
+    }
     // Also with --json: stdout holds only the JSON object, and exit code 3
     // alone is easy to miss in a script's log.
-    if !report.converged {
-        eprintln!("perceptron: {}", report.not_converged());
+    eprintln!("perceptron: {}", report.not_converged());
+    Ok(exit::NOT_CONVERGED)
+}
+
+/// `data` without its held-out part (`--validation-fraction`), and that
+/// part: a stratified fraction chosen by the seeded permutation.
+fn hold_out<F: Real>(
+    data: &Dataset<F>,
+    fraction: f64,
+    seed: u64,
+) -> Result<(Dataset<F>, Dataset<F>)> {
+    let (strata, classes) = crate::train::folds::strata(data);
+    let held = crate::train::folds::holdout(&strata, classes, fraction, seed);
+    let (kept, out) = crate::train::folds::split(data, &held);
+    if kept.rows() == 0 || out.rows() == 0 {
+        return Err(Error::Usage(format!(
+            "--validation-fraction {fraction} of {} leaves {} to train on and {} held out; \
+             both need rows",
+            crate::text::count(data.rows(), "row"),
+            crate::text::count(kept.rows(), "row"),
+            crate::text::count(out.rows(), "row")
+        )));
     }
-    Ok(if report.converged {
-        exit::SUCCESS
-    } else {
-        exit::NOT_CONVERGED
-    })
+    Ok((kept, out))
 }
 
 /// What an interrupted run tells the user: where the state is and how to
@@ -279,10 +339,15 @@ fn init_fingerprint(path: &std::path::Path) -> Result<String> {
 
 /// Zero, or the `--init` model's weights after checking they fit the data
 /// (`heads` perceptrons).
-fn initial_weights<F: Real>(args: &TrainArgs, data: &Dataset<F>, heads: usize) -> Result<Vec<F>> {
+fn initial_weights<F: Real>(
+    args: &TrainArgs,
+    init: Option<&(&Path, crate::model::AnyModel)>,
+    data: &Dataset<F>,
+    heads: usize,
+) -> Result<Vec<F>> {
     let bias = !args.no_bias;
-    match &args.init {
-        Some(path) => crate::model::load(path)?.warm_start(path, data, heads, bias),
+    match init {
+        Some((path, model)) => model.warm_start(path, data, heads, bias),
         None => Ok(vec![F::ZERO; (data.cols() + bias as usize) * heads]),
     }
 }

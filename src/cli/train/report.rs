@@ -6,11 +6,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::data::{CsvInfo, Dataset};
+use crate::data::{CsvInfo, Dataset, ScaleKind};
 use crate::float::{Precision, Real};
-use crate::model::{ClassTraining, Model};
+use crate::model::{ClassTraining, LabelWeight, Model};
 use crate::text::{abbreviate, count, fmt_g};
-use crate::train::{EngineStats, Fit, LoopStats, PocketReport, RunDescription, Stop, Variant};
+use crate::train::{
+    EarlyStopReport, EngineStats, Fit, LoopStats, PocketReport, RunDescription, Stop, Variant,
+};
 
 /// The run summary, printed as text or JSON. A binary run's JSON has the
 /// labels' fields where a one-vs-rest run's has `classes`.
@@ -25,6 +27,17 @@ pub struct TrainReport {
     pub sparse: bool,
     pub precision: Precision,
     pub bias: bool,
+    /// The feature scaling the loop trained under (`--scale`), if any.
+    pub scaling: Option<ScaleKind>,
+    /// The class weights of the updates (`--class-weight`), if any.
+    pub class_weights: Option<Vec<LabelWeight>>,
+    /// How they were asked for (`balanced`, or the pairs given).
+    pub class_weight: Option<String>,
+    /// What early stopping did (`--tol`, `--n-iter-no-change`,
+    /// `--validation-fraction`), when it was on.
+    pub early_stopping: Option<EarlyStopReport>,
+    /// The seed that chose the held-out rows (`--validation-fraction`).
+    pub validation_seed: Option<u64>,
     #[serde(flatten)]
     pub labels: ReportLabels,
     pub backend: BackendReport,
@@ -198,6 +211,14 @@ impl TrainReport {
             sparse: data.features.is_sparse(),
             precision: F::PRECISION,
             bias: run.bias,
+            scaling: model.scaling().map(|s| s.kind),
+            class_weights: info.class_weights.clone(),
+            class_weight: run.class_weight.as_ref().map(|w| w.text()),
+            early_stopping: fit.early_stopping.clone(),
+            validation_seed: run
+                .early_stop
+                .as_ref()
+                .and_then(|e| e.validation.map(|v| v.seed)),
             labels,
             backend: BackendReport {
                 requested: match requested {
@@ -240,6 +261,45 @@ impl TrainReport {
             engine_stats: fit.engine_stats.clone(),
             warnings,
             plots,
+        }
+    }
+
+    /// Whether running to the epoch cap is the variant's normal ending
+    /// (averaged and pocket), not a failure to converge.
+    pub fn runs_every_epoch(&self) -> bool {
+        matches!(self.variant, Variant::Averaged | Variant::Pocket)
+    }
+
+    /// The verdict of the `epochs` line after the last epoch.
+    fn verdict(&self) -> String {
+        let last = count(
+            self.mistakes_per_epoch.last().copied().unwrap_or(0),
+            "mistake",
+        );
+        let one_vs_rest = matches!(self.labels, ReportLabels::OneVsRest { .. });
+        if self.converged {
+            if one_vs_rest {
+                "converged (every class separated from the rest)".to_owned()
+            } else {
+                "converged (the last epoch made no mistake)".to_owned()
+            }
+        } else if self.stop == Stop::Interrupted {
+            "interrupted".to_owned()
+        } else if let (Stop::EarlyStopped, Some(e)) = (self.stop, &self.early_stopping) {
+            stopped_early(e)
+        } else if self.runs_every_epoch() {
+            format!(
+                "ran every epoch, as the {} variant does; the last epoch was not clean ({last}{})",
+                self.variant.name(),
+                if one_vs_rest { " in all" } else { "" }
+            )
+        } else if one_vs_rest {
+            "NOT converged (some class not separated)".to_owned()
+        } else {
+            format!(
+                "NOT converged: the data was not separated within {} (the last epoch made {last})",
+                count(self.epochs, "epoch"),
+            )
         }
     }
 
@@ -304,6 +364,122 @@ fn note(r: &TrainReport) -> String {
         .unwrap_or_default()
 }
 
+/// The `scaling` line, for a run with `--scale`.
+fn scaling_line(s: &mut String, scaling: Option<ScaleKind>) {
+    if let Some(k) = scaling {
+        s.push_str(&format!(
+            "{:<10}  {}: {}, statistics of the training rows; the loop trained on the scaled \
+             rows (D and gamma below are theirs), and predict and eval apply the same scaling\n",
+            "scaling",
+            k.name(),
+            k.formula()
+        ));
+    }
+}
+
+/// The `epochs` line's verdict for a run the early-stopping rule ended.
+fn stopped_early(e: &EarlyStopReport) -> String {
+    format!(
+        "stopped early: {} in a row did not beat the best {} by {} or more",
+        count(e.n_iter_no_change, "epoch"),
+        if e.validation_rows.is_some() {
+            "held-out accuracy"
+        } else {
+            "mistakes per row"
+        },
+        fmt_g(e.tol)
+    )
+}
+
+/// The `held-out` line (with --validation-fraction) or the `early stop`
+/// line (on the training mistakes), for a run with early stopping.
+fn early_stopping_lines(s: &mut String, r: &TrainReport) {
+    let Some(e) = &r.early_stopping else {
+        return;
+    };
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    let per_epoch = |v: &[f64]| {
+        let shown: Vec<String> = v.iter().map(|x| format!("{:.4}", x)).collect();
+        if shown.len() > 12 {
+            format!(
+                "{} ... ({} more) ... {}",
+                shown[..5].join(" "),
+                shown.len() - 10,
+                shown[shown.len() - 5..].join(" ")
+            )
+        } else {
+            shown.join(" ")
+        }
+    };
+    let rule = format!(
+        "stop after {} in a row without beating the best by {}{}",
+        count(e.n_iter_no_change, "epoch"),
+        fmt_g(e.tol),
+        if e.stopped { " (it did)" } else { "" }
+    );
+    match (e.validation_rows, e.validation_fraction) {
+        (Some(rows), Some(f)) => {
+            line(
+                s,
+                "held out",
+                format!(
+                    "{} ({}%, stratified by label, seed {}); accuracy per epoch: {}",
+                    count(rows, "row"),
+                    fmt_g(100.0 * f),
+                    r.validation_seed.unwrap_or(0),
+                    per_epoch(&e.validation_accuracy)
+                ),
+            );
+            if let Some(best) = e.best_epoch {
+                line(
+                    s,
+                    "kept",
+                    format!(
+                        "the weights after epoch {best}, the best held-out accuracy ({:.2}%); {rule}",
+                        100.0 * e.validation_accuracy[best - 1]
+                    ),
+                );
+            }
+        }
+        _ => line(
+            s,
+            "early stop",
+            format!(
+                "on the mistakes per row: {rule}; per epoch: {}",
+                per_epoch(&e.mistake_rate)
+            ),
+        ),
+    }
+}
+
+/// The `weights` line, for a run with `--class-weight`.
+fn weights_line(s: &mut String, r: &TrainReport) {
+    let (Some(weights), Some(asked)) = (&r.class_weights, &r.class_weight) else {
+        return;
+    };
+    let list: Vec<String> = weights
+        .iter()
+        .take(crate::data::labels::LISTED)
+        .map(|w| format!("\"{}\" x {}", w.label, fmt_g(w.weight)))
+        .collect();
+    let more = weights.len().saturating_sub(list.len());
+    s.push_str(&format!(
+        "{:<10}  updates add c_y·y·x~ with {}{} ({asked}){}\n",
+        "weights",
+        list.join(", "),
+        if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        },
+        if matches!(r.labels, ReportLabels::OneVsRest { .. }) {
+            "; each class's own rows, the rest with 1"
+        } else {
+            ""
+        }
+    ));
+}
+
 /// The binary run's summary.
 fn render_binary(
     r: &TrainReport,
@@ -340,6 +516,8 @@ fn render_binary(
             count(negative_rows, "row")
         ),
     );
+    scaling_line(&mut s, r.scaling);
+    weights_line(&mut s, r);
     let order = r
         .seed
         .map(|s| format!(", shuffled with seed {s}"))
@@ -374,21 +552,10 @@ fn render_binary(
         _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
         _ => {}
     }
-    let verdict = if r.converged {
-        "converged (the last epoch made no mistake)".to_owned()
-    } else if r.stop == Stop::Interrupted {
-        "interrupted".to_owned()
-    } else {
-        format!(
-            "NOT converged: the data was not separated within {} (the last epoch made {})",
-            count(r.epochs, "epoch"),
-            count(r.mistakes_per_epoch.last().copied().unwrap_or(0), "mistake")
-        )
-    };
     line(
         &mut s,
         "epochs",
-        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
     );
     line(
         &mut s,
@@ -399,6 +566,7 @@ fn render_binary(
             abbreviate(&r.mistakes_per_epoch)
         ),
     );
+    early_stopping_lines(&mut s, r);
     let correct = (r.training_accuracy * r.rows as f64).round() as usize;
     line(
         &mut s,
@@ -439,9 +607,11 @@ fn render_binary(
             } else {
                 "EXCEEDED (only possible through rounding)"
             };
-            let formula = match &r.margin_threshold {
-                Some(t) => format!("(D^2 + 2*{t})/gamma^2"),
-                None => "(D/gamma)^2".to_owned(),
+            let formula = match (&r.margin_threshold, &r.class_weights) {
+                (Some(t), Some(_)) => format!("(c_max*D^2 + 2*{t})/(c_min*gamma^2)"),
+                (None, Some(_)) => "(c_max/c_min)*(D/gamma)^2".to_owned(),
+                (Some(t), None) => format!("(D^2 + 2*{t})/gamma^2"),
+                (None, None) => "(D/gamma)^2".to_owned(),
             };
             line(
                 &mut s,
@@ -510,6 +680,8 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             classes.len()
         ),
     );
+    scaling_line(&mut s, r.scaling);
+    weights_line(&mut s, r);
     line(&mut s, "backend", format!("{}{}", engines(r), note(r)));
     if r.variant == Variant::Averaged {
         line(
@@ -518,15 +690,10 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             "averaged: each class's model is the mean of its weights after every row visit".into(),
         );
     }
-    let verdict = if r.converged {
-        "converged (every class separated from the rest)".to_owned()
-    } else {
-        "NOT converged (some class not separated)".to_owned()
-    };
     line(
         &mut s,
         "epochs",
-        format!("{} of at most {}: {verdict}", r.epochs, r.max_epochs),
+        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
     );
     line(
         &mut s,
@@ -537,6 +704,7 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             abbreviate(&r.mistakes_per_epoch)
         ),
     );
+    early_stopping_lines(&mut s, r);
     let correct = (r.training_accuracy * r.rows as f64).round() as usize;
     line(
         &mut s,

@@ -78,6 +78,28 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     if !given.has("margin") {
         a.margin = id.margin.clone();
     }
+    if !given.any(&["tol", "n_iter_no_change", "validation_fraction"])
+        && let Some(e) = &id.early_stop
+    {
+        a.extras.tol = Some(e.tol);
+        a.extras.n_iter_no_change = Some(e.n_iter_no_change);
+        a.extras.validation_fraction = e.validation.map(|v| v.fraction);
+        // The held-out rows' seed is --seed, as the shuffle's.
+        if !given.has("seed")
+            && let Some(v) = e.validation
+        {
+            a.seed = a.seed.or(Some(v.seed));
+        }
+    }
+    if !given.has("class_weight") {
+        a.extras.class_weight = id.class_weight.clone();
+    }
+    if !given.has("scale") {
+        a.extras.scale = id.scale.map(|k| match k {
+            crate::data::ScaleKind::Standard => super::extras::ScaleArg::Standard,
+            crate::data::ScaleKind::MaxAbs => super::extras::ScaleArg::MaxAbs,
+        });
+    }
     if !given.has("positive") && !id.multiclass && a.multiclass.is_none() {
         // The +1 class as the interrupted run decided it: the same map for
         // two labels, and the one-vs-rest class for more.
@@ -126,6 +148,9 @@ mod tests {
             init: Some("abc".into()),
             multiclass: false,
             heads: 1,
+            scale: None,
+            class_weight: None,
+            early_stop: None,
             settings: RunSettings {
                 output: Some("m.json".into()),
                 init: Some("start.json".into()),

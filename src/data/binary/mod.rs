@@ -124,6 +124,9 @@ use super::matrix::Features;
 pub use crate::data::source::{NO_MMAP_ENV, mmap_enabled};
 pub use header::{decode_header, read_header};
 pub use read::{read, read_from_bytes, read_with};
+// The rules on values that arrays held in memory follow too (`data::arrays`).
+pub(crate) use check::{first_non_finite, locate};
+pub(crate) use read::non_finite_message;
 pub use write::{Writer, write_raw};
 
 /// The first eight bytes of every `.pbin` file. The first byte is not ASCII

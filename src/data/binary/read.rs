@@ -371,7 +371,7 @@ fn read_body<F: Real>(
     })
 }
 
-fn non_finite_message(row: usize, feature: usize, v: f64) -> String {
+pub(crate) fn non_finite_message(row: usize, feature: usize, v: f64) -> String {
     format!("row {row}, feature {feature}: value {v} is not finite; values must be finite numbers")
 }
 

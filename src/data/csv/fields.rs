@@ -1,14 +1,22 @@
 //! Splitting a CSV line into fields: trimmed, optionally double-quoted
 //! (`""` for a quote inside), never spanning lines.
+//!
+//! The delimiter [`WHITESPACE`] (numpy.savetxt's default) stands for runs
+//! of spaces and tabs: one or more separate two fields, and whitespace at
+//! the start and end of a line is ignored, so no field is empty.
 
 use std::borrow::Cow;
 
 use crate::data::message::quote;
 
+/// The delimiter byte that means "one or more spaces or tabs".
+pub const WHITESPACE: u8 = b' ';
+
 /// A delimiter for messages.
 pub(crate) fn delimiter_name(d: u8) -> String {
     match d {
         b'\t' => "tab".to_owned(),
+        WHITESPACE => "whitespace".to_owned(),
         b => format!("`{}`", char::from(b)),
     }
 }
@@ -42,7 +50,7 @@ impl<'a> Fields<'a> {
     }
 
     fn is_space(&self, b: u8) -> bool {
-        (b == b' ' || b == b'\t') && b != self.delim
+        (b == b' ' || b == b'\t') && (b != self.delim || self.delim == WHITESPACE)
     }
 
     /// Moves past spaces from `i`.
@@ -84,6 +92,9 @@ impl<'a> Fields<'a> {
         let after = self.skip_spaces(seg);
         match bytes.get(after) {
             None => self.done = true,
+            // Whitespace-separated: the spaces after the quote were the
+            // delimiter.
+            Some(_) if self.delim == WHITESPACE && after > seg => self.pos = after,
             Some(&b) if b == self.delim => self.pos = after + 1,
             Some(_) => {
                 let rest = line.get(after..).unwrap_or("");
@@ -114,6 +125,24 @@ impl<'a> Iterator for Fields<'a> {
         }
         let bytes = self.line.as_bytes();
         let start = self.skip_spaces(self.pos);
+        if self.delim == WHITESPACE {
+            if start >= bytes.len() {
+                // Trailing whitespace ends the line without another field.
+                self.done = true;
+                return None;
+            }
+            if bytes[start] != b'"' {
+                let len = bytes[start..]
+                    .iter()
+                    .position(|&b| b == b' ' || b == b'\t')
+                    .unwrap_or(bytes.len() - start);
+                self.pos = start + len;
+                return Some(Ok(Field {
+                    start,
+                    text: Cow::Borrowed(self.line.get(start..start + len).unwrap_or("")),
+                }));
+            }
+        }
         if bytes.get(start) == Some(&b'"') {
             let field = self.quoted(start);
             if field.is_err() {

@@ -25,9 +25,12 @@ use super::lines::LineReader;
 use super::options::LoadOptions;
 use super::raw::RawData;
 
+pub use fields::WHITESPACE;
 pub(crate) use layout::Layout;
 pub(crate) use sniff::{EXTENSIONS, is_skipped, looks_like_csv};
-pub use write::{csv_header, csv_label, csv_line, csv_line_in, shortest_csv_line};
+pub use write::{
+    csv_header, csv_label, csv_line, csv_line_in, first_line_as_data, shortest_csv_line,
+};
 
 /// Parses CSV text into a dense matrix.
 pub fn parse<F: Real, R: BufRead>(

@@ -27,9 +27,10 @@ pub(crate) fn looks_like_csv(line: &str) -> bool {
 /// of its non-empty fields other than the label is a number, and there is at
 /// least one. One text field among numbers is rather a typo in the first
 /// data row, which must be an error, not a row silently skipped. A line
-/// whose label is text and whose other fields count 0, 1, 2, ... (or from
-/// 1), at least [`NUMBERED_NAMES`] of them, is a header too: pandas names a
-/// frame's columns so (`y,0,1,2,...`).
+/// whose label is text and whose other fields count 0, 1, 2, ..., at least
+/// [`NUMBERED_NAMES`] of them, is a header too: pandas names a frame's
+/// columns so (`y,0,1,2,...`). Counting from 1 is not taken for names:
+/// `x,1,2,3,4` is as likely a row of small counts.
 pub(crate) fn header_by_content(
     mode: HeaderMode,
     fields: &[Field<'_>],
@@ -59,19 +60,12 @@ pub(crate) fn header_by_content(
 pub(crate) const NUMBERED_NAMES: usize = 3;
 
 /// Whether `label` is text (not a number) and `others` are the integers
-/// 0, 1, 2, ... or 1, 2, 3, ..., written plainly, at least
-/// [`NUMBERED_NAMES`] of them.
+/// 0, 1, 2, ..., written plainly, at least [`NUMBERED_NAMES`] of them.
 fn numbered_names(label: Option<&str>, others: &[&str]) -> bool {
     let text_label = label.is_some_and(|l| !l.is_empty() && l.parse::<f64>().is_err());
-    if !text_label || others.len() < NUMBERED_NAMES {
-        return false;
-    }
-    [0usize, 1].iter().any(|&start| {
-        others
-            .iter()
-            .enumerate()
-            .all(|(k, t)| *t == (start + k).to_string())
-    })
+    text_label
+        && others.len() >= NUMBERED_NAMES
+        && others.iter().enumerate().all(|(k, t)| *t == k.to_string())
 }
 
 /// The candidate delimiter occurring most often outside quotes (ties go to

@@ -801,7 +801,11 @@ fn lines_can_be_written_in_a_files_own_layout() {
 #[test]
 fn numbered_column_names_after_a_text_label_are_a_header() {
     // pandas writes a frame built from a matrix with columns 0, 1, 2, ...
-    for text in ["y,0,1,2\n1,5,6,7\n", "class,1,2,3\n1,5,6,7\n", ",y,0,1,2\n"] {
+    for text in [
+        "y,0,1,2\n1,5,6,7\n",
+        "class,0,1,2,3\n1,5,6,7,8\n",
+        ",y,0,1,2\n",
+    ] {
         let opts = if text.starts_with(',') {
             LoadOptions {
                 label_column: Some(LabelColumn::Index(2)),
@@ -820,7 +824,7 @@ fn numbered_column_names_after_a_text_label_are_a_header() {
         assert_eq!(raw.class_ids.len(), 1, "{text}");
     }
     // Too few numbers, numbers out of sequence, or a numeric label: data.
-    for text in ["cat,0,1\n", "y,0,2,3\n", "y,2,3,4\n", "5,0,1,2\n"] {
+    for text in ["cat,0,1\n", "y,0,2,3\n", "x,1,2,3,4\n", "5,0,1,2\n"] {
         let raw = parse_str::<f64>(text, &opts()).unwrap();
         assert_eq!(raw.csv.as_ref().unwrap().header_line, None, "{text}");
         assert_eq!(raw.class_ids.len(), 1, "{text}");
@@ -849,4 +853,29 @@ fn a_field_with_another_delimiter_or_a_decimal_comma_says_what_to_pass() {
     );
     let e = err("1,2\t3,4\n");
     assert!(e.ends_with("pass --delimiter tab)"), "{e}");
+}
+
+#[test]
+fn a_first_data_line_is_never_written_as_a_header() {
+    // Read with --no-header, `y,0,1,2` is a row; written back without a
+    // header it must still read as one.
+    let absent = LoadOptions {
+        header: HeaderMode::Absent,
+        ..opts()
+    };
+    let raw = parse_str::<f32>("y,0,1,2\nz,1.5,-1,0\n", &absent).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.csv");
+    let mut raw = raw;
+    raw.csv = None;
+    crate::data::write::write_raw(&path, &raw, crate::data::write::OutputFormat::Csv).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, "y,0.0,1.0,2.0\nz,1.5,-1,0\n");
+    let back = parse_str::<f32>(&text, &opts()).unwrap();
+    assert_eq!(back.features, raw.features);
+    assert_eq!(back.csv.unwrap().header_line, None);
+    // Other first lines are left as they are.
+    let mut line = b"y,0,2,3\n".to_vec();
+    super::first_line_as_data(&mut line, 0, b',', 0);
+    assert_eq!(line, b"y,0,2,3\n");
 }

@@ -4,6 +4,7 @@
 use crate::data::matrix::Row;
 use crate::data::message::quote;
 use crate::data::number::push_value;
+use crate::data::options::HeaderMode;
 use crate::float::Real;
 
 /// A label as a CSV field: quoted when it holds a delimiter, a quote, a
@@ -100,6 +101,41 @@ pub fn csv_line_in<F: Real>(
     let len = out.len() - start;
     out.push(b'\n');
     len
+}
+
+/// Makes the first line of CSV written without a header read back as data.
+/// A text label followed by the features 0, 1, 2, ... reads as a header of
+/// numbered names (pandas writes `y,0,1,2,...`), so that line's integral
+/// features get a decimal point (`0.0`: the same values). `line[start..]`
+/// is the line, its newline included; `label_at` is the label's field.
+pub fn first_line_as_data(line: &mut Vec<u8>, start: usize, delimiter: u8, label_at: usize) {
+    let Some(text) = line
+        .get(start..)
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .map(|l| l.trim_end_matches('\n'))
+    else {
+        return;
+    };
+    let Ok(fields) = super::fields::Fields::new(text, delimiter).collect::<Result<Vec<_>, _>>()
+    else {
+        return;
+    };
+    if !super::sniff::header_by_content(HeaderMode::Auto, &fields, Some(label_at)) {
+        return;
+    }
+    let integral = |t: &str| {
+        let digits = t.strip_prefix('-').unwrap_or(t);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    };
+    let ends: Vec<usize> = fields
+        .iter()
+        .enumerate()
+        .filter(|(k, f)| *k != label_at && integral(&f.text))
+        .map(|(_, f)| start + f.start + f.text.len())
+        .collect();
+    for end in ends.into_iter().rev() {
+        line.splice(end..end, *b".0");
+    }
 }
 
 /// Appends a header line of `names`, quoted as labels are, separated by

@@ -162,6 +162,9 @@ impl<'p, F: Real> RowStream<'p, F> {
         if said == Some(Format::Binary) {
             return Err(binary_refused(path));
         }
+        if said == Some(Format::Npy) {
+            return Err(npy_refused(path));
+        }
         let mut pump = Pump::spawn(raw, stop.clone())
             .map_err(|e| Error::io(path, "cannot start reading", e))?;
         // A live stream is only asked for two bytes (the gzip magic) before
@@ -172,6 +175,9 @@ impl<'p, F: Real> RowStream<'p, F> {
             .map_err(|e| Error::io(path, "cannot read", e))?;
         if head.len() >= 2 && binary::MAGIC.starts_with(&head[..head.len().min(8)]) {
             return Err(binary_refused(path));
+        }
+        if crate::data::npy::is_npy(head) {
+            return Err(npy_refused(path));
         }
         let gzip = gzip_name || looks_like_gzip(head);
         let reader: Box<dyn BufRead> = if gzip {
@@ -187,7 +193,12 @@ impl<'p, F: Real> RowStream<'p, F> {
                 Some((no, l)) => break (no, l.to_owned()),
             }
         };
-        let format = match said.or_else(|| format_from_line(first.trim(), false)) {
+        // A delimiter given says the stream is delimited text.
+        let delimited = opts.delimiter.map(|_| Format::Csv);
+        let format = match said
+            .or_else(|| format_from_line(first.trim(), false))
+            .or(delimited)
+        {
             Some(f) => f,
             None => {
                 return Err(Error::parse(
@@ -225,6 +236,7 @@ impl<'p, F: Real> RowStream<'p, F> {
             }
             Format::Libsvm => (None, Some((no, first))),
             Format::Binary => return Err(binary_refused(path)),
+            Format::Npy => return Err(npy_refused(path)),
         };
         Ok(RowStream {
             path,
@@ -343,6 +355,14 @@ fn binary_refused(path: &Path) -> Error {
         path,
         "binary (.pbin) data cannot be read as a stream; give CSV or LIBSVM text (`perceptron \
          convert DATA.pbin DATA.svm` writes one)",
+    )
+}
+
+fn npy_refused(path: &Path) -> Error {
+    Error::data(
+        path,
+        "NumPy (.npy) data cannot be read as a stream; give CSV or LIBSVM text (`perceptron \
+         convert DATA.npy DATA.csv` writes one)",
     )
 }
 

@@ -1,0 +1,541 @@
+"""The scikit-learn estimator: its parameters, the checks of its arguments
+and its fitted attributes live here; the training and the predictions run in
+``perceptron._core``, on the library's exact engines, with the GIL released.
+"""
+
+import json
+import numbers
+import os
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from . import _core
+
+_BACKENDS = ("auto", "cpu", "gpu", "reference")
+_DTYPES = {"f32": np.float32, "f64": np.float64}
+
+
+def _precision_name(precision):
+    """``"f32"``, ``"f64"`` or None (from the data) for a ``precision``
+    parameter: None, "float32"/"f32"/np.float32, "float64"/"f64"/np.float64."""
+    if precision is None:
+        return None
+    if isinstance(precision, str):
+        name = {"float32": "f32", "f32": "f32", "float64": "f64", "f64": "f64"}.get(precision)
+    else:
+        try:
+            dtype = np.dtype(precision)
+        except TypeError:
+            dtype = None
+        name = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}.get(dtype)
+    if name is None:
+        raise ValueError(
+            f"precision must be None, 'float32' or 'float64', not {precision!r}"
+        )
+    return name
+
+
+def _label_text(label):
+    """A class label as the model file writes it."""
+    if isinstance(label, (bytes, np.bytes_)):
+        return label.decode()
+    return str(label)
+
+
+def _native(X):
+    """X as ``perceptron._core`` takes it: a C-ordered, aligned array, or the
+    three arrays and the column count of a CSR matrix in canonical form
+    (sorted indices, no duplicates). Copies only what is not so already."""
+    aligned = lambda a: np.require(a, requirements=["C_CONTIGUOUS", "ALIGNED"])
+    if sp.issparse(X):
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        return (aligned(X.data), aligned(X.indices), aligned(X.indptr), X.shape[1])
+    return aligned(X)
+
+
+class Perceptron(ClassifierMixin, BaseEstimator):
+    """Rosenblatt's classic perceptron, trained exactly on the CPU and the GPU.
+
+    Every backend gives the model of the textbook sequential loop, bit for
+    bit: for each row in order, s = w.x + b (summed in index order, bias
+    last); the row is a mistake iff y*s <= 0 (y = -1 or +1, the second of
+    ``classes_`` being +1), and then w += y*x, b += y. Training stops after
+    the first epoch without a mistake, or after ``max_iter`` epochs. More
+    than two classes train one perceptron per class (one-vs-rest), all in
+    the same passes.
+
+    With the defaults, on float64 dense data, the model equals
+    scikit-learn's ``Perceptron(penalty=None, alpha=0, tol=None,
+    shuffle=False, eta0=1.0)`` bit for bit (``coef_``, ``intercept_`` and
+    the predictions; ``n_iter_`` counts the epochs run until convergence,
+    where scikit-learn, with ``tol=None``, reports ``max_iter``). On
+    float32 data it is the same loop in float32 arithmetic (scikit-learn
+    converts to float64). On sparse data it is the textbook loop too;
+    scikit-learn's sparse path scales the intercept's update by 0.01, so its
+    models differ there.
+
+    Parameters
+    ----------
+    max_iter : int, default=1000
+        Epochs at most. A run that reaches it without an epoch free of
+        mistakes warns with ``ConvergenceWarning`` and sets ``converged_``
+        to False.
+    fit_intercept : bool, default=True
+        Learn the bias b (a constant feature 1, placed last).
+    shuffle : bool, default=False
+        Visit the rows in one fixed random order instead of their order in
+        X (the permutation of ``perceptron train --shuffle --seed S``, the
+        same in every epoch; scikit-learn reshuffles every epoch, so
+        shuffled models differ from its models).
+    random_state : int, RandomState instance or None, default=None
+        The seed S of the shuffle (an int is used as it is, so the model is
+        the command line's with ``--seed S``).
+    average : bool, default=False
+        Return the average of the weights after every row visit (the
+        averaged perceptron, for noisy data).
+    pocket : bool, default=False
+        Return the weights with the fewest training mistakes seen (Gallant's
+        pocket with ratchet). Binary only.
+    margin : float, default=0.0
+        Update when y*s <= margin instead of 0.
+    backend : {"auto", "cpu", "gpu", "reference"}, default="auto"
+        What computes the margins: a hardware GPU when there is one ("auto"),
+        all CPU cores, a GPU (any Vulkan, Metal or DX12 adapter, software
+        ones such as lavapipe included), or the plain textbook loop. All
+        give the identical model.
+    adapter : str or None, default=None
+        Part of the name of the GPU adapter to use.
+    precision : {None, "float32", "float64"}, default=None
+        The arithmetic of training and prediction. None: float32 data trains
+        in float32, anything else in float64.
+    warm_start : bool, default=False
+        Let ``fit`` start from the current ``coef_`` and ``intercept_``.
+    verbose : int, default=0
+        Print one line per epoch.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    n_iter_ : int
+        Epochs run.
+    mistakes_per_epoch_ : ndarray of int64
+        Mistakes of each epoch (summed over the classes in one-vs-rest).
+    converged_ : bool
+        Whether the last epoch made no mistake.
+    radius_ : float
+        D = max ||(x, 1)|| over the rows (without the 1 when
+        ``fit_intercept=False``).
+    margin_ : float or None (binary); ndarray (one-vs-rest, NaN for none)
+        gamma = min y (w.x + b) / ||(w, b)|| when the model separates the
+        training data.
+    mistake_bound_ : float or None (binary); ndarray (one-vs-rest)
+        (D / gamma)^2, which the number of mistakes of a run from zero never
+        exceeds (Novikoff); None after a warm start.
+    backend_ : str
+        The engines that trained the model, as ``perceptron train`` names
+        them.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_iter=1000,
+        fit_intercept=True,
+        shuffle=False,
+        random_state=None,
+        average=False,
+        pocket=False,
+        margin=0.0,
+        backend="auto",
+        adapter=None,
+        precision=None,
+        warm_start=False,
+        verbose=0,
+    ):
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.average = average
+        self.pocket = pocket
+        self.margin = margin
+        self.backend = backend
+        self.adapter = adapter
+        self.precision = precision
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    # -- parameters ---------------------------------------------------------
+
+    def _checked_params(self):
+        """The parameters, checked: the first broken rule is a ValueError
+        (TypeError for a value of the wrong type)."""
+        if not isinstance(self.max_iter, numbers.Integral) or isinstance(self.max_iter, bool):
+            raise TypeError(f"max_iter must be an int, not {self.max_iter!r}")
+        if self.max_iter < 1:
+            raise ValueError(f"max_iter must be at least 1, not {self.max_iter}")
+        if self.backend not in _BACKENDS:
+            raise ValueError(
+                f"backend must be one of {', '.join(map(repr, _BACKENDS))}, not {self.backend!r}"
+            )
+        if self.adapter is not None and not isinstance(self.adapter, str):
+            raise TypeError(f"adapter must be a str or None, not {self.adapter!r}")
+        if not isinstance(self.margin, numbers.Real) or isinstance(self.margin, bool):
+            raise TypeError(f"margin must be a number, not {self.margin!r}")
+        if not np.isfinite(self.margin) or self.margin < 0:
+            raise ValueError(f"margin must be a finite number >= 0, not {self.margin!r}")
+        if self.average and self.pocket:
+            raise ValueError("average and pocket are two variants: choose one of them")
+        if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
+            raise ValueError(f"verbose must be an int >= 0, not {self.verbose!r}")
+        return _precision_name(self.precision)
+
+    def _shuffle_seed(self):
+        if not self.shuffle:
+            return None
+        if isinstance(self.random_state, numbers.Integral) and not isinstance(
+            self.random_state, bool
+        ):
+            if self.random_state < 0:
+                raise ValueError(
+                    f"random_state must be >= 0 to seed the shuffle, not {self.random_state}"
+                )
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # -- arguments ------------------------------------------------------------
+
+    def _features(self, X, *, reset, precision):
+        """X checked and in the training precision, in C order or CSR (one
+        copy at most, none when it already is), and the precision."""
+        if not reset:
+            self._check_feature_count(X)
+        dtype = [np.float64, np.float32] if precision is None else _DTYPES[precision]
+        X = validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse="csr",
+            dtype=dtype,
+            order="C",
+            # Checked by the core, with the command line's messages.
+            ensure_all_finite=False,
+        )
+        if precision is None:
+            precision = "f32" if X.dtype == np.float32 else "f64"
+        return X, precision
+
+    def _check_feature_count(self, X):
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2 and shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input: the model was trained on "
+                "other data"
+            )
+
+    @staticmethod
+    def _labels(y):
+        if y is None:
+            raise ValueError(
+                "Perceptron requires y to be passed, but the target y is None."
+            )
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        return y
+
+    def _weights(self, precision):
+        """The fitted coef_ and intercept_ in `precision`, C-ordered."""
+        dtype = _DTYPES[precision]
+        coef = np.ascontiguousarray(self.coef_, dtype=dtype)
+        intercept = np.ascontiguousarray(self.intercept_, dtype=dtype).ravel()
+        return coef, intercept
+
+    def _initial_weights(self, precision):
+        """w~ of every head, head after head, from coef_ and intercept_."""
+        coef, intercept = self._weights(precision)
+        if precision == "f32" and (
+            not np.array_equal(coef, self.coef_) or not np.array_equal(intercept, self.intercept_)
+        ):
+            raise ValueError(
+                "cannot start from coef_ and intercept_: they are float64 and this run "
+                "trains in float32; pass precision='float64' or data in float64"
+            )
+        if self._bias:
+            coef = np.hstack([coef, intercept[:, None]])
+        return np.ascontiguousarray(coef.ravel())
+
+    # -- training -----------------------------------------------------------
+
+    def fit(self, X, y):
+        """Trains from zero (or from coef_ with ``warm_start``) on X, y.
+
+        X is a NumPy array (float32 or float64, C or F order; other dtypes
+        become float64) or a SciPy sparse matrix. It is used in place when
+        it is C-ordered (or CSR) and already in the training precision, and
+        copied once otherwise. Ctrl-C raises KeyboardInterrupt within a
+        second and leaves the estimator as it was.
+        """
+        return self._keeping_state_on_error(self._fit, X, y)
+
+    def partial_fit(self, X, y, classes=None):
+        """One epoch over X, y from the current weights (from zero on the
+        first call, which needs ``classes``): bit for bit what ``perceptron
+        online`` does over these rows."""
+        return self._keeping_state_on_error(self._partial_fit, X, y, classes)
+
+    def _keeping_state_on_error(self, method, *args):
+        before = dict(self.__dict__)
+        try:
+            return method(*args)
+        except BaseException:
+            # A failed or interrupted run changes nothing.
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _fit(self, X, y):
+        precision = self._checked_params()
+        y = self._labels(y)
+        warm = self.warm_start and hasattr(self, "coef_")
+        if warm:
+            precision = precision or self._precision
+        X, precision = self._features(X, reset=True, precision=precision)
+        classes, codes = np.unique(y, return_inverse=True)
+        init = None
+        if warm:
+            if X.shape[1] != self.coef_.shape[1]:
+                raise ValueError(
+                    f"warm_start: X has {X.shape[1]} features, but coef_ was trained on "
+                    f"{self.coef_.shape[1]}"
+                )
+            if not np.array_equal(classes, self.classes_):
+                raise ValueError(
+                    f"warm_start: y has the classes {classes.tolist()}, but the model "
+                    f"was trained on {self.classes_.tolist()}"
+                )
+            if bool(self.fit_intercept) != self._bias:
+                raise ValueError(
+                    "warm_start: fit_intercept differs from the run that made coef_"
+                )
+            init = self._initial_weights(precision)
+        result = self._train(X, codes, classes, precision, self.max_iter, init)
+        self._keep(result, classes, precision)
+        if not result["converged"]:
+            warnings.warn(
+                self._not_converged_message(result), ConvergenceWarning, stacklevel=4
+            )
+        return self
+
+    def _partial_fit(self, X, y, classes):
+        precision = self._checked_params()
+        first = not hasattr(self, "classes_")
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            all_classes = np.unique(classes)
+        else:
+            all_classes = self.classes_
+            if classes is not None and not np.array_equal(np.unique(classes), all_classes):
+                raise ValueError(
+                    f"classes={np.unique(classes).tolist()} is not the same as on the first "
+                    f"call to partial_fit, {all_classes.tolist()}"
+                )
+            precision = self._precision
+        y = self._labels(y)
+        X, precision = self._features(X, reset=first, precision=precision)
+        codes = np.searchsorted(all_classes, y)
+        known = (codes < len(all_classes)) & (all_classes[np.minimum(codes, len(all_classes) - 1)] == y)
+        if not known.all():
+            unknown = np.unique(y[~known]).tolist()
+            raise ValueError(
+                f"y holds labels that are not among the classes {all_classes.tolist()}: {unknown}"
+            )
+        init = None if first else self._initial_weights(precision)
+        result = self._train(X, codes, all_classes, precision, 1, init)
+        self._keep(result, all_classes, precision)
+        return self
+
+    def _train(self, X, codes, classes, precision, max_iter, init):
+        margin = float(self.margin)
+        result = _core.fit(
+            _native(X),
+            np.ascontiguousarray(codes, dtype=np.int64).ravel(),
+            [_label_text(c) for c in classes],
+            precision=precision,
+            max_iter=int(max_iter),
+            fit_intercept=bool(self.fit_intercept),
+            shuffle_seed=self._shuffle_seed(),
+            average=bool(self.average),
+            pocket=bool(self.pocket),
+            margin=repr(margin) if margin > 0 else None,
+            multiclass=len(classes) > 2,
+            backend=self.backend,
+            adapter=self.adapter,
+            init=init,
+            verbose=int(self.verbose),
+        )
+        for message in result["warnings"]:
+            warnings.warn(message, RuntimeWarning, stacklevel=5)
+        return result
+
+    def _keep(self, result, classes, precision):
+        """Sets the fitted attributes from one run of the core."""
+        self.coef_ = result["coef"]
+        self.intercept_ = result["intercept"]
+        self.classes_ = classes
+        self.n_iter_ = int(result["n_iter"])
+        self.mistakes_per_epoch_ = np.asarray(result["mistakes_per_epoch"], dtype=np.int64)
+        self.converged_ = bool(result["converged"])
+        self.radius_ = result["radius"]
+        self.margin_ = result["margin"]
+        self.mistake_bound_ = result["mistake_bound"]
+        self.backend_ = result["backend"]
+        self._precision = precision
+        self._bias = bool(self.fit_intercept)
+        self._info = result["info"]
+        # How X reached the core: lent in place, or which arrays were copied.
+        self._input = {"lent": result["lent"], "copied": list(result["copied"])}
+
+    def _not_converged_message(self, result):
+        last = int(result["mistakes_per_epoch"][-1]) if result["mistakes_per_epoch"] else 0
+        what = (
+            "the data was not separated"
+            if len(self.classes_) <= 2
+            else "some class was not separated from the rest"
+        )
+        return (
+            f"not converged: {what} within {self.n_iter_} epochs (max_iter; the last "
+            f"epoch made {last} mistakes). It may not be linearly separable; try a larger "
+            "max_iter, average=True or pocket=True, or check the labels."
+        )
+
+    # -- predictions ----------------------------------------------------------
+
+    def _prediction_input(self, X):
+        check_is_fitted(self)
+        X, _ = self._features(X, reset=False, precision=self._precision)
+        coef, intercept = self._weights(self._precision)
+        return _native(X), coef, intercept
+
+    def decision_function(self, X):
+        """s = w.x + b for every row (and class, in one-vs-rest), with the
+        reference arithmetic: summed in index order, the bias last."""
+        X, coef, intercept = self._prediction_input(X)
+        scores = _core.decision_function(
+            X, coef, intercept, precision=self._precision, fit_intercept=self._bias
+        )
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """The class of every row: ``classes_[1]`` iff s > 0 (binary), else
+        the class with the highest score (the first of a tie). A binary
+        model's signs are certified on ``backend`` and identical on all."""
+        X, coef, intercept = self._prediction_input(X)
+        codes = _core.predict(
+            X,
+            coef,
+            intercept,
+            precision=self._precision,
+            fit_intercept=self._bias,
+            backend=self.backend,
+            adapter=self.adapter,
+        )
+        return self.classes_[codes]
+
+    # -- model files --------------------------------------------------------
+
+    def save(self, path):
+        """Writes the model file of ``perceptron train`` (atomically), which
+        ``perceptron predict`` and ``perceptron.load`` read bit for bit."""
+        check_is_fitted(self)
+        coef, intercept = self._weights(self._precision)
+        _core.save_model(
+            os.fspath(path),
+            coef,
+            intercept,
+            [_label_text(c) for c in self.classes_],
+            precision=self._precision,
+            fit_intercept=self._bias,
+            info=self._info,
+        )
+
+
+def _classes_from_texts(texts):
+    """Class labels from a model file's texts: integers when all are, else
+    floats when all are numbers, else the texts."""
+    try:
+        return np.array([int(t) for t in texts], dtype=np.int64)
+    except ValueError:
+        pass
+    try:
+        return np.array([float(t) for t in texts], dtype=np.float64)
+    except ValueError:
+        return np.array(texts)
+
+
+def load(path):
+    """A fitted ``Perceptron`` from a model file of ``perceptron train`` (or
+    of ``Perceptron.save``), with every weight at its identical bits.
+
+    ``classes_`` is in the file's order of heads (a binary model's -1 class,
+    then its +1 class), so predictions equal ``perceptron predict``'s; the
+    labels are integers, else floats, else strings, as the texts allow.
+    """
+    model = _core.load_model(os.fspath(path))
+    info = json.loads(model["info"])
+    training = info["training"]
+    precision = model["precision"]
+    margin = training.get("margin_threshold")
+    variant = training.get("variant", "classic")
+    clf = Perceptron(
+        max_iter=int(training.get("max_epochs") or 1000),
+        fit_intercept=bool(model["fit_intercept"]),
+        shuffle=training.get("seed") is not None,
+        random_state=training.get("seed"),
+        average=variant == "averaged",
+        pocket=variant == "pocket",
+        margin=float(margin) if margin is not None else 0.0,
+        precision="float32" if precision == "f32" else "float64",
+    )
+    coef = model["coef"]
+    clf.coef_ = coef
+    clf.intercept_ = model["intercept"]
+    clf.classes_ = _classes_from_texts(model["classes"])
+    clf.n_features_in_ = coef.shape[1]
+    clf.n_iter_ = int(training["epochs"])
+    clf.mistakes_per_epoch_ = np.asarray(training["mistakes_per_epoch"], dtype=np.int64)
+    clf.converged_ = bool(training["converged"])
+    clf.radius_ = training["radius"]
+    if coef.shape[0] > 1:
+        nan = float("nan")
+        per_class = info.get("per_class") or []
+        clf.margin_ = np.array([c.get("margin") or nan for c in per_class], dtype=np.float64)
+        clf.mistake_bound_ = np.array(
+            [c.get("mistake_bound") or nan for c in per_class], dtype=np.float64
+        )
+    else:
+        clf.margin_ = training.get("margin")
+        clf.mistake_bound_ = training.get("mistake_bound")
+    clf.backend_ = training.get("backend", "")
+    clf._precision = precision
+    clf._bias = bool(model["fit_intercept"])
+    clf._info = model["info"]
+    return clf

@@ -1,0 +1,247 @@
+//! The estimator's core: one training run on arrays, with the library's
+//! `Trainer`, the GIL released, and Ctrl-C raising `KeyboardInterrupt`.
+//!
+//! `fit` starts from zero or from given weights (`warm_start`), and
+//! `partial_fit` is the same run with one epoch from the current weights,
+//! which is bit for bit what `perceptron online` does over those rows.
+
+use std::sync::OnceLock;
+
+use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1};
+use perceptron::backend::Backend;
+use perceptron::gpu::{AdapterRequest, GpuOptions};
+use perceptron::model::{ClassTraining, TrainingInfo};
+use perceptron::train::{
+    Margin, PassPolicy, RunDescription, RunSettings, Stop, TrainParams, Trainer, Variant,
+};
+use perceptron::{Precision, Real};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::to_py;
+use crate::input::{self, Plain};
+use crate::model_file::ModelInfo;
+
+/// The options of one run, as the estimator's parameters give them.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub max_iter: usize,
+    pub fit_intercept: bool,
+    pub shuffle_seed: Option<u64>,
+    pub variant: Variant,
+    pub margin: Option<Margin>,
+    pub multiclass: bool,
+    pub backend: Backend,
+    pub gpu: GpuOptions,
+    pub verbose: u32,
+}
+
+/// Whether a hardware GPU adapter exists, asked once per process: looking
+/// costs tens of milliseconds (every driver is loaded), which a process
+/// that fits many small models (a grid search) should pay once.
+fn hardware_gpu() -> bool {
+    static FOUND: OnceLock<bool> = OnceLock::new();
+    *FOUND.get_or_init(perceptron::gpu::context::hardware_available)
+}
+
+/// Reads a backend name as the estimator's `backend` parameter spells it.
+/// `auto` without a named adapter or a hardware GPU is the CPU engine, as
+/// the library's own `auto` would decide after looking again.
+pub fn backend(name: &str, adapter: Option<&str>) -> PyResult<Backend> {
+    match name {
+        "auto" if adapter.is_none() && !hardware_gpu() => Ok(Backend::Cpu),
+        "auto" => Ok(Backend::Auto),
+        "cpu" => Ok(Backend::Cpu),
+        "gpu" => Ok(Backend::Gpu),
+        "reference" => Ok(Backend::Reference),
+        other => Err(PyValueError::new_err(format!(
+            "backend must be \"auto\", \"cpu\", \"gpu\" or \"reference\", not {other:?}"
+        ))),
+    }
+}
+
+/// The GPU options for `adapter` (a part of an adapter's name, or any).
+pub fn gpu_options(adapter: Option<String>) -> GpuOptions {
+    GpuOptions {
+        adapter: AdapterRequest {
+            name: adapter,
+            allow_software: false,
+        },
+        ..GpuOptions::default()
+    }
+}
+
+/// Trains on `x` (see [`input::features`]) whose row `i` is of class
+/// `codes[i]` among `classes`, from zero or from `init` (w~ of every head,
+/// head after head), and returns the fitted attributes as a dict.
+#[pyfunction]
+#[pyo3(signature = (
+    x, codes, classes, *, precision, max_iter, fit_intercept, shuffle_seed,
+    average, pocket, margin, multiclass, backend, adapter, init, verbose
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    codes: PyReadonlyArray1<'py, i64>,
+    classes: Vec<String>,
+    precision: &str,
+    max_iter: usize,
+    fit_intercept: bool,
+    shuffle_seed: Option<u64>,
+    average: bool,
+    pocket: bool,
+    margin: Option<String>,
+    multiclass: bool,
+    backend: &str,
+    adapter: Option<String>,
+    init: Option<&Bound<'py, PyAny>>,
+    verbose: u32,
+) -> PyResult<Bound<'py, PyDict>> {
+    let variant = match (average, pocket) {
+        (false, false) => Variant::Classic,
+        (true, false) => Variant::Averaged,
+        (false, true) => Variant::Pocket,
+        (true, true) => {
+            return Err(PyValueError::new_err(
+                "average and pocket are two variants: choose one of them",
+            ));
+        }
+    };
+    let options = RunOptions {
+        max_iter,
+        fit_intercept,
+        shuffle_seed,
+        variant,
+        margin: margin
+            .map(|m| Margin::parse(&m))
+            .transpose()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?,
+        multiclass,
+        backend: self::backend(backend, adapter.as_deref())?,
+        gpu: gpu_options(adapter),
+        verbose,
+    };
+    let codes = codes.as_slice()?;
+    match crate::input::precision(precision)? {
+        Precision::F32 => fit_in::<f32>(py, x, codes, &classes, options, init),
+        Precision::F64 => fit_in::<f64>(py, x, codes, &classes, options, init),
+    }
+}
+
+fn fit_in<'py, F: Real + Element + Plain>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    codes: &[i64],
+    classes: &[String],
+    options: RunOptions,
+    init: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let input = input::features::<F>(x)?;
+    let lent = input::is_lent(&input.features);
+    let mut data = input::dataset(input.features, codes, classes, options.multiclass)?;
+    let params = TrainParams {
+        max_epochs: options.max_iter,
+        bias: options.fit_intercept,
+        shuffle_seed: options.shuffle_seed,
+        passes: PassPolicy::Adaptive,
+        variant: options.variant,
+        margin: options.margin,
+        multiclass: options.multiclass,
+        ..TrainParams::default()
+    }
+    .check()
+    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let heads = params.heads(data.classes.len());
+    let dim = data.cols() + params.bias as usize;
+    perceptron::memory::check_weights_fit(&data.source, dim, heads).map_err(to_py)?;
+    let start = match init {
+        None => None,
+        Some(w) => {
+            let w = w.cast::<PyArray1<F>>().map_err(|_| {
+                PyValueError::new_err(format!("the initial weights must be {}", F::PRECISION))
+            })?;
+            let w = w.readonly().as_slice()?.to_vec();
+            if w.len() != heads * dim {
+                return Err(PyValueError::new_err(format!(
+                    "the initial weights hold {} values, but {heads} head(s) of {dim} need {}",
+                    w.len(),
+                    heads * dim
+                )));
+            }
+            Some(w)
+        }
+    };
+    let warm = start.is_some();
+    let run = RunDescription::new(
+        &params,
+        &data,
+        warm.then(|| "the estimator's coef_ and intercept_".to_owned()),
+        RunSettings::default(),
+    );
+    if let Some(seed) = run.seed {
+        // The one permutation `--shuffle --seed` makes, in owned memory.
+        data = data.permuted(&perceptron::train::shuffle::permutation(data.rows(), seed));
+    }
+    let trainer = Trainer::new(params)
+        .with_backend(options.backend)
+        .with_gpu(options.gpu);
+    let start = trainer.start(&data, start);
+    let mut observer = crate::observer::PythonObserver::new(options.verbose, data.rows());
+    let fitted = py.detach(|| trainer.fit(&data, start, &mut observer));
+    if let Some(interrupt) = observer.interrupt.take() {
+        // Nothing was kept: the estimator stays as it was.
+        return Err(interrupt);
+    }
+    let fit = fitted.map_err(to_py)?;
+    if fit.stop == Stop::Interrupted {
+        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(
+            "training was interrupted",
+        ));
+    }
+    let training = TrainingInfo::of_fit(&run, &fit, &data, None);
+    let per_class = ClassTraining::of_fit(&fit);
+
+    let out = PyDict::new(py);
+    let cols = data.cols();
+    let mut coef = Vec::with_capacity(heads * cols);
+    let mut intercept = Vec::with_capacity(heads);
+    for h in 0..heads {
+        let w = &fit.weights[h * dim..(h + 1) * dim];
+        coef.extend_from_slice(&w[..cols]);
+        intercept.push(if fit.bias { w[cols] } else { F::ZERO });
+    }
+    out.set_item("coef", PyArray1::from_vec(py, coef).reshape([heads, cols])?)?;
+    out.set_item("intercept", PyArray1::from_vec(py, intercept))?;
+    out.set_item("n_iter", fit.epochs())?;
+    out.set_item("mistakes_per_epoch", &fit.mistakes_per_epoch)?;
+    out.set_item("converged", fit.converged())?;
+    out.set_item("radius", training.radius)?;
+    if heads > 1 {
+        let margins: Vec<f64> = per_class
+            .iter()
+            .map(|c| c.margin.unwrap_or(f64::NAN))
+            .collect();
+        let bounds: Vec<f64> = per_class
+            .iter()
+            .map(|c| c.mistake_bound.filter(|_| !warm).unwrap_or(f64::NAN))
+            .collect();
+        out.set_item("margin", PyArray1::from_vec(py, margins))?;
+        out.set_item("mistake_bound", PyArray1::from_vec(py, bounds))?;
+    } else {
+        out.set_item("margin", training.margin)?;
+        out.set_item("mistake_bound", training.mistake_bound)?;
+    }
+    out.set_item("backend", &training.backend)?;
+    out.set_item("backend_note", fit.backend_note.as_deref())?;
+    out.set_item("warnings", std::mem::take(&mut observer.warnings))?;
+    out.set_item("lent", lent)?;
+    out.set_item("copied", input.copied)?;
+    let info = ModelInfo {
+        training,
+        per_class,
+    };
+    out.set_item("info", info.to_json()?)?;
+    Ok(out)
+}

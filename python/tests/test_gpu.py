@@ -1,0 +1,73 @@
+"""backend="gpu" runs on any Vulkan, Metal or DX12 adapter, lavapipe (Mesa's
+software Vulkan) included, and gives the same bits as the CPU: training in
+float32 and float64, dense and sparse, binary and one-vs-rest, and the
+predictions it certifies. Under CI=true a missing adapter fails."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+import perceptron
+from conftest import DATA, bits, skip_or_fail
+
+
+@pytest.fixture(scope="module")
+def adapter():
+    found = perceptron.adapters()
+    wanted = os.environ.get("PERCEPTRON_TEST_ADAPTER")
+    if wanted:
+        found = [a for a in found if wanted.lower() in a["name"].lower()]
+    if not found:
+        skip_or_fail("no GPU adapter (install mesa-vulkan-drivers for lavapipe)")
+    return found[0]
+
+
+def fit(X, y, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return perceptron.Perceptron(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, layout", [("digits_3v5.csv", "dense"),
+                                          ("heart_scale.svm", "sparse"),
+                                          ("digits.csv", "dense")])
+def test_the_gpu_gives_the_cpus_bits(adapter, name, layout, dtype):
+    if dtype == np.float64 and not adapter["f64"]:
+        pytest.skip(f"{adapter['name']} has no f64 shaders")
+    load = perceptron.load_svmlight if name.endswith(".svm") else perceptron.load_csv
+    X, y = load(DATA / name, dtype=dtype)
+    if layout == "dense" and sp.issparse(X):
+        X = X.toarray()
+    gpu = fit(X, y, max_iter=8, backend="gpu", adapter=adapter["name"])
+    cpu = fit(X, y, max_iter=8, backend="cpu")
+    assert gpu.backend_.startswith("gpu"), gpu.backend_
+    np.testing.assert_array_equal(bits(gpu.coef_), bits(cpu.coef_))
+    np.testing.assert_array_equal(bits(gpu.intercept_), bits(cpu.intercept_))
+    assert gpu.mistakes_per_epoch_.tolist() == cpu.mistakes_per_epoch_.tolist()
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+
+
+def test_gpu_variants_and_partial_fit_match_the_cpu(adapter):
+    X, y = perceptron.load_csv(DATA / "breast_cancer.csv", dtype=np.float32)
+    for params in ({"average": True}, {"pocket": True}, {"margin": 1.5}):
+        gpu = fit(X, y, max_iter=6, backend="gpu", adapter=adapter["name"], **params)
+        cpu = fit(X, y, max_iter=6, backend="cpu", **params)
+        np.testing.assert_array_equal(bits(gpu.coef_), bits(cpu.coef_), err_msg=str(params))
+    gpu = perceptron.Perceptron(backend="gpu", adapter=adapter["name"])
+    cpu = perceptron.Perceptron(backend="cpu")
+    for part in np.array_split(np.arange(len(y)), 3):
+        gpu.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
+        cpu.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
+    np.testing.assert_array_equal(bits(gpu.coef_), bits(cpu.coef_))
+
+
+def test_a_missing_adapter_is_a_clear_error():
+    X, y = perceptron.load_csv(DATA / "iris_setosa.csv")
+    with pytest.raises(RuntimeError, match="no-such-adapter") as e:
+        perceptron.Perceptron(backend="gpu", adapter="no-such-adapter").fit(X, y)
+    assert 'backend="cpu"' in str(e.value)

@@ -1,0 +1,293 @@
+//! `perceptron cv`: stratified k-fold cross-validation of the training
+//! options, folds in parallel, with the mean and spread of accuracy and F1.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::args::{BackendArgs, DataArgs, PrecisionArg, parse_margin};
+use super::train::MulticlassArg;
+use super::train::extras::ExtraArgs;
+use crate::data::{self, Dataset};
+use crate::error::{Error, Result, exit};
+use crate::float::{Precision, Real};
+use crate::text::count;
+use crate::train::cv::{CvSummary, cross_validate};
+use crate::train::{Margin, TrainParams, Variant};
+
+const EXAMPLES: &str = "\
+Examples:
+  perceptron cv data/breast_cancer.csv --folds 5 --scale standard
+  perceptron cv data/heart_scale.svm --folds 10 --seed 3 --average --json
+  perceptron cv data/digits.csv --folds 5 --multiclass ovr --max-epochs 20
+
+Each fold's model is trained on the other folds' rows exactly as `train`
+would train it on a file of those rows (in file order; --shuffle shuffles
+them with --seed), and scored on its own rows. A fold that reaches
+--max-epochs without converging is reported as such and is not an error.
+
+Exit status: 0 success; 1 error; 2 bad command line.";
+
+/// Cross-validate the training options with stratified k folds.
+///
+/// The rows are dealt into K folds of nearly equal size, each with about the
+/// data's share of every label (stratified), by the seeded permutation of
+/// `train --shuffle` (see src/train/folds.rs). The folds are trained in
+/// parallel. Reports each fold's accuracy and F1 (of the +1 class; macro F1
+/// for one-vs-rest) and their mean and standard deviation over the folds.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct CvArgs {
+    /// Data file (CSV or LIBSVM, optionally .gz, or binary .pbin).
+    pub data: PathBuf,
+
+    /// Number of folds K (at least 2, at most the rows).
+    #[arg(long, default_value_t = 5, value_name = "K")]
+    pub folds: usize,
+
+    /// Seed of the permutation that deals the folds (and of --shuffle and
+    /// of the rows --validation-fraction holds out).
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+
+    /// Print the results as one JSON object on stdout, with every fold's
+    /// figures and confusion matrix.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Stop each fold's training after this many epochs.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub max_epochs: usize,
+
+    /// Arithmetic precision.
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: PrecisionArg,
+
+    /// Train without the bias.
+    #[arg(long)]
+    pub no_bias: bool,
+
+    /// The label value to treat as +1; all others are -1.
+    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
+    pub positive: Option<String>,
+
+    /// The averaged perceptron.
+    #[arg(long, conflicts_with = "pocket")]
+    pub average: bool,
+
+    /// The pocket algorithm with ratchet.
+    #[arg(long)]
+    pub pocket: bool,
+
+    /// Update when y·w·x <= TAU instead of 0.
+    #[arg(long, value_name = "TAU", allow_negative_numbers = true, value_parser = parse_margin)]
+    pub margin: Option<Margin>,
+
+    /// One perceptron per label value (one-vs-rest).
+    #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
+    pub multiclass: Option<MulticlassArg>,
+
+    /// Visit each fold's training rows in the order --seed fixes.
+    #[arg(long)]
+    pub shuffle: bool,
+
+    /// Where each fold is trained (every backend gives the same models).
+    /// The folds run in parallel; the default is the CPU engine.
+    #[command(flatten)]
+    pub backend: BackendArgs,
+
+    #[command(flatten)]
+    pub extras: ExtraArgs,
+
+    #[command(flatten)]
+    pub data_args: DataArgs,
+}
+
+impl CvArgs {
+    fn params(&self) -> TrainParams {
+        TrainParams {
+            max_epochs: self.max_epochs,
+            bias: !self.no_bias,
+            shuffle_seed: self.shuffle.then_some(self.seed),
+            variant: if self.average {
+                Variant::Averaged
+            } else if self.pocket {
+                Variant::Pocket
+            } else {
+                Variant::Classic
+            },
+            margin: self.margin.clone(),
+            multiclass: self.multiclass.is_some(),
+            ..self.extras.apply(TrainParams::default(), Some(self.seed))
+        }
+    }
+}
+
+/// Everything `cv` reports.
+#[derive(Serialize, Debug)]
+struct CvReport {
+    data: String,
+    format: String,
+    rows: usize,
+    features: usize,
+    precision: Precision,
+    /// `binary` or `one-vs-rest`.
+    kind: &'static str,
+    /// What `f1` is: `f1 of the +1 class "L"` or `macro f1`.
+    f1_of: String,
+    classes: Vec<String>,
+    folds: usize,
+    seed: u64,
+    #[serde(flatten)]
+    summary: CvSummary,
+    seconds: f64,
+}
+
+pub fn run(args: &CvArgs) -> Result<i32> {
+    match Precision::from(args.precision) {
+        Precision::F32 => run_in::<f32>(args),
+        Precision::F64 => run_in::<f64>(args),
+    }
+}
+
+fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
+    let params = args.params().check()?;
+    let opts = args.data_args.load_options(args.positive.clone());
+    let raw = data::load_raw::<F>(&args.data, &opts)?;
+    let data = if args.multiclass.is_some() {
+        Dataset::from_raw_classes(raw, &args.data)?
+    } else {
+        Dataset::from_raw(raw, &args.data, opts.positive.as_deref())?
+    };
+    if args.folds < 2 || args.folds > data.rows() {
+        return Err(Error::Usage(format!(
+            "--folds must be between 2 and the rows of {} ({}), got {}",
+            args.data.display(),
+            data.rows(),
+            args.folds
+        )));
+    }
+    let (mut backend, gpu) = args.backend.resolve();
+    if backend == crate::backend::Backend::Auto && args.backend.gpu.adapter.is_none() {
+        // K folds at once: the CPU engine unless a GPU is asked for.
+        backend = crate::backend::Backend::Cpu;
+    }
+    let t0 = std::time::Instant::now();
+    let summary = cross_validate(&data, &params, args.folds, args.seed, backend, &gpu)?;
+    let ovr = params.multiclass;
+    let classes: Vec<String> = if ovr {
+        data.classes.iter().map(|c| c.text.clone()).collect()
+    } else {
+        vec![
+            data.label_map.negative_text().to_owned(),
+            data.label_map.positive.clone(),
+        ]
+    };
+    let report = CvReport {
+        data: args.data.display().to_string(),
+        format: data.format.name().into(),
+        rows: data.rows(),
+        features: data.cols(),
+        precision: F::PRECISION,
+        kind: if ovr { "one-vs-rest" } else { "binary" },
+        f1_of: if ovr {
+            "macro f1".into()
+        } else {
+            format!("f1 of the +1 class \"{}\"", data.label_map.positive)
+        },
+        classes,
+        folds: args.folds,
+        seed: args.seed,
+        summary,
+        seconds: t0.elapsed().as_secs_f64(),
+    };
+    if args.json {
+        let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
+        super::stdout::print_line(&text)?;
+    } else {
+        super::stdout::print(&render(&report))?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn render(r: &CvReport) -> String {
+    let mut s = String::new();
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        &mut s,
+        "data",
+        format!(
+            "{} ({}, {} x {}, {}, {})",
+            r.data,
+            r.format,
+            count(r.rows, "row"),
+            count(r.features, "feature"),
+            r.precision,
+            r.kind
+        ),
+    );
+    line(
+        &mut s,
+        "folds",
+        format!(
+            "{} (stratified by label, seed {}), trained in parallel",
+            r.folds, r.seed
+        ),
+    );
+    let sm = &r.summary;
+    line(
+        &mut s,
+        "accuracy",
+        format!(
+            "{:.2}% mean, {:.2}% standard deviation",
+            100.0 * sm.accuracy.mean,
+            100.0 * sm.accuracy.std
+        ),
+    );
+    let undefined = if sm.f1_undefined > 0 {
+        format!(
+            " (over {} of {}: undefined in the others)",
+            sm.folds.len() - sm.f1_undefined,
+            count(sm.folds.len(), "fold")
+        )
+    } else {
+        String::new()
+    };
+    line(
+        &mut s,
+        "F1",
+        match &sm.f1 {
+            Some(f) => format!(
+                "{:.4} mean, {:.4} standard deviation ({}){undefined}",
+                f.mean, f.std, r.f1_of
+            ),
+            None => format!("undefined in every fold ({})", r.f1_of),
+        },
+    );
+    s.push_str(&format!(
+        "\n  {:>4}  {:>6}  {:>6}  {:>7}  {:>14}  {:>9}  {:>7}\n",
+        "fold", "train", "test", "epochs", "stopped", "accuracy", "F1"
+    ));
+    for f in &sm.folds {
+        let stop = match f.stop {
+            crate::train::Stop::Converged => "converged",
+            crate::train::Stop::MaxEpochs => "max epochs",
+            crate::train::Stop::EarlyStopped => "early stop",
+            crate::train::Stop::Interrupted => "interrupted",
+        };
+        s.push_str(&format!(
+            "  {:>4}  {:>6}  {:>6}  {:>7}  {:>14}  {:>8.2}%  {:>7}\n",
+            f.fold,
+            f.train_rows,
+            f.test_rows,
+            f.epochs,
+            stop,
+            100.0 * f.accuracy,
+            f.f1.map_or("-".to_owned(), |v| format!("{v:.4}")),
+        ));
+    }
+    s.push('\n');
+    line(&mut s, "time", format!("{:.3} s", r.seconds));
+    s
+}

@@ -1,0 +1,255 @@
+//! Stratified k-fold cross-validation (`perceptron cv`): each fold's model
+//! is trained exactly as `train` would on the other folds' rows, and judged
+//! on its own; the folds run in parallel.
+//!
+//! Fold j's training rows are the rows of the other folds in file order
+//! ([`crate::train::folds::folds`]). On them, in this order, as `train`
+//! does on a whole file: the early-stopping validation part is held out
+//! (when asked for), the scaling statistics are fitted (when asked for) and
+//! applied to every part, and the rows are shuffled (when asked for). The
+//! fold's model is then the textbook loop's on those rows, on any backend,
+//! and its test rows are predicted with the reference arithmetic.
+//!
+//! Scores per fold: the accuracy, and the F1 score of the +1 class (binary)
+//! or the macro F1 (one-vs-rest: the mean over the classes whose F1 is
+//! defined, as `eval` reports it). The summary gives their mean and their
+//! standard deviation over the folds (the population one, numpy's
+//! default; F1 over the folds where it is defined).
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::backend::Backend;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::float::Real;
+use crate::gpu::GpuOptions;
+use crate::reference;
+use crate::train::folds;
+use crate::train::params::CheckedParams;
+use crate::train::shuffle::permutation;
+use crate::train::state::{Silent, Stop};
+use crate::train::trainer::Trainer;
+
+/// One fold's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FoldResult {
+    /// 1-based.
+    pub fold: usize,
+    pub train_rows: usize,
+    pub test_rows: usize,
+    pub epochs: usize,
+    pub stop: Stop,
+    pub training_mistakes: u64,
+    /// Test rows predicted right.
+    pub correct: u64,
+    pub accuracy: f64,
+    /// Binary: the +1 class's F1; one-vs-rest: the macro F1. `None` where
+    /// undefined (no +1 row, truly or predicted).
+    pub f1: Option<f64>,
+    /// `confusion[t][p]`: test rows of true class t predicted p (binary:
+    /// 0 is the -1 class, 1 the +1 class; one-vs-rest: the data's classes).
+    pub confusion: Vec<Vec<u64>>,
+    /// The engines that trained the fold.
+    pub backend: Vec<String>,
+}
+
+/// A mean and a (population) standard deviation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub mean: f64,
+    pub std: f64,
+}
+
+impl Spread {
+    /// Of `values`; `None` when there are none.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+        Some(Spread {
+            mean,
+            std: var.sqrt(),
+        })
+    }
+}
+
+/// The folds and what they say together.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CvSummary {
+    #[serde(rename = "per_fold")]
+    pub folds: Vec<FoldResult>,
+    pub accuracy: Spread,
+    /// Over the folds whose F1 is defined (`None` if none is).
+    pub f1: Option<Spread>,
+    /// Folds whose F1 is undefined.
+    pub f1_undefined: usize,
+}
+
+impl CvSummary {
+    pub fn of(folds: Vec<FoldResult>) -> Self {
+        let acc: Vec<f64> = folds.iter().map(|f| f.accuracy).collect();
+        let f1: Vec<f64> = folds.iter().filter_map(|f| f.f1).collect();
+        CvSummary {
+            accuracy: Spread::of(&acc).unwrap_or(Spread {
+                mean: 0.0,
+                std: 0.0,
+            }),
+            f1: Spread::of(&f1),
+            f1_undefined: folds.len() - f1.len(),
+            folds,
+        }
+    }
+}
+
+/// Cross-validates `params` on `data` (in file order) with `k` stratified
+/// folds chosen by `seed`, each fold trained on `backend`, all folds in
+/// parallel.
+pub fn cross_validate<F: Real>(
+    data: &Dataset<F>,
+    params: &CheckedParams,
+    k: usize,
+    seed: u64,
+    backend: Backend,
+    gpu: &GpuOptions,
+) -> Result<CvSummary> {
+    if k < 2 || k > data.rows() {
+        return Err(Error::Usage(format!(
+            "cross-validation needs between 2 and {} folds (one row each at least), not {k}",
+            data.rows()
+        )));
+    }
+    let (strata, classes) = folds::strata(data);
+    let fold_of = folds::folds(&strata, classes, k, seed);
+    let results = (0..k)
+        .into_par_iter()
+        .map(|j| one_fold(data, params, &fold_of, j, backend, gpu))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(CvSummary::of(results))
+}
+
+fn one_fold<F: Real>(
+    data: &Dataset<F>,
+    params: &CheckedParams,
+    fold_of: &[u32],
+    j: usize,
+    backend: Backend,
+    gpu: &GpuOptions,
+) -> Result<FoldResult> {
+    let in_test: Vec<bool> = fold_of.iter().map(|&f| f as usize == j).collect();
+    let (mut train, mut test) = folds::split(data, &in_test);
+    let mut held = match params.early_stop.as_ref().and_then(|e| e.validation) {
+        Some(v) => {
+            let (strata, classes) = folds::strata(&train);
+            let out = folds::holdout(&strata, classes, v.fraction, v.seed);
+            let (kept, held) = folds::split(&train, &out);
+            if kept.rows() == 0 || held.rows() == 0 {
+                return Err(Error::Usage(format!(
+                    "fold {}: the validation fraction {} of its {} training rows leaves a part empty",
+                    j + 1,
+                    v.fraction,
+                    train.rows()
+                )));
+            }
+            train = kept;
+            Some(held)
+        }
+        None => None,
+    };
+    if let Some(s) = params.fit_scaling(&train)? {
+        train = s.apply_to(train)?;
+        test = s.apply_to(test)?;
+        held = held.map(|h| s.apply_to(h)).transpose()?;
+    }
+    if let Some(s) = params.shuffle_seed {
+        train = train.permuted(&permutation(train.rows(), s));
+    }
+    let heads = params.heads(data.classes.len());
+    let trainer = Trainer::new(params.clone())
+        .with_backend(backend)
+        .with_gpu(gpu.clone());
+    let fit = trainer.fit_validated(
+        &train,
+        held.as_ref(),
+        trainer.start(&train, None),
+        &mut Silent,
+    )?;
+    let confusion = confusion(&test, &fit.weights, params.bias, heads);
+    let correct: u64 = (0..confusion.len()).map(|c| confusion[c][c]).sum();
+    Ok(FoldResult {
+        fold: j + 1,
+        train_rows: train.rows() + held.as_ref().map_or(0, |h| h.rows()),
+        test_rows: test.rows(),
+        epochs: fit.epochs(),
+        stop: fit.stop,
+        training_mistakes: fit.total_mistakes(),
+        correct,
+        accuracy: correct as f64 / test.rows().max(1) as f64,
+        f1: if heads == 1 {
+            f1_of(&confusion, 1)
+        } else {
+            let defined: Vec<f64> = (0..heads).filter_map(|c| f1_of(&confusion, c)).collect();
+            Spread::of(&defined).map(|s| s.mean)
+        },
+        confusion,
+        backend: fit.engines,
+    })
+}
+
+/// The confusion matrix of `weights` on `test` (see [`FoldResult`]).
+fn confusion<F: Real>(test: &Dataset<F>, weights: &[F], bias: bool, heads: usize) -> Vec<Vec<u64>> {
+    let dim = test.cols() + bias as usize;
+    let k = if heads == 1 { 2 } else { heads };
+    let pairs: Vec<(usize, usize)> = (0..test.rows())
+        .into_par_iter()
+        .map(|i| {
+            let row = test.features.row(i);
+            if heads == 1 {
+                let s = reference::dot(&weights[..dim], row, bias);
+                let p = (reference::predicted_sign(s) > 0) as usize;
+                ((test.labels[i] > 0) as usize, p)
+            } else {
+                let scores: Vec<F> = (0..heads)
+                    .map(|h| reference::dot(&weights[h * dim..(h + 1) * dim], row, bias))
+                    .collect();
+                (test.class_ids[i] as usize, reference::argmax(&scores))
+            }
+        })
+        .collect();
+    let mut m = vec![vec![0u64; k]; k];
+    for (t, p) in pairs {
+        m[t][p] += 1;
+    }
+    m
+}
+
+/// Class `c`'s F1, 2·tp/(2·tp + fp + fn); `None` when 0/0.
+fn f1_of(m: &[Vec<u64>], c: usize) -> Option<f64> {
+    let tp = m[c][c];
+    let support: u64 = m[c].iter().sum();
+    let predicted: u64 = m.iter().map(|row| row[c]).sum();
+    (support + predicted > 0).then(|| 2.0 * tp as f64 / (support + predicted) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spreads_are_population_ones() {
+        let s = Spread::of(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(s.mean, 2.5);
+        assert_eq!(s.std, 1.25f64.sqrt());
+        assert_eq!(Spread::of(&[]), None);
+    }
+
+    #[test]
+    fn f1_is_undefined_only_without_the_class() {
+        let m = vec![vec![5, 1], vec![2, 3]];
+        assert_eq!(f1_of(&m, 1), Some(6.0 / 9.0));
+        assert_eq!(f1_of(&[vec![4, 0], vec![0, 0]], 1), None);
+    }
+}

@@ -1,0 +1,164 @@
+//! Stratified, seeded partitions of a dataset's rows: a held-out part
+//! (`split --stratify`, `train --validation-fraction`) and k folds
+//! (`perceptron cv`). Both start from the permutation of `train --shuffle
+//! --seed S` ([`crate::train::shuffle::permutation`]: SplitMix64 and
+//! Fisher-Yates), so they are the same on every machine and in every
+//! version.
+//!
+//! A row's *stratum* is its label value (its class id), so each part has
+//! about the data's share of every label.
+//!
+//! **Held-out part** of fraction f of n rows: t = round(f·n) rows in all
+//! (f64, halves away from zero). Class c with n_c rows gets floor(f·n_c)
+//! of them, and the t - Σ floor(f·n_c) left over go one each to the
+//! classes with the largest fractional parts f·n_c - floor(f·n_c) (ties to
+//! the class seen first in the file). Class c's held-out rows are its first
+//! rows in the permutation's order.
+//!
+//! **k folds**: the rows ordered by class (in order of first appearance),
+//! and within a class in the permutation's order; the j-th row of that
+//! order (from 0) goes to fold j mod k. Fold sizes differ by at most one,
+//! and so do a class's rows in any two folds.
+
+use crate::data::{Dataset, FactsCache};
+use crate::float::Real;
+use crate::train::shuffle::permutation;
+
+/// Each row's stratum (class id), and the number of strata: the class ids
+/// when the data has them, else the -1/+1 labels.
+pub fn strata<F: Real>(data: &Dataset<F>) -> (Vec<u32>, usize) {
+    if data.class_ids.len() == data.rows() && !data.classes.is_empty() {
+        (data.class_ids.clone(), data.classes.len())
+    } else {
+        (data.labels.iter().map(|&y| (y > 0) as u32).collect(), 2)
+    }
+}
+
+/// Which of `strata.len()` rows are held out (true), for a fraction
+/// `fraction` in (0, 1) and `seed`; see the module documentation.
+pub fn holdout(strata: &[u32], classes: usize, fraction: f64, seed: u64) -> Vec<bool> {
+    let n = strata.len();
+    let mut count = vec![0usize; classes];
+    for &c in strata {
+        count[c as usize] += 1;
+    }
+    let total = (n as f64 * fraction).round() as usize;
+    let quota: Vec<f64> = count.iter().map(|&c| c as f64 * fraction).collect();
+    let mut take: Vec<usize> = quota.iter().map(|q| q.floor() as usize).collect();
+    let mut left = total.saturating_sub(take.iter().sum());
+    let mut by_remainder: Vec<usize> = (0..classes).collect();
+    // Largest fractional part first; the sort is stable, so ties keep the
+    // class order.
+    by_remainder.sort_by(|&a, &b| {
+        let (ra, rb) = (quota[a] - quota[a].floor(), quota[b] - quota[b].floor());
+        rb.total_cmp(&ra)
+    });
+    for c in by_remainder {
+        if left == 0 {
+            break;
+        }
+        if take[c] < count[c] {
+            take[c] += 1;
+            left -= 1;
+        }
+    }
+    let mut held = vec![false; n];
+    for i in permutation(n, seed) {
+        let c = strata[i] as usize;
+        if take[c] > 0 {
+            take[c] -= 1;
+            held[i] = true;
+        }
+    }
+    held
+}
+
+/// Each row's fold in `0..k`; see the module documentation.
+pub fn folds(strata: &[u32], classes: usize, k: usize, seed: u64) -> Vec<u32> {
+    let n = strata.len();
+    let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); classes];
+    for i in permutation(n, seed) {
+        by_class[strata[i] as usize].push(i);
+    }
+    let mut fold = vec![0u32; n];
+    for (j, i) in by_class.into_iter().flatten().enumerate() {
+        fold[i] = (j % k.max(1)) as u32;
+    }
+    fold
+}
+
+/// The rows `rows` of `data` (in the order given), with each class's row
+/// count recounted (classes keep their order and ids, also with no rows).
+pub fn subset<F: Real>(data: &Dataset<F>, rows: &[usize]) -> Dataset<F> {
+    let mut part = data.permuted(rows);
+    if part.class_ids.len() == rows.len() {
+        for class in &mut part.classes {
+            class.count = 0;
+        }
+        for &c in &part.class_ids {
+            if let Some(class) = part.classes.get_mut(c as usize) {
+                class.count += 1;
+            }
+        }
+    }
+    part.facts = FactsCache::default();
+    part
+}
+
+/// `data` split into the rows kept and the rows held out (`held[i]`), each
+/// in file order.
+pub fn split<F: Real>(data: &Dataset<F>, held: &[bool]) -> (Dataset<F>, Dataset<F>) {
+    let kept: Vec<usize> = (0..data.rows()).filter(|&i| !held[i]).collect();
+    let out: Vec<usize> = (0..data.rows()).filter(|&i| held[i]).collect();
+    (subset(data, &kept), subset(data, &out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_holdout_takes_each_class_its_share() {
+        // 10 of class 0, 5 of class 1, 3 of class 2: f = 0.25 -> t = round(4.5)
+        // = 5 (halves away from zero); quotas 2.5, 1.25, 0.75, floors 2, 1, 0,
+        // and the two left over go to class 2 (0.75) and class 0 (0.5).
+        let strata: Vec<u32> = [vec![0; 10], vec![1; 5], vec![2; 3]].concat();
+        let held = holdout(&strata, 3, 0.25, 7);
+        let per = |c: u32| (0..18).filter(|&i| held[i] && strata[i] == c).count();
+        assert_eq!((per(0), per(1), per(2)), (3, 1, 1));
+        assert_eq!(held.iter().filter(|&&h| h).count(), 5);
+        assert_eq!(held, holdout(&strata, 3, 0.25, 7), "seeded");
+        assert_ne!(held, holdout(&strata, 3, 0.25, 8));
+    }
+
+    #[test]
+    fn the_held_out_rows_are_the_first_of_the_permutation() {
+        let strata = vec![0u32; 10];
+        let held = holdout(&strata, 1, 0.3, 42);
+        let order = permutation(10, 42);
+        let want: Vec<usize> = order[..3].to_vec();
+        for (i, &h) in held.iter().enumerate() {
+            assert_eq!(h, want.contains(&i), "row {i}");
+        }
+    }
+
+    #[test]
+    fn folds_are_balanced_overall_and_per_class() {
+        let strata: Vec<u32> = (0..103).map(|i| (i % 7 == 0) as u32).collect();
+        for k in [2, 5, 10] {
+            let f = folds(&strata, 2, k, 3);
+            for c in 0..2u32 {
+                let counts: Vec<usize> = (0..k as u32)
+                    .map(|j| (0..103).filter(|&i| f[i] == j && strata[i] == c).count())
+                    .collect();
+                let (lo, hi) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
+                assert!(hi - lo <= 1, "k = {k}, class {c}: {counts:?}");
+            }
+            let sizes: Vec<usize> = (0..k as u32)
+                .map(|j| f.iter().filter(|&&x| x == j).count())
+                .collect();
+            assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+        }
+        assert_eq!(folds(&strata, 2, 5, 3), folds(&strata, 2, 5, 3));
+    }
+}

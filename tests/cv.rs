@@ -1,0 +1,249 @@
+//! `perceptron cv` and `split --stratify`: the folds and the held-out part
+//! follow their definition (src/train/folds.rs, rewritten here), each fold
+//! scores what `train` + `eval` give on the same rows, and the summary is
+//! the mean and population standard deviation of the folds.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{cmd, data_file};
+use perceptron::train::shuffle::permutation;
+
+/// The lines of a label-first CSV file without header, and their labels.
+fn rows_of(path: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| (l.split(',').next().unwrap().to_owned(), l.to_owned()))
+        .collect()
+}
+
+/// Each row's class in order of first appearance.
+fn strata(rows: &[(String, String)]) -> (Vec<usize>, usize) {
+    let mut seen: Vec<String> = Vec::new();
+    let ids = rows
+        .iter()
+        .map(|(label, _)| match seen.iter().position(|s| s == label) {
+            Some(i) => i,
+            None => {
+                seen.push(label.clone());
+                seen.len() - 1
+            }
+        })
+        .collect();
+    (ids, seen.len())
+}
+
+/// The folds by their definition: rows by class, then permutation order;
+/// the j-th goes to fold j mod k.
+fn folds(ids: &[usize], classes: usize, k: usize, seed: u64) -> Vec<usize> {
+    let order = permutation(ids.len(), seed);
+    let mut fold = vec![0; ids.len()];
+    let mut j = 0;
+    for c in 0..classes {
+        for &i in order.iter().filter(|&&i| ids[i] == c) {
+            fold[i] = j % k;
+            j += 1;
+        }
+    }
+    fold
+}
+
+fn json_out(args: &[&str], dir: &Path) -> Value {
+    let out = cmd(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn write_part(path: &Path, rows: &[(String, String)], keep: impl Fn(usize) -> bool) {
+    let text: String = rows
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i))
+        .map(|(_, (_, l))| format!("{l}\n"))
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn each_fold_scores_what_train_and_eval_give_on_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, extra, ovr) in [
+        (
+            "breast_cancer.csv",
+            vec!["--scale", "standard", "--max-epochs", "20"],
+            false,
+        ),
+        (
+            "digits.csv",
+            vec!["--multiclass", "ovr", "--max-epochs", "5"],
+            true,
+        ),
+    ] {
+        let path = data_file(file);
+        let (k, seed) = (4, 9);
+        let mut args = vec![
+            "cv",
+            path.to_str().unwrap(),
+            "--folds",
+            "4",
+            "--seed",
+            "9",
+            "--json",
+        ];
+        args.extend(&extra);
+        let cv = json_out(&args, dir.path());
+        let rows = rows_of(&path);
+        let (ids, classes) = strata(&rows);
+        let fold = folds(&ids, classes, k, seed);
+        let per_fold = cv["per_fold"].as_array().unwrap();
+        assert_eq!(per_fold.len(), k);
+        let mut acc = Vec::new();
+        for (j, f) in per_fold.iter().enumerate() {
+            let (tr, te) = (dir.path().join("tr.csv"), dir.path().join("te.csv"));
+            write_part(&tr, &rows, |i| fold[i] != j);
+            write_part(&te, &rows, |i| fold[i] == j);
+            let mut train = vec!["train", "tr.csv", "-o", "m.json"];
+            train.extend(&extra);
+            let status = cmd(dir.path()).args(&train).output().unwrap().status;
+            assert!(matches!(status.code(), Some(0 | 3)));
+            let eval = json_out(&["eval", "m.json", "te.csv", "--json"], dir.path());
+            assert_eq!(f["fold"], j + 1);
+            assert_eq!(f["test_rows"], eval["rows"], "{file} fold {}", j + 1);
+            assert_eq!(f["accuracy"], eval["accuracy"], "{file} fold {}", j + 1);
+            let f1 = if ovr {
+                &eval["macro_f1"]
+            } else {
+                &eval["positive_class"]["f1"]
+            };
+            if ovr {
+                // The mean over the classes, summed in another class order
+                // (eval's follows the fold's training file): equal to rounding.
+                let (a, b) = (f["f1"].as_f64().unwrap(), f1.as_f64().unwrap());
+                assert!((a - b).abs() <= 1e-15, "{file} fold {}: {a} {b}", j + 1);
+            } else {
+                assert_eq!(&f["f1"], f1, "{file} fold {}", j + 1);
+            }
+            acc.push(f["accuracy"].as_f64().unwrap());
+        }
+        let mean = acc.iter().sum::<f64>() / k as f64;
+        let std = (acc.iter().map(|a| (a - mean) * (a - mean)).sum::<f64>() / k as f64).sqrt();
+        assert_eq!(cv["accuracy"]["mean"].as_f64().unwrap(), mean);
+        assert_eq!(cv["accuracy"]["std"].as_f64().unwrap(), std);
+    }
+}
+
+#[test]
+fn every_backend_gives_the_same_folds_and_the_text_summarises_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let heart = data_file("heart_scale.svm");
+    let h = heart.to_str().unwrap();
+    let strip = |mut v: Value| {
+        for f in v["per_fold"].as_array_mut().unwrap() {
+            f.as_object_mut().unwrap().remove("backend");
+        }
+        v.as_object_mut().unwrap().remove("seconds");
+        v
+    };
+    let args = [
+        "cv",
+        h,
+        "--folds",
+        "5",
+        "--average",
+        "--max-epochs",
+        "8",
+        "--json",
+    ];
+    let a = strip(json_out(
+        &[&args[..], &["--backend", "reference"]].concat(),
+        dir.path(),
+    ));
+    let b = strip(json_out(
+        &[&args[..], &["--backend", "cpu"]].concat(),
+        dir.path(),
+    ));
+    assert_eq!(a, b);
+    let out = cmd(dir.path())
+        .args(["cv", h, "--folds", "3", "--validation-fraction", "0.25"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("folds       3 (stratified by label, seed 0), trained in parallel"),
+        "{text}"
+    );
+    assert!(text.contains("F1          0."), "{text}");
+    assert!(text.contains("early stop"), "{text}");
+    for (folds, says) in [("1", "--folds must be between 2"), ("271", "got 271")] {
+        cmd(dir.path())
+            .args(["cv", h, "--folds", folds])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}
+
+#[test]
+fn a_stratified_split_holds_out_each_labels_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let digits = data_file("digits.csv");
+    let out = cmd(dir.path())
+        .args([
+            "split",
+            digits.to_str().unwrap(),
+            "-o",
+            "tr.csv",
+            "--test",
+            "te.csv",
+        ])
+        .args(["--stratify", "--test-fraction", "0.3", "--seed", "5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let rows = rows_of(&digits);
+    let (ids, classes) = strata(&rows);
+    // The allocation by its definition: floors, then the largest remainders.
+    let f = 0.3;
+    let count: Vec<usize> = (0..classes)
+        .map(|c| ids.iter().filter(|&&i| i == c).count())
+        .collect();
+    let total = (rows.len() as f64 * f).round() as usize;
+    let quota: Vec<f64> = count.iter().map(|&n| n as f64 * f).collect();
+    let mut take: Vec<usize> = quota.iter().map(|q| q.floor() as usize).collect();
+    let mut by: Vec<usize> = (0..classes).collect();
+    by.sort_by(|&a, &b| (quota[b] - quota[b].floor()).total_cmp(&(quota[a] - quota[a].floor())));
+    let mut left = total - take.iter().sum::<usize>();
+    for c in by {
+        if left > 0 {
+            take[c] += 1;
+            left -= 1;
+        }
+    }
+    let order = permutation(rows.len(), 5);
+    let mut want = Vec::new();
+    for &i in &order {
+        if take[ids[i]] > 0 {
+            take[ids[i]] -= 1;
+            want.push(i);
+        }
+    }
+    want.sort_unstable();
+    let want: Vec<String> = want.iter().map(|&i| rows[i].1.clone()).collect();
+    let got: Vec<String> = std::fs::read_to_string(dir.path().join("te.csv"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(got.len(), total);
+    // Values are rewritten exactly; compare them as numbers.
+    let nums = |l: &str| -> Vec<f64> { l.split(',').map(|v| v.parse().unwrap()).collect() };
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(nums(g), nums(w));
+    }
+    let train = std::fs::read_to_string(dir.path().join("tr.csv")).unwrap();
+    assert_eq!(train.lines().count() + total, rows.len());
+}

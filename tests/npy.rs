@@ -1,0 +1,131 @@
+//! `.npy` input end to end: the same rows as a CSV file train the same
+//! model bit for bit, in either byte order and memory order, with the
+//! labels in a column or in a second file; predict and eval read it too.
+
+use std::path::Path;
+
+use crate::common::{cmd, data_file, essence};
+
+/// A version-1 `.npy` file of f8 values in the given byte and memory order.
+fn npy_f8(path: &Path, rows: usize, cols: usize, values: &[f64], big: bool, fortran: bool) {
+    let mut header = format!(
+        "{{'descr': '{}f8', 'fortran_order': {}, 'shape': ({rows}, {cols}), }}",
+        if big { ">" } else { "<" },
+        if fortran { "True" } else { "False" }
+    );
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    let at = |k: usize| {
+        if fortran {
+            values[(k % rows) * cols + k / rows]
+        } else {
+            values[k]
+        }
+    };
+    for k in 0..rows * cols {
+        let v = at(k);
+        out.extend(if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        });
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+fn npy_labels(path: &Path, labels: &[i8]) {
+    let mut header = format!(
+        "{{'descr': '|i1', 'fortran_order': False, 'shape': ({},), }}",
+        labels.len()
+    );
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(labels.iter().map(|&v| v as u8));
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn npy_files_train_the_csv_files_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = data_file("breast_cancer.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let (n, cols) = (rows.len(), rows[0].len());
+    let all: Vec<f64> = rows.iter().flatten().copied().collect();
+    let features: Vec<f64> = rows.iter().flat_map(|r| r[1..].to_vec()).collect();
+    let labels: Vec<i8> = rows.iter().map(|r| r[0] as i8).collect();
+    npy_f8(&dir.path().join("all.npy"), n, cols, &all, false, false);
+    npy_f8(
+        &dir.path().join("x.npy"),
+        n,
+        cols - 1,
+        &features,
+        true,
+        true,
+    );
+    npy_labels(&dir.path().join("y.npy"), &labels);
+    let train = |args: &[&str], out: &str| {
+        let status = cmd(dir.path())
+            .args([
+                "train",
+                "--precision",
+                "f64",
+                "--max-epochs",
+                "6",
+                "-o",
+                out,
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+            .status;
+        assert_eq!(status.code(), Some(3), "{args:?}");
+        essence(&dir.path().join(out))
+    };
+    let want = train(&[csv.to_str().unwrap()], "csv.json");
+    assert_eq!(train(&["all.npy"], "all.json"), want);
+    assert_eq!(train(&["x.npy", "--labels", "y.npy"], "xy.json"), want);
+    // predict and eval read .npy as well, --unlabeled or with the labels.
+    let predict = |args: &[&str]| {
+        let out = cmd(dir.path()).arg("predict").args(args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let by_csv = predict(&["csv.json", csv.to_str().unwrap()]);
+    assert_eq!(predict(&["csv.json", "x.npy", "--unlabeled"]), by_csv);
+    assert_eq!(predict(&["csv.json", "all.npy"]), by_csv);
+    let eval = cmd(dir.path())
+        .args(["eval", "csv.json", "x.npy", "--labels", "y.npy", "--json"])
+        .output()
+        .unwrap();
+    let eval: serde_json::Value = serde_json::from_slice(&eval.stdout).unwrap();
+    assert_eq!(eval["format"], "npy");
+    assert_eq!(eval["rows"], 569);
+    // Errors name the file and the problem, and exit 1.
+    npy_labels(&dir.path().join("short.npy"), &labels[..10]);
+    cmd(dir.path())
+        .args(["train", "x.npy", "--labels", "short.npy"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "x.npy: has 569 rows but the labels file short.npy has 10 labels",
+        ));
+    cmd(dir.path())
+        .args(["online", "x.npy"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("cannot be read as a stream"));
+}

@@ -194,8 +194,19 @@ const CLAIM_ROWS: usize = 256;
 /// does, lets the core on the far half scan rows that the near half's stop
 /// makes useless: on rows 4M x 256 with a mistake every 200,000 rows that
 /// was most of the second core's work.)
+///
+/// The first block is scanned on the calling thread before any other core
+/// is woken: waking one and joining it costs about as much as scanning a
+/// block, and when mistakes are a few rows apart most searches end there
+/// (sparse 500k x 10^6, 179,168 mistakes in the first epoch: 4.6 s for
+/// that epoch's searches with the fork first, against 0.2 s on one thread).
 fn first_in_order(lo: usize, hi: usize, stops: impl Fn(usize) -> bool + Sync) -> Option<usize> {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let first = (lo + CLAIM_ROWS).min(hi);
+    if let Some(i) = (lo..first).find(|&i| stops(i)) {
+        return Some(i);
+    }
+    let lo = first;
     let next = AtomicUsize::new(lo);
     let found = AtomicUsize::new(usize::MAX);
     let task = || {

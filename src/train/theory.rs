@@ -101,7 +101,9 @@ pub fn analyse_head<F: Real>(
 pub struct Tally {
     /// max ||x~_i||.
     pub radius: f64,
-    /// min y_i w~·x~_i, in f64 (infinity over no rows).
+    /// min y_i w~·x~_i, in f64 (infinity over no rows), when every row is
+    /// right; after a wrong row it is not computed further (no margin is
+    /// reported then, here or combined with other parts).
     pub min_margin: f64,
     pub correct: usize,
     pub rows: usize,
@@ -139,33 +141,42 @@ pub fn tally_head<F: Real>(
     let rows = data.rows();
     let radius = crate::data::stats::radius(&data.features, bias);
     // Predictions decided exactly but fast: a certified 8-lane margin, and
-    // the reference dot only where that is not certain. Rows in parallel:
-    // a count and a minimum do not depend on the order.
+    // the reference dot only where that is not certain. Rows are judged in
+    // parallel: a count and a minimum do not depend on the order.
     let bound = crate::certify::Bound::for_weights(w, data.facts(bias).l1_max);
-    let (correct, min_margin) = (0..rows)
+    let judge = |(correct, all_right, min_margin): (usize, bool, f64), i: usize| {
+        let row = data.features.row(i);
+        let y = data.label_for(head, heads, i);
+        // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
+        // anything else -1 (so a -1 row scoring exactly 0 is right here,
+        // though the training rule counts it a mistake).
+        let (s, t) = crate::cpu::margin(w, row, bias);
+        let m = F::from_f64((row.stored() + bias as usize) as f64);
+        let predicted = match bound.decide(1, s, t, m) {
+            crate::certify::Settled::Correct => 1,
+            crate::certify::Settled::Mistake => -1,
+            crate::certify::Settled::Unknown => {
+                crate::reference::predicted_sign(reference::dot(w, row, bias))
+            }
+        };
+        let right = predicted == y;
+        // The margin counts only if every row is right: after a wrong row
+        // it is not needed.
+        let min_margin = if all_right && right {
+            min_margin.min(y as f64 * margin_f64(w, row, bias))
+        } else {
+            min_margin
+        };
+        (correct + right as usize, all_right && right, min_margin)
+    };
+    let (correct, _, min_margin) = (0..rows)
         .into_par_iter()
-        .with_min_len(1024)
-        .map(|i| {
-            let row = data.features.row(i);
-            let y = data.label_for(head, heads, i);
-            // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
-            // anything else -1 (so a -1 row scoring exactly 0 is right here,
-            // though the training rule counts it a mistake).
-            let (s, t) = crate::cpu::margin(w, row, bias);
-            let m = F::from_f64((row.stored() + bias as usize) as f64);
-            let predicted = match bound.decide(1, s, t, m) {
-                crate::certify::Settled::Correct => 1,
-                crate::certify::Settled::Mistake => -1,
-                crate::certify::Settled::Unknown => {
-                    crate::reference::predicted_sign(reference::dot(w, row, bias))
-                }
-            };
-            (
-                usize::from(predicted == y),
-                y as f64 * margin_f64(w, row, bias),
-            )
-        })
-        .reduce(|| (0, f64::INFINITY), |a, b| (a.0 + b.0, a.1.min(b.1)));
+        .with_min_len(4096)
+        .fold(|| (0, true, f64::INFINITY), judge)
+        .reduce(
+            || (0, true, f64::INFINITY),
+            |a, b| (a.0 + b.0, a.1 && b.1, a.2.min(b.2)),
+        );
     Tally {
         radius,
         min_margin,

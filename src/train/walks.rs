@@ -331,7 +331,31 @@ impl<F: Real> Loop<'_, F> {
         peers: &mut dyn Peers<F>,
         end: usize,
     ) -> Result<std::result::Result<(), EngineError>> {
-        for i in self.state.position..end {
+        let mut i = self.state.position;
+        while i < end {
+            if self.heads == 1 && self.state.pocket.is_none() && self.host_bound.is_some() {
+                // The common case in a tight loop: rows the host's fast
+                // margin settles (a correct row needs nothing more, a
+                // certain mistake only its update), as host_decides would.
+                let (correct, next) = self.host_settled(i, end);
+                self.stats.host_certified += correct as u64;
+                i += correct;
+                self.state.position = i;
+                match next {
+                    None => break,
+                    Some(Settled::Mistake) => {
+                        self.stats.host_certified += 1;
+                        if let Err(e) = self.commit(engine, peers, i, 0, true, None)? {
+                            return Ok(Err(e));
+                        }
+                        i += 1;
+                        self.state.position = i;
+                        continue;
+                    }
+                    // Uncertain: the row-by-row path.
+                    Some(_) => {}
+                }
+            }
             self.data.features.prefetch_row(i + 1);
             for h in 0..self.heads {
                 let mistake = self.host_decides(i, h)?;
@@ -339,8 +363,33 @@ impl<F: Real> Loop<'_, F> {
                     return Ok(Err(e));
                 }
             }
-            self.state.position = i + 1;
+            i += 1;
+            self.state.position = i;
         }
         Ok(Ok(()))
+    }
+
+    /// How many rows of the single head from `i` (before `end`) the host's
+    /// fast margin settles correct, and the verdict on the row after them
+    /// (`None` at `end`): a certain mistake, or `Unknown` for a row it
+    /// cannot settle or must not (a host-only row, or no fast margin at
+    /// all), which the caller decides with [`Loop::host_decides`].
+    fn host_settled(&self, i: usize, end: usize) -> (usize, Option<Settled>) {
+        let Some(bound) = &self.host_bound else {
+            return (0, (i < end).then_some(Settled::Unknown));
+        };
+        let (data, bias) = (self.data, self.bias);
+        let w = &self.state.weights[..self.dim];
+        for p in i..end {
+            data.features.prefetch_row(p + 1);
+            if self.facts.is_host_only(p) {
+                return (p - i, Some(Settled::Unknown));
+            }
+            let verdict = crate::cpu::decide(bound, w, data.features.row(p), bias, data.labels[p]);
+            if verdict != Settled::Correct {
+                return (p - i, Some(verdict));
+            }
+        }
+        (end - i, None)
     }
 }

@@ -298,6 +298,10 @@ pub enum Difference {
     /// The +1 label.
     #[error("the labels map differently: +1 was \"{was}\", now \"{now}\"")]
     Labels { was: String, now: String },
+    /// How the processes trained together (mix mode: the ranks and the
+    /// mixing; every other run: one process or exact mode, which are alike).
+    #[error("the training was {was}, now {now}")]
+    Distributed { was: String, now: String },
 }
 
 fn on(b: bool) -> &'static str {

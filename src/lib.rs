@@ -38,6 +38,7 @@ pub mod cli;
 pub mod cpu;
 pub mod data;
 pub mod decide;
+pub mod distributed;
 pub mod engine;
 pub mod error;
 pub mod float;

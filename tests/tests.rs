@@ -18,6 +18,7 @@ mod gpu;
 mod hostile_device;
 mod interrupt;
 mod loop_exactness;
+mod mpi;
 mod multiclass;
 mod npy;
 mod online;

@@ -196,6 +196,10 @@ fn difference(d: &Difference) -> String {
                 "the labels map differently: +1 was \"{was}\", now \"{now}\" (check --positive)"
             )
         }
+        Difference::Distributed { was, now } => format!(
+            "the training was {was}, now {now} (a --distributed mix run resumes with the same \
+             number of ranks and --mix)"
+        ),
     }
 }
 

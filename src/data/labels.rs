@@ -187,6 +187,22 @@ impl LabelTable {
         &self.classes
     }
 
+    /// A table of `classes` as they are (their counts and first lines), in
+    /// that order, as another table's [`LabelTable::classes`] gave them; a
+    /// text repeated as a label keeps its first entry's id.
+    pub fn from_classes(classes: Vec<ClassLabel>) -> Self {
+        let mut table = LabelTable::default();
+        for c in classes {
+            let key = key_of(&c.text).0;
+            if table.index.contains_key(&key) {
+                continue;
+            }
+            table.index.insert(key, table.classes.len() as u32);
+            table.classes.push(c);
+        }
+        table
+    }
+
     /// The class id of a label text, if it was seen.
     pub fn find(&self, text: &str) -> Option<u32> {
         self.index.get(&key_of(text).0).copied()

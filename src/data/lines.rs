@@ -44,6 +44,13 @@ impl<'p, R: BufRead> LineReader<'p, R> {
         }
     }
 
+    /// A reader of text that starts after line `before` of its file (a part
+    /// of the file read on its own): lines are numbered from `before + 1`,
+    /// and only a file's first line has a byte-order mark.
+    pub fn after_line(reader: R, path: &'p Path, before: u64) -> Self {
+        Self::resume(reader, path, before, MAX_LINE_BYTES, before == 0)
+    }
+
     /// A reader of lines that follow `lines_before` lines already read;
     /// `at_start`: these are the first bytes of the file, whose first line
     /// may start with a byte-order mark.

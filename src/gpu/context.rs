@@ -164,6 +164,17 @@ fn tried() -> String {
 /// Picks an adapter and opens a device with its own limits (not wgpu's
 /// conservative defaults) and `features`.
 pub fn open(request: &AdapterRequest, features: wgpu::Features) -> Result<Gpu> {
+    open_nth(request, None, features)
+}
+
+/// [`open`], taking among the adapters of the best kind the one at `nth`
+/// modulo their number (the processes of a distributed run on one machine
+/// pass their local rank: one GPU each).
+pub fn open_nth(
+    request: &AdapterRequest,
+    nth: Option<usize>,
+    features: wgpu::Features,
+) -> Result<Gpu> {
     let mut candidates: Vec<wgpu::Adapter> = adapters();
     if let Some(name) = &request.name {
         let needle = name.to_lowercase();
@@ -191,7 +202,16 @@ pub fn open(request: &AdapterRequest, features: wgpu::Features) -> Result<Gpu> {
         }
         candidates.sort_by_key(|a| rank(&a.get_info()));
     }
-    let adapter = candidates.swap_remove(0);
+    let pick = match nth {
+        Some(n) => {
+            candidates.sort_by_key(|a| rank(&a.get_info()));
+            let best = rank(&candidates[0].get_info());
+            candidates.retain(|a| rank(&a.get_info()) == best);
+            n % candidates.len()
+        }
+        None => 0,
+    };
+    let adapter = candidates.swap_remove(pick);
     let info = adapter.get_info();
     let missing = features - adapter.features();
     if !missing.is_empty() {

@@ -100,7 +100,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         } else {
             wgpu::Features::empty()
         };
-        let gpu = context::open(&options.adapter, features)?;
+        let gpu = context::open_nth(&options.adapter, options.spread, features)?;
         Self::with_gpu(gpu, data, bias, options)
     }
 

@@ -31,6 +31,9 @@ pub struct GpuOptions {
     pub no_walk: bool,
     /// Iterations (decisions) per walk batch; default 128.
     pub walk_iterations: Option<usize>,
+    /// Among equally good adapters, the one at this index modulo their
+    /// number (a distributed run passes each process's rank on its machine).
+    pub spread: Option<usize>,
 }
 
 impl GpuOptions {

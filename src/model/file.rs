@@ -274,6 +274,7 @@ mod tests {
                     delimiter: Some(";".into()),
                     feature_names: None,
                 }),
+                distributed: None,
                 class_weights: None,
                 early_stopping: None,
             },

@@ -24,7 +24,9 @@ pub use columns::Fitted;
 pub use file::{MAX_MODEL_BYTES, load, parse};
 pub use ovr_file::KIND as ONE_VS_REST_KIND;
 pub use predict::{DecideStats, Predictions};
-pub use training::{ClassTraining, ColumnRef, DataLayout, LabelWeight, TrainingInfo};
+pub use training::{
+    ClassTraining, ColumnRef, DataLayout, DistributedInfo, LabelWeight, TrainingInfo,
+};
 
 /// The `format` field of every model file.
 pub const FORMAT_NAME: &str = "perceptron-model";

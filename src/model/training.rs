@@ -69,6 +69,10 @@ pub struct TrainingInfo {
     /// part, the epoch whose weights the model is. Absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub early_stopping: Option<crate::train::EarlyStopReport>,
+    /// Trained by several processes (`train --distributed`); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<DistributedInfo>,
 }
 
 /// One class's update weight.
@@ -76,6 +80,19 @@ pub struct TrainingInfo {
 pub struct LabelWeight {
     pub label: String,
     pub weight: f64,
+}
+
+/// How a distributed run trained a model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DistributedInfo {
+    /// `exact` (the single-process model, bit for bit) or `mix` (iterative
+    /// parameter mixing, a different algorithm).
+    pub mode: String,
+    /// The number of processes (ranks).
+    pub ranks: usize,
+    /// Mix mode: `uniform` or `errors`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixing: Option<String>,
 }
 
 /// The layout of the training data (see [`TrainingInfo::data_layout`]).
@@ -223,6 +240,7 @@ impl TrainingInfo {
                     .collect()
             }),
             early_stopping: fit.early_stopping.clone(),
+            distributed: None,
         }
     }
 }

@@ -44,6 +44,8 @@ struct CheckpointFile {
     head_mistakes_per_epoch: Vec<Vec<u64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     early_stop: Option<EarlyFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mix: Option<MixRecord>,
 }
 
 /// Early stopping's state in a checkpoint.
@@ -55,6 +57,29 @@ struct EarlyFile {
     best_epoch: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     best_weights: Option<Vec<f64>>,
+}
+
+/// A run in mix mode (`train --distributed mix`): it resumes only as the
+/// same mix (ranks and mixing), and keeps each rank's mistakes per epoch
+/// for the report's bound. Absent from every other checkpoint: exact and
+/// single-process runs resume each other.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixRecord {
+    pub ranks: usize,
+    /// `uniform` or `errors`.
+    pub mixing: String,
+    /// Per completed epoch, each rank's mistakes.
+    pub rank_mistakes: Vec<Vec<u64>>,
+}
+
+impl MixRecord {
+    fn describe(mix: Option<&MixRecord>) -> String {
+        match mix {
+            Some(m) => format!("mix ({}) on {} ranks", m.mixing, m.ranks),
+            None => "one process or exact".to_owned(),
+        }
+    }
 }
 
 /// The pocket state in a checkpoint.
@@ -72,6 +97,16 @@ struct PocketFile {
 
 /// Writes `state` atomically.
 pub fn save<F: Real>(path: &Path, identity: &RunDescription, state: &State<F>) -> Result<()> {
+    save_mix(path, identity, state, None)
+}
+
+/// [`save`] for a run in mix mode, with its record.
+pub fn save_mix<F: Real>(
+    path: &Path,
+    identity: &RunDescription,
+    state: &State<F>,
+    mix: Option<&MixRecord>,
+) -> Result<()> {
     let file = CheckpointFile {
         format: FORMAT_NAME.into(),
         format_version: FORMAT_VERSION,
@@ -99,6 +134,7 @@ pub fn save<F: Real>(path: &Path, identity: &RunDescription, state: &State<F>) -
             best_epoch: e.best.as_ref().map(|(epoch, _)| *epoch),
             best_weights: e.best.as_ref().map(|(_, w)| widen(w)),
         }),
+        mix: mix.cloned(),
     };
     crate::output::write_atomic(path, |w| {
         serde_json::to_writer(&mut *w, &file).map_err(std::io::Error::other)?;
@@ -162,10 +198,34 @@ fn checked_json(path: &Path, text: &str) -> Result<serde_json::Value> {
 /// [`load`] for a checkpoint's text already in memory (`path` is for
 /// messages).
 pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunDescription) -> Result<State<F>> {
+    parse_mix(path, text, expected, None).map(|(s, _)| s)
+}
+
+/// [`parse`] for a run that is in mix mode with `ranks` ranks and
+/// `mixing` (`mix`), or not (`None`): the checkpoint must be of the same
+/// kind. Returns the state and the checkpoint's mix record.
+pub fn parse_mix<F: Real>(
+    path: &Path,
+    text: &str,
+    expected: &RunDescription,
+    mix: Option<(usize, &str)>,
+) -> Result<(State<F>, Option<MixRecord>)> {
     let value = checked_json(path, text)?;
     let file: CheckpointFile = serde_json::from_value(value)
         .map_err(|e| Error::model(path, format!("is corrupt: {e}")))?;
-    let differences = file.identity.differences(expected);
+    let mut differences = file.identity.differences(expected);
+    let was = file.mix.as_ref().map(|m| (m.ranks, m.mixing.as_str()));
+    if was != mix {
+        let now = mix.map(|(ranks, mixing)| MixRecord {
+            ranks,
+            mixing: mixing.to_owned(),
+            rank_mistakes: Vec::new(),
+        });
+        differences.push(crate::error::Difference::Distributed {
+            was: MixRecord::describe(file.mix.as_ref()),
+            now: MixRecord::describe(now.as_ref()),
+        });
+    }
     if !differences.is_empty() {
         return Err(Error::Resume {
             path: path.to_path_buf(),
@@ -241,7 +301,7 @@ pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunDescription) -> Res
             "is corrupt: its epoch, row and counters do not agree",
         ));
     }
-    Ok(State {
+    let state = State {
         weights,
         epoch: file.epoch,
         position: file.position,
@@ -252,7 +312,8 @@ pub fn parse<F: Real>(path: &Path, text: &str, expected: &RunDescription) -> Res
         head_mistakes_in_epoch: file.head_mistakes_in_epoch,
         head_mistakes_per_epoch: file.head_mistakes_per_epoch,
         early,
-    })
+    };
+    Ok((state, file.mix))
 }
 
 fn widen<F: Real>(v: &[F]) -> Vec<f64> {

@@ -17,20 +17,24 @@
 //! with the weights of that moment, so a device computes while the host
 //! walks. When drift makes too many rows uncertain, the loop drops the rest
 //! of the window and asks for a fresh pass from where it is.
+//!
+//! [`run`] drives epochs over the whole data with a
+//! [`Stepper`](super::stepper::Stepper), which walks any stretch of rows.
 
 use std::time::{Duration, Instant};
 
 use crate::certify;
 use crate::data::Dataset;
-use crate::engine::{EngineError, EngineStats, MarginEngine};
+use crate::engine::{EngineError, MarginEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::chooser::Mode;
 use crate::train::early_stop::{self, EarlyState, EarlyStop};
-use crate::train::params::{CheckedParams, PassPolicy};
+use crate::train::params::CheckedParams;
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
+use crate::train::stepper::{Alone, Part, Peers, Reached, Stepper};
 use crate::train::sweep::Loop;
-use crate::train::variant::{self as variants, Pocket, Variant};
+use crate::train::variant as variants;
 
 /// Runs epochs from `state` until convergence, `max_epochs`, the
 /// early-stopping rule (judged on `validation` when it has a validation
@@ -40,168 +44,85 @@ pub fn run<'a, F: Real>(
     validation: Option<&Dataset<F>>,
     params: &CheckedParams,
     state: State<F>,
-    mut engine: Box<dyn MarginEngine<F> + 'a>,
+    engine: Box<dyn MarginEngine<F> + 'a>,
     fallback: Fallback<'_, 'a, F>,
     observer: &mut dyn Observer<F>,
 ) -> Result<Outcome<F>> {
-    let (bias, max_epochs) = (params.bias, params.max_epochs);
-    let heads = if params.multiclass {
-        data.classes.len()
-    } else {
-        1
-    };
-    if params.multiclass && (data.class_ids.len() != data.rows() || heads < 2) {
-        return Err(Error::Usage(format!(
-            "one-vs-rest training needs at least two classes, with a class for every row (found {heads})"
-        )));
-    }
-    let dim = data.cols() + bias as usize;
-    if state.weights.len() != dim * heads {
-        return Err(Error::Usage(format!(
-            "initial weights have {} entries but the data needs {}",
-            state.weights.len(),
-            dim * heads
-        )));
-    }
-    let mut state = state;
-    if heads > 1 && state.head_mistakes_in_epoch.len() != heads {
-        state.head_mistakes_in_epoch = vec![0; heads];
-    }
-    let mut lp = Loop::new(data, bias, heads, state);
-    lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
-    lp.walk_enabled = params.passes != PassPolicy::Windows;
-    lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
-    lp.class_weights = params
-        .class_weight
-        .as_ref()
-        .map(|w| w.resolve(data, heads))
-        .transpose()?;
-    if params.variant == Variant::Averaged && lp.state.average.is_none() {
-        lp.state.average = Some(vec![F::ZERO; dim * heads]);
-    }
-    let mut engines = vec![engine.name()];
-    let mut engine_stats = EngineStats::default();
-    if params.variant == Variant::Pocket && lp.state.pocket.is_none() {
-        // The initial weights are the first pocket.
-        let mistakes = loop {
-            match lp.count_mistakes(engine.as_mut())? {
-                Ok(m) => break m,
-                Err(e) => {
-                    let old = engine.name();
-                    engine = fallback();
-                    lp.stats.fallbacks += 1;
-                    engines.push(engine.name());
-                    observer.on_warning(&format!(
-                        "{old} failed: {e}; continuing on {}",
-                        engine.name()
-                    ));
-                }
-            }
-        };
-        lp.state.pocket = Some(Pocket {
-            weights: lp.state.weights.clone(),
-            mistakes,
-            run: 0,
-            epoch: 0,
-            current_run: 0,
-            current_evaluated: true,
-            evaluations: 1,
-        });
-    }
+    let rows = data.rows();
     let early = params.early_stop.as_ref();
-    if let Some(rule) = early {
-        if rule.validation.is_some() && validation.is_none_or(|v| v.rows() == 0) {
-            return Err(Error::Usage(
-                "early stopping on held-out rows needs them: pass the validation part \
-                 (train::folds::holdout) to Trainer::fit_validated"
-                    .into(),
-            ));
-        }
-        if lp.state.early.is_none() {
-            lp.state.early = Some(EarlyState::default());
-        }
+    if let Some(rule) = early
+        && rule.validation.is_some()
+        && validation.is_none_or(|v| v.rows() == 0)
+    {
+        return Err(Error::Usage(
+            "early stopping on held-out rows needs them: pass the validation part \
+             (train::folds::holdout) to Trainer::fit_validated"
+                .into(),
+        ));
+    }
+    let mut stepper = Stepper::new(data, params, state, Part::whole(rows), engine, fallback)?;
+    stepper.start(&mut Alone, observer)?;
+    if early.is_some() {
+        stepper.adopt_bookkeeping(|s| {
+            s.early.get_or_insert_with(EarlyState::default);
+        });
     }
     let mut epoch_seconds = Vec::new();
     let mut epoch_start = Instant::now();
     let stop = loop {
         // The rule reads the scores of the epochs done, so a run resumed
         // after the epoch that stopped it stops again at once.
-        if let (Some(rule), Some(state)) = (early, &lp.state.early)
+        if let (Some(rule), Some(state)) = (early, &stepper.state().early)
             && rule.stops(&state.scores)
         {
             break Stop::EarlyStopped;
         }
-        if lp.state.mistakes_per_epoch.len() >= max_epochs {
+        if stepper.state().mistakes_per_epoch.len() >= params.max_epochs {
             break Stop::MaxEpochs;
         }
-        match lp.run_epoch(engine.as_mut(), observer)? {
-            EpochEnd::Done => {
-                let m = lp.finish_epoch();
+        match stepper.advance(rows, &mut Alone, observer)? {
+            Reached::End => {
+                let m = stepper.finish_epoch();
                 if let Some(rule) = early {
-                    lp.score_epoch(rule, validation, m);
+                    stepper.score_epoch(rule, validation, m);
                 }
                 epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
-                observer.on_epoch_end(&lp.state)?;
+                observer.on_epoch_end(stepper.state())?;
                 epoch_start = Instant::now();
                 if m == 0 {
                     break Stop::Converged;
                 }
             }
-            EpochEnd::Interrupted => break Stop::Interrupted,
-            EpochEnd::EngineFailed(e) => {
-                let old = engine.name();
-                accumulate(&mut engine_stats, &engine.stats());
-                engine = fallback();
-                lp.inflight.clear();
-                lp.walk_active = false;
-                lp.walker_version = None;
-                lp.stats.fallbacks += 1;
-                engines.push(engine.name());
-                observer.on_warning(&format!(
-                    "{old} failed: {e}; continuing on {} from epoch {}, row {} (no work lost, the result is unchanged)",
-                    engine.name(),
-                    lp.state.epoch + 1,
-                    lp.state.position + 1
-                ));
-            }
+            Reached::Interrupted => break Stop::Interrupted,
         }
     };
-    accumulate(&mut engine_stats, &engine.stats());
-    Ok(Outcome {
-        class_weights: lp.class_weights,
-        state: lp.state,
-        stop,
-        engines,
-        stats: lp.stats,
-        engine_stats,
-        epoch_seconds,
-    })
-}
-
-fn accumulate(total: &mut EngineStats, s: &EngineStats) {
-    total.passes += s.passes;
-    total.rows_evaluated += s.rows_evaluated;
-    total.rows_uncertain += s.rows_uncertain;
-    total.seconds += s.seconds;
+    Ok(stepper.finish(stop, epoch_seconds))
 }
 
 impl<F: Real> Loop<'_, F> {
     /// The weights the variant would return now: the last iterate, the
     /// average of every iterate so far, or the pocket.
-    fn returned_weights(&self) -> Vec<F> {
+    pub(super) fn returned_weights(&self) -> Vec<F> {
         let w = &self.state.weights;
         if let Some(p) = &self.state.pocket {
             return p.weights.clone();
         }
         match &self.state.average {
-            Some(u) if u.len() == w.len() => variants::averaged(w, u, self.state.visits(self.rows)),
+            Some(u) if u.len() == w.len() => {
+                variants::averaged(w, u, self.state.visits(self.part.epoch_rows))
+            }
             _ => w.clone(),
         }
     }
 
     /// Records the score of the epoch just finished with `mistakes`, and
     /// with a validation part keeps the weights of a new best epoch.
-    fn score_epoch(&mut self, rule: &EarlyStop, validation: Option<&Dataset<F>>, mistakes: u64) {
+    pub(super) fn score_epoch(
+        &mut self,
+        rule: &EarlyStop,
+        validation: Option<&Dataset<F>>,
+        mistakes: u64,
+    ) {
         let epoch = self.state.mistakes_per_epoch.len() - 1;
         let held = validation.filter(|_| rule.validation.is_some());
         let (score, weights) = match held {
@@ -210,7 +131,10 @@ impl<F: Real> Loop<'_, F> {
                 let right = early_stop::correct(v, &w, self.bias, self.heads);
                 (right as f64 / v.rows().max(1) as f64, Some(w))
             }
-            None => (-(mistakes as f64 / self.rows.max(1) as f64), None),
+            None => (
+                -(mistakes as f64 / self.part.epoch_rows.max(1) as f64),
+                None,
+            ),
         };
         let state = self.state.early.get_or_insert_with(EarlyState::default);
         let best = state
@@ -227,28 +151,36 @@ impl<F: Real> Loop<'_, F> {
     }
 }
 
-enum EpochEnd {
+/// How a stretch ended.
+pub(super) enum StretchEnd {
     Done,
     Interrupted,
     EngineFailed(EngineError),
 }
 
 impl<F: Real> Loop<'_, F> {
-    fn run_epoch(
+    /// Walks from the current row to [`Loop::end`], or to a stop request
+    /// or an engine failure.
+    pub(super) fn run_stretch(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
         observer: &mut dyn Observer<F>,
-    ) -> Result<EpochEnd> {
-        self.host_bound = engine.certifies().then(|| {
-            certify::Bound::for_weights(&self.state.weights, self.facts.l1_max)
-                .with_margin(self.tau)
-        });
-        while self.state.position < self.rows {
+    ) -> Result<StretchEnd> {
+        if self.host_bound.is_none() && engine.certifies() {
+            // Fresh at each epoch (a subnormal weight's flush term is sticky
+            // until then) and after weights came from elsewhere.
+            self.host_bound = Some(
+                certify::Bound::for_weights(&self.state.weights, self.facts.l1_max)
+                    .with_margin(self.tau),
+            );
+        }
+        while self.state.position < self.end {
             if observer.should_stop() {
                 if let Err(e) = self.end_walk(engine) {
-                    return Ok(EpochEnd::EngineFailed(e));
+                    return Ok(StretchEnd::EngineFailed(e));
                 }
-                return Ok(EpochEnd::Interrupted);
+                return Ok(StretchEnd::Interrupted);
             }
             if let Some(notice) = engine.take_notice() {
                 observer.on_warning(&notice);
@@ -258,28 +190,28 @@ impl<F: Real> Loop<'_, F> {
             if !engine.certifies() {
                 // The textbook loop: every margin by the reference dot.
                 let end = pos + self.window(engine, pos);
-                if let Err(e) = self.walk_host(engine, end)? {
-                    return Ok(EpochEnd::EngineFailed(e));
+                if let Err(e) = self.walk_host(engine, peers, end)? {
+                    return Ok(StretchEnd::EngineFailed(e));
                 }
-                observer.on_progress(self.state.epoch, self.state.position, self.rows);
+                observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }
             let (mode, stretch) = self.modes.next();
             if mode == Mode::Host {
                 // The host alone, with its fast certified margins.
                 if let Err(e) = self.end_walk(engine) {
-                    return Ok(EpochEnd::EngineFailed(e));
+                    return Ok(StretchEnd::EngineFailed(e));
                 }
                 // Draining the engine's walk is the engine's cost, not the
                 // host's: the host's stretch is timed from here.
                 let t0 = Instant::now();
-                let end = (pos + stretch.min(self.work_cap)).min(self.rows);
-                if let Err(e) = self.walk_host(engine, end)? {
-                    return Ok(EpochEnd::EngineFailed(e));
+                let end = (pos + stretch.min(self.work_cap)).min(self.end);
+                if let Err(e) = self.walk_host(engine, peers, end)? {
+                    return Ok(StretchEnd::EngineFailed(e));
                 }
                 self.modes
                     .measured(Mode::Host, t0.elapsed().as_secs_f64(), end - pos);
-                observer.on_progress(self.state.epoch, self.state.position, self.rows);
+                observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }
             if self.walks(engine) {
@@ -289,26 +221,26 @@ impl<F: Real> Loop<'_, F> {
                     .trial_budget()
                     .and_then(|b| Duration::try_from_secs_f64(b).ok())
                     .and_then(|b| t0.checked_add(b));
-                match self.walk_device(engine, observer, stretch, deadline)? {
+                match self.walk_device(engine, peers, observer, stretch, deadline)? {
                     Ok(()) => {}
-                    Err(e) => return Ok(EpochEnd::EngineFailed(e)),
+                    Err(e) => return Ok(StretchEnd::EngineFailed(e)),
                 }
                 self.modes.measured(
                     Mode::Engine,
                     t0.elapsed().as_secs_f64(),
                     self.state.position - pos,
                 );
-                observer.on_progress(self.state.epoch, self.state.position, self.rows);
+                observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }
             if self.inflight.is_empty() && !self.weights_safe() {
                 // Weights this large could overflow on a device: the host
                 // decides every row until they are handed out again.
-                let end = (pos + self.work_cap).min(self.rows);
-                if let Err(e) = self.walk_host(engine, end)? {
-                    return Ok(EpochEnd::EngineFailed(e));
+                let end = (pos + self.work_cap).min(self.end);
+                if let Err(e) = self.walk_host(engine, peers, end)? {
+                    return Ok(StretchEnd::EngineFailed(e));
                 }
-                observer.on_progress(self.state.epoch, self.state.position, self.rows);
+                observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }
             // Collect the pass that starts here, dropping any stale one.
@@ -316,7 +248,7 @@ impl<F: Real> Loop<'_, F> {
                 if self.inflight.is_empty()
                     && let Err(e) = self.submit(engine, pos)
                 {
-                    return Ok(EpochEnd::EngineFailed(e));
+                    return Ok(StretchEnd::EngineFailed(e));
                 }
 
                 let Some(front) = self.inflight.pop_front() else {
@@ -325,25 +257,25 @@ impl<F: Real> Loop<'_, F> {
                 self.slack
                     .resize((front.end - front.start) * self.heads, 0.0);
                 if let Err(e) = engine.collect(&mut self.slack) {
-                    return Ok(EpochEnd::EngineFailed(e));
+                    return Ok(StretchEnd::EngineFailed(e));
                 }
                 if front.start == pos {
                     break front;
                 }
             };
-            match self.walk(engine, &pass)? {
+            match self.walk(engine, peers, &pass)? {
                 Ok(()) => {}
-                Err(e) => return Ok(EpochEnd::EngineFailed(e)),
+                Err(e) => return Ok(StretchEnd::EngineFailed(e)),
             }
             self.modes.measured(
                 Mode::Engine,
                 t0.elapsed().as_secs_f64(),
                 self.state.position - pos,
             );
-            observer.on_progress(self.state.epoch, self.state.position, self.rows);
+            observer.on_progress(self.state.epoch, self.state.position, self.end);
         }
-        // Passes for rows beyond this epoch's end cannot exist: windows stop
-        // at the last row.
-        Ok(EpochEnd::Done)
+        // Passes for rows beyond the stretch cannot exist: windows stop at
+        // its end.
+        Ok(StretchEnd::Done)
     }
 }

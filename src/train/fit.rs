@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::float::Real;
 use crate::train::early_stop::EarlyStopReport;
 use crate::train::params::CheckedParams;
-use crate::train::state::{Fallback, LoopStats, Observer, Silent, State, Stop};
+use crate::train::state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};
 use crate::train::theory::{self, Theory};
 use crate::train::variant::{self, Variant};
 
@@ -121,123 +121,134 @@ pub fn fit_validated<'a, F: Real>(
 ) -> Result<Fit<F>> {
     let t0 = Instant::now();
     let out = super::epoch::run(data, validation, params, state, engine, fallback, observer)?;
-
     let seconds = t0.elapsed().as_secs_f64();
-    let last = &out.state.weights;
-    let (weights, pocket) = match params.variant {
-        Variant::Classic => (last.clone(), None),
-        Variant::Averaged => {
-            let u = out.state.average.as_deref().unwrap_or(&[]);
-            let visits = out.state.visits(data.rows());
-            (
-                if u.len() == last.len() {
-                    variant::averaged(last, u, visits)
-                } else {
-                    last.clone()
-                },
-                None,
-            )
-        }
-        Variant::Pocket => match &out.state.pocket {
-            Some(p) => (
-                p.weights.clone(),
-                Some(PocketReport {
-                    epoch: p.epoch,
-                    mistakes: p.mistakes,
-                    training_accuracy: 1.0 - p.mistakes as f64 / data.rows().max(1) as f64,
-                    evaluations: p.evaluations,
-                }),
-            ),
-            None => (last.clone(), None),
+    let heads = params.heads(data.classes.len());
+    let bias = params.bias;
+    let validation_rows = validation.map(|v| v.rows());
+    Ok(Fit::from_outcome(
+        out,
+        params,
+        data.rows(),
+        validation_rows,
+        seconds,
+        |w| {
+            if heads > 1 {
+                let dim = data.cols() + bias as usize;
+                let per_head = (0..heads)
+                    .map(|h| theory::analyse_head(data, &w[h * dim..(h + 1) * dim], bias, h, heads))
+                    .collect();
+                (theory::analyse_ovr(data, w, bias, heads), per_head)
+            } else {
+                (theory::analyse(data, w, bias), Vec::new())
+            }
         },
-    };
-    // With a validation part, the model is the best epoch's weights.
-    let weights = match out.state.early.as_ref().and_then(|e| e.best.as_ref()) {
-        Some((_, best)) => best.clone(),
-        None => weights,
-    };
-    let early_stopping = params.early_stop.as_ref().map(|rule| {
-        let empty = crate::train::early_stop::EarlyState::default();
-        EarlyStopReport::of(
-            rule,
-            out.state.early.as_ref().unwrap_or(&empty),
-            validation
-                .filter(|_| rule.validation.is_some())
-                .map(|v| v.rows()),
-            out.stop == Stop::EarlyStopped,
-        )
-    });
-    let heads = if params.multiclass {
-        data.classes.len()
-    } else {
-        1
-    };
-    let (theory, head_theory) = if heads > 1 {
-        let dim = data.cols() + params.bias as usize;
-        let per_head = (0..heads)
-            .map(|h| {
-                theory::analyse_head(
-                    data,
-                    &weights[h * dim..(h + 1) * dim],
-                    params.bias,
-                    h,
-                    heads,
+    ))
+}
+
+impl<F: Real> Fit<F> {
+    /// The fit a finished loop's `out` stands for: the weights its variant
+    /// returns (`rows`: the row visits of one epoch, for the average; with
+    /// early stopping on `validation_rows` held-out rows, the best epoch's
+    /// weights), and the theorem's figures of them from `analyse` (overall,
+    /// and per head for one-vs-rest), which holds the data.
+    pub fn from_outcome(
+        out: Outcome<F>,
+        params: &CheckedParams,
+        rows: usize,
+        validation_rows: Option<usize>,
+        seconds: f64,
+        analyse: impl FnOnce(&[F]) -> (Theory, Vec<Theory>),
+    ) -> Fit<F> {
+        let last = &out.state.weights;
+        let (weights, pocket) = match params.variant {
+            Variant::Classic => (last.clone(), None),
+            Variant::Averaged => {
+                let u = out.state.average.as_deref().unwrap_or(&[]);
+                let visits = out.state.visits(rows);
+                (
+                    if u.len() == last.len() {
+                        variant::averaged(last, u, visits)
+                    } else {
+                        last.clone()
+                    },
+                    None,
                 )
-            })
-            .collect();
-        (
-            theory::analyse_ovr(data, &weights, params.bias, heads),
-            per_head,
-        )
-    } else {
-        (theory::analyse(data, &weights, params.bias), Vec::new())
-    };
-    let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
-    let (theory, head_theory) = match &out.class_weights {
-        None => (
-            theory.with_margin(tau),
-            head_theory
-                .into_iter()
-                .map(|t| t.with_margin(tau))
-                .collect(),
-        ),
-        Some(c) => {
-            // The theorem for each head's own weights; a binary run's one
-            // head is the whole run.
-            let (lo, hi) = c.range(0);
-            (
-                theory.with_class_weights(tau, lo, hi),
+            }
+            Variant::Pocket => match &out.state.pocket {
+                Some(p) => (
+                    p.weights.clone(),
+                    Some(PocketReport {
+                        epoch: p.epoch,
+                        mistakes: p.mistakes,
+                        training_accuracy: 1.0 - p.mistakes as f64 / rows.max(1) as f64,
+                        evaluations: p.evaluations,
+                    }),
+                ),
+                None => (last.clone(), None),
+            },
+        };
+        // With a validation part, the model is the best epoch's weights.
+        let weights = match out.state.early.as_ref().and_then(|e| e.best.as_ref()) {
+            Some((_, best)) => best.clone(),
+            None => weights,
+        };
+        let early_stopping = params.early_stop.as_ref().map(|rule| {
+            let empty = crate::train::early_stop::EarlyState::default();
+            EarlyStopReport::of(
+                rule,
+                out.state.early.as_ref().unwrap_or(&empty),
+                validation_rows.filter(|_| rule.validation.is_some()),
+                out.stop == Stop::EarlyStopped,
+            )
+        });
+        let (theory, head_theory) = analyse(&weights);
+        let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
+        let (theory, head_theory) = match &out.class_weights {
+            None => (
+                theory.with_margin(tau),
                 head_theory
                     .into_iter()
-                    .enumerate()
-                    .map(|(h, t)| {
-                        let (lo, hi) = c.range(h);
-                        t.with_class_weights(tau, lo, hi)
-                    })
+                    .map(|t| t.with_margin(tau))
                     .collect(),
-            )
+            ),
+            Some(c) => {
+                // The theorem for each head's own weights; a binary run's one
+                // head is the whole run.
+                let (lo, hi) = c.range(0);
+                (
+                    theory.with_class_weights(tau, lo, hi),
+                    head_theory
+                        .into_iter()
+                        .enumerate()
+                        .map(|(h, t)| {
+                            let (lo, hi) = c.range(h);
+                            t.with_class_weights(tau, lo, hi)
+                        })
+                        .collect(),
+                )
+            }
+        };
+        Fit {
+            head_theory,
+            variant: params.variant,
+            last_weights: last.clone(),
+            pocket,
+            weights,
+            bias: params.bias,
+            mistakes_per_epoch: out.state.mistakes_per_epoch.clone(),
+            stop: out.stop,
+            engines: out.engines,
+            loop_stats: out.stats,
+            engine_stats: out.engine_stats,
+            theory,
+            seconds,
+            epoch_seconds: out.epoch_seconds,
+            class_weights: out.class_weights.map(|c| c.labels),
+            early_stopping,
+            state: out.state,
+            backend_note: None,
         }
-    };
-    Ok(Fit {
-        head_theory,
-        variant: params.variant,
-        last_weights: last.clone(),
-        pocket,
-        weights,
-        bias: params.bias,
-        mistakes_per_epoch: out.state.mistakes_per_epoch.clone(),
-        stop: out.stop,
-        engines: out.engines,
-        loop_stats: out.stats,
-        engine_stats: out.engine_stats,
-        theory,
-        seconds,
-        epoch_seconds: out.epoch_seconds,
-        class_weights: out.class_weights.map(|c| c.labels),
-        early_stopping,
-        state: out.state,
-        backend_note: None,
-    })
+    }
 }
 
 /// Trains with the reference engine: the textbook sequential algorithm.

@@ -13,6 +13,7 @@ use crate::float::Real;
 use crate::reference;
 use crate::train::chooser::Modes;
 use crate::train::state::{LoopStats, State};
+use crate::train::stepper::{Part, Peers};
 use crate::train::variant;
 
 /// A pass submitted and not yet collected, with the weights it used.
@@ -68,6 +69,11 @@ pub(super) struct Loop<'d, F> {
     /// Perceptrons trained together (one-vs-rest classes; 1 for binary).
     pub(super) heads: usize,
     pub(super) rows: usize,
+    /// Where the walks stop: the end of the epoch, or of the stretch a
+    /// caller asked for ([`super::stepper::Stepper::advance`]).
+    pub(super) end: usize,
+    /// Where these rows sit in the epoch (all of it, in one process).
+    pub(super) part: Part,
     pub(super) state: State<F>,
     /// The rows' norms and which rows must never be settled by slack
     /// (`certify::needs_host`).
@@ -104,10 +110,21 @@ pub(super) struct Loop<'d, F> {
     /// The version the walker's copy of the weights is known to equal
     /// (verified bit for bit, or uploaded); `None` if unknown.
     pub(super) walker_version: Option<u64>,
+    /// When kept: every update since it was last drained, as (row, head).
+    pub(super) update_log: Option<Vec<(usize, usize)>>,
+    /// The certified scan's window ([`super::scan`]) and its next length.
+    pub(super) scan: Option<crate::train::scan::ScanWindow<F>>,
+    pub(super) scan_len: usize,
 }
 
 impl<'d, F: Real> Loop<'d, F> {
-    pub(super) fn new(data: &'d Dataset<F>, bias: bool, heads: usize, state: State<F>) -> Self {
+    pub(super) fn new(
+        data: &'d Dataset<F>,
+        bias: bool,
+        heads: usize,
+        state: State<F>,
+        part: Part,
+    ) -> Self {
         let rows = data.rows();
         let facts = data.facts(bias);
         Loop {
@@ -116,6 +133,8 @@ impl<'d, F: Real> Loop<'d, F> {
             dim: data.cols() + bias as usize,
             heads,
             rows,
+            end: rows,
+            part,
             state,
             facts,
             inflight: VecDeque::new(),
@@ -145,6 +164,9 @@ impl<'d, F: Real> Loop<'d, F> {
             walk_active: false,
             weights_version: 0,
             walker_version: None,
+            update_log: None,
+            scan: None,
+            scan_len: 0,
         }
     }
 
@@ -175,7 +197,7 @@ impl<'d, F: Real> Loop<'d, F> {
             .min(self.work_cap)
             .max(1)
             .min(engine.max_pass().max(1));
-        w.min(self.rows - from)
+        w.min(self.end - from)
     }
 
     pub(super) fn submit(
@@ -203,9 +225,11 @@ impl<'d, F: Real> Loop<'d, F> {
 
     /// Applies the decision for row `i`: the update on a mistake (keeping
     /// the drift relative to `pass_weights`), and each variant's bookkeeping.
+    /// A pocket evaluation counts over the whole data through `peers`.
     pub(super) fn commit(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
         i: usize,
         h: usize,
         mistake: bool,
@@ -215,7 +239,9 @@ impl<'d, F: Real> Loop<'d, F> {
             self.update(i, h, pass_weights)?;
             let dim = self.dim;
             if let Some(u) = &mut self.state.average {
-                let c = self.state.epoch as u64 * self.rows as u64 + i as u64 + 1;
+                let c = self.state.epoch as u64 * self.part.epoch_rows as u64
+                    + self.part.position(i) as u64
+                    + 1;
                 let y = self.data.label_for(h, self.heads, i);
                 variant::accumulate_weighted(
                     &mut u[h * dim..(h + 1) * dim],
@@ -227,41 +253,72 @@ impl<'d, F: Real> Loop<'d, F> {
                 )?;
             }
             if let Some(p) = &mut self.state.pocket {
-                p.current_run = 0;
-                p.current_evaluated = false;
+                p.on_mistake();
             }
             return Ok(Ok(()));
         }
         let Some(p) = &mut self.state.pocket else {
             return Ok(Ok(()));
         };
-        p.current_run += 1;
-        if p.current_evaluated || p.current_run <= p.run {
+        if p.due_within(1).is_none() {
+            p.current_run += 1;
             return Ok(Ok(()));
         }
-        p.current_evaluated = true;
-        let mistakes = match self.count_mistakes(engine)? {
+        // Nothing is changed before the count: after an engine failure the
+        // row is committed again, on the next engine.
+        let mistakes = match self.total_mistakes(engine, peers)? {
             Ok(m) => m,
-            Err(e) => {
-                // Evaluate again on the next engine.
-                if let Some(p) = &mut self.state.pocket {
-                    p.current_evaluated = false;
-                    p.current_run -= 1;
-                }
-                return Ok(Err(e));
-            }
+            Err(e) => return Ok(Err(e)),
         };
         let (epoch, weights) = (self.state.epoch, &self.state.weights);
         if let Some(p) = &mut self.state.pocket {
-            p.evaluations += 1;
-            if mistakes < p.mistakes {
-                p.weights.clone_from(weights);
-                p.mistakes = mistakes;
-                p.run = p.current_run;
-                p.epoch = epoch;
-            }
+            p.current_run += 1;
+            p.evaluated(weights, mistakes, epoch);
         }
         Ok(Ok(()))
+    }
+
+    /// `rows` rows that follow, decided elsewhere, are certainly correct
+    /// under the current weights (for every head): the pocket's run grows by
+    /// them, with the evaluation that falls due among them.
+    pub(super) fn commit_correct(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
+        rows: u64,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        let Some(p) = &mut self.state.pocket else {
+            return Ok(Ok(()));
+        };
+        let Some(k) = p.due_within(rows) else {
+            p.current_run += rows;
+            return Ok(Ok(()));
+        };
+        let mistakes = match self.total_mistakes(engine, peers)? {
+            Ok(m) => m,
+            Err(e) => return Ok(Err(e)),
+        };
+        let (epoch, weights) = (self.state.epoch, &self.state.weights);
+        if let Some(p) = &mut self.state.pocket {
+            p.current_run += k;
+            p.evaluated(weights, mistakes, epoch);
+            p.current_run += rows - k;
+        }
+        Ok(Ok(()))
+    }
+
+    /// Training mistakes of the current weights over the whole data: these
+    /// rows' count, completed by `peers`.
+    pub(super) fn total_mistakes(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
+    ) -> Result<std::result::Result<u64, EngineError>> {
+        let held = match self.count_mistakes(engine)? {
+            Ok(m) => m,
+            Err(e) => return Ok(Err(e)),
+        };
+        peers.total_mistakes(&self.state.weights, held).map(Ok)
     }
 
     /// Training mistakes (y·s <= 0) of the current weights over every row,
@@ -271,11 +328,8 @@ impl<'d, F: Real> Loop<'d, F> {
         &mut self,
         engine: &mut dyn MarginEngine<F>,
     ) -> Result<std::result::Result<u64, EngineError>> {
-        while let Some(stale) = self.inflight.pop_front() {
-            self.eval_slack.resize(stale.end - stale.start, 0.0);
-            if let Err(e) = engine.collect(&mut self.eval_slack) {
-                return Ok(Err(e));
-            }
+        if let Err(e) = self.drain_inflight(engine) {
+            return Ok(Err(e));
         }
         self.stats.pocket_evaluations += 1;
         let data = self.data;
@@ -333,7 +387,7 @@ impl<'d, F: Real> Loop<'d, F> {
                             return Err(Error::Train(format!(
                                 "{}: row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
                                 data.source.display(),
-                                i + 1,
+                                self.part.position(i) + 1,
                                 F::PRECISION
                             )));
                         }
@@ -377,7 +431,7 @@ impl<'d, F: Real> Loop<'d, F> {
                 "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use f64 precision",
                 self.data.source.display(),
                 self.state.epoch + 1,
-                i + 1,
+                self.part.position(i) + 1,
                 F::PRECISION
             )));
         }
@@ -389,14 +443,18 @@ impl<'d, F: Real> Loop<'d, F> {
     pub(super) fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
         self.state.mistakes_in_epoch += 1;
         self.weights_version += 1;
+        if let Some(log) = &mut self.update_log {
+            log.push((i, h));
+        }
         if self.heads > 1 {
             self.state.head_mistakes_in_epoch[h] += 1;
         }
         let data = self.data;
         let row = data.features.row(i);
         let dim = self.dim;
+        let tracks_scan = self.scan_tracks();
         let w = &mut self.state.weights[h * dim..(h + 1) * dim];
-        if pass_weights.is_some() {
+        if pass_weights.is_some() || tracks_scan {
             // The touched coordinates' values before the update.
             self.before.clear();
             reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
@@ -411,7 +469,7 @@ impl<'d, F: Real> Loop<'d, F> {
                 "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use f64 precision",
                 data.source.display(),
                 self.state.epoch + 1,
-                i + 1,
+                self.part.position(i) + 1,
                 o.coordinate + 1,
                 F::PRECISION
             )));
@@ -419,6 +477,9 @@ impl<'d, F: Real> Loop<'d, F> {
         let subnormal = reference::touched_subnormal(w, row, self.bias);
         if let Some(base) = pass_weights {
             self.record_drift(row, h, base);
+        }
+        if tracks_scan {
+            self.scan_follow_update(row, h);
         }
         if let Some(b) = &mut self.host_bound {
             // A subnormal weight adds the flush term (sticky until the next epoch).

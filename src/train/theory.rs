@@ -91,13 +91,55 @@ pub fn analyse_head<F: Real>(
     head: usize,
     heads: usize,
 ) -> Theory {
+    tally_head(data, w, bias, head, heads).theory(w)
+}
+
+/// What the theorem's figures are made of, over some rows: combined over
+/// the parts of a dataset held apart (the largest radius, the smallest
+/// margin, the sums of the counts), it gives the whole's [`Theory`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tally {
+    /// max ||x~_i||.
+    pub radius: f64,
+    /// min y_i w~·x~_i, in f64 (infinity over no rows), when every row is
+    /// right; after a wrong row it is not computed further (no margin is
+    /// reported then, here or combined with other parts).
+    pub min_margin: f64,
+    pub correct: usize,
+    pub rows: usize,
+}
+
+impl Tally {
+    /// The figures of weights `w` over the rows tallied.
+    pub fn theory<F: Real>(&self, w: &[F]) -> Theory {
+        let norm = w
+            .iter()
+            .map(|v| v.to_f64() * v.to_f64())
+            .sum::<f64>()
+            .sqrt();
+        let rows = self.rows;
+        let separates = self.correct == rows && rows > 0 && norm > 0.0 && self.min_margin > 0.0;
+        let margin = separates.then(|| self.min_margin / norm);
+        Theory {
+            radius: self.radius,
+            margin,
+            mistake_bound: margin.map(|g| (self.radius / g).powi(2)),
+            correct: self.correct,
+            rows,
+        }
+    }
+}
+
+/// The [`Tally`] of head `head` of `heads` over `data`'s rows.
+pub fn tally_head<F: Real>(
+    data: &Dataset<F>,
+    w: &[F],
+    bias: bool,
+    head: usize,
+    heads: usize,
+) -> Tally {
     let rows = data.rows();
     let radius = crate::data::stats::radius(&data.features, bias);
-    let norm = w
-        .iter()
-        .map(|v| v.to_f64() * v.to_f64())
-        .sum::<f64>()
-        .sqrt();
     // Predictions decided exactly but fast: a certified 8-lane margin, and
     // the reference dot only where that is not certain. Rows are judged in
     // parallel: a count and a minimum do not depend on the order.
@@ -135,13 +177,9 @@ pub fn analyse_head<F: Real>(
             || (0, true, f64::INFINITY),
             |a, b| (a.0 + b.0, a.1 && b.1, a.2.min(b.2)),
         );
-    let separates = correct == rows && rows > 0 && norm > 0.0 && min_margin > 0.0;
-    let margin = separates.then(|| min_margin / norm);
-    let mistake_bound = margin.map(|g| (radius / g).powi(2));
-    Theory {
+    Tally {
         radius,
-        margin,
-        mistake_bound,
+        min_margin,
         correct,
         rows,
     }
@@ -183,6 +221,18 @@ fn margin_f64<F: Real>(w: &[F], row: crate::data::Row<'_, F>, bias: bool) -> f64
 /// (ties to the lowest class index, as [`crate::reference::argmax`]), with the
 /// radius; per-class figures come from [`analyse_head`].
 pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) -> Theory {
+    let t = tally_ovr(data, w, bias, heads);
+    Theory {
+        radius: t.radius,
+        margin: None,
+        mistake_bound: None,
+        correct: t.correct,
+        rows: t.rows,
+    }
+}
+
+/// [`analyse_ovr`]'s counts over `data`'s rows (no margin: infinity).
+pub fn tally_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) -> Tally {
     let dim = data.cols() + bias as usize;
     let correct = (0..data.rows())
         .into_par_iter()
@@ -199,10 +249,9 @@ pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize
             },
         )
         .sum();
-    Theory {
+    Tally {
         radius: crate::data::stats::radius(&data.features, bias),
-        margin: None,
-        mistake_bound: None,
+        min_margin: f64::INFINITY,
         correct,
         rows: data.rows(),
     }

@@ -106,6 +106,57 @@ pub struct Pocket<F> {
     pub evaluations: u64,
 }
 
+impl<F: Real> Pocket<F> {
+    /// The pocket of the initial weights, whose training mistakes are
+    /// `mistakes`: evaluated already, with a run of 0.
+    pub fn initial(weights: Vec<F>, mistakes: u64) -> Self {
+        Pocket {
+            weights,
+            mistakes,
+            run: 0,
+            epoch: 0,
+            current_run: 0,
+            current_evaluated: true,
+            evaluations: 1,
+        }
+    }
+
+    /// The current weights made a mistake: they change, and the new ones
+    /// start a run of their own.
+    pub fn on_mistake(&mut self) {
+        self.current_run = 0;
+        self.current_evaluated = false;
+    }
+
+    /// Of the next `rows` rows the current weights classify correctly, the
+    /// 1-based one after which they are due for evaluation (their run then
+    /// first exceeds the pocket's), if any.
+    pub fn due_within(&self, rows: u64) -> Option<u64> {
+        if self.current_evaluated {
+            return None;
+        }
+        // The run never exceeds the pocket's without an evaluation, so the
+        // row is at least the next one.
+        let k = (self.run + 1).saturating_sub(self.current_run).max(1);
+        (k <= rows).then_some(k)
+    }
+
+    /// The current weights `weights`, at epoch `epoch`, make `mistakes`
+    /// training mistakes: they replace the pocket if they make strictly
+    /// fewer (the ratchet).
+    pub fn evaluated(&mut self, weights: &[F], mistakes: u64, epoch: usize) {
+        self.current_evaluated = true;
+        self.evaluations += 1;
+        if mistakes < self.mistakes {
+            self.weights.clear();
+            self.weights.extend_from_slice(weights);
+            self.mistakes = mistakes;
+            self.run = self.current_run;
+            self.epoch = epoch;
+        }
+    }
+}
+
 /// The averaged-perceptron accumulator update for a mistake at 1-based
 /// visit `c` on `row` with label `y`.
 pub fn accumulate<F: Real>(u: &mut [F], row: Row<'_, F>, y: i8, c: u64, bias: bool) -> Result<()> {

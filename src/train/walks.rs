@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::float::Real;
 use crate::reference;
 use crate::train::state::Observer;
+use crate::train::stepper::Peers;
 use crate::train::sweep::{InFlight, Loop};
 
 /// Abandon a window once this many rows in it fell back to a dot product
@@ -58,6 +59,7 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn walk_device(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
         observer: &mut dyn Observer<F>,
         stretch: usize,
         deadline: Option<Instant>,
@@ -68,13 +70,13 @@ impl<F: Real> Loop<'_, F> {
             if let Err(e) = self.end_walk(engine) {
                 return Ok(Err(e));
             }
-            let end = (self.state.position + self.work_cap).min(self.rows);
-            return self.walk_host(engine, end);
+            let end = (self.state.position + self.work_cap).min(self.end);
+            return self.walk_host(engine, peers, end);
         }
         if !self.walk_active {
             let start = WalkStart {
                 position: self.state.position,
-                end: self.rows,
+                end: self.end,
                 weights: &self.state.weights,
                 resync: self.walker_version != Some(self.weights_version),
                 tau: self.tau,
@@ -92,7 +94,7 @@ impl<F: Real> Loop<'_, F> {
         // The chooser's stretch (the walk goes on between stretches), and
         // never more than about 2^26 multiply-adds, for stop requests.
         let stretch = self.work_cap.min(stretch);
-        let target = (self.state.position + stretch).min(self.rows);
+        let target = (self.state.position + stretch).min(self.end);
         // A walker must move: a batch may end where it started, but not
         // many in a row.
         let mut stalled = 0;
@@ -115,9 +117,7 @@ impl<F: Real> Loop<'_, F> {
                     self.state.position
                 ))));
             }
-            if batch.start != self.state.position
-                || batch.end < batch.start
-                || batch.end > self.rows
+            if batch.start != self.state.position || batch.end < batch.start || batch.end > self.end
             {
                 return Ok(Err(EngineError(format!(
                     "the walk returned rows {}..{} while the loop is at row {}",
@@ -142,7 +142,7 @@ impl<F: Real> Loop<'_, F> {
                     self.stats.certified_mistakes += 1;
                     (true, false)
                 };
-                if let Err(e) = self.commit(engine, i, 0, mistake, None)? {
+                if let Err(e) = self.commit(engine, peers, i, 0, mistake, None)? {
                     return Ok(Err(e));
                 }
                 self.state.position = i + 1;
@@ -213,6 +213,7 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn walk(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
         pass: &InFlight<F>,
     ) -> Result<std::result::Result<(), EngineError>> {
         let dim = self.dim;
@@ -228,7 +229,7 @@ impl<F: Real> Loop<'_, F> {
         let mut mistakes = 0u64;
         let mut next_considered = false;
         while i < pass.end {
-            if !next_considered && self.inflight.is_empty() && i >= half && pass.end < self.rows {
+            if !next_considered && self.inflight.is_empty() && i >= half && pass.end < self.end {
                 next_considered = true;
                 if self.weights_safe()
                     && let Err(e) = self.submit(engine, pass.end)
@@ -276,7 +277,7 @@ impl<F: Real> Loop<'_, F> {
                 };
                 mistakes += mistake as u64;
                 let base = &pass.weights[h * dim..(h + 1) * dim];
-                if let Err(e) = self.commit(engine, i, h, mistake, Some(base))? {
+                if let Err(e) = self.commit(engine, peers, i, h, mistake, Some(base))? {
                     return Ok(Err(e));
                 }
             }
@@ -327,6 +328,7 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn walk_host(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
         end: usize,
     ) -> Result<std::result::Result<(), EngineError>> {
         let mut i = self.state.position;
@@ -343,7 +345,7 @@ impl<F: Real> Loop<'_, F> {
                     None => break,
                     Some(Settled::Mistake) => {
                         self.stats.host_certified += 1;
-                        if let Err(e) = self.commit(engine, i, 0, true, None)? {
+                        if let Err(e) = self.commit(engine, peers, i, 0, true, None)? {
                             return Ok(Err(e));
                         }
                         i += 1;
@@ -357,7 +359,7 @@ impl<F: Real> Loop<'_, F> {
             self.data.features.prefetch_row(i + 1);
             for h in 0..self.heads {
                 let mistake = self.host_decides(i, h)?;
-                if let Err(e) = self.commit(engine, i, h, mistake, None)? {
+                if let Err(e) = self.commit(engine, peers, i, h, mistake, None)? {
                     return Ok(Err(e));
                 }
             }

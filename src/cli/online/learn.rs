@@ -224,6 +224,7 @@ impl<F: Real> Run<'_, F> {
             )),
             class_weights: None,
             early_stopping: None,
+            distributed: None,
         };
         Model::binary(weights, l.has_bias(), self.rule.map(), training)
     }

@@ -20,6 +20,8 @@ Examples:
   perceptron train data/breast_cancer.csv --class-weight balanced
   perceptron train data/breast_cancer.csv --class-weight=-1=2,1=1   weight class -1 twice
   perceptron train big.svm --resume model.checkpoint.json   continue an interrupted run
+  perceptron train 'parts/*.svm' -o m.json  several files (shards) as one dataset
+  mpirun -np 4 perceptron train big.pbin --distributed exact -o m.json   on 4 processes
 
 Ctrl-C, SIGTERM or SIGHUP stops at the next safe point and saves the exact
 training state (see --checkpoint); a second one stops at once.
@@ -48,9 +50,12 @@ state was saved for --resume).";
 #[command(group(clap::ArgGroup::new("seeded").args(["shuffle", "validation_fraction"]).multiple(true)))]
 pub struct TrainArgs {
     /// Data file (CSV or LIBSVM, optionally .gz, binary .pbin, or .npy; `-`
-    /// reads standard input). Omit it to train on the bundled UCI digits
-    /// 3-vs-5 dataset.
-    pub data: Option<PathBuf>,
+    /// reads standard input). Several files, or a quoted pattern such as
+    /// 'parts/*.svm' (matched in sorted order), are one dataset: their rows
+    /// in the order given (shards). Omit it to train on the bundled UCI
+    /// digits 3-vs-5 dataset.
+    #[arg(value_name = "DATA")]
+    pub data: Vec<PathBuf>,
 
     /// Where to save the model (JSON) [default: model.json, in the current
     /// directory]. Written atomically: an existing file is only replaced by
@@ -165,11 +170,45 @@ pub struct TrainArgs {
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
 
+    /// Train on several processes, launched by `mpirun` or `srun` (needs a
+    /// build with `--features mpi`): `exact` gives the single-process model
+    /// bit for bit for any number of processes; `mix` is iterative
+    /// parameter mixing, a different algorithm that scales almost linearly
+    /// (classic, --margin and --multiclass only). Rank 0 writes the model,
+    /// checkpoints and report. --scale, --class-weight and early stopping
+    /// need one process and are refused.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub distributed: Option<DistributedArg>,
+
+    /// How --distributed mix mixes the processes' weights after each epoch:
+    /// `uniform` (each 1/K) or `errors` (by each one's share of the epoch's
+    /// mistakes).
+    #[arg(long, value_enum, value_name = "HOW", requires = "distributed")]
+    pub mix: Option<MixArg>,
+
     #[command(flatten)]
     pub extras: ExtraArgs,
 
     #[command(flatten)]
     pub data_args: DataArgs,
+}
+
+/// `--distributed` modes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DistributedArg {
+    /// The single-process model, bit for bit.
+    Exact,
+    /// Iterative parameter mixing.
+    Mix,
+}
+
+/// `--mix` schemes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MixArg {
+    /// Each process's weights count 1/K.
+    Uniform,
+    /// Each process's weights count by its share of the epoch's mistakes.
+    Errors,
 }
 
 /// Multiclass schemes.

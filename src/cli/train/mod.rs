@@ -6,6 +6,7 @@
 //! [`report`] says what happened.
 
 pub mod args;
+pub mod distributed;
 pub mod extras;
 pub mod report;
 pub mod resume;
@@ -23,7 +24,7 @@ use crate::model::{DataLayout, Model};
 use crate::train::checkpoint;
 use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
 
-pub use args::{MulticlassArg, TrainArgs};
+pub use args::{DistributedArg, MixArg, MulticlassArg, TrainArgs};
 use report::{Sources, TrainReport};
 
 /// Runs `train` with the options `given` explicitly (the rest are defaults,
@@ -51,12 +52,18 @@ pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
 /// model file).
 fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
     let opts = args.data_args.load_options(args.positive.clone());
-    let (raw, path) = match &args.data {
-        Some(path) => (
+    let paths = data::shards::expand(&args.data)?;
+    let (raw, path) = match paths.as_slice() {
+        [] => data::bundled::raw_digits_3v5::<F>(&opts)?,
+        [path] => (
             data::load_raw::<F>(path, &opts)?,
             data::source::name(path).to_path_buf(),
         ),
-        None => data::bundled::raw_digits_3v5::<F>(&opts)?,
+        // Shards: messages about the whole name them all.
+        many => (
+            data::shards::load_raw_all::<F>(many, &opts)?,
+            PathBuf::from(data::shards::describe(many)),
+        ),
     };
     super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
@@ -76,18 +83,16 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
 
 /// `resume`: the checkpoint resumed from and its text.
 fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i32> {
+    if let Some(mode) = args.distributed {
+        return distributed::run::<F>(args, resume, mode);
+    }
     let params = args.params().check()?;
     let output = args.output.clone().unwrap_or_else(default_model_path);
     crate::output::check_destination(&output)?;
     if let Some(c) = &args.checkpoint {
         crate::output::check_not_stdout(c, "--checkpoint")?;
     }
-    if let Some(data) = &args.data {
-        crate::output::check_not_an_input(&output, &[data])?;
-        if let Some(c) = &args.checkpoint {
-            crate::output::check_not_an_input(c, &[data, &output])?;
-        }
-    }
+    check_outputs(args, &output)?;
     if args.checkpoint_every == 0 {
         return Err(Error::Usage(
             "--checkpoint-every must be at least 1 (epochs between checkpoints)".into(),
@@ -270,9 +275,22 @@ fn hold_out<F: Real>(
     Ok((kept, out))
 }
 
+/// Neither the model nor the checkpoint may overwrite a data file.
+pub(crate) fn check_outputs(args: &TrainArgs, output: &Path) -> Result<()> {
+    let paths = data::shards::expand(&args.data)?;
+    let data: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    crate::output::check_not_an_input(output, &data)?;
+    if let Some(c) = &args.checkpoint {
+        let mut inputs = data.clone();
+        inputs.push(output);
+        crate::output::check_not_an_input(c, &inputs)?;
+    }
+    Ok(())
+}
+
 /// What an interrupted run tells the user: where the state is and how to
 /// continue. A run that was itself resumed already has `--resume`.
-fn interrupted_message(
+pub(crate) fn interrupted_message(
     epoch: usize,
     position: usize,
     saved: &std::path::Path,
@@ -328,7 +346,7 @@ impl<F: Real> Observer<F> for TrainObserver<'_> {
 }
 
 /// Identifies an `--init` model's content, for checkpoints.
-fn init_fingerprint(path: &std::path::Path) -> Result<String> {
+pub(crate) fn init_fingerprint(path: &std::path::Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, "cannot read --init model", e))?;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
@@ -339,7 +357,7 @@ fn init_fingerprint(path: &std::path::Path) -> Result<String> {
 
 /// Zero, or the `--init` model's weights after checking they fit the data
 /// (`heads` perceptrons).
-fn initial_weights<F: Real>(
+pub(crate) fn initial_weights<F: Real>(
     args: &TrainArgs,
     init: Option<&(&Path, crate::model::AnyModel)>,
     data: &Dataset<F>,

@@ -72,6 +72,36 @@ pub struct TrainReport {
     pub warnings: Vec<String>,
     /// Pictures written by --plot.
     pub plots: Vec<String>,
+    /// A run on several processes (`--distributed`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<DistributedReport>,
+}
+
+/// How a distributed run went.
+#[derive(Serialize, Debug)]
+pub struct DistributedReport {
+    /// `exact` or `mix`.
+    pub mode: String,
+    pub ranks: usize,
+    /// Mix mode: `uniform` or `errors`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mixing: Option<String>,
+    /// Mix mode: each rank's mistakes in each epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank_mistakes: Option<Vec<Vec<u64>>>,
+    /// Mix mode: the mixing-weighted mistakes Σ_n Σ_i μ_i,n·k_i,n, which the
+    /// paper bounds by (D/gamma)^2 for separable data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weighted_mistakes: Option<f64>,
+    /// Mix mode: whether that bound held (when the model separates the data
+    /// and training started from zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mix_bound_holds: Option<bool>,
+    /// Exact mode: the steps the run took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<crate::distributed::exact::Steps>,
+    /// Operations and payload bytes rank 0 took part in, per epoch.
+    pub traffic: Vec<crate::distributed::Traffic>,
 }
 
 /// Which backend was asked for and which engines computed the margins.
@@ -261,6 +291,7 @@ impl TrainReport {
             engine_stats: fit.engine_stats.clone(),
             warnings,
             plots,
+            distributed: None,
         }
     }
 
@@ -527,6 +558,9 @@ fn render_binary(
         "backend",
         format!("{}{order}{}", engines(r), note(r)),
     );
+    if let Some(d) = &r.distributed {
+        line(&mut s, "processes", processes(d));
+    }
     let rule = r
         .margin_threshold
         .as_ref()
@@ -596,6 +630,34 @@ fn render_binary(
                     .into(),
             );
         }
+        (Some(g), Some(b))
+            if r.distributed
+                .as_ref()
+                .is_some_and(|d| d.weighted_mistakes.is_some()) =>
+        {
+            line(
+                &mut s,
+                "margin",
+                format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
+            );
+            let d = r.distributed.as_ref();
+            let w = d.and_then(|d| d.weighted_mistakes).unwrap_or(0.0);
+            let holds = if d.and_then(|d| d.mix_bound_holds) == Some(true) {
+                "the bound of parameter mixing (McDonald, Hall & Mann 2010, Theorem 3) holds"
+            } else {
+                "EXCEEDED"
+            };
+            line(
+                &mut s,
+                "bound",
+                format!(
+                    "(D/gamma)^2 = {}, and the mixing-weighted mistakes sum_n sum_i mu_i k_i = {} <= {}: {holds}",
+                    fmt_g(b),
+                    fmt_g(w),
+                    fmt_g(b)
+                ),
+            );
+        }
         (Some(g), Some(b)) => {
             line(
                 &mut s,
@@ -652,6 +714,26 @@ fn render_binary(
     s
 }
 
+/// The `processes` line of a distributed run: the mode, and the traffic
+/// of a typical epoch (the last) on rank 0.
+fn processes(d: &DistributedReport) -> String {
+    let what = match d.mixing.as_deref() {
+        Some(m) => format!(
+            "{} (mix, {m} mixing: iterative parameter mixing, not the single-process algorithm)",
+            d.ranks
+        ),
+        None => format!("{} (exact: the single-process model, bit for bit)", d.ranks),
+    };
+    match d.traffic.last() {
+        Some(t) => format!(
+            "{what}; the last epoch: {} and {} on rank 0",
+            count(t.operations(), "operation"),
+            crate::memory::human(t.bytes())
+        ),
+        None => what,
+    }
+}
+
 /// The one-vs-rest run's summary.
 fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
     let mut s = String::new();
@@ -683,6 +765,9 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
     scaling_line(&mut s, r.scaling);
     weights_line(&mut s, r);
     line(&mut s, "backend", format!("{}{}", engines(r), note(r)));
+    if let Some(d) = &r.distributed {
+        line(&mut s, "processes", processes(d));
+    }
     if r.variant == Variant::Averaged {
         line(
             &mut s,

@@ -43,30 +43,61 @@ pub(crate) fn check_csr(
     cols: u64,
     nnz: u64,
 ) -> std::result::Result<(), String> {
-    if row_ptr[0] != 0 {
+    let last = row_ptr[row_ptr.len() - 1];
+    check_csr_part(row_ptr, 0, last, nnz)?;
+    check_csr_rows(row_ptr, indices, cols, 0)
+}
+
+/// Checks the row pointers of the rows from `lo` on (entries `lo..` of the
+/// file's, at least one), `last` being the file's final entry: they start
+/// at 0 (when `lo` is 0), never decrease, and the last equals nnz. Rows are
+/// counted from the file's first in messages.
+pub(crate) fn check_csr_part(
+    row_ptr: &[usize],
+    lo: u64,
+    last: usize,
+    nnz: u64,
+) -> std::result::Result<(), String> {
+    if lo == 0 && row_ptr[0] != 0 {
         return Err(format!("row_ptr[0] is {}, not 0", row_ptr[0]));
     }
     if let Some(i) = row_ptr.windows(2).position(|w| w[0] > w[1]) {
         return Err(format!(
             "row {}: row_ptr decreases from {} to {}; it must not decrease",
-            i + 1,
+            lo + i as u64 + 1,
             row_ptr[i],
             row_ptr[i + 1]
         ));
     }
-    let last = row_ptr[row_ptr.len() - 1];
     if last as u64 != nnz {
         return Err(format!(
             "row_ptr ends at {last}, but nnz is {nnz}; the last entry must equal nnz"
         ));
     }
+    if let Some(&p) = row_ptr.iter().find(|&&p| p as u64 > nnz) {
+        // Only where the pointers decrease after these rows.
+        return Err(format!("row_ptr holds {p}, beyond nnz = {nnz}"));
+    }
+    Ok(())
+}
+
+/// Checks that each row's stored indices strictly increase and stay below
+/// `cols`; `row_ptr` starts at the first of `indices`, rows are counted
+/// from row `lo` of the file.
+pub(crate) fn check_csr_rows(
+    row_ptr: &[usize],
+    indices: &[u32],
+    cols: u64,
+    lo: u64,
+) -> std::result::Result<(), String> {
+    let base = row_ptr[0];
     for (i, w) in row_ptr.windows(2).enumerate() {
-        let idx = &indices[w[0]..w[1]];
+        let idx = &indices[w[0] - base..w[1] - base];
+        let row = lo + i as u64 + 1;
         if let Some(k) = idx.windows(2).position(|p| p[0] >= p[1]) {
             return Err(format!(
-                "row {}: stored index {} follows {}; indices must strictly increase within a \
+                "row {row}: stored index {} follows {}; indices must strictly increase within a \
                  row",
-                i + 1,
                 idx[k + 1],
                 idx[k]
             ));
@@ -75,8 +106,7 @@ pub(crate) fn check_csr(
             && u64::from(top) >= cols
         {
             return Err(format!(
-                "row {}: stored index {top} (0-based) is not below cols = {cols}",
-                i + 1
+                "row {row}: stored index {top} (0-based) is not below cols = {cols}"
             ));
         }
     }

@@ -114,6 +114,7 @@
 
 mod check;
 mod header;
+pub mod part;
 mod read;
 mod write;
 

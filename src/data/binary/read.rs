@@ -26,7 +26,7 @@ use super::{
 };
 
 /// Converts a count already bounded by the file length to `usize`.
-fn count(n: u64, path: &Path) -> Result<usize> {
+pub(super) fn count(n: u64, path: &Path) -> Result<usize> {
     usize::try_from(n).map_err(|_| {
         Error::data(
             path,
@@ -86,7 +86,7 @@ fn read_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
 /// Where a `.pbin` file's bytes are read from: the file itself, or (for
 /// [`read_from_bytes`]) its bytes already in memory. Positioned reads, so
 /// that large sections can be read in parallel pieces.
-trait Source: Sync {
+pub(super) trait Source: Sync {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
 }
 
@@ -118,7 +118,7 @@ impl Source for [u8] {
 }
 
 /// Reads one section's elements straight into a vector's bytes.
-fn read_section<T: bytemuck::Pod>(
+pub(super) fn read_section<T: bytemuck::Pod>(
     file: &(impl Source + ?Sized),
     path: &Path,
     section: Section,
@@ -153,7 +153,7 @@ fn read_at(file: &(impl Source + ?Sized), path: &Path, offset: u64, buf: &mut [u
 /// Reads values stored as `S` into a vector of `F`, converting in chunks
 /// (exact from f32 to f64; round to nearest from f64 to f32), in parallel
 /// where positioned reads are available.
-fn read_converted<S: Real, F: Real>(
+pub(super) fn read_converted<S: Real, F: Real>(
     file: &(impl Source + ?Sized),
     path: &Path,
     section: Section,
@@ -376,7 +376,12 @@ pub(crate) fn non_finite_message(row: usize, feature: usize, v: f64) -> String {
 }
 
 /// The stored value number `e`, as f64 (for an error message).
-fn reread_value(file: &(impl Source + ?Sized), path: &Path, h: &Header, e: usize) -> Result<f64> {
+pub(super) fn reread_value(
+    file: &(impl Source + ?Sized),
+    path: &Path,
+    h: &Header,
+    e: usize,
+) -> Result<f64> {
     let vb = h.value_bytes();
     let at = h.sections[VALUES].offset + e as u64 * vb;
     let mut b = [0u8; 8];

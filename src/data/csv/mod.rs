@@ -27,6 +27,7 @@ use super::raw::RawData;
 
 pub use fields::WHITESPACE;
 pub(crate) use layout::Layout;
+pub(crate) use read::{parse_first_part, parse_part};
 pub(crate) use sniff::{EXTENSIONS, is_skipped, looks_like_csv};
 pub use write::{
     csv_header, csv_label, csv_line, csv_line_in, first_line_as_data, shortest_csv_line,

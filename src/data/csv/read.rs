@@ -16,22 +16,71 @@ use super::layout::Layout;
 use super::sniff::is_skipped;
 
 pub(crate) fn parse_lines<F: Real>(
-    mut lines: LineReader<'_, Text<'_>>,
+    lines: LineReader<'_, Text<'_>>,
     path: &Path,
     opts: &LoadOptions,
     size_hint: Option<u64>,
     reading: Reading,
 ) -> Result<RawData<F>> {
+    let Some(raw) = parse_first_part(lines, path, opts, size_hint, reading)? else {
+        return Err(Error::data(path, NO_DATA_ROWS));
+    };
+    if raw.class_ids.is_empty() {
+        return Err(Error::data(
+            path,
+            "no data rows: the file holds only a header line",
+        ));
+    }
+    Ok(raw)
+}
+
+/// Reads the part of a file that starts at or before its first data line:
+/// that line fixes the layout (and is skipped when it is a header), as in
+/// [`parse_lines`]. `None` when the part holds only blank and comment lines;
+/// a part without data rows is not an error (see [`crate::data::part`]).
+pub(crate) fn parse_first_part<F: Real>(
+    mut lines: LineReader<'_, Text<'_>>,
+    path: &Path,
+    opts: &LoadOptions,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<Option<RawData<F>>> {
     // The first line that is not blank or a comment fixes the delimiter, the
     // number of fields, the label column and whether there is a header.
     let (first, first_no) = loop {
         match lines.next_line()? {
-            None => return Err(Error::data(path, NO_DATA_ROWS)),
+            None => return Ok(None),
             Some((_, l)) if is_skipped(l) => continue,
             Some((no, l)) => break (l.to_owned(), no),
         }
     };
     let (layout, has_header) = Layout::detect(&first, first_no, path, opts)?;
+    let first = (!has_header).then_some((first.as_str(), first_no));
+    parse_body(lines, path, layout, first, size_hint, reading).map(Some)
+}
+
+/// Reads a part of a file that starts after its first data line: every
+/// line that is not blank or a comment is a data row under `layout`.
+pub(crate) fn parse_part<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
+    path: &Path,
+    layout: Layout,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
+    parse_body(lines, path, layout, None, size_hint, reading)
+}
+
+/// The rows of `lines` under `layout`, after `first` (a data row already
+/// read, with its line number).
+fn parse_body<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
+    path: &Path,
+    layout: Layout,
+    first: Option<(&str, u64)>,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
     let cols = layout.cols();
     let info = layout.info();
     let mut rows = Rows {
@@ -57,11 +106,10 @@ pub(crate) fn parse_lines<F: Real>(
             crate::memory::reserve_hint(&mut rows.class_ids, est);
         }
     };
-    if !has_header {
-        reserve(&mut rows, first.len());
-        rows.push(&first, first_no)?;
+    if let Some((line, no)) = first {
+        reserve(&mut rows, line.len());
+        rows.push(line, no)?;
     }
-    drop(first);
     parse_rows(lines, &mut rows, reading, |rows, bytes, lines, _| {
         reserve(rows, (bytes / lines.max(1) as usize).saturating_sub(1));
         true
@@ -72,12 +120,6 @@ pub(crate) fn parse_lines<F: Real>(
         table,
         ..
     } = rows;
-    if class_ids.is_empty() {
-        return Err(Error::data(
-            path,
-            "no data rows: the file holds only a header line",
-        ));
-    }
     trim_excess(&mut values);
     trim_excess(&mut class_ids);
     Ok(RawData {

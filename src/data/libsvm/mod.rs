@@ -82,5 +82,18 @@ pub(crate) fn parse_text<F: Real>(
     )
 }
 
+/// A part of a file (see [`crate::data::part`]), its lines numbered by
+/// `lines`: no rows is not an error, and the feature count is the part's
+/// largest index.
+pub(crate) fn parse_part<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
+    read::parse_part_lines(lines, path, unlabeled, size_hint, reading)
+}
+
 #[cfg(test)]
 mod tests;

@@ -158,6 +158,23 @@ pub(crate) fn parse_lines<F: Real>(
     size_hint: Option<u64>,
     reading: Reading,
 ) -> Result<RawData<F>> {
+    let raw = parse_part_lines(lines, path, unlabeled, size_hint, reading)?;
+    if raw.class_ids.is_empty() {
+        return Err(Error::data(path, NO_DATA_ROWS));
+    }
+    Ok(raw)
+}
+
+/// [`parse_lines`] for a part of a file (see [`crate::data::part`]): no
+/// rows is not an error, and the feature count is the largest index in the
+/// part.
+pub(crate) fn parse_part_lines<F: Real>(
+    lines: LineReader<'_, Text<'_>>,
+    path: &Path,
+    unlabeled: bool,
+    size_hint: Option<u64>,
+    reading: Reading,
+) -> Result<RawData<F>> {
     let mut m = CsrRows::<F>::new(path, unlabeled);
     // Sized once, from the first block with rows.
     parse_rows(lines, &mut m, reading, |m, bytes, lines, local| {
@@ -184,9 +201,6 @@ pub(crate) fn parse_lines<F: Real>(
         max_index,
         ..
     } = m;
-    if class_ids.is_empty() {
-        return Err(Error::data(path, NO_DATA_ROWS));
-    }
     trim_excess(&mut row_ptr);
     trim_excess(&mut indices);
     trim_excess(&mut values);

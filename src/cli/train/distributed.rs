@@ -1,0 +1,596 @@
+//! `train --distributed exact|mix`: the same command on several processes,
+//! launched by `mpirun` or `srun` (see [`crate::distributed`]).
+//!
+//! Every rank reads its block of DATA and trains; rank 0 alone writes the
+//! model, the checkpoints and the report, and prints. A failure on any rank
+//! is agreed on by all (so none waits forever): rank 0 prints it, naming
+//! the rank, and every rank exits with its status; nothing is written. A
+//! build without the `mpi` feature answers `--distributed` with how to get
+//! one.
+
+use std::path::Path;
+#[cfg(feature = "mpi")]
+use std::time::Instant;
+
+use super::args::{DistributedArg, TrainArgs};
+use crate::error::{Error, Result};
+use crate::float::Real;
+
+/// How to get a perceptron that trains on several processes.
+const BUILD_HINT: &str = "--distributed needs a perceptron built with MPI: install Open MPI \
+    (on Debian or Ubuntu: apt-get install openmpi-bin libopenmpi-dev libclang-dev), build with \
+    `cargo build --release --features mpi`, and launch it with `mpirun -np K perceptron train \
+    DATA --distributed exact` (or srun)";
+
+/// Runs `train --distributed`.
+#[cfg(not(feature = "mpi"))]
+pub fn run<F: Real>(
+    _args: &TrainArgs,
+    _resume: Option<(&Path, &str)>,
+    _mode: DistributedArg,
+) -> Result<i32> {
+    Err(Error::Usage(format!(
+        "this perceptron was built without MPI. {BUILD_HINT}"
+    )))
+}
+
+/// Runs `train --distributed` on the MPI job this process belongs to (a
+/// job of one rank when started without a launcher).
+#[cfg(feature = "mpi")]
+pub fn run<F: Real>(
+    args: &TrainArgs,
+    resume: Option<(&Path, &str)>,
+    mode: DistributedArg,
+) -> Result<i32> {
+    use crate::distributed::{Counted, Transport};
+    let Some(mpi) = crate::distributed::mpi::Mpi::start() else {
+        return Err(Error::System(format!(
+            "MPI could not be started in this process. {BUILD_HINT}"
+        )));
+    };
+    let net = Counted::new(&mpi);
+    let describe = |e: &Error| {
+        (
+            crate::cli::errors::status(e),
+            crate::cli::errors::message(e),
+        )
+    };
+    Ok(
+        match on_ranks::train::<F>(&net, args, resume, mode, &describe) {
+            Ok(code) => code,
+            Err(failure) => {
+                if net.rank() == 0 {
+                    eprintln!("perceptron: error: {failure}");
+                }
+                failure.status
+            }
+        },
+    )
+}
+
+#[cfg(feature = "mpi")]
+mod on_ranks {
+    use super::*;
+
+    use std::path::PathBuf;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use crate::backend;
+    use crate::cli::progress::TrainProgress;
+    use crate::cli::train::args::MixArg;
+    use crate::cli::train::report::{self, DistributedReport, ReportLabels, Sources, TrainReport};
+    use crate::data::{self, Dataset};
+    use crate::distributed::agree::{Agreed, Describe, agree};
+    use crate::distributed::load::{self, Block};
+    use crate::distributed::order::block_order;
+    use crate::distributed::{Counted, Mixing, Mode, Transport, exact, mix};
+    use crate::engine::{MarginEngine, ReferenceEngine};
+    use crate::error::exit;
+    use crate::model::{DataLayout, DistributedInfo, Model};
+    use crate::train::checkpoint::{self, MixRecord};
+    use crate::train::{Fit, Observer, RunDescription, RunSettings, State, Stop, Variant};
+
+    /// Everything one rank does; `Ok` is the exit status.
+    pub fn train<F: Real>(
+        net: &Counted<'_>,
+        args: &TrainArgs,
+        resume: Option<(&Path, &str)>,
+        mode: DistributedArg,
+        describe: Describe<'_>,
+    ) -> Agreed<i32> {
+        let t: &dyn Transport = net;
+        let (mode, mixing) = agree(t, settings(args, mode), describe)?;
+        let params = agree(t, args.params().check().map_err(Error::from), describe)?;
+        agree(t, crate::distributed::check_params(&params, mode), describe)?;
+        let output = args
+            .output
+            .clone()
+            .unwrap_or_else(crate::cli::args::default_model_path);
+        let paths = agree(t, checked_paths(args, &output), describe)?;
+        let opts = args.data_args.load_options(args.positive.clone());
+        let multiclass = args.multiclass.is_some();
+        let Block { data, csv, whole } = load::load::<F>(t, &paths, &opts, multiclass, describe)?;
+        let heads = params.heads(data.classes.len());
+        let init = match &args.init {
+            Some(p) => Some(agree(t, super::super::init_fingerprint(p), describe)?),
+            None => None,
+        };
+        let run_settings = RunSettings {
+            output: args.output.clone(),
+            init: args.init.clone(),
+            checkpoint_every: args.checkpoint.as_ref().map(|_| args.checkpoint_every),
+        };
+        let mut run = RunDescription::new(&params, &data, init, run_settings);
+        run.rows = whole.rows;
+        if args.checkpoint.is_some() || args.resume.is_some() || run.seed.is_some() {
+            run.fingerprint =
+                crate::distributed::fingerprint::fingerprint(t, &data, &whole, multiclass);
+        }
+        let mix_key = mixing.map(|m| (t.size(), m.name()));
+        let start = match resume {
+            Some((path, text)) => checkpoint::parse_mix::<F>(path, text, &run, mix_key),
+            None => init_model(args).and_then(|init| {
+                super::super::initial_weights::<F>(args, init.as_ref(), &data, heads)
+                    .map(|w| (State::starting_from(w), None))
+            }),
+        };
+        let (start, record) = agree(t, start, describe)?;
+
+        // This rank's rows in its visit order.
+        let lo = whole.first_row(t.rank());
+        let (order, part) = block_order(whole.rows, lo, lo + data.rows(), run.seed);
+        let data = match order {
+            Some(o) => data.permuted(&o),
+            None => data,
+        };
+        let (engine, backend_note) = agree(t, engine_for(args, net, &data, params.bias), describe)?;
+        let bias = params.bias;
+        let mut fallback = || -> Box<dyn MarginEngine<F> + '_> {
+            Box::new(crate::cpu::CpuEngine::new(&data, bias))
+        };
+
+        let checkpoint_path = args
+            .checkpoint
+            .clone()
+            .or_else(|| args.resume.clone())
+            .unwrap_or_else(|| {
+                if crate::output::is_stdout(&output) {
+                    crate::cli::args::default_model_path()
+                } else {
+                    output.clone()
+                }
+                .with_extension("checkpoint.json")
+            });
+        let mut observer = RankObserver {
+            progress: (t.rank() == 0)
+                .then(|| TrainProgress::new(!args.json, whole.rows, args.max_epochs)),
+            interrupted: crate::cli::interrupt::flag(),
+            kill_in_epoch: kill_hook(t.rank()),
+        };
+        let every = args
+            .checkpoint
+            .as_ref()
+            .map(|_| args.checkpoint_every.max(1));
+        let periodic = |epoch: usize| every.is_some_and(|n| epoch.is_multiple_of(n));
+        let t0 = Instant::now();
+        let (outcome, report_extra, history) = match mode {
+            Mode::Exact => {
+                let r = exact::train(
+                    net,
+                    &data,
+                    part,
+                    &params,
+                    start,
+                    engine,
+                    &mut fallback,
+                    &mut EpochCheckpoints {
+                        inner: &mut observer,
+                        rank0: t.rank() == 0,
+                        save: &|s: &State<F>| {
+                            if periodic(s.epoch) {
+                                checkpoint::save(&checkpoint_path, &run, s)
+                            } else {
+                                Ok(())
+                            }
+                        },
+                    },
+                    describe,
+                )?;
+                let extra = DistributedReport {
+                    mode: "exact".into(),
+                    ranks: t.size(),
+                    mixing: None,
+                    rank_mistakes: None,
+                    weighted_mistakes: None,
+                    mix_bound_holds: None,
+                    steps: Some(r.steps),
+                    traffic: r.traffic,
+                };
+                (r.outcome, extra, None)
+            }
+            Mode::Mix => {
+                let mixing = mixing.unwrap_or_default();
+                let history = record.map(|r| r.rank_mistakes).unwrap_or_default();
+                let rank0 = t.rank() == 0;
+                let mut save = |s: &State<F>, ranks: &[Vec<u64>]| -> Result<()> {
+                    if !rank0 || !periodic(s.epoch) {
+                        return Ok(());
+                    }
+                    let record = MixRecord {
+                        ranks: t.size(),
+                        mixing: mixing.name().into(),
+                        rank_mistakes: ranks.to_vec(),
+                    };
+                    checkpoint::save_mix(&checkpoint_path, &run, s, Some(&record))
+                };
+                let r = mix::train(
+                    net,
+                    &data,
+                    &params,
+                    start,
+                    history,
+                    mixing,
+                    engine,
+                    &mut fallback,
+                    &mut observer,
+                    &mut save,
+                    describe,
+                )?;
+                let weighted = r.weighted_mistakes(mixing);
+                let extra = DistributedReport {
+                    mode: "mix".into(),
+                    ranks: t.size(),
+                    mixing: Some(mixing.name().into()),
+                    rank_mistakes: Some(r.rank_mistakes.clone()),
+                    weighted_mistakes: Some(weighted),
+                    mix_bound_holds: None,
+                    steps: None,
+                    traffic: r.traffic,
+                };
+                (r.outcome, extra, Some(r.rank_mistakes))
+            }
+        };
+        let seconds = t0.elapsed().as_secs_f64();
+        if let Some(p) = observer.progress.as_mut() {
+            p.finish();
+        }
+        let warnings = observer
+            .progress
+            .as_mut()
+            .map(TrainProgress::take_warnings)
+            .unwrap_or_default();
+        let mut fit = Fit::from_outcome(outcome, &params, whole.rows, None, seconds, |w| {
+            crate::distributed::theory::analyse(t, &data, w, bias, heads)
+        });
+        fit.backend_note = backend_note;
+
+        if fit.stop == Stop::Interrupted {
+            if run.fingerprint.is_empty() {
+                // The order does not change the fingerprint's blocks: it is
+                // taken of every rank's rows in file order, as read.
+                let d = file_order(&data, run.seed, whole.rows, lo);
+                run.fingerprint =
+                    crate::distributed::fingerprint::fingerprint(t, &d, &whole, multiclass);
+            }
+            let saved = if t.rank() == 0 {
+                let record = history.as_ref().map(|h| MixRecord {
+                    ranks: t.size(),
+                    mixing: mixing.unwrap_or_default().name().into(),
+                    rank_mistakes: h.clone(),
+                });
+                checkpoint::save_mix(&checkpoint_path, &run, &fit.state, record.as_ref())
+            } else {
+                Ok(())
+            };
+            agree(t, saved, describe)?;
+            if t.rank() == 0 {
+                eprintln!(
+                    "perceptron: {}",
+                    super::super::interrupted_message(
+                        fit.state.epoch,
+                        fit.state.position,
+                        &checkpoint_path,
+                        args.resume.as_deref()
+                    )
+                );
+            }
+            return Ok(exit::INTERRUPTED);
+        }
+
+        // Rank 0 writes the model and reports.
+        let written = if t.rank() == 0 {
+            model_and_report(
+                args,
+                &run,
+                &fit,
+                &data,
+                csv.as_ref(),
+                &whole,
+                &output,
+                report_extra,
+                warnings,
+            )
+        } else {
+            Ok(None)
+        };
+        let report = agree(t, written, describe)?;
+        // Running every epoch is how the averaged and pocket variants end;
+        // only the classic rule promises an epoch without mistakes.
+        let success = fit.converged() || matches!(fit.variant, Variant::Averaged | Variant::Pocket);
+        if let Some(report) = report {
+            let printed = if args.json {
+                serde_json::to_string(&report)
+                    .map_err(|e| Error::Train(e.to_string()))
+                    .map(|text| text + "\n")
+            } else {
+                Ok(report::render(&report))
+            }
+            .and_then(|text| {
+                crate::cli::stdout::print_summary(&text, crate::output::is_stdout(&output))
+            });
+            if let Err(e) = printed {
+                eprintln!("perceptron: error: {}", crate::cli::errors::message(&e));
+            }
+            if !success {
+                eprintln!("perceptron: {}", report.not_converged());
+            }
+        }
+        Ok(if success {
+            exit::SUCCESS
+        } else {
+            exit::NOT_CONVERGED
+        })
+    }
+
+    /// The `--init` model, refused when it was trained on scaled features
+    /// (a distributed run does not scale).
+    fn init_model(args: &TrainArgs) -> Result<Option<(&Path, crate::model::AnyModel)>> {
+        let Some(path) = args.init.as_deref() else {
+            return Ok(None);
+        };
+        let model = crate::model::load(path)?;
+        model.warm_scaling(path, None)?;
+        Ok(Some((path, model)))
+    }
+
+    /// The mode and mixing the flags ask for, refusing what they exclude.
+    fn settings(args: &TrainArgs, mode: DistributedArg) -> Result<(Mode, Option<Mixing>)> {
+        let mixing = args.mix.map(|m| match m {
+            MixArg::Uniform => Mixing::Uniform,
+            MixArg::Errors => Mixing::Errors,
+        });
+        match mode {
+            DistributedArg::Exact if mixing.is_some() => Err(Error::Usage(
+                "--mix applies to --distributed mix; --distributed exact mixes nothing".into(),
+            )),
+            DistributedArg::Exact => Ok((Mode::Exact, None)),
+            DistributedArg::Mix => Ok((Mode::Mix, Some(mixing.unwrap_or_default()))),
+        }
+    }
+
+    /// DATA as files, and outputs that overwrite none of them.
+    fn checked_paths(args: &TrainArgs, output: &Path) -> Result<Vec<PathBuf>> {
+        #[cfg(feature = "plot")]
+        if args.plot.is_some() {
+            return Err(Error::Usage(
+                "--plot draws from the whole dataset in one process; train without \
+                 --distributed, or draw afterwards with `perceptron plot`"
+                    .into(),
+            ));
+        }
+        if args.checkpoint_every == 0 {
+            return Err(Error::Usage(
+                "--checkpoint-every must be at least 1 (epochs between checkpoints)".into(),
+            ));
+        }
+        if let Some(c) = &args.checkpoint {
+            crate::output::check_not_stdout(c, "--checkpoint")?;
+        }
+        let paths = data::shards::expand(&args.data)?;
+        if paths.iter().any(|p| data::source::is_stdin(p)) {
+            return Err(Error::Usage(
+                "--distributed reads DATA from files every process can open; `-` (standard \
+                 input) reaches one process only: save it to a file first"
+                    .into(),
+            ));
+        }
+        if paths.is_empty() {
+            return Err(Error::Usage(
+                "--distributed needs DATA: one or more files every process can read (a \
+                 shared filesystem)"
+                    .into(),
+            ));
+        }
+        crate::output::check_destination(output)?;
+        super::super::check_outputs(args, output)?;
+        Ok(paths)
+    }
+
+    /// This rank's engine: the backend asked for, a GPU taking the adapter
+    /// of its rank on the machine (modulo the adapters).
+    fn engine_for<'d, F: Real>(
+        args: &TrainArgs,
+        t: &dyn Transport,
+        data: &'d Dataset<F>,
+        bias: bool,
+    ) -> Result<(Box<dyn MarginEngine<F> + 'd>, Option<String>)> {
+        if data.rows() == 0 {
+            return Ok((Box::new(ReferenceEngine), None));
+        }
+        let (backend, mut gpu) = args.backend.resolve();
+        gpu.spread = Some(t.local_rank());
+        let chosen = backend::choose(backend, &gpu, data, bias)?;
+        Ok((chosen.engine, chosen.note))
+    }
+
+    /// This rank's rows back in file order (for the fingerprint).
+    fn file_order<F: Real>(
+        data: &Dataset<F>,
+        seed: Option<u64>,
+        rows: usize,
+        lo: usize,
+    ) -> Dataset<F> {
+        match block_order(rows, lo, lo + data.rows(), seed).0 {
+            Some(order) => {
+                let mut back = vec![0; order.len()];
+                for (i, &o) in order.iter().enumerate() {
+                    back[o] = i;
+                }
+                data.permuted(&back)
+            }
+            None => data.clone(),
+        }
+    }
+
+    /// Rank 0: the model (saved atomically) and the report.
+    #[allow(clippy::too_many_arguments)]
+    fn model_and_report<F: Real>(
+        args: &TrainArgs,
+        run: &RunDescription,
+        fit: &Fit<F>,
+        data: &Dataset<F>,
+        csv: Option<&crate::data::CsvInfo>,
+        whole: &load::Whole,
+        output: &Path,
+        extra: DistributedReport,
+        warnings: Vec<String>,
+    ) -> Result<Option<TrainReport>> {
+        let layout = DataLayout::of(data.format, csv, args.data_args.csv.label_column.as_ref());
+        let mut model = Model::from_fit(fit, run, data, Some(layout))?;
+        model.training.rows = whole.rows;
+        model.training.data = whole.source.clone();
+        model.training.distributed = Some(DistributedInfo {
+            mode: extra.mode.clone(),
+            ranks: extra.ranks,
+            mixing: extra.mixing.clone(),
+        });
+        model.save(output)?;
+        let sources = Sources {
+            run,
+            fit,
+            model: &model,
+            data,
+            csv,
+            output,
+            requested: args.backend.resolve().0,
+        };
+        let mut report = TrainReport::new(sources, warnings, Vec::new());
+        report.data = whole.source.clone();
+        report.rows = whole.rows;
+        if let ReportLabels::Binary {
+            positive_label,
+            positive_rows,
+            negative_rows,
+            ..
+        } = &mut report.labels
+        {
+            // The classes' counts are the whole dataset's.
+            *positive_rows = data
+                .classes
+                .iter()
+                .filter(|c| crate::data::labels::same_label(&c.text, positive_label))
+                .map(|c| c.count as usize)
+                .sum::<usize>();
+            *negative_rows = whole.rows - *positive_rows;
+        }
+        let mut extra = extra;
+        if extra.mode == "mix" {
+            // The single-process theorem bounds M; mixing bounds the
+            // mixing-weighted mistakes instead.
+            extra.mix_bound_holds = report
+                .mistake_bound
+                .zip(extra.weighted_mistakes)
+                .map(|(b, w)| w <= b * (1.0 + crate::train::theory::BOUND_SLACK));
+            report.bound_holds = None;
+        }
+        report.distributed = Some(extra);
+        Ok(Some(report))
+    }
+
+    /// The test hook `PERCEPTRON_DISTRIBUTED_KILL=RANK:EPOCH`: that rank
+    /// kills itself (SIGKILL, as the out-of-memory killer would) during that
+    /// epoch (1-based), for the tests of a job losing a rank.
+    const KILL_ENV: &str = "PERCEPTRON_DISTRIBUTED_KILL";
+
+    fn kill_hook(rank: usize) -> Option<usize> {
+        let v = std::env::var(KILL_ENV).ok()?;
+        let (r, e) = v.trim().split_once(':')?;
+        (r.parse::<usize>().ok()? == rank).then_some(e.parse().ok()?)
+    }
+
+    fn die() -> ! {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: sends a signal to this very process; no memory is involved.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+        std::process::abort()
+    }
+
+    /// Progress and warnings on rank 0; stop requests from any rank (the
+    /// run stops at the next epoch's end on every rank).
+    struct RankObserver {
+        progress: Option<TrainProgress>,
+        interrupted: Arc<AtomicBool>,
+        kill_in_epoch: Option<usize>,
+    }
+
+    impl<F: Real> Observer<F> for RankObserver {
+        fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
+            if self.kill_in_epoch == Some(epoch + 1) {
+                die();
+            }
+            if let Some(p) = &mut self.progress {
+                Observer::<F>::on_progress(p, epoch, position, rows);
+            }
+        }
+
+        fn on_epoch_end(&mut self, state: &State<F>) -> Result<()> {
+            match &mut self.progress {
+                Some(p) => p.on_epoch_end(state),
+                None => Ok(()),
+            }
+        }
+
+        fn on_warning(&mut self, message: &str) {
+            if let Some(p) = &mut self.progress {
+                Observer::<F>::on_warning(p, message);
+            }
+        }
+
+        fn should_stop(&mut self) -> bool {
+            self.interrupted.load(Ordering::Relaxed)
+        }
+    }
+
+    /// Rank 0 saves periodic checkpoints at epoch ends.
+    struct EpochCheckpoints<'a, 'o, F> {
+        inner: &'o mut RankObserver,
+        rank0: bool,
+        save: &'a dyn Fn(&State<F>) -> Result<()>,
+    }
+
+    impl<F: Real> Observer<F> for EpochCheckpoints<'_, '_, F> {
+        fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
+            Observer::<F>::on_progress(self.inner, epoch, position, rows);
+        }
+
+        fn on_epoch_end(&mut self, state: &State<F>) -> Result<()> {
+            Observer::<F>::on_epoch_end(self.inner, state)?;
+            if self.rank0 {
+                (self.save)(state)
+            } else {
+                Ok(())
+            }
+        }
+
+        fn on_warning(&mut self, message: &str) {
+            Observer::<F>::on_warning(self.inner, message);
+        }
+
+        fn should_stop(&mut self) -> bool {
+            Observer::<F>::should_stop(self.inner)
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The stepper, driven in stretches, through certified scans and rows
+//! passed as correct, gives the plain loop's state bit for bit.
+
+use std::path::Path;
+
+use super::*;
+use crate::cpu::CpuEngine;
+use crate::data::{self, LoadOptions};
+use crate::engine::ReferenceEngine;
+use crate::train::{Margin, Silent, TrainParams};
+
+fn load<F: Real>(name: &str, multiclass: bool) -> Dataset<F> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(name);
+    let raw = data::load_raw::<F>(&path, &LoadOptions::default()).unwrap();
+    if multiclass {
+        Dataset::from_raw_classes(raw, &path).unwrap()
+    } else {
+        Dataset::from_raw(raw, &path, None).unwrap()
+    }
+}
+
+/// The cases: every variant, the margin rule, one-vs-rest, and a shuffle.
+fn cases() -> Vec<(&'static str, bool, TrainParams)> {
+    let base = TrainParams {
+        max_epochs: 12,
+        ..TrainParams::default()
+    };
+    vec![
+        ("digits_3v5.csv", false, base.clone()),
+        (
+            "heart_scale.svm",
+            false,
+            TrainParams {
+                variant: Variant::Averaged,
+                ..base.clone()
+            },
+        ),
+        (
+            "heart_scale.svm",
+            false,
+            TrainParams {
+                variant: Variant::Pocket,
+                ..base.clone()
+            },
+        ),
+        (
+            "breast_cancer.csv",
+            false,
+            TrainParams {
+                variant: Variant::Pocket,
+                margin: Some(Margin::parse("0.5").unwrap()),
+                shuffle_seed: Some(3),
+                ..base.clone()
+            },
+        ),
+        (
+            "iris_setosa.csv",
+            false,
+            TrainParams {
+                bias: false,
+                margin: Some(Margin::parse("2").unwrap()),
+                ..base.clone()
+            },
+        ),
+        (
+            "digits.csv",
+            true,
+            TrainParams {
+                multiclass: true,
+                variant: Variant::Averaged,
+                max_epochs: 4,
+                ..base.clone()
+            },
+        ),
+    ]
+}
+
+fn prepared<F: Real>(name: &str, multiclass: bool, params: &TrainParams) -> Dataset<F> {
+    let d = load::<F>(name, multiclass);
+    match params.shuffle_seed {
+        Some(s) => d.permuted(&crate::train::shuffle::permutation(d.rows(), s)),
+        None => d,
+    }
+}
+
+fn initial<F: Real>(d: &Dataset<F>, p: &CheckedParams) -> State<F> {
+    State::initial((d.cols() + p.bias as usize) * p.heads(d.classes.len()))
+}
+
+fn plain<F: Real>(d: &Dataset<F>, p: &CheckedParams) -> State<F> {
+    let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    let engine = Box::new(ReferenceEngine);
+    crate::train::fit(d, p, initial(d, p), engine, &mut fb, &mut Silent)
+        .unwrap()
+        .state
+}
+
+/// Walks each epoch in stretches of `lengths` (cycled), with the CPU engine.
+fn in_stretches<F: Real>(d: &Dataset<F>, p: &CheckedParams, lengths: &[usize]) -> State<F> {
+    let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    let engine = Box::new(CpuEngine::new(d, p.bias));
+    let rows = d.rows();
+    let part = Part::whole(rows);
+    let mut st = Stepper::new(d, p, initial(d, p), part, engine, &mut fb).unwrap();
+    st.start(&mut Alone, &mut Silent).unwrap();
+    let mut k = 0;
+    while st.state().mistakes_per_epoch.len() < p.max_epochs {
+        let mut at = 0;
+        while at < rows {
+            at = (at + lengths[k % lengths.len()]).min(rows);
+            k += 1;
+            assert_eq!(
+                st.advance(at, &mut Alone, &mut Silent).unwrap(),
+                Reached::End
+            );
+            assert_eq!(st.state().position, at);
+        }
+        if st.finish_epoch() == 0 {
+            break;
+        }
+    }
+    st.finish(Stop::Converged, Vec::new()).state
+}
+
+/// Scans for the first uncertain row, passes the rows before it as
+/// correct, and walks `walk` rows from it: the distributed protocol's
+/// steps, on one process.
+fn by_scans<F: Real>(d: &Dataset<F>, p: &CheckedParams, walk: usize) -> State<F> {
+    let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    let engine = Box::new(CpuEngine::new(d, p.bias));
+    let rows = d.rows();
+    let mut st = Stepper::new(d, p, initial(d, p), Part::whole(rows), engine, &mut fb).unwrap();
+    st.start(&mut Alone, &mut Silent).unwrap();
+    while st.state().mistakes_per_epoch.len() < p.max_epochs {
+        let mut at = 0;
+        while at < rows {
+            let q = st.first_uncertain(at, rows, &mut Silent).unwrap();
+            assert!(q >= at);
+            st.pass_correct((q - at) as u64, &mut Alone, &mut Silent)
+                .unwrap();
+            if q == rows {
+                break;
+            }
+            st.set_position(q).unwrap();
+            at = (q + walk).min(rows);
+            st.advance(at, &mut Alone, &mut Silent).unwrap();
+        }
+        if st.finish_epoch() == 0 {
+            break;
+        }
+    }
+    st.finish(Stop::Converged, Vec::new()).state
+}
+
+fn check_all<F: Real>() {
+    for (name, multiclass, params) in cases() {
+        let p = params.check_ref().unwrap();
+        let d = prepared::<F>(name, multiclass, &params);
+        let want = plain(&d, &p);
+        for lengths in [&[1usize, 2, 3][..], &[17, 400], &[usize::MAX]] {
+            let got = in_stretches(&d, &p, lengths);
+            assert_eq!(got, want, "{name} {params:?} in stretches of {lengths:?}");
+        }
+        for walk in [1, 5, 1000] {
+            let got = by_scans(&d, &p, walk);
+            assert_eq!(got, want, "{name} {params:?} by scans, walks of {walk}");
+        }
+    }
+}
+
+#[test]
+fn stretches_and_scans_give_the_plain_loop_in_f32() {
+    check_all::<f32>();
+}
+
+#[test]
+fn stretches_and_scans_give_the_plain_loop_in_f64() {
+    check_all::<f64>();
+}
+
+/// A part of an epoch: the visit counter and row numbers follow the
+/// positions, and rows are found by position.
+#[test]
+fn parts_map_rows_to_positions() {
+    let block = Part {
+        epoch_rows: 100,
+        positions: Positions::Offset(40),
+    };
+    assert_eq!(block.position(0), 40);
+    assert_eq!(block.position(10), 50);
+    assert_eq!(block.first_at_or_after(45, 20), 5);
+    assert_eq!(block.first_at_or_after(10, 20), 0);
+    assert_eq!(block.first_at_or_after(90, 20), 20);
+    assert_eq!(block.consecutive_from(3, 20), 17);
+    let listed = Part {
+        epoch_rows: 10,
+        positions: Positions::Listed(vec![1, 2, 3, 7, 9]),
+    };
+    assert_eq!(listed.position(3), 7);
+    assert_eq!(listed.position(5), 10);
+    assert_eq!(listed.first_at_or_after(4, 5), 3);
+    assert_eq!(listed.first_at_or_after(10, 5), 5);
+    assert_eq!(listed.consecutive_from(0, 5), 3);
+    assert_eq!(listed.consecutive_from(3, 5), 1);
+}
+
+/// Two parts of one epoch, each walked by its own stepper, the other's
+/// weights adopted between stretches: the plain loop's state (the averaged
+/// variant's visit counter comes from the positions).
+#[test]
+fn two_parts_handing_over_give_the_plain_loop() {
+    let params = TrainParams {
+        max_epochs: 6,
+        variant: Variant::Averaged,
+        ..TrainParams::default()
+    };
+    let p = params.check_ref().unwrap();
+    let d = prepared::<f32>("heart_scale.svm", false, &params);
+    let want = plain(&d, &p);
+    let rows = d.rows();
+    let cut = rows / 3;
+    let parts = [(0..cut), (cut..rows)];
+    let blocks: Vec<Dataset<f32>> = parts
+        .iter()
+        .map(|r| d.permuted(&r.clone().collect::<Vec<_>>()))
+        .collect();
+    let mut fb0 = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
+    let mut fb1 = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
+    let part = |o: usize| Part {
+        epoch_rows: rows,
+        positions: Positions::Offset(o),
+    };
+    let e0 = Box::new(CpuEngine::new(&blocks[0], p.bias));
+    let e1 = Box::new(CpuEngine::new(&blocks[1], p.bias));
+    let mut a = Stepper::new(&blocks[0], &p, initial(&d, &p), part(0), e0, &mut fb0).unwrap();
+    let mut b = Stepper::new(&blocks[1], &p, initial(&d, &p), part(cut), e1, &mut fb1).unwrap();
+    for _ in 0..p.max_epochs {
+        a.set_position(0).unwrap();
+        a.advance(cut, &mut Alone, &mut Silent).unwrap();
+        let s = a.state().clone();
+        b.adopt(|t| *t = s).unwrap();
+        b.set_position(0).unwrap();
+        b.advance(rows - cut, &mut Alone, &mut Silent).unwrap();
+        let s = b.state().clone();
+        a.adopt(|t| *t = s).unwrap();
+        a.finish_epoch();
+        if b.finish_epoch() == 0 {
+            break;
+        }
+    }
+    let mut got = b.finish(Stop::Converged, Vec::new()).state;
+    got.position = want.position;
+    assert_eq!(got, want);
+}

@@ -11,7 +11,7 @@
 //!   NAACL 2010), a different algorithm: every rank runs an epoch over its
 //!   block, then the weights are mixed.
 //!
-//! The ranks talk through a [`Transport`]: MPI ([`mpi`], cargo feature
+//! The ranks talk through a [`Transport`]: MPI (`mpi`, cargo feature
 //! `mpi`) or threads of one process ([`local`], for tests). Which rows a
 //! rank holds is [`plan`]'s; reading them [`load`]'s.
 

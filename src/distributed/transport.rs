@@ -4,7 +4,7 @@
 //! The operations are MPI's, reduced to the few the drivers use: a
 //! broadcast of bytes, an all-reduce of unsigned integers (min, max or sum:
 //! exact, so the result cannot depend on the order MPI combines them in),
-//! and sends between two ranks. [`super::mpi`] implements them on MPI;
+//! and sends between two ranks. `super::mpi` implements them on MPI;
 //! [`super::local`] on threads of one process, for tests. No floating-point
 //! value is ever reduced: floats cross as whole vectors or as their bits
 //! (min and max through [`f64_key`], which orders like the numbers).
@@ -31,7 +31,7 @@ impl Reduce {
 
 /// The ranks of a run and the operations between them. Every rank calls
 /// the collective operations in the same order; a rank that fails between
-/// them must say so through them (see [`super::agree`]) or end the job.
+/// them must say so through them (see [`super::agree`](mod@super::agree)) or end the job.
 pub trait Transport {
     /// This process's rank, 0-based.
     fn rank(&self) -> usize;

@@ -6,7 +6,7 @@
 //! engine, the passes in flight, the chooser's measurements) between calls.
 //! [`Stepper::advance`] walks the rows it holds from one index to another
 //! with the reference semantics, exactly as [`super::fit`] does over a whole
-//! epoch ([`super::epoch::run`] is built on it). The rows it holds sit in
+//! epoch (`epoch::run` is built on it). The rows it holds sit in
 //! the epoch as a [`Part`] says, which fixes the averaged variant's visit
 //! counter and the row numbers in messages; quantities over the whole
 //! training set (the pocket's mistake count) come through [`Peers`].

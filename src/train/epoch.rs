@@ -21,18 +21,17 @@
 //! [`run`] drives epochs over the whole data with a
 //! [`Stepper`](super::stepper::Stepper), which walks any stretch of rows.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::certify;
 use crate::data::Dataset;
-use crate::engine::{EngineError, MarginEngine};
+use crate::engine::MarginEngine;
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::train::chooser::Mode;
 use crate::train::early_stop::{self, EarlyState, EarlyStop};
 use crate::train::params::CheckedParams;
+use crate::train::part::{Alone, Part};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
-use crate::train::stepper::{Alone, Part, Peers, Reached, Stepper};
+use crate::train::stepper::{Reached, Stepper};
 use crate::train::sweep::Loop;
 use crate::train::variant as variants;
 
@@ -148,134 +147,5 @@ impl<F: Real> Loop<'_, F> {
         {
             state.best = Some((epoch, w));
         }
-    }
-}
-
-/// How a stretch ended.
-pub(super) enum StretchEnd {
-    Done,
-    Interrupted,
-    EngineFailed(EngineError),
-}
-
-impl<F: Real> Loop<'_, F> {
-    /// Walks from the current row to [`Loop::end`], or to a stop request
-    /// or an engine failure.
-    pub(super) fn run_stretch(
-        &mut self,
-        engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
-        observer: &mut dyn Observer<F>,
-    ) -> Result<StretchEnd> {
-        if self.host_bound.is_none() && engine.certifies() {
-            // Fresh at each epoch (a subnormal weight's flush term is sticky
-            // until then) and after weights came from elsewhere.
-            self.host_bound = Some(
-                certify::Bound::for_weights(&self.state.weights, self.facts.l1_max)
-                    .with_margin(self.tau),
-            );
-        }
-        while self.state.position < self.end {
-            if observer.should_stop() {
-                if let Err(e) = self.end_walk(engine) {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
-                return Ok(StretchEnd::Interrupted);
-            }
-            if let Some(notice) = engine.take_notice() {
-                observer.on_warning(&notice);
-            }
-            let pos = self.state.position;
-            let t0 = Instant::now();
-            if !engine.certifies() {
-                // The textbook loop: every margin by the reference dot.
-                let end = pos + self.window(engine, pos);
-                if let Err(e) = self.walk_host(engine, peers, end)? {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
-                observer.on_progress(self.state.epoch, self.state.position, self.end);
-                continue;
-            }
-            let (mode, stretch) = self.modes.next();
-            if mode == Mode::Host {
-                // The host alone, with its fast certified margins.
-                if let Err(e) = self.end_walk(engine) {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
-                // Draining the engine's walk is the engine's cost, not the
-                // host's: the host's stretch is timed from here.
-                let t0 = Instant::now();
-                let end = (pos + stretch.min(self.work_cap)).min(self.end);
-                if let Err(e) = self.walk_host(engine, peers, end)? {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
-                self.modes
-                    .measured(Mode::Host, t0.elapsed().as_secs_f64(), end - pos);
-                observer.on_progress(self.state.epoch, self.state.position, self.end);
-                continue;
-            }
-            if self.walks(engine) {
-                // A trial's walk stops at its budget (see Modes::measured).
-                let deadline = self
-                    .modes
-                    .trial_budget()
-                    .and_then(|b| Duration::try_from_secs_f64(b).ok())
-                    .and_then(|b| t0.checked_add(b));
-                match self.walk_device(engine, peers, observer, stretch, deadline)? {
-                    Ok(()) => {}
-                    Err(e) => return Ok(StretchEnd::EngineFailed(e)),
-                }
-                self.modes.measured(
-                    Mode::Engine,
-                    t0.elapsed().as_secs_f64(),
-                    self.state.position - pos,
-                );
-                observer.on_progress(self.state.epoch, self.state.position, self.end);
-                continue;
-            }
-            if self.inflight.is_empty() && !self.weights_safe() {
-                // Weights this large could overflow on a device: the host
-                // decides every row until they are handed out again.
-                let end = (pos + self.work_cap).min(self.end);
-                if let Err(e) = self.walk_host(engine, peers, end)? {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
-                observer.on_progress(self.state.epoch, self.state.position, self.end);
-                continue;
-            }
-            // Collect the pass that starts here, dropping any stale one.
-            let pass = loop {
-                if self.inflight.is_empty()
-                    && let Err(e) = self.submit(engine, pos)
-                {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
-
-                let Some(front) = self.inflight.pop_front() else {
-                    continue;
-                };
-                self.slack
-                    .resize((front.end - front.start) * self.heads, 0.0);
-                if let Err(e) = engine.collect(&mut self.slack) {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
-                if front.start == pos {
-                    break front;
-                }
-            };
-            match self.walk(engine, peers, &pass)? {
-                Ok(()) => {}
-                Err(e) => return Ok(StretchEnd::EngineFailed(e)),
-            }
-            self.modes.measured(
-                Mode::Engine,
-                t0.elapsed().as_secs_f64(),
-                self.state.position - pos,
-            );
-            observer.on_progress(self.state.epoch, self.state.position, self.end);
-        }
-        // Passes for rows beyond the stretch cannot exist: windows stop at
-        // its end.
-        Ok(StretchEnd::Done)
     }
 }

@@ -10,28 +10,12 @@
 use crate::certify::{self, Settled};
 use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::float::Real;
-use crate::train::sweep::{Drift, Loop};
+use crate::train::drift::{Drift, ScanWindow};
+use crate::train::sweep::Loop;
 
 /// The smallest window a scan computes, and the first.
 const MIN_SCAN: usize = 64;
 const FIRST_SCAN: usize = 4096;
-
-/// A window of slacks and the weights it was computed with.
-pub(super) struct ScanWindow<F> {
-    start: usize,
-    end: usize,
-    weights: Vec<F>,
-    slack: Vec<f32>,
-    /// One drift bound per head, relative to `weights`.
-    drift: Vec<Drift>,
-    /// The weights changed since the pass.
-    moved: bool,
-    /// `drift` must be recomputed from all the weights before use.
-    stale: bool,
-    /// Weight changes followed one at a time since the pass: beyond the
-    /// number of weights, recomputing the drift once is cheaper.
-    followed: usize,
-}
 
 impl<F: Real> Loop<'_, F> {
     /// The first row in `from..to` not certainly correct for every head

@@ -12,8 +12,9 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::reference;
 use crate::train::chooser::Modes;
+use crate::train::drift::{Drift, ScanWindow};
+use crate::train::part::{Part, Peers};
 use crate::train::state::{LoopStats, State};
-use crate::train::stepper::{Part, Peers};
 use crate::train::variant;
 
 /// A pass submitted and not yet collected, with the weights it used.
@@ -21,44 +22,6 @@ pub(super) struct InFlight<F> {
     pub(super) start: usize,
     pub(super) end: usize,
     pub(super) weights: Vec<F>,
-}
-
-/// An upper bound of δ = ||w - w_pass||, kept up to date incrementally.
-pub(super) struct Drift {
-    /// Σ (w_k - w_pass,k)² as computed, and a bound on its rounding error.
-    pub(super) sq: f64,
-    pub(super) err: f64,
-    pub(super) threshold: f64,
-}
-
-impl Drift {
-    /// Starts tracking w relative to `base`: the pass may have been
-    /// submitted before the latest updates, so w need not equal it.
-    pub(super) fn start<F: Real>(&mut self, w: &[F], base: &[F]) {
-        self.sq = 0.0;
-        self.err = 0.0;
-        for (a, b) in w.iter().zip(base) {
-            if a != b {
-                self.change(0.0, a.to_f64() - b.to_f64());
-            }
-        }
-        self.refresh();
-    }
-
-    /// Coordinate `k` moved from `old` to `new` (both relative to w_pass).
-    #[inline]
-    pub(super) fn change(&mut self, old: f64, new: f64) {
-        let (o, n) = (old * old, new * new);
-        self.sq = self.sq + n - o;
-        // Each of the few operations above errs by at most 2^-53 of the
-        // magnitudes involved; 2^-50 leaves room for all of them.
-        self.err += 2f64.powi(-50) * (self.sq.abs() + n + o);
-    }
-
-    pub(super) fn refresh(&mut self) {
-        let delta = (self.sq.max(0.0) + self.err).sqrt() * (1.0 + 2f64.powi(-50));
-        self.threshold = certify::threshold(delta);
-    }
 }
 
 pub(super) struct Loop<'d, F> {
@@ -113,7 +76,7 @@ pub(super) struct Loop<'d, F> {
     /// When kept: every update since it was last drained, as (row, head).
     pub(super) update_log: Option<Vec<(usize, usize)>>,
     /// The certified scan's window ([`super::scan`]) and its next length.
-    pub(super) scan: Option<crate::train::scan::ScanWindow<F>>,
+    pub(super) scan: Option<ScanWindow<F>>,
     pub(super) scan_len: usize,
 }
 

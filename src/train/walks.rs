@@ -9,8 +9,8 @@ use crate::engine::{EngineError, MarginEngine, WalkStart, WalkStop};
 use crate::error::Result;
 use crate::float::Real;
 use crate::reference;
+use crate::train::part::Peers;
 use crate::train::state::Observer;
-use crate::train::stepper::Peers;
 use crate::train::sweep::{InFlight, Loop};
 
 /// Abandon a window once this many rows in it fell back to a dot product

@@ -7,6 +7,7 @@ use super::*;
 use crate::cpu::CpuEngine;
 use crate::data::{self, LoadOptions};
 use crate::engine::ReferenceEngine;
+use crate::train::part::Alone;
 use crate::train::{Margin, Silent, TrainParams};
 
 fn load<F: Real>(name: &str, multiclass: bool) -> Dataset<F> {

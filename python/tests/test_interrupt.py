@@ -74,13 +74,19 @@ def _count_while(busy):
 
 def test_fit_and_predict_release_the_gil():
     X, y = noise(rows=5000)
-    clf = perceptron.Perceptron(max_iter=150, backend="reference")
+    clf = perceptron.Perceptron(max_iter=20, backend="reference")
 
     def fit():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf.fit(X, y)
 
+    # As many epochs as take about 0.6 s here, so the fit is long enough to
+    # measure however fast the loop is (the data never separates).
+    t0 = time.monotonic()
+    fit()
+    per_epoch = (time.monotonic() - t0) / 20
+    clf.set_params(max_iter=max(150, int(0.6 / max(per_epoch, 1e-6))))
     count, seconds = _count_while(fit)
     assert seconds > 0.3, "the fit must take long enough to measure"
     # A thread that held the GIL through the fit would leave this loop a

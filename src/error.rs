@@ -167,6 +167,60 @@ pub enum ParamError {
     /// The held-out fraction must be in (0, 1).
     #[error("the held-out fraction must be between 0 and 1, got {0}")]
     ValidationFraction(String),
+    /// An option that needs every row in one process, asked of a
+    /// distributed run (`mode`: `exact` or `mix`).
+    #[error(
+        "{option} is not available with {mode} distributed training: {}; train in one process to use it",
+        .option.why()
+    )]
+    OneProcessOnly {
+        option: OneProcessOption,
+        mode: &'static str,
+    },
+    /// Distributed mix mode trains the classic rule only; `variant` is
+    /// `averaged` or `pocket`.
+    #[error(
+        "distributed mix mode trains the classic perceptron (with a margin, one-vs-rest and a warm start); the {variant} variant needs exact mode"
+    )]
+    MixVariant { variant: &'static str },
+}
+
+/// The options only one process can train with: they need statistics,
+/// scores or held-out rows of the whole dataset.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OneProcessOption {
+    /// Feature scaling, by the scaling's name.
+    #[error("feature scaling ({0})")]
+    Scale(&'static str),
+    /// Class weights, as given.
+    #[error("class weights ({0})")]
+    ClassWeight(String),
+    /// Early stopping on a held-out fraction of the rows (as written).
+    #[error("early stopping on a held-out fraction ({0})")]
+    ValidationFraction(String),
+    /// Early stopping on the training score (the tolerance as written).
+    #[error("early stopping (tolerance {tol}, {n_iter_no_change} epochs without improvement)")]
+    EarlyStopping {
+        tol: String,
+        n_iter_no_change: usize,
+    },
+}
+
+impl OneProcessOption {
+    /// Why a distributed run cannot train with it.
+    pub fn why(&self) -> &'static str {
+        match self {
+            OneProcessOption::Scale(_) => {
+                "its statistics are those of every row, taken before the first update"
+            }
+            OneProcessOption::ClassWeight(_) => {
+                "distributed training applies unweighted updates only"
+            }
+            OneProcessOption::ValidationFraction(_) | OneProcessOption::EarlyStopping { .. } => {
+                "its scores and held-out rows are those of the whole dataset in one process"
+            }
+        }
+    }
 }
 
 /// Why a model cannot be the starting point of a run.

@@ -2,7 +2,9 @@
 //! checkpoint differences name the flags that set them.
 
 use crate::data::labels::LabelRuleError;
-use crate::error::{ColumnMismatch, Difference, Error, ParamError, WarmStartError, exit};
+use crate::error::{
+    ColumnMismatch, Difference, Error, OneProcessOption, ParamError, WarmStartError, exit,
+};
 
 /// The message `perceptron: error:` prints for `e`.
 pub fn message(e: &Error) -> String {
@@ -137,6 +139,25 @@ fn param(p: &ParamError) -> String {
         }
         ParamError::SparseStandardScaling => "--scale standard would make sparse data dense (it \
              subtracts each feature's mean); use --scale maxabs, which keeps zeros"
+            .into(),
+        ParamError::OneProcessOnly { option, mode } => {
+            let flag = match option {
+                OneProcessOption::Scale(kind) => format!("--scale {kind}"),
+                OneProcessOption::ClassWeight(text) => format!("--class-weight {text}"),
+                OneProcessOption::ValidationFraction(f) => format!("--validation-fraction {f}"),
+                OneProcessOption::EarlyStopping {
+                    tol,
+                    n_iter_no_change,
+                } => format!("early stopping (--tol {tol}, --n-iter-no-change {n_iter_no_change})"),
+            };
+            format!(
+                "{flag} is not available with --distributed {mode}: {}; train in one process \
+                 (without --distributed) to use it",
+                option.why()
+            )
+        }
+        ParamError::MixVariant { .. } => "--distributed mix trains the classic perceptron (with \
+             --margin, --multiclass ovr and --init); --average and --pocket need --distributed exact"
             .into(),
     }
 }

@@ -35,7 +35,7 @@ pub use transport::{Counted, Reduce, Traffic, Transport};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, OneProcessOption, ParamError, Result};
 use crate::train::{CheckedParams, Variant};
 
 /// How the ranks train together.
@@ -68,44 +68,34 @@ pub enum Mixing {
 /// before the first update), class weights, and early stopping (its scores,
 /// and a held-out part taken from the whole dataset).
 pub fn check_params(params: &CheckedParams, mode: Mode) -> Result<()> {
-    let refuse = |option: String, why: &str| {
-        Err(Error::Usage(format!(
-            "{option} is not available with --distributed {}: {why}; train in one \
-             process (without --distributed) to use it",
-            mode.name()
-        )))
+    let refuse = |option: OneProcessOption| {
+        Err(Error::Param(ParamError::OneProcessOnly {
+            option,
+            mode: mode.name(),
+        }))
     };
     if let Some(kind) = params.scale {
-        return refuse(
-            format!("--scale {}", kind.name()),
-            "its statistics are those of every row, taken before the first update",
-        );
+        return refuse(OneProcessOption::Scale(kind.name()));
     }
     if let Some(c) = &params.class_weight {
-        return refuse(
-            format!("--class-weight {}", c.text()),
-            "distributed training applies unweighted updates only",
-        );
+        return refuse(OneProcessOption::ClassWeight(c.text()));
     }
     if let Some(rule) = &params.early_stop {
-        let option = match &rule.validation {
-            Some(v) => format!("--validation-fraction {}", v.fraction),
-            None => format!(
-                "early stopping (--tol {}, --n-iter-no-change {})",
-                rule.tol, rule.n_iter_no_change
-            ),
-        };
-        return refuse(
-            option,
-            "its scores and held-out rows are those of the whole dataset in one process",
-        );
+        return refuse(match &rule.validation {
+            Some(v) => OneProcessOption::ValidationFraction(v.fraction.to_string()),
+            None => OneProcessOption::EarlyStopping {
+                tol: rule.tol.to_string(),
+                n_iter_no_change: rule.n_iter_no_change,
+            },
+        });
     }
-    if mode == Mode::Mix && params.variant != Variant::Classic {
-        return Err(Error::Usage(
-            "--distributed mix trains the classic perceptron (with --margin, --multiclass \
-             ovr and --init); --average and --pocket need --distributed exact"
-                .into(),
-        ));
+    if mode == Mode::Mix {
+        let variant = match params.variant {
+            Variant::Classic => return Ok(()),
+            Variant::Averaged => "averaged",
+            Variant::Pocket => "pocket",
+        };
+        return Err(Error::Param(ParamError::MixVariant { variant }));
     }
     Ok(())
 }

@@ -255,3 +255,45 @@ fn mix_mode_is_reproducible_and_converges_on_separable_data() {
     let w: Vec<u64> = want.weights.iter().map(|v| v.to_bits() as u64).collect();
     assert_eq!(one[0].0, w);
 }
+
+/// The options one process needs are refused by rule and value, in the
+/// library's words (each front end names its own flags); mix mode refuses
+/// the averaged and pocket variants.
+#[test]
+fn options_that_need_one_process_are_refused_with_a_typed_error() {
+    use crate::error::{OneProcessOption, ParamError};
+    use crate::train::{ClassWeights, TrainParams};
+    let check = |p: TrainParams, mode: Mode| check_params(&p.check().unwrap(), mode);
+    let scaled = TrainParams {
+        scale: Some(crate::data::scaling::ScaleKind::MaxAbs),
+        ..Default::default()
+    };
+    match check(scaled, Mode::Exact) {
+        Err(Error::Param(ParamError::OneProcessOnly { option, mode })) => {
+            assert_eq!(option, OneProcessOption::Scale("maxabs"));
+            assert_eq!(mode, "exact");
+        }
+        other => panic!("{other:?}"),
+    }
+    let weighted = TrainParams {
+        class_weight: Some(ClassWeights::Balanced),
+        ..Default::default()
+    };
+    let e = check(weighted, Mode::Mix).unwrap_err().to_string();
+    assert!(
+        e.contains("class weights (balanced)") && !e.contains("--"),
+        "{e}"
+    );
+    let averaged = TrainParams {
+        variant: Variant::Averaged,
+        ..Default::default()
+    };
+    assert!(check(averaged.clone(), Mode::Exact).is_ok());
+    assert!(matches!(
+        check(averaged, Mode::Mix),
+        Err(Error::Param(ParamError::MixVariant {
+            variant: "averaged"
+        }))
+    ));
+    assert!(check(TrainParams::default(), Mode::Mix).is_ok());
+}

@@ -19,13 +19,13 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
+use perceptron::Real;
+use perceptron::data::blocks::Reading;
 use perceptron::data::{
     Dataset, Features, Format, HeaderMode, LabelColumn, LabelMap, LoadOptions, RawData, binary,
     csv, format, libsvm, source,
 };
-use perceptron::data::blocks::Reading;
 use perceptron::model::{self, AnyModel};
-use perceptron::Real;
 use perceptron::train::{RunDescription, State, Variant, checkpoint};
 
 /// The largest single allocation allowed while fuzzing. Inputs are at most
@@ -203,10 +203,7 @@ fn check_pair(
         check_raw(raw);
         // Every f32 value is an f64 value: what reads as f32 reads as f64.
         let Ok(w) = &wide else {
-            panic!(
-                "read as f32 but not as f64: {}",
-                wide.as_ref().unwrap_err()
-            );
+            panic!("read as f32 but not as f64: {}", wide.as_ref().unwrap_err());
         };
         assert_eq!(shape(&w.features), shape(&raw.features));
         assert_eq!(w.class_ids, raw.class_ids);
@@ -255,13 +252,19 @@ pub fn check_raw<F: Real>(raw: &RawData<F>) {
             for w in m.row_ptr.windows(2) {
                 assert!(w[0] <= w[1], "row_ptr decreases");
                 let idx = &m.indices[w[0]..w[1]];
-                assert!(idx.windows(2).all(|p| p[0] < p[1]), "indices not increasing");
+                assert!(
+                    idx.windows(2).all(|p| p[0] < p[1]),
+                    "indices not increasing"
+                );
                 assert!(idx.iter().all(|&i| (i as usize) < m.cols), "index >= cols");
             }
             &m.values
         }
     };
-    assert!(values.iter().all(|v| v.is_finite()), "a stored value is not finite");
+    assert!(
+        values.iter().all(|v| v.is_finite()),
+        "a stored value is not finite"
+    );
     let classes = raw.table.classes();
     assert!(!classes.is_empty());
     let mut counts = vec![0u64; classes.len()];

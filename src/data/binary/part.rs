@@ -23,7 +23,7 @@ use crate::float::{Precision, Real};
 
 use super::check::{check_csr_part, check_csr_rows, decode_table, first_non_finite, locate};
 use super::header::open_checked;
-use super::read::{count, non_finite_message, read_converted, read_section, reread_value};
+use super::read::{count, read_converted, read_section, read_value_message, reread_value};
 use super::{CLASS_IDS, Header, INDICES, Layout, ROW_PTR, Section, TABLE, VALUES};
 use crate::data::source::mmap_enabled;
 
@@ -137,22 +137,13 @@ pub fn read_rows<F: Real>(path: &Path, lo: u64, hi: u64) -> Result<(RawData<F>, 
     if let Some(e) = first_non_finite(values) {
         let (row, feature) = locate(&features, e);
         let row = lo_u + row;
-        let msg = if h.precision != F::PRECISION {
-            // Finite as stored but out of range after rounding?
-            let stored = reread_value(&file, path, &h, count(first, path)? + e)?;
-            if stored.is_finite() {
-                format!(
-                    "row {row}, feature {feature}: value {stored:e} is too large for {} \
-                     (largest finite magnitude {:e})",
-                    F::PRECISION,
-                    f32::MAX
-                )
-            } else {
-                non_finite_message(row, feature, stored)
-            }
+        // Finite as stored but out of range after rounding?
+        let stored = if h.precision != F::PRECISION {
+            Some(reread_value(&file, path, &h, count(first, path)? + e)?)
         } else {
-            non_finite_message(row, feature, values[e].to_f64())
+            None
         };
+        let msg = read_value_message::<F>(row, feature, values[e].to_f64(), stored);
         return Err(Error::data(path, msg));
     }
     Ok((

@@ -344,22 +344,13 @@ fn read_body<F: Real>(
     };
     if let Some(e) = first_non_finite(values) {
         let (row, feature) = locate(&features, e);
-        let msg = if h.precision != F::PRECISION && e < nnz {
-            // Finite as stored (checked below) but out of range after rounding?
-            let stored = reread_value(file, path, &h, e)?;
-            if stored.is_finite() {
-                format!(
-                    "row {row}, feature {feature}: value {stored:e} is too large for {} \
-                     (largest finite magnitude {:e})",
-                    F::PRECISION,
-                    f32::MAX
-                )
-            } else {
-                non_finite_message(row, feature, stored)
-            }
+        // Finite as stored (checked below) but out of range after rounding?
+        let stored = if h.precision != F::PRECISION && e < nnz {
+            Some(reread_value(file, path, &h, e)?)
         } else {
-            non_finite_message(row, feature, values[e].to_f64())
+            None
         };
+        let msg = read_value_message::<F>(row, feature, values[e].to_f64(), stored);
         return Err(Error::data(path, msg));
     }
     Ok(RawData {
@@ -369,6 +360,27 @@ fn read_body<F: Real>(
         format: Format::Binary,
         csv: None,
     })
+}
+
+/// Why the value read at `row`, `feature` (`read`, in F) is not finite:
+/// too large for F when the value as `stored` in the file (another
+/// precision) is finite, otherwise not finite in the file itself.
+pub(super) fn read_value_message<F: Real>(
+    row: usize,
+    feature: usize,
+    read: f64,
+    stored: Option<f64>,
+) -> String {
+    match stored {
+        Some(stored) if stored.is_finite() => format!(
+            "row {row}, feature {feature}: value {stored:e} is too large for {} \
+             (largest finite magnitude {:e})",
+            F::PRECISION,
+            f32::MAX
+        ),
+        Some(stored) => non_finite_message(row, feature, stored),
+        None => non_finite_message(row, feature, read),
+    }
 }
 
 pub(crate) fn non_finite_message(row: usize, feature: usize, v: f64) -> String {

@@ -239,31 +239,7 @@ fn render_binary(
         _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
         _ => {}
     }
-    line(
-        &mut s,
-        "epochs",
-        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
-    );
-    line(
-        &mut s,
-        "mistakes",
-        format!(
-            "M = {} in total; per epoch: {}",
-            r.total_mistakes,
-            abbreviate(&r.mistakes_per_epoch)
-        ),
-    );
-    early_stopping_lines(&mut s, r);
-    let correct = (r.training_accuracy * r.rows as f64).round() as usize;
-    line(
-        &mut s,
-        "accuracy",
-        format!(
-            "{:.2}% on the training data ({correct} of {})",
-            100.0 * r.training_accuracy,
-            count(r.rows, "row")
-        ),
-    );
+    progress_lines(&mut s, r, "in total", "");
     line(
         &mut s,
         "radius",
@@ -428,30 +404,11 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             "averaged: each class's model is the mean of its weights after every row visit".into(),
         );
     }
-    line(
+    progress_lines(
         &mut s,
-        "epochs",
-        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
-    );
-    line(
-        &mut s,
-        "mistakes",
-        format!(
-            "M = {} over all classes; per epoch: {}",
-            r.total_mistakes,
-            abbreviate(&r.mistakes_per_epoch)
-        ),
-    );
-    early_stopping_lines(&mut s, r);
-    let correct = (r.training_accuracy * r.rows as f64).round() as usize;
-    line(
-        &mut s,
-        "accuracy",
-        format!(
-            "{:.2}% on the training data ({correct} of {}: highest score is the true class)",
-            100.0 * r.training_accuracy,
-            count(r.rows, "row")
-        ),
+        r,
+        "over all classes",
+        ": highest score is the true class",
     );
     line(
         &mut s,
@@ -494,4 +451,36 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
         crate::memory::describe(r.peak_memory_bytes),
     );
     s
+}
+
+/// The epochs, the mistakes (`scope`: over what they are counted), early
+/// stopping and the training accuracy (`why_correct`: what a right row
+/// means, after its count).
+fn progress_lines(s: &mut String, r: &TrainReport, scope: &str, why_correct: &str) {
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        s,
+        "epochs",
+        format!("{} of at most {}: {}", r.epochs, r.max_epochs, r.verdict()),
+    );
+    line(
+        s,
+        "mistakes",
+        format!(
+            "M = {} {scope}; per epoch: {}",
+            r.total_mistakes,
+            abbreviate(&r.mistakes_per_epoch)
+        ),
+    );
+    early_stopping_lines(s, r);
+    let correct = (r.training_accuracy * r.rows as f64).round() as usize;
+    line(
+        s,
+        "accuracy",
+        format!(
+            "{:.2}% on the training data ({correct} of {}{why_correct})",
+            100.0 * r.training_accuracy,
+            count(r.rows, "row")
+        ),
+    );
 }

@@ -194,13 +194,38 @@ fn eight_digits(bytes: &[u8]) -> Option<u64> {
     if (v & high) | ((v.wrapping_add(0x0606_0606_0606_0606) & high) >> 4) != 0x3333_3333_3333_3333 {
         return None;
     }
-    let v = v.wrapping_sub(0x3030_3030_3030_3030);
+    Some(digit_bytes_value(v.wrapping_sub(0x3030_3030_3030_3030)))
+}
+
+/// The number that eight digit values (0 to 9, one a byte, the first
+/// digit in the lowest byte) spell.
+#[inline(always)]
+fn digit_bytes_value(v: u64) -> u64 {
     let v = v.wrapping_mul(10).wrapping_add(v >> 8);
     let mask = 0x0000_00ff_0000_00ff;
     let v = (v & mask)
         .wrapping_mul(100 + (1_000_000 << 32))
         .wrapping_add(((v >> 16) & mask).wrapping_mul(1 + (10_000 << 32)));
-    Some(v >> 32)
+    v >> 32
+}
+
+/// The plain digits that start the eight bytes `chunk` and their value,
+/// when there are one to seven of them (so the byte after them is in the
+/// chunk): one load and no loop, so fields of varying length cost no
+/// mispredicted branch.
+#[inline(always)]
+pub(crate) fn leading_digits(chunk: &[u8; 8]) -> Option<(usize, u64)> {
+    let d = u64::from_le_bytes(*chunk) ^ 0x3030_3030_3030_3030;
+    // A byte is not a digit when it is above 9 after the xor: its high bit
+    // is set, or adding 0x76 sets it. A carry out of a byte only reaches the
+    // bytes after it, past the first non-digit.
+    let non_digit = (d.wrapping_add(0x7676_7676_7676_7676) | d) & 0x8080_8080_8080_8080;
+    let n = (non_digit.trailing_zeros() / 8) as usize;
+    if !(1..8).contains(&n) {
+        return None;
+    }
+    // The digits moved to the top bytes: zeros (leading zeros) below them.
+    Some((n, digit_bytes_value(d << (8 * (8 - n)))))
 }
 
 /// Powers of ten exact in f64 (5^22 < 2^53).
@@ -225,19 +250,58 @@ fn clinger<F: Real>(negative: bool, w: u64, e10: i64) -> Option<F> {
         return None;
     }
     let m = w as f64;
-    let q = if e10 < 0 { m / p } else { m * p };
     let v = match F::PRECISION {
-        Precision::F64 => q,
+        Precision::F64 => {
+            if e10 < 0 {
+                m / p
+            } else {
+                m * p
+            }
+        }
         Precision::F32 => {
-            // The 29 bits below an f32's precision: exactly one half.
-            if q.to_bits() & 0x1fff_ffff == 0x1000_0000 {
+            // A division costs a dozen multiplications, and most values in
+            // text have a fraction. `m * 10^-k` (10^-k itself rounded) is
+            // within about 2 units in the last place of the exact value:
+            // its f32 is the correct one unless an f32 midpoint, a 1 and 28
+            // zeros in the 29 bits below an f32's precision, lies that
+            // close. Only then is the quotient taken.
+            let near = if e10 < 0 {
+                let q = m * INV_POW10[p_index(e10)];
+                let low = (q.to_bits() & 0x1fff_ffff) as i64;
+                if (low - 0x1000_0000).abs() > 4 {
+                    return Some(F::from_f64(sign(negative, f64::from(q as f32))));
+                }
+                m / p
+            } else {
+                m * p
+            };
+            if near.to_bits() & 0x1fff_ffff == 0x1000_0000 {
                 return None;
             }
-            f64::from(q as f32)
+            f64::from(near as f32)
         }
     };
-    Some(F::from_f64(if negative { -v } else { v }))
+    Some(F::from_f64(sign(negative, v)))
 }
+
+/// `-v` when `negative`.
+#[inline(always)]
+fn sign(negative: bool, v: f64) -> f64 {
+    if negative { -v } else { v }
+}
+
+/// Where 10^-|e10| is in [`INV_POW10`] (checked against [`POW10`]'s length
+/// by the caller).
+#[inline(always)]
+fn p_index(e10: i64) -> usize {
+    e10.unsigned_abs() as usize
+}
+
+/// 10^-k rounded to the nearest f64, for k up to 22.
+const INV_POW10: [f64; 23] = [
+    1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
+    1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
+];
 
 fn max_finite<F: Real>() -> String {
     match F::PRECISION {
@@ -427,8 +491,36 @@ mod tests {
             let mid = (x as f64 + up as f64) / 2.0;
             agrees(&format!("{mid}"));
             agrees(&format!("{mid:e}"));
+            // 16 to 19 significant digits: the f32 path's product lands
+            // within a few units of the midpoint, where it must divide.
+            for digits in 15..19 {
+                agrees(&format!("{mid:.digits$e}"));
+            }
             x = x * 1.618 + 0.3;
         }
+    }
+
+    /// The digits at the start of eight bytes, against a loop over them,
+    /// for every byte value after one to seven digits.
+    #[test]
+    fn leading_digits_count_and_read_the_digits_before_any_other_byte() {
+        let slow = |chunk: &[u8; 8]| {
+            let n = chunk.iter().take_while(|b| b.is_ascii_digit()).count();
+            let v = chunk[..n]
+                .iter()
+                .fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
+            (1..8).contains(&n).then_some((n, v))
+        };
+        let digits = b"90817263";
+        for n in 0..=8 {
+            for stop in 0..=255u8 {
+                let mut chunk = [stop; 8];
+                chunk[..n].copy_from_slice(&digits[..n]);
+                assert_eq!(leading_digits(&chunk), slow(&chunk), "{chunk:?}");
+            }
+        }
+        assert_eq!(leading_digits(b"0000007:"), Some((7, 7)));
+        assert_eq!(leading_digits(b"1055:0.0"), Some((4, 1055)));
     }
 
     proptest::proptest! {
@@ -450,6 +542,13 @@ mod tests {
                 text.push_str(&format!("{e}{s}{n}"));
             }
             agrees(&text);
+        }
+
+        /// Integers below 2^53 scaled by 10^-k: the f32 path multiplies
+        /// by a rounded 10^-k and divides only near a midpoint.
+        #[test]
+        fn scaled_integers_parse_as_the_parser_does(w in 0u64..(1 << 53), k in 0u32..26) {
+            agrees(&format!("{w}e-{k}"));
         }
 
         #[test]

@@ -8,7 +8,7 @@
 //! gives the block up to the line reader, which reads the same values or
 //! says what is wrong.
 
-use crate::data::number::{integer_value, parse_prefix};
+use crate::data::number::{integer_value, leading_digits, parse_prefix};
 use crate::data::options::NO_LABEL;
 use crate::float::Real;
 
@@ -102,9 +102,19 @@ impl<F: Real> Rows<'_, F> {
                         .intern_recent(&line[start..end], no, &mut self.recent)?,
                 );
             } else {
+                // Up to seven digits and the delimiter (pixels, counts):
+                // one load, and on to the next field.
+                if let Some((n, w)) = line[pos..].first_chunk::<8>().and_then(leading_digits)
+                    && line[pos + n] == delim
+                {
+                    self.values.push(integer_value::<F>(false, w));
+                    pos += n + 1;
+                    k += 1;
+                    continue;
+                }
                 // The number is read where it starts; only spaces may
                 // follow it before the delimiter. Small unsigned integers
-                // (pixels, counts) first, directly.
+                // first, directly.
                 let mut end = pos;
                 let mut w: u64 = 0;
                 while end < line.len() && end - pos < 19 {

@@ -9,7 +9,7 @@
 //! reader, which reads the same values or says what is wrong.
 
 use crate::data::matrix::MAX_FEATURE_INDEX;
-use crate::data::number::parse_prefix;
+use crate::data::number::{leading_digits, parse_prefix};
 use crate::data::options::NO_LABEL;
 use crate::float::Real;
 
@@ -124,9 +124,15 @@ impl<F: Real> CsrRows<'_, F> {
             }
             let mut index: u64 = 0;
             let digits = pos;
-            while pos < line.len() && line[pos].is_ascii_digit() && pos - digits < 11 {
-                index = index * 10 + u64::from(line[pos] - b'0');
-                pos += 1;
+            // Indices of up to seven digits and their colon in one load.
+            if let Some((n, v)) = line[pos..].first_chunk::<8>().and_then(leading_digits) {
+                index = v;
+                pos += n;
+            } else {
+                while pos < line.len() && line[pos].is_ascii_digit() && pos - digits < 11 {
+                    index = index * 10 + u64::from(line[pos] - b'0');
+                    pos += 1;
+                }
             }
             if pos == digits || line.get(pos) != Some(&b':') {
                 return None;

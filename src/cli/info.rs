@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::args::{DataArgs, PrecisionArg};
 use super::stdout::write_stdout;
-use crate::data::{self, Features, RawData, bundled, labels, stats};
+use crate::data::{self, RawData, bundled, labels, stats};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::text::count;
@@ -141,41 +141,6 @@ fn shortest<F: Real>(v: F) -> f64 {
     v.to_string().parse().unwrap_or_else(|_| v.to_f64())
 }
 
-/// (min, max) over every feature value, implicit zeros included.
-fn min_max<F: Real>(features: &Features<F>) -> Option<(F, F)> {
-    let (stored, all): (&[F], usize) = match features {
-        Features::Dense(m) => (&m.values, m.values.len()),
-        Features::Sparse(m) => (&m.values, m.rows().saturating_mul(m.cols)),
-    };
-    let mut it = stored.iter().copied();
-    let mut mm = match it.next() {
-        Some(v) => Some((v, v)),
-        None if all > 0 => Some((F::ZERO, F::ZERO)),
-        None => None,
-    };
-    for v in it {
-        if let Some((lo, hi)) = &mut mm {
-            if v < *lo {
-                *lo = v;
-            }
-            if v > *hi {
-                *hi = v;
-            }
-        }
-    }
-    if stored.len() < all
-        && let Some((lo, hi)) = &mut mm
-    {
-        if F::ZERO < *lo {
-            *lo = F::ZERO;
-        }
-        if F::ZERO > *hi {
-            *hi = F::ZERO;
-        }
-    }
-    mm
-}
-
 fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
     let opts = args.data_args.load_options(None);
     match &args.data {
@@ -228,8 +193,9 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
         }
         Err(e) => (None, Some(super::errors::label_rule(&e))),
     };
-    let mm = min_max(f);
-    let radius_with_bias = stats::radius(f, true);
+    let mm = stats::value_range(f);
+    let largest_norm_sq = stats::largest_norm_sq(f);
+    let radius_with_bias = stats::radius_from(largest_norm_sq, true);
     let mut warnings = Vec::new();
     let squared = radius_with_bias * radius_with_bias;
     if squared.is_nan() || squared > F::MAX_VALUE {
@@ -275,7 +241,7 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
         mapping,
         mapping_error,
         radius_with_bias,
-        radius_without_bias: stats::radius(f, false),
+        radius_without_bias: stats::radius_from(largest_norm_sq, false),
         min_value: mm.map(|(lo, _)| shortest(lo)),
         max_value: mm.map(|(_, hi)| shortest(hi)),
         warnings,

@@ -7,12 +7,160 @@ use super::matrix::Features;
 /// The radius D = max_i ||x~_i||, with the bias feature 1 included when `bias`
 /// (rows in parallel: a maximum does not depend on the order).
 pub fn radius<F: Real>(features: &Features<F>, bias: bool) -> f64 {
+    radius_from(largest_norm_sq(features), bias)
+}
+
+/// max_i ||x_i||^2 (in f64), without the bias feature: one pass serves
+/// the radius with and without it ([`radius_from`]).
+pub fn largest_norm_sq<F: Real>(features: &Features<F>) -> f64 {
     use rayon::prelude::*;
-    let extra = if bias { 1.0 } else { 0.0 };
     (0..features.rows())
         .into_par_iter()
         .with_min_len(4096)
-        .map(|i| features.row(i).norm_sq_f64() + extra)
+        .map(|i| features.row(i).norm_sq_f64())
         .reduce(|| 0.0f64, f64::max)
-        .sqrt()
+}
+
+/// The radius from [`largest_norm_sq`]: the same bits as taking the
+/// maximum over rows of ||x_i||^2 + 1, because rounding is monotone, so
+/// the largest rounded sum is the rounded sum of the largest.
+pub fn radius_from(largest_norm_sq: f64, bias: bool) -> f64 {
+    let extra = if bias { 1.0 } else { 0.0 };
+    (largest_norm_sq + extra).sqrt()
+}
+
+/// (min, max) over every feature value, implicit zeros included (None for
+/// no values at all). Chunks in parallel, joined in order: among equal
+/// values (0 and -0) the first in the data is the one reported, as a loop
+/// over the values would.
+pub fn value_range<F: Real>(features: &Features<F>) -> Option<(F, F)> {
+    use rayon::prelude::*;
+    let (stored, all): (&[F], usize) = match features {
+        Features::Dense(m) => (&m.values, m.values.len()),
+        Features::Sparse(m) => (&m.values, m.rows().saturating_mul(m.cols)),
+    };
+    let join = |a: Option<(F, F)>, b: Option<(F, F)>| match (a, b) {
+        (Some((lo, hi)), Some((l, h))) => {
+            Some((if l < lo { l } else { lo }, if h > hi { h } else { hi }))
+        }
+        (a, b) => a.or(b),
+    };
+    let mut range = stored
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            let (&first, rest) = chunk.split_first()?;
+            let (mut lo, mut hi) = (first, first);
+            for &v in rest {
+                lo = if v < lo { v } else { lo };
+                hi = if v > hi { v } else { hi };
+            }
+            Some((lo, hi))
+        })
+        .reduce(|| None, join);
+    if stored.len() < all {
+        range = join(range, Some((F::ZERO, F::ZERO)));
+    }
+    range
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::matrix::{CsrMatrix, DenseMatrix};
+
+    /// The range a loop over the values gives, zeros' signs included.
+    fn in_order(values: &[f32], implicit_zero: bool) -> Option<(u32, u32)> {
+        let mut it = values.iter().copied();
+        let mut mm = it.next().map(|v| (v, v));
+        for v in it {
+            if let Some((lo, hi)) = &mut mm {
+                if v < *lo {
+                    *lo = v;
+                }
+                if v > *hi {
+                    *hi = v;
+                }
+            }
+        }
+        if implicit_zero {
+            let (lo, hi) = mm.unwrap_or((0.0, 0.0));
+            mm = Some((
+                if 0.0 < lo { 0.0 } else { lo },
+                if 0.0 > hi { 0.0 } else { hi },
+            ));
+        }
+        mm.map(|(lo, hi)| (lo.to_bits(), hi.to_bits()))
+    }
+
+    #[test]
+    fn the_value_range_is_the_first_extreme_in_the_data_across_chunks() {
+        let bits = |r: Option<(f32, f32)>| r.map(|(lo, hi)| (lo.to_bits(), hi.to_bits()));
+        // 0 in the first chunks, -0 after: the first one seen is reported.
+        let mut values = vec![0.0f32; 100_000];
+        values.extend(vec![-0.0f32; 100_000]);
+        let dense = |values: Vec<f32>| {
+            Features::Dense(DenseMatrix {
+                rows: values.len() / 4,
+                cols: 4,
+                values: values.into(),
+            })
+        };
+        assert_eq!(
+            bits(value_range(&dense(values.clone()))),
+            in_order(&values, false)
+        );
+        values.reverse();
+        assert_eq!(
+            bits(value_range(&dense(values.clone()))),
+            in_order(&values, false)
+        );
+        values[150_001] = -3.5;
+        values[7] = 2.25;
+        values[199_999] = 9.0;
+        assert_eq!(
+            bits(value_range(&dense(values.clone()))),
+            Some(((-3.5f32).to_bits(), 9f32.to_bits()))
+        );
+        assert_eq!(value_range(&dense(Vec::new())), None);
+        // Sparse: implicit zeros count when a row leaves some out.
+        let sparse = |values: Vec<f32>, cols: usize| {
+            let n = values.len();
+            Features::Sparse(CsrMatrix {
+                cols,
+                row_ptr: vec![0, n].into(),
+                indices: (0..n as u32).collect::<Vec<_>>().into(),
+                values: values.into(),
+            })
+        };
+        for (values, cols) in [
+            (vec![1.5f32, 2.0], 3),
+            (vec![-1.0, -0.0], 2),
+            (vec![-1.0, -2.0], 3),
+            (vec![], 3),
+        ] {
+            assert_eq!(
+                bits(value_range(&sparse(values.clone(), cols))),
+                in_order(&values, values.len() < cols),
+                "{values:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn one_pass_gives_both_radii() {
+        let f = Features::Dense(DenseMatrix {
+            rows: 3,
+            cols: 2,
+            values: vec![3.0f32, 4.0, 0.1, 0.2, -1e-3, 7.0].into(),
+        });
+        let by_row = |extra: f64| {
+            (0..3)
+                .map(|i| f.row(i).norm_sq_f64() + extra)
+                .fold(0.0f64, f64::max)
+                .sqrt()
+        };
+        assert_eq!(radius(&f, true).to_bits(), by_row(1.0).to_bits());
+        assert_eq!(radius(&f, false).to_bits(), by_row(0.0).to_bits());
+        assert!(radius(&f, true) > radius(&f, false));
+    }
 }

@@ -22,6 +22,57 @@ impl fmt::Display for Location {
     }
 }
 
+/// A reading option that would make a file readable, named by what it
+/// sets so that each front end can say it in its own terms (a command-line
+/// flag, a keyword argument): the library itself never names a flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Remedy {
+    /// Read the file as CSV (a LIBSVM read found a CSV line).
+    ReadAsCsv,
+    /// Split fields at this byte (a detected delimiter looks wrong).
+    Delimiter(u8),
+    /// Take the first line as a header (it was read as data).
+    Header,
+}
+
+impl Remedy {
+    /// The remedy in the library's own words, as `Display` gives it.
+    pub fn neutral_words(self) -> String {
+        match self {
+            Remedy::ReadAsCsv => "read it as CSV".to_owned(),
+            Remedy::Delimiter(d) => format!("set the delimiter to {}", delimiter_words(d)),
+            Remedy::Header => "say that the file has a header".to_owned(),
+        }
+    }
+}
+
+/// A delimiter as the front ends name it: `tab`, else the character in
+/// single quotes.
+pub fn delimiter_words(d: u8) -> String {
+    if d == b'\t' {
+        "tab".to_owned()
+    } else {
+        format!("'{}'", char::from(d))
+    }
+}
+
+/// Why a line may have failed, and the option that would fix it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hint {
+    /// The explanation, written to be followed by the remedy (for example
+    /// "if fields are separated by tab, ").
+    pub why: String,
+    pub remedy: Remedy,
+}
+
+/// ` (why remedy)` with the remedy worded by `words`, or nothing.
+pub fn hint_text(hint: Option<&Hint>, words: impl Fn(Remedy) -> String) -> String {
+    match hint {
+        Some(h) => format!(" ({}{})", h.why, words(h.remedy)),
+        None => String::new(),
+    }
+}
+
 /// Everything that can go wrong, grouped by what the user must fix.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -34,9 +85,14 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// A line of a data file breaks the format.
-    #[error("{location}: {message}")]
-    Parse { location: Location, message: String },
+    /// A line of a data file breaks the format; `hint`, when there is one,
+    /// says why and which reading option would fix it.
+    #[error("{location}: {message}{}", hint_text(.hint.as_ref(), Remedy::neutral_words))]
+    Parse {
+        location: Location,
+        message: String,
+        hint: Option<Hint>,
+    },
 
     /// The data as a whole cannot be used (empty, one class, ...).
     #[error("{path}: {message}", path = .path.display())]
@@ -51,7 +107,7 @@ pub enum Error {
     Train(String),
 
     /// A GPU adapter is missing, lacks a feature, or failed.
-    #[error("{0}\nhint: run with `--backend cpu` to train on the CPU instead")]
+    #[error("{0}\nhint: train on the CPU instead")]
     Gpu(String),
 
     /// Training parameters that break a rule (see [`ParamError`]).
@@ -115,6 +171,27 @@ impl Error {
                 column,
             },
             message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// A parse error with a [`Hint`].
+    pub fn parse_hinted(
+        path: &Path,
+        line: u64,
+        column: Option<u64>,
+        message: impl Into<String>,
+        hint: Hint,
+    ) -> Self {
+        match Error::parse(path, line, column, message) {
+            Error::Parse {
+                location, message, ..
+            } => Error::Parse {
+                location,
+                message,
+                hint: Some(hint),
+            },
+            other => other,
         }
     }
 

@@ -7,6 +7,7 @@
 use std::io::ErrorKind;
 
 use perceptron::Error;
+use perceptron::error::{Remedy, hint_text};
 use pyo3::PyErr;
 use pyo3::exceptions::{
     PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
@@ -28,7 +29,25 @@ pub fn to_py(e: Error) -> PyErr {
             "{message}\nhint: pass backend=\"cpu\" to train on the CPU instead"
         )),
         Error::System(message) => PyRuntimeError::new_err(message),
+        Error::Parse {
+            location,
+            message,
+            hint,
+        } => PyValueError::new_err(format!(
+            "{location}: {message}{}",
+            hint_text(hint.as_ref(), remedy)
+        )),
         other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// A reading remedy as the package's loaders take it.
+fn remedy(r: Remedy) -> String {
+    match r {
+        Remedy::ReadAsCsv => "read it with perceptron.load_csv".to_owned(),
+        Remedy::Delimiter(b'\t') => "pass delimiter='\\t'".to_owned(),
+        Remedy::Delimiter(d) => format!("pass delimiter='{}'", char::from(d)),
+        Remedy::Header => "pass header=True".to_owned(),
     }
 }
 

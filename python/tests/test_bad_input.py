@@ -139,3 +139,30 @@ def test_warm_start_refuses_other_data_shapes():
     with pytest.raises(ValueError, match=r"warm_start: y has the classes \[0, 1, 2\]"):
         clf.fit(X, [0, 1, 2, 0])
     assert clf.n_features_in_ == 3
+
+
+def test_loader_hints_name_the_loaders_and_their_keywords(tmp_path):
+    # A CSV file read as LIBSVM: the hint names the CSV loader, not a flag.
+    with pytest.raises(ValueError, match=r'iris_setosa.csv:1:1: expected a numeric label, found '
+                       r'"1,5.1,3.5,1.4,0.2" \(is this a CSV file\? read it with '
+                       r'perceptron.load_csv\)'):
+        perceptron.load_svmlight(DATA / "iris_setosa.csv")
+    # A semicolon inside a field of a comma file: the keyword to pass.
+    bad = tmp_path / "semi.csv"
+    bad.write_text("1,2,3\n-1,4;5,6\n")
+    with pytest.raises(ValueError, match=r"if fields are separated by `;`, "
+                       r"pass delimiter=';'\)"):
+        perceptron.load_csv(bad)
+    tab = tmp_path / "tab.csv"
+    tab.write_text("1;2;3\n-1;4\t5;6\n")
+    with pytest.raises(ValueError, match=r"pass delimiter='\\t'\)"):
+        perceptron.load_csv(tab)
+    # A text field on the first line of numbers: a header, perhaps.
+    head = tmp_path / "head.csv"
+    head.write_text("1,2,abc\n-1,4,5\n1,6,7\n")
+    with pytest.raises(ValueError, match=r"if it is a header, pass header=True\)"):
+        perceptron.load_csv(head)
+    for path in (bad, tab, head):
+        with pytest.raises(ValueError) as caught:
+            perceptron.load_csv(path)
+        assert "--" not in str(caught.value)

@@ -1,9 +1,10 @@
-//! Library errors in the command line's words: parameter rules and
-//! checkpoint differences name the flags that set them.
+//! Library errors in the command line's words: parameter rules, checkpoint
+//! differences and reading hints name the flags that set them.
 
 use crate::data::labels::LabelRuleError;
 use crate::error::{
-    ColumnMismatch, Difference, Error, OneProcessOption, ParamError, WarmStartError, exit,
+    ColumnMismatch, Difference, Error, OneProcessOption, ParamError, Remedy, WarmStartError,
+    delimiter_words, exit, hint_text,
 };
 
 /// The message `perceptron: error:` prints for `e`.
@@ -22,7 +23,24 @@ pub fn message(e: &Error) -> String {
         Error::WarmStart { path, reason } => warm_start(&path.display().to_string(), reason),
         Error::Columns { mismatch, .. } => format!("{e}{}", columns_hint(mismatch)),
         Error::Labels { path, rule } => format!("{}: {}", path.display(), label_rule(rule)),
+        Error::Parse {
+            location,
+            message,
+            hint,
+        } => format!("{location}: {message}{}", hint_text(hint.as_ref(), remedy)),
+        Error::Gpu(message) => {
+            format!("{message}\nhint: run with `--backend cpu` to train on the CPU instead")
+        }
         other => other.to_string(),
+    }
+}
+
+/// A reading remedy as the flag that applies it.
+pub fn remedy(r: Remedy) -> String {
+    match r {
+        Remedy::ReadAsCsv => "pass --format csv".to_owned(),
+        Remedy::Delimiter(d) => format!("pass --delimiter {}", delimiter_words(d)),
+        Remedy::Header => "pass --header".to_owned(),
     }
 }
 
@@ -254,5 +272,47 @@ mod tests {
              MODEL). Resume with the same data and options as the interrupted run."
         );
         assert_eq!(status(&e), exit::USAGE);
+    }
+
+    /// The library names no flag; the command line says which to pass.
+    #[test]
+    fn reading_hints_and_the_gpu_hint_name_the_flags() {
+        use crate::error::Hint;
+        let path = std::path::Path::new("f.csv");
+        for (remedy, neutral, flag) in [
+            (Remedy::ReadAsCsv, "read it as CSV", "pass --format csv"),
+            (
+                Remedy::Delimiter(b'\t'),
+                "set the delimiter to tab",
+                "pass --delimiter tab",
+            ),
+            (
+                Remedy::Delimiter(b';'),
+                "set the delimiter to ';'",
+                "pass --delimiter ';'",
+            ),
+            (
+                Remedy::Header,
+                "say that the file has a header",
+                "pass --header",
+            ),
+        ] {
+            let hint = Hint {
+                why: "because, ".into(),
+                remedy,
+            };
+            let e = Error::parse_hinted(path, 3, Some(2), "bad", hint);
+            assert_eq!(
+                e.to_string(),
+                format!("f.csv:3:2: bad (because, {neutral})")
+            );
+            assert_eq!(message(&e), format!("f.csv:3:2: bad (because, {flag})"));
+        }
+        let e = Error::Gpu("no adapter".into());
+        assert_eq!(e.to_string(), "no adapter\nhint: train on the CPU instead");
+        assert_eq!(
+            message(&e),
+            "no adapter\nhint: run with `--backend cpu` to train on the CPU instead"
+        );
     }
 }

@@ -8,7 +8,7 @@ use crate::data::message::{column_at, quote};
 use crate::data::number::parse_value;
 use crate::data::options::{HeaderMode, LabelColumn, LoadOptions};
 use crate::data::raw::CsvInfo;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Remedy, Result};
 use crate::float::Real;
 
 use super::fields::{Fields, delimiter_name};
@@ -262,7 +262,14 @@ impl Layout {
             } else {
                 let v = parse_value::<F>(&field.text, &name).map_err(|m| {
                     match self.hint(&field.text, no) {
-                        Some(hint) => err(field.start, format!("{m} ({hint})")),
+                        Some((why, Some(remedy))) => Error::parse_hinted(
+                            path,
+                            no,
+                            Some(column_at(line, field.start)),
+                            m,
+                            Hint { why, remedy },
+                        ),
+                        Some((why, None)) => err(field.start, format!("{m} ({why})")),
                         None => err(field.start, m),
                     }
                 })?;
@@ -283,10 +290,11 @@ impl Layout {
         Ok(())
     }
 
-    /// Why a field of line `no` that is not a number may be so, and what
-    /// to pass: another delimiter inside it (the detection took the wrong
-    /// one), a decimal comma, or a header read as data.
-    fn hint(&self, text: &str, no: u64) -> Option<String> {
+    /// Why a field of line `no` that is not a number may be so, and the
+    /// option that would fix it: another delimiter inside it (the detection
+    /// took the wrong one), a decimal comma (no option), or a header read
+    /// as data.
+    fn hint(&self, text: &str, no: u64) -> Option<(String, Option<Remedy>)> {
         let other = [b';', b'\t', b',']
             .into_iter()
             .find(|&d| d != self.delim && text.as_bytes().contains(&d));
@@ -294,30 +302,34 @@ impl Layout {
             && let Some(d) = other
             && !(d == b',' && decimal_comma(text))
         {
-            let flag = if d == b'\t' {
-                "tab".to_owned()
-            } else {
-                format!("'{}'", char::from(d))
-            };
-            return Some(format!(
-                "the delimiter was detected as {} from line {}; if fields are separated by {}, \
-                 pass --delimiter {flag}",
-                delimiter_name(self.delim),
-                self.shape_line,
-                delimiter_name(d)
+            return Some((
+                format!(
+                    "the delimiter was detected as {} from line {}; if fields are separated by \
+                     {}, ",
+                    delimiter_name(self.delim),
+                    self.shape_line,
+                    delimiter_name(d)
+                ),
+                Some(Remedy::Delimiter(d)),
             ));
         }
         if decimal_comma(text) {
-            return Some(format!(
-                "a decimal comma: numbers are read with a decimal point, as in \"{}\"",
-                text.replacen(',', ".", 1)
+            return Some((
+                format!(
+                    "a decimal comma: numbers are read with a decimal point, as in \"{}\"",
+                    text.replacen(',', ".", 1)
+                ),
+                None,
             ));
         }
         let text_like = !text.is_empty() && text.parse::<f64>().is_err();
         (no == self.shape_line && self.guessed_data && text_like).then(|| {
-            format!(
-                "line {no} was read as data because other fields on it are numbers; if it is a \
-                 header, pass --header"
+            (
+                format!(
+                    "line {no} was read as data because other fields on it are numbers; if it is \
+                     a header, "
+                ),
+                Some(Remedy::Header),
             )
         })
     }

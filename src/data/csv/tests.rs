@@ -213,7 +213,7 @@ fn header_is_detected_from_non_numeric_fields() {
 #[test]
 fn one_text_field_among_numbers_is_a_typo_not_a_header() {
     let hint = "(line 1 was read as data because other fields on it are numbers; if it is \
-                a header, pass --header)";
+                a header, say that the file has a header)";
     assert_eq!(
         err("1,2,abc\n-1,4,5\n1,6,7\n"),
         format!("t.csv:1:5: expected a number in column 3, found \"abc\" {hint}")
@@ -221,7 +221,7 @@ fn one_text_field_among_numbers_is_a_typo_not_a_header() {
     assert_eq!(
         err("# c\nlabel,x1,2020\n1,2,3\n"),
         "t.csv:2:7: expected a number in column 2, found \"x1\" (line 2 was read as data \
-         because other fields on it are numbers; if it is a header, pass --header)"
+         because other fields on it are numbers; if it is a header, say that the file has a header)"
     );
     // Forced, such a line is a header.
     let present = LoadOptions {
@@ -310,7 +310,7 @@ fn unlabeled_rows_are_all_features() {
     assert_eq!(
         err_with::<f64>("a,1\n", &un),
         "t.csv:1:1: expected a number in column 1, found \"a\" (line 1 was read as data \
-         because other fields on it are numbers; if it is a header, pass --header)"
+         because other fields on it are numbers; if it is a header, say that the file has a header)"
     );
     assert_eq!(
         err_with::<f64>("1,2\n3\n", &un),
@@ -456,12 +456,12 @@ fn semicolon_and_tab_delimiters() {
     assert_eq!(
         err_with::<f64>("1,2;3\n", &absent),
         "t.csv:1:3: expected a number in column 2, found \"2;3\" (the delimiter was detected as \
-         `,` from line 1; if fields are separated by `;`, pass --delimiter ';')"
+         `,` from line 1; if fields are separated by `;`, set the delimiter to ';')"
     );
     assert_eq!(
         err_with::<f64>("1;2\t3\n", &absent),
         "t.csv:1:3: expected a number in column 2, found \"2\\t3\" (the delimiter was detected \
-         as `;` from line 1; if fields are separated by tab, pass --delimiter tab)"
+         as `;` from line 1; if fields are separated by tab, set the delimiter to tab)"
     );
     // Given explicitly.
     let semi = LoadOptions {
@@ -839,7 +839,7 @@ fn a_field_with_another_delimiter_or_a_decimal_comma_says_what_to_pass() {
     assert_eq!(
         e,
         "t.csv:1:5: expected a number in column 2, found \"5;1\" (the delimiter was detected \
-         as `,` from line 1; if fields are separated by `;`, pass --delimiter ';')"
+         as `,` from line 1; if fields are separated by `;`, set the delimiter to ';')"
     );
     let semicolon = LoadOptions {
         delimiter: Some(b';'),
@@ -852,7 +852,7 @@ fn a_field_with_another_delimiter_or_a_decimal_comma_says_what_to_pass() {
          are read with a decimal point, as in \"0.5\")"
     );
     let e = err("1,2\t3,4\n");
-    assert!(e.ends_with("pass --delimiter tab)"), "{e}");
+    assert!(e.ends_with("set the delimiter to tab)"), "{e}");
 }
 
 #[test]

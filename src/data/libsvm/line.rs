@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::data::matrix::MAX_FEATURE_INDEX;
 use crate::data::message::{column_at, quote};
 use crate::data::number::parse_value;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Remedy, Result};
 use crate::float::Real;
 
 /// The whitespace-separated tokens of `text` with their byte offsets.
@@ -85,8 +85,12 @@ impl<'a> Line<'a> {
                 ),
             ));
         }
-        if let Some(problem) = label_problem(label) {
-            return Err(this.err(at, problem));
+        if let Some((problem, hint)) = label_problem(label) {
+            let column = Some(column_at(this.line, at));
+            return Err(match hint {
+                Some(hint) => Error::parse_hinted(this.path, this.no, column, problem, hint),
+                None => this.err(at, problem),
+            });
         }
         Ok(Some(this))
     }
@@ -217,21 +221,22 @@ impl<'a> Line<'a> {
 
 /// What is wrong with a LIBSVM label, if anything: labels are finite
 /// numbers. A comma or semicolon in it says the file is probably CSV.
-pub(super) fn label_problem(label: &str) -> Option<String> {
+pub(super) fn label_problem(label: &str) -> Option<(String, Option<Hint>)> {
     match label.parse::<f64>() {
         Ok(v) if v.is_finite() => None,
-        Ok(_) => Some(format!(
-            "expected a numeric label (a finite number), found {}",
-            quote(label)
+        Ok(_) => Some((
+            format!(
+                "expected a numeric label (a finite number), found {}",
+                quote(label)
+            ),
+            None,
         )),
-        Err(_) => Some(format!(
-            "expected a numeric label, found {}{}",
-            quote(label),
-            if label.contains([',', ';']) {
-                " (is this a CSV file? pass --format csv)"
-            } else {
-                ""
-            }
+        Err(_) => Some((
+            format!("expected a numeric label, found {}", quote(label)),
+            label.contains([',', ';']).then(|| Hint {
+                why: "is this a CSV file? ".to_owned(),
+                remedy: Remedy::ReadAsCsv,
+            }),
         )),
     }
 }

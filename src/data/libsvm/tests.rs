@@ -321,13 +321,13 @@ fn labels_are_numbers_kept_as_written() {
     // A CSV file read as LIBSVM.
     assert_eq!(
         err("1,2\n-1,3\n"),
-        "t.svm:1:1: expected a numeric label, found \"1,2\" (is this a CSV file? pass \
-         --format csv)"
+        "t.svm:1:1: expected a numeric label, found \"1,2\" (is this a CSV file? read \
+         it as CSV)"
     );
     assert_eq!(
         err("+1 1:2\n  -1;3;4\n"),
-        "t.svm:2:3: expected a numeric label, found \"-1;3;4\" (is this a CSV file? pass \
-         --format csv)"
+        "t.svm:2:3: expected a numeric label, found \"-1;3;4\" (is this a CSV file? read \
+         it as CSV)"
     );
     assert_eq!(
         err("\u{e9} 1:2\n"),
@@ -365,8 +365,8 @@ fn unlabeled_lines_may_start_with_a_feature() {
     );
     assert_eq!(
         un("1,2\n").unwrap_err().to_string(),
-        "t.svm:1:1: expected a numeric label, found \"1,2\" (is this a CSV file? pass \
-         --format csv)"
+        "t.svm:1:1: expected a numeric label, found \"1,2\" (is this a CSV file? read \
+         it as CSV)"
     );
     // Labeled, a feature first is an error.
     assert_eq!(

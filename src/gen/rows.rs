@@ -33,7 +33,7 @@ impl Generator {
     /// Generates row `i` into `values` (K of them) and, when sparse,
     /// `indices` (K, increasing). Returns its labels and the number of draws
     /// it took.
-    fn row<F: Real>(
+    pub(super) fn row<F: Real>(
         &self,
         i: u64,
         ws: &mut Workspace,
@@ -154,6 +154,18 @@ impl Generator {
         ws.idx.clear();
         // Each j exceeds every index taken so far, so taking j appends it.
         if k <= 256 {
+            // When the k draws t are distinct, Floyd takes every one of
+            // them (no j is taken, so no later t can meet one): sorting the
+            // draws gives the sample. That is the common case when k^2 is
+            // well below D, and it costs a sort rather than k insertions.
+            let mut ahead = rng.clone();
+            ws.idx.extend((d - k..d).map(|j| ahead.below(j + 1) as u32));
+            ws.idx.sort_unstable();
+            if ws.idx.windows(2).all(|w| w[0] != w[1]) {
+                *rng = ahead;
+                return;
+            }
+            ws.idx.clear();
             // Kept sorted as it grows: a binary search tells whether t was
             // taken and where it goes.
             for j in d - k..d {

@@ -1,8 +1,6 @@
 //! Writing LIBSVM lines: the label, then `index:value` for every stored
 //! entry, 1-based.
 
-use std::io::Write;
-
 use crate::data::matrix::Row;
 use crate::data::message::quote;
 use crate::data::number::push_value;
@@ -37,8 +35,11 @@ pub fn shortest_libsvm_line(label_bytes: usize, nnz: usize) -> u64 {
 pub fn libsvm_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>) -> usize {
     let start = out.len();
     out.extend_from_slice(label.as_bytes());
+    let mut index = itoa::Buffer::new();
     row.for_each(|k, v| {
-        let _ = write!(out, " {}:", k + 1);
+        out.push(b' ');
+        out.extend_from_slice(index.format(k + 1).as_bytes());
+        out.push(b':');
         push_value(out, v);
     });
     let len = out.len() - start;

@@ -332,7 +332,17 @@ impl Generator {
         let mut ws = Workspace::default();
         let mut values = vec![F::ZERO; k];
         let mut indices = vec![0u32; if sparse { k } else { 0 }];
-        let mut chunk = TextChunk::default();
+        // About what the lines take (values of up to ten characters and
+        // indices of up to seven in LIBSVM; at most 8 MiB ahead), so that
+        // the text rarely moves.
+        let mut chunk = TextChunk {
+            text: Vec::with_capacity(
+                (n as usize)
+                    .saturating_mul(4 + k.saturating_mul(if csv { 12 } else { 20 }))
+                    .min(1 << 23),
+            ),
+            ..Default::default()
+        };
         for i in first..first + n {
             let (labels, attempts) = self.row(i, &mut ws, &mut indices, &mut values)?;
             chunk.redraws += u64::from(attempts - 1);

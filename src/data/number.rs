@@ -290,13 +290,15 @@ pub fn push_value<F: Real>(out: &mut Vec<u8>, v: F) {
         }
         push_digits(out, negative, digits, last);
     } else {
-        match text.iter().position(|&b| b == b'e') {
+        // An exponent (`e-7`, `e+20`, `e-308`) ends the text.
+        let n = text.len();
+        let exponent = (3..=5).any(|back| n >= back && text[n - back] == b'e');
+        if exponent {
+            let (negative, digits, last) = decimal(text);
+            push_digits(out, negative, digits, last);
+        } else {
             // zmij's plain form is `Display`'s, with `.0` after an integer.
-            None => out.extend_from_slice(text.strip_suffix(b".0").unwrap_or(text)),
-            Some(_) => {
-                let (negative, digits, last) = decimal(text);
-                push_digits(out, negative, digits, last);
-            }
+            out.extend_from_slice(text.strip_suffix(b".0").unwrap_or(text));
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -280,16 +281,25 @@ impl Generator {
             Ok(())
         };
         let mut pending: Vec<TextChunk> = Vec::new();
+        // The buffers of text written out, used again: fresh ones would
+        // cost a page fault (and the kernel's zeroing) every 4 KiB.
+        let mut pool: Vec<Vec<u8>> = Vec::new();
         let mut start = 0;
         while start < self.opts.rows {
             let n = step.min(self.opts.rows - start);
             let mut made = None;
             let mut written = Ok(());
+            let spare = Mutex::new(std::mem::take(&mut pool));
             rayon::in_place_scope(|s| {
-                s.spawn(|_| made = Some(self.text_block::<F>(path, start, n, csv)));
+                s.spawn(|_| made = Some(self.text_block::<F>(path, start, n, csv, &spare)));
                 written = write(&pending);
             });
             written?;
+            pool = spare.into_inner().unwrap_or_else(|e| e.into_inner());
+            pool.extend(pending.drain(..).map(|mut c| {
+                c.text.clear();
+                c.text
+            }));
             pending = made.unwrap_or_else(|| Ok(Vec::new()))?;
             for c in &pending {
                 summary.redraws += c.redraws;
@@ -313,19 +323,29 @@ impl Generator {
         start: u64,
         n: u64,
         csv: bool,
+        spare: &Mutex<Vec<Vec<u8>>>,
     ) -> Result<Vec<TextChunk>> {
         const LINES: u64 = 256;
         (0..n.div_ceil(LINES))
             .into_par_iter()
             .map(|c| {
                 let first = start + c * LINES;
-                self.text_chunk::<F>(path, first, LINES.min(start + n - first), csv)
+                let text = spare.lock().ok().and_then(|mut p| p.pop());
+                let n = LINES.min(start + n - first);
+                self.text_chunk::<F>(path, first, n, csv, text.unwrap_or_default())
             })
             .collect()
     }
 
-    /// Rows `first .. first + n` as text.
-    fn text_chunk<F: Real>(&self, path: &Path, first: u64, n: u64, csv: bool) -> Result<TextChunk> {
+    /// Rows `first .. first + n` as text, in `text` (empty).
+    fn text_chunk<F: Real>(
+        &self,
+        path: &Path,
+        first: u64,
+        n: u64,
+        csv: bool,
+        mut text: Vec<u8>,
+    ) -> Result<TextChunk> {
         let k = self.k;
         let cols = self.opts.features as usize;
         let sparse = matches!(self.opts.density, Density::Sparse { .. });
@@ -335,12 +355,13 @@ impl Generator {
         // About what the lines take (values of up to ten characters and
         // indices of up to seven in LIBSVM; at most 8 MiB ahead), so that
         // the text rarely moves.
+        text.reserve(
+            (n as usize)
+                .saturating_mul(4 + k.saturating_mul(if csv { 12 } else { 20 }))
+                .min(1 << 23),
+        );
         let mut chunk = TextChunk {
-            text: Vec::with_capacity(
-                (n as usize)
-                    .saturating_mul(4 + k.saturating_mul(if csv { 12 } else { 20 }))
-                    .min(1 << 23),
-            ),
+            text,
             ..Default::default()
         };
         for i in first..first + n {

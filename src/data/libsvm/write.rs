@@ -30,21 +30,42 @@ pub fn shortest_libsvm_line(label_bytes: usize, nnz: usize) -> u64 {
     (label_bytes as u64).saturating_add((nnz as u64).saturating_mul(4))
 }
 
-/// Appends ` index:`, the index in decimal. The text is made in a buffer
-/// of fixed size and appended whole, then cut to its length: a fixed-size
-/// copy, cheaper than copying a few bytes of variable length.
+/// Appends ` index:`, the index in decimal. The text is put together in a
+/// register and appended as two 8-byte words, then cut to its length:
+/// cheaper than copying a few bytes of variable length, and no load waits
+/// on narrower stores to the same place.
 #[inline]
-fn push_index(out: &mut Vec<u8>, mut index: u64) {
+fn push_index(out: &mut Vec<u8>, index: u64) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let digits = index.checked_ilog10().unwrap_or(0) as usize + 1;
-    let mut text = [0u8; 24];
-    text[0] = b' ';
-    for at in (1..=digits).rev() {
-        text[at] = b'0' + (index % 10) as u8;
-        index /= 10;
+    if digits > 14 {
+        // More than the 16 bytes: no file has so many features.
+        out.push(b' ');
+        out.extend_from_slice(itoa::Buffer::new().format(index).as_bytes());
+        out.push(b':');
+        return;
     }
-    text[digits + 1] = b':';
+    let mut word = u128::from(b' ') | u128::from(b':') << (8 * (digits + 1));
+    // Two digits at a time, from the last.
+    let mut at = digits + 1;
+    let mut rest = index;
+    while rest >= 10 {
+        let pair = 2 * (rest % 100) as usize;
+        rest /= 100;
+        at -= 2;
+        let two = u128::from(PAIRS[pair]) | u128::from(PAIRS[pair + 1]) << 8;
+        word |= two << (8 * at);
+    }
+    if at > 1 {
+        word |= u128::from(b'0' + rest as u8) << 8;
+    }
     let start = out.len();
-    out.extend_from_slice(&text);
+    out.extend_from_slice(&(word as u64).to_le_bytes());
+    out.extend_from_slice(&((word >> 64) as u64).to_le_bytes());
     out.truncate(start + digits + 2);
 }
 

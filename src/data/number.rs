@@ -283,7 +283,7 @@ pub fn push_value<F: Real>(out: &mut Vec<u8>, v: F) {
         let (negative, mut digits, mut last) = decimal(text);
         if tie(m, e, digits, last) {
             digits += 1;
-            while digits % 10 == 0 {
+            while digits.is_multiple_of(10) {
                 digits /= 10;
                 last += 1;
             }
@@ -385,7 +385,7 @@ fn decimal(text: &[u8]) -> (bool, u64, i32) {
             .fold(0i32, |e, &d| e * 10 + i32::from(d.wrapping_sub(b'0')));
         last += if minus { -magnitude } else { magnitude };
     }
-    while digits != 0 && digits % 10 == 0 {
+    while digits != 0 && digits.is_multiple_of(10) {
         digits /= 10;
         last += 1;
     }

@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use super::{Density, EPS, Generator, MAX_ATTEMPTS, ROW_SALT, RowLabels, output, unit};
+use crate::data::matrix::prefetch;
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::shuffle::SplitMix64;
@@ -59,8 +60,12 @@ impl Generator {
             if sparse {
                 self.draw_indices(&mut rng, ws);
                 indices.copy_from_slice(&ws.idx);
-                for (w, &j) in ws.w.iter_mut().zip(&ws.idx) {
-                    *w = self.planted(j as u64);
+                // u's coordinates are scattered over up to 32 MB (mostly
+                // cache misses): asked for now, read after x is drawn.
+                if let Some(u) = &self.u {
+                    for &j in &ws.idx {
+                        prefetch(u.as_ptr().wrapping_add(j as usize).cast(), 8);
+                    }
                 }
             } else if attempt == 1 {
                 for (j, w) in ws.w.iter_mut().enumerate() {
@@ -71,6 +76,11 @@ impl Generator {
             for x in ws.x.iter_mut() {
                 *x = 2.0 * unit(&mut rng) - 1.0;
                 v2 += *x * *x;
+            }
+            if sparse {
+                for (w, &j) in ws.w.iter_mut().zip(&ws.idx) {
+                    *w = self.planted(j as u64);
+                }
             }
             // The squared norm is uniform in [0, r^2].
             let rho = self.feature_radius * unit(&mut rng).sqrt();

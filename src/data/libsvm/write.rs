@@ -49,19 +49,31 @@ fn push_index(out: &mut Vec<u8>, index: u64) {
         out.push(b':');
         return;
     }
+    let pair = |p: u64| {
+        let p = 2 * p as usize;
+        u64::from(PAIRS[p]) | u64::from(PAIRS[p + 1]) << 8
+    };
     let mut word = u128::from(b' ') | u128::from(b':') << (8 * (digits + 1));
-    // Two digits at a time, from the last.
-    let mut at = digits + 1;
-    let mut rest = index;
-    while rest >= 10 {
-        let pair = 2 * (rest % 100) as usize;
-        rest /= 100;
-        at -= 2;
-        let two = u128::from(PAIRS[pair]) | u128::from(PAIRS[pair + 1]) << 8;
-        word |= two << (8 * at);
-    }
-    if at > 1 {
-        word |= u128::from(b'0' + rest as u8) << 8;
+    if digits <= 8 {
+        // Four independent pairs of digits, the leading zeros shifted out.
+        let (high, low) = (index / 10_000, index % 10_000);
+        let eight = pair(high / 100)
+            | pair(high % 100) << 16
+            | pair(low / 100) << 32
+            | pair(low % 100) << 48;
+        word |= u128::from(eight >> (8 * (8 - digits))) << 8;
+    } else {
+        // Two digits at a time, from the last.
+        let mut at = digits + 1;
+        let mut rest = index;
+        while rest >= 10 {
+            word |= u128::from(pair(rest % 100)) << (8 * (at - 2));
+            rest /= 100;
+            at -= 2;
+        }
+        if at > 1 {
+            word |= u128::from(b'0' + rest as u8) << 8;
+        }
     }
     let start = out.len();
     out.extend_from_slice(&(word as u64).to_le_bytes());
@@ -92,6 +104,7 @@ mod tests {
         let mut powers: Vec<u64> = (0..20).map(|e| 10u64.pow(e)).collect();
         powers.extend((1..20).map(|e| 10u64.pow(e) - 1));
         powers.extend([0, 7, 42, 65_535, u64::from(u32::MAX), u64::MAX]);
+        powers.extend((0..5000u64).map(|i| i * 48_271 % 199_999_991));
         let mut out = b"+1".to_vec();
         let mut want = "+1".to_owned();
         for k in powers {

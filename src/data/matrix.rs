@@ -307,7 +307,7 @@ impl<F: Real> Features<F> {
 /// where the hardware prefetcher stops at every page boundary; asking for
 /// the next row while deciding this one keeps the loads in flight.
 #[inline]
-fn prefetch(p: *const u8, bytes: usize) {
+pub(crate) fn prefetch(p: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;

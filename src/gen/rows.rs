@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use super::{Density, EPS, Generator, MAX_ATTEMPTS, ROW_SALT, RowLabels, output, unit};
+use crate::data::matrix::prefetch;
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::shuffle::SplitMix64;
@@ -33,7 +34,7 @@ impl Generator {
     /// Generates row `i` into `values` (K of them) and, when sparse,
     /// `indices` (K, increasing). Returns its labels and the number of draws
     /// it took.
-    fn row<F: Real>(
+    pub(super) fn row<F: Real>(
         &self,
         i: u64,
         ws: &mut Workspace,
@@ -59,8 +60,12 @@ impl Generator {
             if sparse {
                 self.draw_indices(&mut rng, ws);
                 indices.copy_from_slice(&ws.idx);
-                for (w, &j) in ws.w.iter_mut().zip(&ws.idx) {
-                    *w = self.planted(j as u64);
+                // u's coordinates are scattered over up to 32 MB (mostly
+                // cache misses): asked for now, read after x is drawn.
+                if let Some(u) = &self.u {
+                    for &j in &ws.idx {
+                        prefetch(u.as_ptr().wrapping_add(j as usize).cast(), 8);
+                    }
                 }
             } else if attempt == 1 {
                 for (j, w) in ws.w.iter_mut().enumerate() {
@@ -71,6 +76,11 @@ impl Generator {
             for x in ws.x.iter_mut() {
                 *x = 2.0 * unit(&mut rng) - 1.0;
                 v2 += *x * *x;
+            }
+            if sparse {
+                for (w, &j) in ws.w.iter_mut().zip(&ws.idx) {
+                    *w = self.planted(j as u64);
+                }
             }
             // The squared norm is uniform in [0, r^2].
             let rho = self.feature_radius * unit(&mut rng).sqrt();
@@ -154,6 +164,18 @@ impl Generator {
         ws.idx.clear();
         // Each j exceeds every index taken so far, so taking j appends it.
         if k <= 256 {
+            // When the k draws t are distinct, Floyd takes every one of
+            // them (no j is taken, so no later t can meet one): sorting the
+            // draws gives the sample. That is the common case when k^2 is
+            // well below D, and it costs a sort rather than k insertions.
+            let mut ahead = rng.clone();
+            ws.idx.extend((d - k..d).map(|j| ahead.below(j + 1) as u32));
+            ws.idx.sort_unstable();
+            if ws.idx.windows(2).all(|w| w[0] != w[1]) {
+                *rng = ahead;
+                return;
+            }
+            ws.idx.clear();
             // Kept sorted as it grows: a binary search tells whether t was
             // taken and where it goes.
             for j in d - k..d {

@@ -384,8 +384,9 @@ fn both_classes_are_common() {
 #[test]
 fn sparse_indices_follow_floyds_algorithm_as_documented() {
     // A plain transcription of the documented sampling, for both of the
-    // generator's implementations (small and large K).
-    for (d, k) in [(1000u64, 10u64), (5000, 300)] {
+    // generator's implementations (small and large K), the small one with
+    // draws that rarely meet (1000, 10) and that often do (100, 60).
+    for (d, k) in [(1000u64, 10u64), (100, 60), (5000, 300)] {
         let g = gen_of(sparse(20, d, k, 31));
         let data = g.generate::<f64>().unwrap();
         assert_eq!(data.redraws, 0, "every row accepted at its first draw");

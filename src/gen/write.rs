@@ -3,11 +3,12 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::rows::Block;
+use super::rows::{Block, Workspace};
 use super::{Density, GenSummary, Generated, Generator, MATERIALISE_U, label_text};
 use crate::data::binary::{Layout, Writer};
 use crate::data::csv::{csv_line, shortest_csv_line};
@@ -145,9 +146,10 @@ impl Generator {
         })
     }
 
-    /// What writing holds at once: a block of values (and indices), each
-    /// busy thread's f64 scratch of the row (x and w), the planted vector
-    /// when kept, and for text the block's lines.
+    /// What writing holds at once: a block of values (and indices) for
+    /// binary, two blocks of lines for text (one being written out, the
+    /// next being made), each busy thread's f64 scratch of the row (x and
+    /// w, and its row of values for text), and the planted vector when kept.
     fn block_bytes<F: Real>(&self, format: OutputFormat) -> u64 {
         let k = self.k as u64;
         let rows = self.block_rows() as u64;
@@ -168,8 +170,12 @@ impl Generator {
             OutputFormat::Csv => (self.opts.features * 2).saturating_add(k * chars),
             OutputFormat::Libsvm => k.saturating_mul(chars + 12),
         };
-        rows.saturating_mul(k.saturating_mul(per_value).saturating_add(line))
-            .saturating_add(threads.saturating_mul(k.saturating_mul(16)))
+        let held = match format {
+            OutputFormat::Binary => k.saturating_mul(per_value),
+            OutputFormat::Csv | OutputFormat::Libsvm => line.saturating_mul(2),
+        };
+        rows.saturating_mul(held)
+            .saturating_add(threads.saturating_mul(k.saturating_mul(16 + per_value)))
             .saturating_add(planted)
     }
 
@@ -251,6 +257,9 @@ impl Generator {
         Ok(())
     }
 
+    /// Streams text a block of rows at a time. The rows of a block are
+    /// drawn and written as text in parallel, a chunk of lines per task,
+    /// while this thread writes the previous block's text out.
     fn stream_text<F: Real>(
         &self,
         path: &Path,
@@ -258,47 +267,134 @@ impl Generator {
         csv: bool,
         summary: &mut GenSummary,
     ) -> Result<()> {
-        const LINES: usize = 256;
-        let cols = self.opts.features as usize;
-        let k = self.k;
+        let step = self.block_rows() as u64;
         let mut bytes = 0u64;
-        self.blocks::<F>(summary, |start, buf| {
-            let n = buf.labels.len();
-            let chunks: Vec<Vec<u8>> = (0..n.div_ceil(LINES))
-                .into_par_iter()
-                .map(|c| {
-                    let mut text = Vec::new();
-                    for j in c * LINES..((c + 1) * LINES).min(n) {
-                        let v = &buf.values[j * k..(j + 1) * k];
-                        let row = if buf.indices.is_empty() {
-                            Row::Dense(v)
-                        } else {
-                            Row::Sparse(&buf.indices[j * k..(j + 1) * k], v)
-                        };
-                        let label = label_text(buf.labels[j].label);
-                        let len = if csv {
-                            csv_line(&mut text, label, row, cols)
-                        } else {
-                            libsvm_line(&mut text, label, row)
-                        };
-                        check_line(path, start + j as u64 + 1, len)?;
-                    }
-                    Ok(text)
-                })
-                .collect::<Result<_>>()?;
-            for c in &chunks {
-                w.write_all(c).map_err(|e| Error::Io {
+        let mut write = |chunks: &[TextChunk]| -> Result<()> {
+            for c in chunks {
+                w.write_all(&c.text).map_err(|e| Error::Io {
                     path: Default::default(),
                     action: "cannot write output",
                     source: e,
                 })?;
-                bytes += c.len() as u64;
+                bytes += c.text.len() as u64;
             }
             Ok(())
-        })?;
+        };
+        let mut pending: Vec<TextChunk> = Vec::new();
+        // The buffers of text written out, used again: fresh ones would
+        // cost a page fault (and the kernel's zeroing) every 4 KiB.
+        let mut pool: Vec<Vec<u8>> = Vec::new();
+        let mut start = 0;
+        while start < self.opts.rows {
+            let n = step.min(self.opts.rows - start);
+            let mut made = None;
+            let mut written = Ok(());
+            let spare = Mutex::new(std::mem::take(&mut pool));
+            rayon::in_place_scope(|s| {
+                s.spawn(|_| made = Some(self.text_block::<F>(path, start, n, csv, &spare)));
+                written = write(&pending);
+            });
+            written?;
+            pool = spare.into_inner().unwrap_or_else(|e| e.into_inner());
+            pool.extend(pending.drain(..).map(|mut c| {
+                c.text.clear();
+                c.text
+            }));
+            pending = made.unwrap_or_else(|| Ok(Vec::new()))?;
+            for c in &pending {
+                summary.redraws += c.redraws;
+                summary.nonzeros += c.nonzeros;
+                summary.positive += c.positive;
+                summary.flipped += c.flipped;
+            }
+            start += n;
+        }
+        write(&pending)?;
         summary.bytes = bytes;
         Ok(())
     }
+
+    /// Rows `start .. start + n` as text, in chunks of lines made in
+    /// parallel (each row from its own stream, so the text does not depend
+    /// on the threads).
+    fn text_block<F: Real>(
+        &self,
+        path: &Path,
+        start: u64,
+        n: u64,
+        csv: bool,
+        spare: &Mutex<Vec<Vec<u8>>>,
+    ) -> Result<Vec<TextChunk>> {
+        const LINES: u64 = 256;
+        (0..n.div_ceil(LINES))
+            .into_par_iter()
+            .map(|c| {
+                let first = start + c * LINES;
+                let text = spare.lock().ok().and_then(|mut p| p.pop());
+                let n = LINES.min(start + n - first);
+                self.text_chunk::<F>(path, first, n, csv, text.unwrap_or_default())
+            })
+            .collect()
+    }
+
+    /// Rows `first .. first + n` as text, in `text` (empty).
+    fn text_chunk<F: Real>(
+        &self,
+        path: &Path,
+        first: u64,
+        n: u64,
+        csv: bool,
+        mut text: Vec<u8>,
+    ) -> Result<TextChunk> {
+        let k = self.k;
+        let cols = self.opts.features as usize;
+        let sparse = matches!(self.opts.density, Density::Sparse { .. });
+        let mut ws = Workspace::default();
+        let mut values = vec![F::ZERO; k];
+        let mut indices = vec![0u32; if sparse { k } else { 0 }];
+        // About what the lines take (values of up to ten characters and
+        // indices of up to seven in LIBSVM; at most 8 MiB ahead), so that
+        // the text rarely moves.
+        text.reserve(
+            (n as usize)
+                .saturating_mul(4 + k.saturating_mul(if csv { 12 } else { 20 }))
+                .min(1 << 23),
+        );
+        let mut chunk = TextChunk {
+            text,
+            ..Default::default()
+        };
+        for i in first..first + n {
+            let (labels, attempts) = self.row(i, &mut ws, &mut indices, &mut values)?;
+            chunk.redraws += u64::from(attempts - 1);
+            chunk.nonzeros += values.iter().filter(|&&v| v != F::ZERO).count() as u64;
+            chunk.positive += u64::from(labels.label > 0);
+            chunk.flipped += u64::from(labels.label != labels.planted);
+            let row = if sparse {
+                Row::Sparse(&indices, &values)
+            } else {
+                Row::Dense(&values)
+            };
+            let label = label_text(labels.label);
+            let len = if csv {
+                csv_line(&mut chunk.text, label, row, cols)
+            } else {
+                libsvm_line(&mut chunk.text, label, row)
+            };
+            check_line(path, i + 1, len)?;
+        }
+        Ok(chunk)
+    }
+}
+
+/// A chunk of rows as text, and what the summary counts of them.
+#[derive(Default)]
+struct TextChunk {
+    text: Vec<u8>,
+    redraws: u64,
+    nonzeros: u64,
+    positive: u64,
+    flipped: u64,
 }
 
 /// Keeps the real error for after the atomic write is abandoned.

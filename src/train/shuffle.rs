@@ -24,15 +24,20 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
-    /// Uniform in `0..n` (n > 0), without modulo bias.
+    /// Uniform in `0..n` (n > 0), without modulo bias: a draw is rejected
+    /// when the low half of `draw * n` is below `2^64 mod n`. That threshold
+    /// is below `n`, so it is computed (a division) only for a low half
+    /// below `n` (Lemire 2019): the same draws are taken and rejected.
+    #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let m = (self.next_u64() as u128) * (n as u128);
-            if (m as u64) >= threshold {
-                return (m >> 64) as u64;
+        let mut m = (self.next_u64() as u128) * (n as u128);
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = (self.next_u64() as u128) * (n as u128);
             }
         }
+        (m >> 64) as u64
     }
 }
 
@@ -57,6 +62,42 @@ mod tests {
         let mut r = SplitMix64::new(1234567);
         assert_eq!(r.next_u64(), 6457827717110365317);
         assert_eq!(r.next_u64(), 3203168211198807973);
+    }
+
+    /// `below` as first specified: the threshold computed for every draw.
+    fn below_by_the_spec(r: &mut SplitMix64, n: u64) -> u64 {
+        let threshold = n.wrapping_neg() % n;
+        loop {
+            let m = (r.next_u64() as u128) * (n as u128);
+            if (m as u64) >= threshold {
+                return (m >> 64) as u64;
+            }
+        }
+    }
+
+    #[test]
+    fn below_takes_and_rejects_the_specified_draws() {
+        // Large n reject often (2^63 + 1: almost half the draws).
+        let sizes = [
+            1,
+            2,
+            3,
+            7,
+            1000,
+            1 << 20,
+            1_000_003,
+            (1 << 63) + 1,
+            u64::MAX,
+            (3 << 62) - 5,
+        ];
+        for (seed, &n) in sizes.iter().enumerate() {
+            let mut fast = SplitMix64::new(seed as u64);
+            let mut spec = fast.clone();
+            for _ in 0..20_000 {
+                assert_eq!(fast.below(n), below_by_the_spec(&mut spec, n), "n = {n}");
+            }
+            assert_eq!(fast.next_u64(), spec.next_u64(), "n = {n}");
+        }
     }
 
     #[test]

@@ -320,7 +320,7 @@ fn max_finite<F: Real>() -> String {
 /// The digits come from `zmij` (Schubfach), several times faster than
 /// `Display`. They are the same digits except at an exact tie, which zmij
 /// resolves to the even digit and `Display` upwards: ties are found exactly
-/// ([`tie`]) and moved up. The text is laid out here as `Display` lays it
+/// (`tie`) and moved up. The text is laid out here as `Display` lays it
 /// out. Checked on every finite f32 and on millions of f64 bit patterns
 /// (see the tests). Non-finite values, which no reader lets through, are
 /// left to `Display`.

@@ -170,12 +170,14 @@ impl Generator {
             OutputFormat::Csv => (self.opts.features * 2).saturating_add(k * chars),
             OutputFormat::Libsvm => k.saturating_mul(chars + 12),
         };
-        let held = match format {
-            OutputFormat::Binary => k.saturating_mul(per_value),
-            OutputFormat::Csv | OutputFormat::Libsvm => line.saturating_mul(2),
+        // A binary block's values are drawn in place; a text task draws its
+        // row into a row of values of its own.
+        let (held, scratch) = match format {
+            OutputFormat::Binary => (k.saturating_mul(per_value), 16),
+            OutputFormat::Csv | OutputFormat::Libsvm => (line.saturating_mul(2), 16 + per_value),
         };
         rows.saturating_mul(held)
-            .saturating_add(threads.saturating_mul(k.saturating_mul(16 + per_value)))
+            .saturating_add(threads.saturating_mul(k.saturating_mul(scratch)))
             .saturating_add(planted)
     }
 

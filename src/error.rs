@@ -175,21 +175,16 @@ impl Error {
         }
     }
 
-    /// A parse error with a [`Hint`].
-    pub fn parse_hinted(
-        path: &Path,
-        line: u64,
-        column: Option<u64>,
-        message: impl Into<String>,
-        hint: Hint,
-    ) -> Self {
-        match Error::parse(path, line, column, message) {
+    /// This error with `hint` (a parse error's; any other is returned as
+    /// it is).
+    pub fn with_hint(self, hint: Option<Hint>) -> Self {
+        match self {
             Error::Parse {
                 location, message, ..
             } => Error::Parse {
                 location,
                 message,
-                hint: Some(hint),
+                hint,
             },
             other => other,
         }

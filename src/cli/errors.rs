@@ -301,7 +301,7 @@ mod tests {
                 why: "because, ".into(),
                 remedy,
             };
-            let e = Error::parse_hinted(path, 3, Some(2), "bad", hint);
+            let e = Error::parse(path, 3, Some(2), "bad").with_hint(Some(hint));
             assert_eq!(
                 e.to_string(),
                 format!("f.csv:3:2: bad (because, {neutral})")

@@ -245,7 +245,8 @@ const POW10: [f64; 23] = [
 /// points are the bit pattern tested.)
 #[inline]
 fn clinger<F: Real>(negative: bool, w: u64, e10: i64) -> Option<F> {
-    let p = *POW10.get(usize::try_from(e10.unsigned_abs()).ok()?)?;
+    let k = usize::try_from(e10.unsigned_abs()).ok()?;
+    let p = *POW10.get(k)?;
     if w > 1 << 53 {
         return None;
     }
@@ -266,7 +267,7 @@ fn clinger<F: Real>(negative: bool, w: u64, e10: i64) -> Option<F> {
             // zeros in the 29 bits below an f32's precision, lies that
             // close. Only then is the quotient taken.
             let near = if e10 < 0 {
-                let q = m * INV_POW10[p_index(e10)];
+                let q = m * INV_POW10[k];
                 let low = (q.to_bits() & 0x1fff_ffff) as i64;
                 if (low - 0x1000_0000).abs() > 4 {
                     return Some(F::from_f64(sign(negative, f64::from(q as f32))));
@@ -288,13 +289,6 @@ fn clinger<F: Real>(negative: bool, w: u64, e10: i64) -> Option<F> {
 #[inline(always)]
 fn sign(negative: bool, v: f64) -> f64 {
     if negative { -v } else { v }
-}
-
-/// Where 10^-|e10| is in [`INV_POW10`] (checked against [`POW10`]'s length
-/// by the caller).
-#[inline(always)]
-fn p_index(e10: i64) -> usize {
-    e10.unsigned_abs() as usize
 }
 
 /// 10^-k rounded to the nearest f64, for k up to 22.

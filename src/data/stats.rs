@@ -2,7 +2,7 @@
 
 use crate::float::Real;
 
-use super::matrix::Features;
+use super::matrix::{Features, Row};
 
 /// The radius D = max_i ||x~_i||, with the bias feature 1 included when `bias`
 /// (rows in parallel: a maximum does not depend on the order).
@@ -55,11 +55,7 @@ fn largest_in_rows<F: Real>(rows: &[F], cols: usize) -> f64 {
         }
     }
     for row in groups.remainder().chunks(cols) {
-        let mut s = 0.0f64;
-        for &v in row {
-            s += v.to_f64() * v.to_f64();
-        }
-        largest = largest.max(s);
+        largest = largest.max(Row::Dense(row).norm_sq_f64());
     }
     largest
 }
@@ -83,27 +79,29 @@ pub fn value_range<F: Real>(features: &Features<F>) -> Option<(F, F)> {
         Features::Sparse(m) => (&m.values, m.rows().saturating_mul(m.cols)),
     };
     let join = |a: Option<(F, F)>, b: Option<(F, F)>| match (a, b) {
-        (Some((lo, hi)), Some((l, h))) => {
-            Some((if l < lo { l } else { lo }, if h > hi { h } else { hi }))
-        }
+        (Some(a), Some(b)) => Some(wider(a, b)),
         (a, b) => a.or(b),
     };
     let mut range = stored
         .par_chunks(1 << 16)
         .map(|chunk| {
             let (&first, rest) = chunk.split_first()?;
-            let (mut lo, mut hi) = (first, first);
-            for &v in rest {
-                lo = if v < lo { v } else { lo };
-                hi = if v > hi { v } else { hi };
-            }
-            Some((lo, hi))
+            Some(rest.iter().fold((first, first), |r, &v| wider(r, (v, v))))
         })
         .reduce(|| None, join);
     if stored.len() < all {
         range = join(range, Some((F::ZERO, F::ZERO)));
     }
     range
+}
+
+/// The range of `earlier` widened by `later`: on ties the earlier value
+/// stays (0 and -0 are equal).
+#[inline]
+fn wider<F: Real>(earlier: (F, F), later: (F, F)) -> (F, F) {
+    let (lo, hi) = earlier;
+    let (l, h) = later;
+    (if l < lo { l } else { lo }, if h > hi { h } else { hi })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::rows::{Block, Workspace};
-use super::{Density, GenSummary, Generated, Generator, MATERIALISE_U, label_text};
+use super::{Density, GenSummary, Generated, Generator, MATERIALISE_U, RowLabels, label_text};
 use crate::data::binary::{Layout, Writer};
 use crate::data::csv::{csv_line, shortest_csv_line};
 use crate::data::libsvm::{libsvm_line, shortest_libsvm_line};
@@ -191,16 +191,13 @@ impl Generator {
         let mut start = 0;
         while start < self.opts.rows {
             let n = step.min(self.opts.rows - start);
-            summary.redraws += self.block::<F>(start, n as usize, &mut buf)?;
-            summary.nonzeros += buf.values.iter().filter(|&&v| v != F::ZERO).count() as u64;
-            for l in &buf.labels {
-                if l.label > 0 {
-                    summary.positive += 1;
-                }
-                if l.label != l.planted {
-                    summary.flipped += 1;
-                }
-            }
+            let mut counts = RowCounts {
+                redraws: self.block::<F>(start, n as usize, &mut buf)?,
+                ..RowCounts::default()
+            };
+            counts.values(&buf.values);
+            buf.labels.iter().for_each(|&l| counts.labels(l));
+            counts.add_to(summary);
             each(start, &buf)?;
             start += n;
         }
@@ -303,12 +300,7 @@ impl Generator {
                 c.text
             }));
             pending = made.unwrap_or_else(|| Ok(Vec::new()))?;
-            for c in &pending {
-                summary.redraws += c.redraws;
-                summary.nonzeros += c.nonzeros;
-                summary.positive += c.positive;
-                summary.flipped += c.flipped;
-            }
+            pending.iter().for_each(|c| c.counts.add_to(summary));
             start += n;
         }
         write(&pending)?;
@@ -368,10 +360,9 @@ impl Generator {
         };
         for i in first..first + n {
             let (labels, attempts) = self.row(i, &mut ws, &mut indices, &mut values)?;
-            chunk.redraws += u64::from(attempts - 1);
-            chunk.nonzeros += values.iter().filter(|&&v| v != F::ZERO).count() as u64;
-            chunk.positive += u64::from(labels.label > 0);
-            chunk.flipped += u64::from(labels.label != labels.planted);
+            chunk.counts.redraws += u64::from(attempts - 1);
+            chunk.counts.values(&values);
+            chunk.counts.labels(labels);
             let row = if sparse {
                 Row::Sparse(&indices, &values)
             } else {
@@ -393,10 +384,36 @@ impl Generator {
 #[derive(Default)]
 struct TextChunk {
     text: Vec<u8>,
+    counts: RowCounts,
+}
+
+/// What the summary counts of rows drawn, whatever the output.
+#[derive(Clone, Copy, Default)]
+struct RowCounts {
     redraws: u64,
     nonzeros: u64,
     positive: u64,
     flipped: u64,
+}
+
+impl RowCounts {
+    /// Counts the values that are not zero, as `info` counts them.
+    fn values<F: Real>(&mut self, values: &[F]) {
+        self.nonzeros += values.iter().filter(|&&v| v != F::ZERO).count() as u64;
+    }
+
+    /// Counts a row's labels: +1 after noise, and flipped by it.
+    fn labels(&mut self, l: RowLabels) {
+        self.positive += u64::from(l.label > 0);
+        self.flipped += u64::from(l.label != l.planted);
+    }
+
+    fn add_to(self, summary: &mut GenSummary) {
+        summary.redraws += self.redraws;
+        summary.nonzeros += self.nonzeros;
+        summary.positive += self.positive;
+        summary.flipped += self.flipped;
+    }
 }
 
 /// Keeps the real error for after the atomic write is abandoned.

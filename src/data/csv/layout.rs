@@ -262,13 +262,9 @@ impl Layout {
             } else {
                 let v = parse_value::<F>(&field.text, &name).map_err(|m| {
                     match self.hint(&field.text, no) {
-                        Some((why, Some(remedy))) => Error::parse_hinted(
-                            path,
-                            no,
-                            Some(column_at(line, field.start)),
-                            m,
-                            Hint { why, remedy },
-                        ),
+                        Some((why, Some(remedy))) => {
+                            err(field.start, m).with_hint(Some(Hint { why, remedy }))
+                        }
                         Some((why, None)) => err(field.start, format!("{m} ({why})")),
                         None => err(field.start, m),
                     }

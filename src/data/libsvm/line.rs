@@ -86,11 +86,7 @@ impl<'a> Line<'a> {
             ));
         }
         if let Some((problem, hint)) = label_problem(label) {
-            let column = Some(column_at(this.line, at));
-            return Err(match hint {
-                Some(hint) => Error::parse_hinted(this.path, this.no, column, problem, hint),
-                None => this.err(at, problem),
-            });
+            return Err(this.err(at, problem).with_hint(hint));
         }
         Ok(Some(this))
     }

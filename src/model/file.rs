@@ -60,15 +60,16 @@ impl<F: Real> Model<F> {
             created_by: concat!("perceptron ", env!("CARGO_PKG_VERSION")).into(),
             precision: F::PRECISION,
             feature_count: self.feature_count(),
-            weights: self.weights(0).iter().map(|w| w.to_f64()).collect(),
+            weights: Vec::new(),
             bias: self.bias(0).to_f64(),
             has_bias: self.has_bias(),
             labels: labels.clone(),
             training: self.training.clone(),
             scaling: self.scaling().cloned(),
         };
+        let weights: Vec<f64> = self.weights(0).iter().map(|w| w.to_f64()).collect();
         crate::output::write_atomic(path, |w| {
-            serde_json::to_writer_pretty(&mut *w, &file).map_err(std::io::Error::other)?;
+            super::numbers::write_pretty_with(&mut *w, &file, "weights", &weights)?;
             w.write_all(b"\n")
         })
     }

@@ -9,6 +9,7 @@
 
 mod columns;
 mod file;
+mod numbers;
 mod ovr_file;
 mod predict;
 mod training;

@@ -81,6 +81,12 @@ impl<F: Real> Dataset<F> {
             .clone()
     }
 
+    /// The radius D = max_i ||x~_i|| (with the bias feature when `bias`):
+    /// the same bits as [`super::stats::radius`], from the cached facts.
+    pub fn radius(&self, bias: bool) -> f64 {
+        super::stats::radius_from(self.facts(bias).largest_norm_sq, bias)
+    }
+
     /// Head `head`'s label of row `row` when training `heads` perceptrons:
     /// the -1/+1 label with one head, +1 iff the class id is `head` otherwise.
     #[inline]

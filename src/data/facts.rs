@@ -23,6 +23,10 @@ pub struct RowFacts {
     /// Upper bound of max_i ||x~_i||, in f64 (`norms` may round it to f32
     /// infinity for f64 data).
     pub max_norm: f64,
+    /// max_i ||x_i||^2 without the bias feature, summed in f64 in each
+    /// row's order: the same bits as [`super::stats::largest_norm_sq`], so
+    /// the report's radius needs no pass of its own.
+    pub largest_norm_sq: f64,
     /// Sorted rows no engine may settle ([`crate::certify::needs_host`]), and the same as
     /// a bitset (bit i of word i/64).
     pub host_only: Vec<usize>,
@@ -33,48 +37,31 @@ impl RowFacts {
     pub fn compute<F: Real>(features: &Features<F>, bias: bool) -> Self {
         use rayon::prelude::*;
         let rows = features.rows();
-        let per_row: Vec<(f32, f64, bool, f64)> = (0..rows)
+        // Rows in chunks, each summarised on its own and the summaries joined
+        // in order: maxima and lists of rows do not depend on the split.
+        let parts: Vec<Part> = (0..rows.div_ceil(ROWS_PER_PART))
             .into_par_iter()
-            .with_min_len(1024)
-            .map(|i| {
-                let row = features.row(i);
-                let (mut sq, mut l1, mut sub) = (bias as u8 as f64, bias as u8 as f64, false);
-                row.for_each(|_, v| {
-                    let v = v.to_f64();
-                    sq += v * v;
-                    l1 += v.abs();
-                    sub |= v != 0.0 && v.abs() < F::MIN_NORMAL;
-                });
-                // f64 accumulation over n terms loses at most n·2^-53 relative.
-                let up = (sq * (1.0 + (row.stored() as f64 + 4.0) * 2f64.powi(-50))).sqrt();
-                let norm = up as f32;
-                let norm = if (norm as f64) < up {
-                    f32::from_bits(norm.to_bits() + 1)
-                } else {
-                    norm
-                };
-                let many = row.stored() + bias as usize > max_terms::<F>();
-                let huge = up >= F::MAX_VALUE.sqrt();
-                (norm, l1 * (1.0 + 1e-12), sub || many || huge, up)
+            .map(|p| {
+                let first = p * ROWS_PER_PART;
+                Part::of(features, bias, first..rows.min(first + ROWS_PER_PART))
             })
             .collect();
-        let host_only: Vec<usize> = per_row
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.2)
-            .map(|(i, _)| i)
-            .collect();
-        let mut host_only_bits = vec![0u64; rows.div_ceil(64)];
-        for &i in &host_only {
-            host_only_bits[i / 64] |= 1 << (i % 64);
+        let mut facts = RowFacts {
+            norms: Vec::with_capacity(rows),
+            host_only_bits: vec![0u64; rows.div_ceil(64)],
+            ..RowFacts::default()
+        };
+        for part in parts {
+            facts.norms.extend_from_slice(&part.norms);
+            facts.l1_max = facts.l1_max.max(part.l1_max);
+            facts.max_norm = facts.max_norm.max(part.max_norm);
+            facts.largest_norm_sq = facts.largest_norm_sq.max(part.largest_norm_sq);
+            facts.host_only.extend_from_slice(&part.host_only);
         }
-        RowFacts {
-            norms: per_row.iter().map(|r| r.0).collect(),
-            l1_max: per_row.iter().map(|r| r.1).fold(0.0, f64::max),
-            max_norm: per_row.iter().map(|r| r.3).fold(0.0, f64::max),
-            host_only,
-            host_only_bits,
+        for &i in &facts.host_only {
+            facts.host_only_bits[i / 64] |= 1 << (i % 64);
         }
+        facts
     }
 
     /// Whether row `i` is one no engine may settle: one bit test, for the
@@ -84,5 +71,106 @@ impl RowFacts {
         self.host_only_bits
             .get(i / 64)
             .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+}
+
+/// Rows summarised per task.
+const ROWS_PER_PART: usize = 4096;
+
+/// The facts of a run of consecutive rows.
+#[derive(Default)]
+struct Part {
+    norms: Vec<f32>,
+    l1_max: f64,
+    max_norm: f64,
+    largest_norm_sq: f64,
+    host_only: Vec<usize>,
+}
+
+impl Part {
+    fn of<F: Real>(features: &Features<F>, bias: bool, rows: std::ops::Range<usize>) -> Self {
+        let mut part = Part {
+            norms: Vec::with_capacity(rows.len()),
+            ..Part::default()
+        };
+        let one = bias as u8 as f64;
+        for i in rows {
+            let row = features.row(i);
+            // The squares from 0 in the row's order, as `Row::norm_sq_f64`
+            // sums them (the radius's bits); the bias's 1 comes after.
+            let (mut row_sq, mut l1, mut sub) = (0.0f64, one, false);
+            row.for_each(|_, v| {
+                let v = v.to_f64();
+                row_sq += v * v;
+                l1 += v.abs();
+                sub |= v != 0.0 && v.abs() < F::MIN_NORMAL;
+            });
+            let sq = row_sq + one;
+            // f64 accumulation over n terms loses at most n·2^-53 relative.
+            let up = (sq * (1.0 + (row.stored() as f64 + 4.0) * 2f64.powi(-50))).sqrt();
+            let norm = up as f32;
+            let norm = if (norm as f64) < up {
+                f32::from_bits(norm.to_bits() + 1)
+            } else {
+                norm
+            };
+            let many = row.stored() + bias as usize > max_terms::<F>();
+            let huge = up >= F::MAX_VALUE.sqrt();
+            part.norms.push(norm);
+            part.l1_max = part.l1_max.max(l1 * (1.0 + 1e-12));
+            part.max_norm = part.max_norm.max(up);
+            part.largest_norm_sq = part.largest_norm_sq.max(row_sq);
+            if sub || many || huge {
+                part.host_only.push(i);
+            }
+        }
+        part
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::matrix::{CsrMatrix, DenseMatrix};
+
+    /// The facts' largest squared norm is the statistics pass's, bit for
+    /// bit, on dense and sparse rows whose sums depend on their order, for
+    /// row counts across the parts' edge; so is the radius the report takes
+    /// from it.
+    #[test]
+    fn the_largest_norm_is_the_statistics_pass_bit_for_bit() {
+        for rows in [1usize, 5, ROWS_PER_PART - 1, ROWS_PER_PART + 3] {
+            let cols = 7;
+            // A large first value and small ones after it.
+            let values: Vec<f32> = (0..rows * cols)
+                .map(|i| match i % cols {
+                    0 => 1e4 + (i / cols % 13) as f32 * 0.5,
+                    j => 1.0 + ((i / cols + j) % 5) as f32 * 0.3,
+                })
+                .collect();
+            let dense = Features::Dense(DenseMatrix {
+                rows,
+                cols,
+                values: values.clone().into(),
+            });
+            let sparse = Features::Sparse(CsrMatrix {
+                cols,
+                row_ptr: (0..=rows).map(|i| i * cols).collect::<Vec<_>>().into(),
+                indices: (0..rows * cols)
+                    .map(|i| (i % cols) as u32)
+                    .collect::<Vec<_>>()
+                    .into(),
+                values: values.into(),
+            });
+            for f in [dense, sparse] {
+                let want = crate::data::stats::largest_norm_sq(&f);
+                for bias in [false, true] {
+                    let facts = RowFacts::compute(&f, bias);
+                    assert_eq!(facts.largest_norm_sq.to_bits(), want.to_bits(), "{rows}");
+                    assert_eq!(facts.norms.len(), rows);
+                    assert!(facts.max_norm >= crate::data::stats::radius(&f, bias));
+                }
+            }
+        }
     }
 }

@@ -139,7 +139,7 @@ pub fn tally_head<F: Real>(
     heads: usize,
 ) -> Tally {
     let rows = data.rows();
-    let radius = crate::data::stats::radius(&data.features, bias);
+    let radius = data.radius(bias);
     // Predictions decided exactly but fast: a certified 8-lane margin, and
     // the reference dot only where that is not certain. Rows are judged in
     // parallel: a count and a minimum do not depend on the order.
@@ -250,7 +250,7 @@ pub fn tally_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) 
         )
         .sum();
     Tally {
-        radius: crate::data::stats::radius(&data.features, bias),
+        radius: data.radius(bias),
         min_margin: f64::INFINITY,
         correct,
         rows: data.rows(),

@@ -162,7 +162,8 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     super::args::warn_csv_options(&args.data_args.load_options(None), raw.format, &path);
     let f = &raw.features;
     let (rows, cols) = (f.rows(), f.cols());
-    let nonzeros = f.nonzeros();
+    let summary = stats::summary(f);
+    let nonzeros = summary.nonzeros;
     let cells = rows as f64 * cols as f64;
     let size = std::mem::size_of::<F>();
     let other_layout_bytes = if f.is_sparse() {
@@ -193,8 +194,8 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
         }
         Err(e) => (None, Some(super::errors::label_rule(&e))),
     };
-    let mm = stats::value_range(f);
-    let largest_norm_sq = stats::largest_norm_sq(f);
+    let mm = summary.range;
+    let largest_norm_sq = summary.largest_norm_sq;
     let radius_with_bias = stats::radius_from(largest_norm_sq, true);
     let mut warnings = Vec::new();
     let squared = radius_with_bias * radius_with_bias;

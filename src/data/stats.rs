@@ -68,31 +68,149 @@ pub fn radius_from(largest_norm_sq: f64, bias: bool) -> f64 {
     (largest_norm_sq + extra).sqrt()
 }
 
+/// What `info` reports of the values, from one pass on all cores.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Summary<F> {
+    /// Stored values that are not zero.
+    pub nonzeros: usize,
+    /// As [`largest_norm_sq`], the same bits.
+    pub largest_norm_sq: f64,
+    /// As [`value_range`].
+    pub range: Option<(F, F)>,
+}
+
+/// Values per task of [`summary`]: a dense task's rows are read a second
+/// time while they are still in the core's cache.
+const VALUES_PER_TASK: usize = 1 << 16;
+
+/// The [`Summary`] of `features`. Dense rows are read once from memory:
+/// each task sums its rows' squares, then takes the range and the count of
+/// its values from the cache.
+pub fn summary<F: Real>(features: &Features<F>) -> Summary<F> {
+    use rayon::prelude::*;
+    let mut summary = match features {
+        Features::Dense(m) if m.cols > 0 => {
+            let group = m.cols * ROWS_TOGETHER;
+            let per_task = group * (VALUES_PER_TASK / group).max(1);
+            m.values
+                .par_chunks(per_task)
+                .map(|rows| Summary {
+                    largest_norm_sq: largest_in_rows(rows, m.cols),
+                    ..of_values(rows)
+                })
+                .reduce(Summary::empty, Summary::then)
+        }
+        _ => {
+            let stored: &[F] = match features {
+                Features::Dense(m) => &m.values,
+                Features::Sparse(m) => &m.values,
+            };
+            let (values, largest_norm_sq) = rayon::join(
+                || {
+                    stored
+                        .par_chunks(VALUES_PER_TASK)
+                        .map(of_values)
+                        .reduce(Summary::empty, Summary::then)
+                },
+                || largest_norm_sq(features),
+            );
+            Summary {
+                largest_norm_sq,
+                ..values
+            }
+        }
+    };
+    if let Features::Sparse(m) = features
+        && m.values.len() < m.rows().saturating_mul(m.cols)
+    {
+        summary.range = join_ranges(summary.range, Some((F::ZERO, F::ZERO)));
+    }
+    summary
+}
+
+impl<F: Real> Summary<F> {
+    fn empty() -> Self {
+        Summary {
+            nonzeros: 0,
+            largest_norm_sq: 0.0,
+            range: None,
+        }
+    }
+
+    /// This summary's values followed by `later`'s.
+    fn then(self, later: Self) -> Self {
+        Summary {
+            nonzeros: self.nonzeros + later.nonzeros,
+            largest_norm_sq: self.largest_norm_sq.max(later.largest_norm_sq),
+            range: join_ranges(self.range, later.range),
+        }
+    }
+}
+
+/// Lanes of [`of_values`]: each keeps its own count and range, so the
+/// loop runs as vector instructions.
+const LANES: usize = 8;
+
+/// The count and range of `values` (no squares). Each lane keeps the first
+/// of equal values it sees, which only matters for 0 and -0: when the
+/// range ends at zero, the first zero of the data is the one a loop over
+/// the values reports, so that one is looked up.
+fn of_values<F: Real>(values: &[F]) -> Summary<F> {
+    let Some(&first) = values.first() else {
+        return Summary::empty();
+    };
+    let mut counts = [0usize; LANES];
+    let mut lows = [first; LANES];
+    let mut highs = [first; LANES];
+    let mut groups = values.chunks_exact(LANES);
+    for group in &mut groups {
+        for k in 0..LANES {
+            let v = group[k];
+            counts[k] += usize::from(v != F::ZERO);
+            lows[k] = if v < lows[k] { v } else { lows[k] };
+            highs[k] = if v > highs[k] { v } else { highs[k] };
+        }
+    }
+    let mut nonzeros: usize = counts.iter().sum();
+    let mut range = (first, first);
+    for k in 0..LANES {
+        range = wider(range, (lows[k], highs[k]));
+    }
+    for &v in groups.remainder() {
+        nonzeros += usize::from(v != F::ZERO);
+        range = wider(range, (v, v));
+    }
+    if range.0 == F::ZERO || range.1 == F::ZERO {
+        let zero = values.iter().copied().find(|&v| v == F::ZERO);
+        if let Some(zero) = zero {
+            if range.0 == F::ZERO {
+                range.0 = zero;
+            }
+            if range.1 == F::ZERO {
+                range.1 = zero;
+            }
+        }
+    }
+    Summary {
+        nonzeros,
+        largest_norm_sq: 0.0,
+        range: Some(range),
+    }
+}
+
 /// (min, max) over every feature value, implicit zeros included (None for
 /// no values at all). Chunks in parallel, joined in order: among equal
 /// values (0 and -0) the first in the data is the one reported, as a loop
 /// over the values would.
 pub fn value_range<F: Real>(features: &Features<F>) -> Option<(F, F)> {
-    use rayon::prelude::*;
-    let (stored, all): (&[F], usize) = match features {
-        Features::Dense(m) => (&m.values, m.values.len()),
-        Features::Sparse(m) => (&m.values, m.rows().saturating_mul(m.cols)),
-    };
-    let join = |a: Option<(F, F)>, b: Option<(F, F)>| match (a, b) {
+    summary(features).range
+}
+
+fn join_ranges<F: Real>(a: Option<(F, F)>, b: Option<(F, F)>) -> Option<(F, F)> {
+    match (a, b) {
         (Some(a), Some(b)) => Some(wider(a, b)),
         (a, b) => a.or(b),
-    };
-    let mut range = stored
-        .par_chunks(1 << 16)
-        .map(|chunk| {
-            let (&first, rest) = chunk.split_first()?;
-            Some(rest.iter().fold((first, first), |r, &v| wider(r, (v, v))))
-        })
-        .reduce(|| None, join);
-    if stored.len() < all {
-        range = join(range, Some((F::ZERO, F::ZERO)));
     }
-    range
 }
 
 /// The range of `earlier` widened by `later`: on ties the earlier value
@@ -215,6 +333,72 @@ mod tests {
                     one_by_one.to_bits(),
                     "{rows} x {cols}"
                 );
+            }
+        }
+    }
+
+    /// The one pass gives what the separate loops give: the count of
+    /// non-zeros, the largest squared norm's bits and the range with the
+    /// first of equal zeros, across the tasks' edges.
+    #[test]
+    fn the_summary_is_the_separate_loops() {
+        for (rows, cols) in [
+            (1usize, 1usize),
+            (3, 784),
+            (90, 784),
+            (200, 333),
+            (5000, 17),
+        ] {
+            let values: Vec<f32> = (0..rows * cols)
+                .map(|i| match (i * 7919) % 11 {
+                    0 => -0.0,
+                    1 | 2 => 0.0,
+                    3 => 1e6,
+                    k => k as f32 * 0.37 - 2.0,
+                })
+                .collect();
+            let f = Features::Dense(DenseMatrix {
+                rows,
+                cols,
+                values: values.clone().into(),
+            });
+            let got = summary(&f);
+            assert_eq!(got.nonzeros, f.nonzeros(), "{rows} x {cols}");
+            let one_by_one = (0..rows)
+                .map(|i| f.row(i).norm_sq_f64())
+                .fold(0.0f64, f64::max);
+            assert_eq!(got.largest_norm_sq.to_bits(), one_by_one.to_bits());
+            let bits = got.range.map(|(lo, hi)| (lo.to_bits(), hi.to_bits()));
+            assert_eq!(bits, in_order(&values, false), "{rows} x {cols}");
+        }
+        // Ranges that end at zero, with 0 and -0 in every lane and the
+        // first zero in each position of a lane group.
+        for start in 0..2 * LANES {
+            for sign in [1.0f32, -1.0] {
+                let values: Vec<f32> = (0..1000)
+                    .map(|i| match i {
+                        i if i < start => sign * (1 + i % 3) as f32,
+                        i if i == start => 0.0,
+                        i if i % 5 == 0 => 0.0,
+                        i if i % 3 == 0 => -0.0,
+                        i => sign * (i % 7) as f32,
+                    })
+                    .collect();
+                let got = summary(&Features::Dense(DenseMatrix {
+                    rows: 1,
+                    cols: values.len(),
+                    values: values.clone().into(),
+                }));
+                let bits = got.range.map(|(lo, hi)| (lo.to_bits(), hi.to_bits()));
+                assert_eq!(bits, in_order(&values, false), "{start} {sign}");
+                let got = summary(&Features::Dense(DenseMatrix {
+                    rows: 1,
+                    cols: values.len(),
+                    values: values.iter().map(|v| -v).collect::<Vec<_>>().into(),
+                }));
+                let negated: Vec<f32> = values.iter().map(|v| -v).collect();
+                let bits = got.range.map(|(lo, hi)| (lo.to_bits(), hi.to_bits()));
+                assert_eq!(bits, in_order(&negated, false), "{start} {sign} negated");
             }
         }
     }

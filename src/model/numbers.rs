@@ -11,8 +11,9 @@ use serde::Serialize;
 /// Numbers formatted per task: large enough that a task's hand-over is
 /// noise, small enough that every core gets many.
 const CHUNK: usize = 1 << 14;
-/// Chunks formatted before they are written: bounds the text held at once.
-const CHUNKS_PER_BATCH: usize = 64;
+/// Chunks formatted before they are written: bounds the text held at once
+/// (about 3 MB).
+const CHUNKS_PER_BATCH: usize = 8;
 
 /// Writes `file` as `serde_json::to_writer_pretty` would, with `numbers` as
 /// the array of its top-level field `key`, which `file` holds empty.
@@ -42,12 +43,18 @@ fn write_array(w: &mut dyn Write, numbers: &[f64]) -> io::Result<()> {
         return w.write_all(b"[]");
     }
     w.write_all(b"[")?;
+    // The same buffers for every batch: fresh ones would be fresh pages,
+    // faulted in and cleared for every batch.
+    let mut texts: Vec<Vec<u8>> = vec![Vec::new(); CHUNKS_PER_BATCH];
     let mut first = true;
     for batch in numbers.chunks(CHUNK * CHUNKS_PER_BATCH) {
-        let texts: Vec<Vec<u8>> = batch
-            .par_chunks(CHUNK)
-            .map(|chunk| {
-                let mut text = Vec::with_capacity(chunk.len() * 26);
+        let used = batch.len().div_ceil(CHUNK);
+        texts
+            .par_iter_mut()
+            .zip(batch.par_chunks(CHUNK))
+            .for_each(|(text, chunk)| {
+                text.clear();
+                text.reserve(chunk.len() * 26);
                 let mut buffer = zmij::Buffer::new();
                 for &x in chunk {
                     text.extend_from_slice(b",\n    ");
@@ -58,10 +65,8 @@ fn write_array(w: &mut dyn Write, numbers: &[f64]) -> io::Result<()> {
                         text.extend_from_slice(b"null");
                     }
                 }
-                text
-            })
-            .collect();
-        for text in &texts {
+            });
+        for text in &texts[..used] {
             // The first number follows the bracket without a comma.
             let skip = if first { 1 } else { 0 };
             first = false;

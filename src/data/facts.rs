@@ -3,7 +3,7 @@
 
 use crate::float::Real;
 
-use super::matrix::Features;
+use super::matrix::{Features, Row};
 
 /// Largest number of terms per row (stored features plus the bias) for
 /// which the certification bound holds (m·u <= 1/16, see [`crate::certify`]);
@@ -93,45 +93,125 @@ impl Part {
             norms: Vec::with_capacity(rows.len()),
             ..Part::default()
         };
-        let one = bias as u8 as f64;
-        for i in rows {
-            let row = features.row(i);
-            // The squares from 0 in the row's order, as `Row::norm_sq_f64`
-            // sums them (the radius's bits); the bias's 1 comes after.
-            let (mut row_sq, mut l1, mut sub) = (0.0f64, one, false);
-            row.for_each(|_, v| {
-                let v = v.to_f64();
-                row_sq += v * v;
-                l1 += v.abs();
-                sub |= v != 0.0 && v.abs() < F::MIN_NORMAL;
-            });
-            let sq = row_sq + one;
-            // f64 accumulation over n terms loses at most n·2^-53 relative.
-            let up = (sq * (1.0 + (row.stored() as f64 + 4.0) * 2f64.powi(-50))).sqrt();
-            let norm = up as f32;
-            let norm = if (norm as f64) < up {
-                f32::from_bits(norm.to_bits() + 1)
-            } else {
-                norm
-            };
-            let many = row.stored() + bias as usize > max_terms::<F>();
-            let huge = up >= F::MAX_VALUE.sqrt();
-            part.norms.push(norm);
-            part.l1_max = part.l1_max.max(l1 * (1.0 + 1e-12));
-            part.max_norm = part.max_norm.max(up);
-            part.largest_norm_sq = part.largest_norm_sq.max(row_sq);
-            if sub || many || huge {
-                part.host_only.push(i);
-            }
+        let values = |i: usize| match features.row(i) {
+            Row::Dense(v) | Row::Sparse(_, v) => v,
+        };
+        let mut i = rows.start;
+        // Two rows side by side: each row's additions wait for the one
+        // before, so one row at a time leaves the core mostly waiting.
+        while i + 1 < rows.end {
+            let [a, b] = Sums::of_two(values(i), values(i + 1), bias);
+            part.push::<F>(i, a, bias);
+            part.push::<F>(i + 1, b, bias);
+            i += 2;
+        }
+        if i < rows.end {
+            part.push::<F>(i, Sums::of_two(values(i), &[], bias)[0], bias);
         }
         part
+    }
+
+    fn push<F: Real>(&mut self, i: usize, sums: Sums, bias: bool) {
+        let one = bias as u8 as f64;
+        let sq = sums.sq + one;
+        // f64 accumulation over n terms loses at most n·2^-53 relative.
+        let up = (sq * (1.0 + (sums.stored as f64 + 4.0) * 2f64.powi(-50))).sqrt();
+        let norm = up as f32;
+        let norm = if (norm as f64) < up {
+            f32::from_bits(norm.to_bits() + 1)
+        } else {
+            norm
+        };
+        let many = sums.stored + bias as usize > max_terms::<F>();
+        let huge = up >= F::MAX_VALUE.sqrt();
+        self.norms.push(norm);
+        self.l1_max = self.l1_max.max(sums.l1 * (1.0 + 1e-12));
+        self.max_norm = self.max_norm.max(up);
+        self.largest_norm_sq = self.largest_norm_sq.max(sums.sq);
+        if sums.sub || many || huge {
+            self.host_only.push(i);
+        }
+    }
+}
+
+/// One row's sums, each in the row's order.
+#[derive(Clone, Copy)]
+struct Sums {
+    /// The squares from 0, as `Row::norm_sq_f64` sums them (the radius's
+    /// bits); the bias's 1 comes after.
+    sq: f64,
+    /// The absolute values, after the bias's 1.
+    l1: f64,
+    /// Whether a value is subnormal in the data's precision.
+    sub: bool,
+    stored: usize,
+}
+
+impl Sums {
+    #[inline]
+    fn add<F: Real>(&mut self, v: F) {
+        let v = v.to_f64();
+        self.sq += v * v;
+        self.l1 += v.abs();
+        self.sub |= v != 0.0 && v.abs() < F::MIN_NORMAL;
+    }
+
+    /// The sums of rows `a` and `b`, their values taken in turns.
+    #[inline]
+    fn of_two<F: Real>(a: &[F], b: &[F], bias: bool) -> [Sums; 2] {
+        let start = |len| Sums {
+            sq: 0.0,
+            l1: bias as u8 as f64,
+            sub: false,
+            stored: len,
+        };
+        let (mut x, mut y) = (start(a.len()), start(b.len()));
+        let both = a.len().min(b.len());
+        for (&u, &v) in a[..both].iter().zip(&b[..both]) {
+            x.add(u);
+            y.add(v);
+        }
+        a[both..].iter().for_each(|&u| x.add(u));
+        b[both..].iter().for_each(|&v| y.add(v));
+        [x, y]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::matrix::{CsrMatrix, DenseMatrix};
+    use crate::data::matrix::{CsrMatrix, DenseMatrix, Row};
+
+    /// Two rows side by side give each row's own sums, bit for bit, for
+    /// every pair of lengths.
+    #[test]
+    fn two_rows_side_by_side_give_each_rows_own_sums() {
+        // A large first value and small ones after it: the sums' bits
+        // depend on their order.
+        let values: Vec<f32> = (0..40)
+            .map(|i| {
+                if i % 13 == 0 {
+                    1e4
+                } else {
+                    0.1 + i as f32 * 0.37
+                }
+            })
+            .collect();
+        let alone = |v: &[f32]| {
+            let mut l1 = 1.0f64;
+            v.iter().for_each(|&x| l1 += (x as f64).abs());
+            (Row::Dense(v).norm_sq_f64().to_bits(), l1.to_bits())
+        };
+        for n in 0..20 {
+            for m in 0..20 {
+                let (a, b) = (&values[..n], &values[20 - m..20]);
+                let [x, y] = Sums::of_two(a, b, true);
+                assert_eq!((x.sq.to_bits(), x.l1.to_bits()), alone(a), "{n} {m}");
+                assert_eq!((y.sq.to_bits(), y.l1.to_bits()), alone(b), "{n} {m}");
+                assert_eq!((x.stored, y.stored), (n, m));
+            }
+        }
+    }
 
     /// The facts' largest squared norm is the statistics pass's, bit for
     /// bit, on dense and sparse rows whose sums depend on their order, for
@@ -160,9 +240,24 @@ mod tests {
                     .map(|i| (i % cols) as u32)
                     .collect::<Vec<_>>()
                     .into(),
-                values: values.into(),
+                values: values.clone().into(),
             });
-            for f in [dense, sparse] {
+            // Rows of every length, so that two rows side by side end apart.
+            let lengths: Vec<usize> = (0..rows).map(|i| (i * 5 + 3) % cols + 1).collect();
+            let mut row_ptr = vec![0usize];
+            let (mut indices, mut ragged) = (Vec::new(), Vec::new());
+            for (i, &n) in lengths.iter().enumerate() {
+                indices.extend((0..n as u32).map(|k| k % cols as u32));
+                ragged.extend_from_slice(&values[i * cols..i * cols + n]);
+                row_ptr.push(indices.len());
+            }
+            let ragged = Features::Sparse(CsrMatrix {
+                cols,
+                row_ptr: row_ptr.into(),
+                indices: indices.into(),
+                values: ragged.into(),
+            });
+            for f in [dense, sparse, ragged] {
                 let want = crate::data::stats::largest_norm_sq(&f);
                 for bias in [false, true] {
                     let facts = RowFacts::compute(&f, bias);

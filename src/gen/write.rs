@@ -158,8 +158,10 @@ impl Generator {
         let threads = (rayon::current_num_threads() as u64).min(rows);
         let dims = self.opts.features + self.opts.bias as u64;
         let planted = if dims <= MATERIALISE_U { dims * 8 } else { 0 };
-        // The longest text of a value in the shortest form: `-1.2345678e-12`
-        // in f32, 24 characters in f64.
+        // A value's text and its separator, as `Display` writes the values
+        // gen draws (`-0.12345678` in f32, 17 significant digits in f64). It
+        // writes no exponent, so a far smaller value is longer: this is an
+        // estimate, and a buffer that needs more grows.
         let chars = if F::PRECISION == crate::float::Precision::F32 {
             16
         } else {

@@ -82,7 +82,8 @@ impl<F: Real> Dataset<F> {
     }
 
     /// The radius D = max_i ||x~_i|| (with the bias feature when `bias`):
-    /// the same bits as [`super::stats::radius`], from the cached facts.
+    /// the same bits as `info` reports ([`super::stats::radius_from`]), from
+    /// the cached facts.
     pub fn radius(&self, bias: bool) -> f64 {
         super::stats::radius_from(self.facts(bias).largest_norm_sq, bias)
     }

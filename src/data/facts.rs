@@ -24,7 +24,7 @@ pub struct RowFacts {
     /// infinity for f64 data).
     pub max_norm: f64,
     /// max_i ||x_i||^2 without the bias feature, summed in f64 in each
-    /// row's order: the same bits as [`super::stats::largest_norm_sq`], so
+    /// row's order: the same bits as [`super::stats::Summary::largest_norm_sq`], so
     /// the report's radius needs no pass of its own.
     pub largest_norm_sq: f64,
     /// Sorted rows no engine may settle ([`crate::certify::needs_host`]), and the same as
@@ -258,12 +258,12 @@ mod tests {
                 values: ragged.into(),
             });
             for f in [dense, sparse, ragged] {
-                let want = crate::data::stats::largest_norm_sq(&f);
+                let want = crate::data::stats::summary(&f).largest_norm_sq;
                 for bias in [false, true] {
                     let facts = RowFacts::compute(&f, bias);
                     assert_eq!(facts.largest_norm_sq.to_bits(), want.to_bits(), "{rows}");
                     assert_eq!(facts.norms.len(), rows);
-                    assert!(facts.max_norm >= crate::data::stats::radius(&f, bias));
+                    assert!(facts.max_norm >= crate::data::stats::radius_from(want, bias));
                 }
             }
         }

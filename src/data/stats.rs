@@ -4,26 +4,11 @@ use crate::float::Real;
 
 use super::matrix::{Features, Row};
 
-/// The radius D = max_i ||x~_i||, with the bias feature 1 included when `bias`
-/// (rows in parallel: a maximum does not depend on the order).
-pub fn radius<F: Real>(features: &Features<F>, bias: bool) -> f64 {
-    radius_from(largest_norm_sq(features), bias)
-}
-
-/// max_i ||x_i||^2 (in f64), without the bias feature: one pass serves
-/// the radius with and without it ([`radius_from`]).
-pub fn largest_norm_sq<F: Real>(features: &Features<F>) -> f64 {
+/// max_i ||x_i||^2 (in f64), without the bias feature, one row at a time
+/// (rows in parallel: a maximum does not depend on the order). Dense rows
+/// go four at a time through [`summary`] instead.
+fn largest_by_rows<F: Real>(features: &Features<F>) -> f64 {
     use rayon::prelude::*;
-    if let Features::Dense(m) = features
-        && m.cols > 0
-    {
-        return m
-            .values
-            .par_chunks(m.cols * ROWS_TOGETHER)
-            .with_min_len(1024 / ROWS_TOGETHER)
-            .map(|rows| largest_in_rows(rows, m.cols))
-            .reduce(|| 0.0f64, f64::max);
-    }
     (0..features.rows())
         .into_par_iter()
         .with_min_len(4096)
@@ -60,7 +45,8 @@ fn largest_in_rows<F: Real>(rows: &[F], cols: usize) -> f64 {
     largest
 }
 
-/// The radius from [`largest_norm_sq`]: the same bits as taking the
+/// The radius from a largest squared norm ([`Summary::largest_norm_sq`],
+/// [`super::RowFacts::largest_norm_sq`]): the same bits as taking the
 /// maximum over rows of ||x_i||^2 + 1, because rounding is monotone, so
 /// the largest rounded sum is the rounded sum of the largest.
 pub fn radius_from(largest_norm_sq: f64, bias: bool) -> f64 {
@@ -73,9 +59,13 @@ pub fn radius_from(largest_norm_sq: f64, bias: bool) -> f64 {
 pub struct Summary<F> {
     /// Stored values that are not zero.
     pub nonzeros: usize,
-    /// As [`largest_norm_sq`], the same bits.
+    /// max_i ||x_i||^2 (in f64), without the bias feature: one pass serves
+    /// the radius with and without it ([`radius_from`]). Each row's sum is
+    /// taken in its order, as [`Row::norm_sq_f64`] takes it.
     pub largest_norm_sq: f64,
-    /// As [`value_range`].
+    /// (min, max) over every feature value, implicit zeros included (None
+    /// for no values at all). Among equal values (0 and -0) the first in
+    /// the data is the one reported, as a loop over the values would.
     pub range: Option<(F, F)>,
 }
 
@@ -112,7 +102,7 @@ pub fn summary<F: Real>(features: &Features<F>) -> Summary<F> {
                         .map(of_values)
                         .reduce(Summary::empty, Summary::then)
                 },
-                || largest_norm_sq(features),
+                || largest_by_rows(features),
             );
             Summary {
                 largest_norm_sq,
@@ -198,14 +188,6 @@ fn of_values<F: Real>(values: &[F]) -> Summary<F> {
     }
 }
 
-/// (min, max) over every feature value, implicit zeros included (None for
-/// no values at all). Chunks in parallel, joined in order: among equal
-/// values (0 and -0) the first in the data is the one reported, as a loop
-/// over the values would.
-pub fn value_range<F: Real>(features: &Features<F>) -> Option<(F, F)> {
-    summary(features).range
-}
-
 fn join_ranges<F: Real>(a: Option<(F, F)>, b: Option<(F, F)>) -> Option<(F, F)> {
     match (a, b) {
         (Some(a), Some(b)) => Some(wider(a, b)),
@@ -226,6 +208,18 @@ fn wider<F: Real>(earlier: (F, F), later: (F, F)) -> (F, F) {
 mod tests {
     use super::*;
     use crate::data::matrix::{CsrMatrix, DenseMatrix};
+
+    fn value_range(f: &Features<f32>) -> Option<(f32, f32)> {
+        summary(f).range
+    }
+
+    fn largest_norm_sq(f: &Features<f32>) -> f64 {
+        summary(f).largest_norm_sq
+    }
+
+    fn radius(f: &Features<f32>, bias: bool) -> f64 {
+        radius_from(largest_norm_sq(f), bias)
+    }
 
     /// The range a loop over the values gives, zeros' signs included.
     fn in_order(values: &[f32], implicit_zero: bool) -> Option<(u32, u32)> {

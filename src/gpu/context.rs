@@ -88,10 +88,23 @@ pub fn describe(info: &wgpu::AdapterInfo) -> String {
     format!("{} ({:?})", info.name, info.backend)
 }
 
+/// The process's one wgpu instance, made on first use and never dropped.
+///
+/// NVIDIA's Vulkan driver (580, on an H100) does not survive instances that
+/// come and go in one process: once the first was dropped, a second found no
+/// adapter at all, and with two alive on two threads a thread's exit crashed
+/// in the driver's libEGL (SIGSEGV). Both were seen with the GPU tests,
+/// which open an engine per test; one instance for the whole process ended
+/// both, and is what wgpu recommends anyway.
 pub fn instance() -> wgpu::Instance {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = BACKENDS;
-    wgpu::Instance::new(desc)
+    static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
+    INSTANCE
+        .get_or_init(|| {
+            let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+            desc.backends = BACKENDS;
+            wgpu::Instance::new(desc)
+        })
+        .clone()
 }
 
 fn is_software(info: &wgpu::AdapterInfo) -> bool {

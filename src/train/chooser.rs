@@ -26,7 +26,9 @@ impl Mode {
 /// noticed. A trial has a time budget and is cut short beyond it; a lost
 /// trial is followed by a winner's stretch long enough that trials cost a
 /// small share of the time; a winner that loses starts the other from
-/// short.
+/// short. A mode's first piece is not measured at all: it pays one-time
+/// costs (a device's first dispatch loads and compiles its pipelines, tens
+/// of milliseconds on an H100) that say nothing about its cost per row.
 pub(super) struct Modes {
     /// Seconds per row, as last measured over at least [`MEASURE_ROWS`]
     /// rows: the latest figure, not an average, since a mode's cost changes
@@ -46,6 +48,8 @@ pub(super) struct Modes {
     resume: Option<usize>,
     /// Seconds and rows the current trial has taken so far.
     trial_spent: (f64, usize),
+    /// Whether each mode has walked its first, unmeasured piece.
+    warmed: [bool; 2],
     /// False: always the engine.
     pub(super) adaptive: bool,
 }
@@ -79,6 +83,7 @@ impl Modes {
             max: rows.max(MEASURE_ROWS),
             resume: None,
             trial_spent: (0.0, 0),
+            warmed: [false; 2],
             adaptive: true,
         }
     }
@@ -104,6 +109,14 @@ impl Modes {
     /// `mode` walked `rows` rows in `seconds`.
     pub(super) fn measured(&mut self, mode: Mode, seconds: f64, rows: usize) {
         let m = mode as usize;
+        if !self.warmed[m] && rows > 0 {
+            // The warm-up piece: its rows are walked, its time is not
+            // counted, and its stretch goes on as if it had not begun. (A
+            // piece that walked no row counts as usual, so a trial of an
+            // engine that keeps stalling still runs out of budget.)
+            self.warmed[m] = true;
+            return;
+        }
         self.pending[m].0 += seconds;
         self.pending[m].1 += rows;
         if self.pending[m].1 >= MEASURE_ROWS {
@@ -129,7 +142,7 @@ impl Modes {
         if self.left > 0 {
             return;
         }
-        self.trial_spent = (0.0, 0);
+        let spent = std::mem::take(&mut self.trial_spent);
         let other = mode.other();
         let trial = self.resume.take();
         match (self.cost[m], self.cost[other as usize]) {
@@ -143,11 +156,15 @@ impl Modes {
                     self.left = self.len[m];
                 }
             }
-            (Some(c), Some(o)) if trial.is_some() => {
+            (Some(_), Some(o)) if trial.is_some() => {
                 // A trial lost: the winner resumes, for long enough that the
-                // next trial costs a small share of its time.
-                // (The trial's rows, not fewer if it was cut short.)
-                let spaced = TRIAL_SHARE * MEASURE_ROWS as f64 * (c / o - 1.0);
+                // next trial costs a small share of its time. What the trial
+                // lost is what it took beyond the winner's time for its rows:
+                // at most its budget, however dear its few rows made its
+                // cost per row look (a device's first batches early in
+                // training settle a handful of rows each).
+                let lost = (spent.0 - o * spent.1 as f64).max(0.0);
+                let spaced = TRIAL_SHARE * lost / o;
                 let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
                 let len = trial
                     .unwrap_or(self.max)
@@ -168,6 +185,15 @@ impl Modes {
         }
     }
 
+    /// The engine was replaced (by the fallback, after a failure): what was
+    /// measured of the old one says nothing of the new, which warms up anew.
+    pub(super) fn engine_replaced(&mut self) {
+        let e = Mode::Engine as usize;
+        self.cost[e] = None;
+        self.pending[e] = (0.0, 0);
+        self.warmed[e] = false;
+    }
+
     fn switch(&mut self, to: Mode, rows: usize) {
         self.current = to;
         self.len[to as usize] = rows;
@@ -179,9 +205,31 @@ impl Modes {
 mod tests {
     use super::*;
 
-    /// Walks `rows` rows with the chooser, each mode costing `cost(mode,
-    /// row)` seconds per row, in pieces of at most `piece` rows (the loop's
-    /// windows, or a walk's batches); returns the seconds spent.
+    /// Walks `rows` rows with the chooser in pieces of at most `piece` rows
+    /// (the loop's windows, or a walk's batches), a piece of `n` rows from
+    /// row `at` costing `cost(mode, at, n)` seconds; returns the seconds
+    /// spent.
+    fn simulate_pieces(
+        piece: usize,
+        modes: &mut Modes,
+        from: usize,
+        rows: usize,
+        mut cost: impl FnMut(Mode, usize, usize) -> f64,
+    ) -> f64 {
+        let (mut at, mut seconds) = (from, 0.0);
+        while at < from + rows {
+            let (mode, stretch) = modes.next();
+            let n = stretch.min(piece).min(from + rows - at);
+            let s = cost(mode, at, n);
+            modes.measured(mode, s, n);
+            seconds += s;
+            at += n;
+        }
+        seconds
+    }
+
+    /// [`simulate_pieces`] with each mode costing `cost(mode, row)` seconds
+    /// per row.
     fn simulate_in(
         piece: usize,
         modes: &mut Modes,
@@ -189,16 +237,7 @@ mod tests {
         rows: usize,
         cost: impl Fn(Mode, usize) -> f64,
     ) -> f64 {
-        let (mut at, mut seconds) = (from, 0.0);
-        while at < from + rows {
-            let (mode, stretch) = modes.next();
-            let n = stretch.min(piece).min(from + rows - at);
-            let s = n as f64 * cost(mode, at);
-            modes.measured(mode, s, n);
-            seconds += s;
-            at += n;
-        }
-        seconds
+        simulate_pieces(piece, modes, from, rows, |m, at, n| n as f64 * cost(m, at))
     }
 
     fn simulate(
@@ -235,6 +274,96 @@ mod tests {
         let t = simulate_in(100, &mut modes, 20 * epoch, 400 * epoch, cost);
         let best = 400.0 * epoch as f64 * 1e-9;
         assert!(t <= 1.1 * best, "{:.3}x the cheaper mode's time", t / best);
+    }
+
+    #[test]
+    fn a_device_slow_to_start_is_still_chosen_when_it_is_cheaper() {
+        // As measured on an H100 (4M x 256): the host 140 ns a row, the
+        // device's walk 18 ns a row, and its first batch 50 ms more.
+        let epoch = 1_000_000;
+        let mut modes = Modes::new(epoch);
+        let (host, device, first) = (1.4e-7, 1.8e-8, 0.05);
+        let mut started = false;
+        let seconds = simulate_pieces(1000, &mut modes, 0, 20 * epoch, |mode, _, n| {
+            let s = n as f64 * if mode == Mode::Host { host } else { device };
+            if mode == Mode::Engine && !std::mem::replace(&mut started, true) {
+                s + first
+            } else {
+                s
+            }
+        });
+        let best = 20.0 * epoch as f64 * device + first;
+        assert!(
+            seconds <= 1.2 * best,
+            "{:.3}x the device alone",
+            seconds / best
+        );
+    }
+
+    #[test]
+    fn a_trial_cut_short_is_paid_back_by_what_it_lost() {
+        // The H100's first trial: 121 rows in 5 ms, against the host's
+        // 140 ns a row. Projected over the trial's 4,096 rows that priced
+        // the device at 295 times the host and put the next trial 24M rows
+        // away; what it lost, 5 ms, is worth about 0.7M of the host's rows.
+        let host = 1.4e-7;
+        let mut modes = Modes::new(4_000_000);
+        for _ in 0..2 {
+            // The host's warm-up piece, then its first measured one.
+            modes.measured(Mode::Host, MEASURE_ROWS as f64 * host, MEASURE_ROWS);
+        }
+        assert_eq!(modes.next(), (Mode::Engine, MEASURE_ROWS));
+        modes.measured(Mode::Engine, 0.05, 121); // the warm-up piece
+        assert_eq!(modes.next(), (Mode::Engine, MEASURE_ROWS));
+        modes.measured(Mode::Engine, 0.005, 121); // over its budget
+        let (mode, stretch) = modes.next();
+        assert_eq!(mode, Mode::Host);
+        let lost = 0.005 - 121.0 * host;
+        let expected = (TRIAL_SHARE * lost / host) as usize;
+        assert_eq!(stretch, expected);
+        assert!(stretch < 1_000_000, "{stretch}");
+    }
+
+    #[test]
+    fn a_piece_that_walked_no_row_is_not_a_warm_up() {
+        // An engine whose trial keeps stalling (no row walked) still uses
+        // up its trial's budget.
+        let mut modes = Modes::new(25_000);
+        for _ in 0..2 {
+            modes.measured(Mode::Host, 4096e-9, MEASURE_ROWS);
+        }
+        assert_eq!(modes.next().0, Mode::Engine);
+        let mut calls = 0;
+        while modes.next().0 == Mode::Engine {
+            modes.measured(Mode::Engine, 1e-3, 0);
+            calls += 1;
+            assert!(calls < 100, "the trial never ended");
+        }
+        assert!(calls <= 1, "{calls}");
+    }
+
+    #[test]
+    fn a_replaced_engine_is_measured_anew() {
+        let mut modes = Modes::new(25_000);
+        modes.measured(Mode::Engine, 1.0, 1000);
+        modes.measured(Mode::Engine, 4096e-9, 4096);
+        assert_eq!(modes.cost[Mode::Engine as usize], Some(1e-9));
+        modes.engine_replaced();
+        assert_eq!(modes.cost[Mode::Engine as usize], None);
+        // The new engine's first piece is its warm-up.
+        modes.measured(Mode::Engine, 1.0, 4096);
+        assert_eq!(modes.cost[Mode::Engine as usize], None);
+    }
+
+    #[test]
+    fn a_mode_first_piece_is_not_measured() {
+        let mut modes = Modes::new(25_000);
+        // The host's first piece, however slow, does not count.
+        modes.measured(Mode::Host, 1.0, 1000);
+        assert_eq!(modes.cost, [None, None]);
+        assert_eq!(modes.next(), (Mode::Host, MEASURE_ROWS));
+        modes.measured(Mode::Host, 4096e-9, 4096);
+        assert_eq!(modes.cost[Mode::Host as usize], Some(1e-9));
     }
 
     #[test]

@@ -360,6 +360,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         self.lp.walker_version = None;
         self.lp.host_bound = None;
         self.lp.scan_forget();
+        self.lp.modes.engine_replaced();
         self.lp.stats.fallbacks += 1;
         self.engines.push(self.engine.name());
         old

@@ -3,7 +3,7 @@
 
 use crate::float::Real;
 
-use super::matrix::{Features, Row};
+use super::matrix::Features;
 
 /// Largest number of terms per row (stored features plus the bias) for
 /// which the certification bound holds (m·u <= 1/16, see [`crate::certify`]);
@@ -93,9 +93,7 @@ impl Part {
             norms: Vec::with_capacity(rows.len()),
             ..Part::default()
         };
-        let values = |i: usize| match features.row(i) {
-            Row::Dense(v) | Row::Sparse(_, v) => v,
-        };
+        let values = |i: usize| features.row(i).values();
         let mut i = rows.start;
         // Two rows side by side: each row's additions wait for the one
         // before, so one row at a time leaves the core mostly waiting.

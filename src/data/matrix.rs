@@ -17,12 +17,17 @@ pub enum Row<'a, F> {
     Sparse(&'a [u32], &'a [F]),
 }
 
-impl<F: Real> Row<'_, F> {
+impl<'a, F: Real> Row<'a, F> {
     /// Number of stored entries (the terms a dot product sums, bias excluded).
     pub fn stored(&self) -> usize {
-        match self {
-            Row::Dense(x) => x.len(),
-            Row::Sparse(_, v) => v.len(),
+        self.values().len()
+    }
+
+    /// The stored values, in increasing column order.
+    pub fn values(&self) -> &'a [F] {
+        match *self {
+            Row::Dense(x) => x,
+            Row::Sparse(_, v) => v,
         }
     }
 

@@ -67,9 +67,8 @@ impl<F: Real> Model<F> {
             training: self.training.clone(),
             scaling: self.scaling().cloned(),
         };
-        let weights: Vec<f64> = self.weights(0).iter().map(|w| w.to_f64()).collect();
         crate::output::write_atomic(path, |w| {
-            super::numbers::write_pretty_with(&mut *w, &file, "weights", &weights)?;
+            super::numbers::write_pretty_with(&mut *w, &file, "weights", self.weights(0))?;
             w.write_all(b"\n")
         })
     }

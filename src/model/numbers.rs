@@ -9,6 +9,8 @@ use std::io::{self, Write};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::float::Real;
+
 /// Numbers formatted per task: large enough that a task's hand-over is
 /// noise, small enough that every core gets many.
 const CHUNK: usize = 1 << 14;
@@ -17,12 +19,14 @@ const CHUNK: usize = 1 << 14;
 const CHUNKS_PER_BATCH: usize = 8;
 
 /// Writes `file` as `serde_json::to_writer_pretty` would, with `numbers` as
-/// the array of its top-level field `key`, which `file` holds empty.
-pub(super) fn write_pretty_with(
+/// the array of its top-level field `key`, which `file` holds empty. The
+/// numbers are written as their f64 values, as serde_json writes a
+/// `Vec<f64>` of them.
+pub(super) fn write_pretty_with<F: Real>(
     w: &mut dyn Write,
     file: &impl Serialize,
     key: &str,
-    numbers: &[f64],
+    numbers: &[F],
 ) -> io::Result<()> {
     let mut text = Vec::new();
     serde_json::to_writer_pretty(&mut text, file).map_err(io::Error::other)?;
@@ -39,7 +43,7 @@ pub(super) fn write_pretty_with(
 
 /// The array as the pretty printer writes one at depth 1: one number a
 /// line, indented by four spaces, the closing bracket by two.
-fn write_array(w: &mut dyn Write, numbers: &[f64]) -> io::Result<()> {
+fn write_array<F: Real>(w: &mut dyn Write, numbers: &[F]) -> io::Result<()> {
     if numbers.is_empty() {
         return w.write_all(b"[]");
     }
@@ -58,6 +62,7 @@ fn write_array(w: &mut dyn Write, numbers: &[f64]) -> io::Result<()> {
                 text.reserve(chunk.len() * 26);
                 let mut buffer = zmij::Buffer::new();
                 for &x in chunk {
+                    let x = x.to_f64();
                     text.extend_from_slice(b",\n    ");
                     // serde_json writes what JSON cannot hold as null.
                     if x.is_finite() {

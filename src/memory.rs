@@ -33,13 +33,78 @@ fn parse_vm_hwm(status: &str) -> Option<u64> {
 }
 
 /// Memory the system could give this process now without swapping
-/// (Linux's `MemAvailable`), lowered to [`LIMIT_VAR`] when that is set; None
-/// where neither says.
+/// (Linux's `MemAvailable`), lowered to [`LIMIT_VAR`] when that is set and
+/// to the address space left under `ulimit -v`; None where none says.
 pub fn available_bytes() -> Option<u64> {
-    match (system_available(), limit().ok().flatten()) {
-        (Some(a), Some(l)) => Some(a.min(l)),
-        (a, l) => a.or(l),
+    available().map(|(bytes, _)| bytes)
+}
+
+/// What sets the memory taken as available.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ceiling {
+    /// The memory the system has free (`MemAvailable`).
+    System,
+    /// [`LIMIT_VAR`].
+    Variable,
+    /// The address space left under the process's limit on it (`ulimit
+    /// -v`), less what the threads need besides the data.
+    AddressSpace,
+}
+
+/// [`available_bytes`], and which of its figures is the lowest.
+pub fn available() -> Option<(u64, Ceiling)> {
+    [
+        system_available().map(|a| (a, Ceiling::System)),
+        limit().ok().flatten().map(|l| (l, Ceiling::Variable)),
+        address_space_left().map(|a| (a, Ceiling::AddressSpace)),
+    ]
+    .into_iter()
+    .flatten()
+    .min_by_key(|&(bytes, _)| bytes)
+}
+
+/// Address space kept free under `ulimit -v` for what the process allocates
+/// besides the data (each thread's blocks of text in flight, line buffers,
+/// the error message): growing the data into the last of it would leave one
+/// of those small allocations to fail, and Rust aborts on that (seen with
+/// 16 threads under a 150 MB limit: the values' growth took all but the
+/// last few KiB, and a 4,001-byte line buffer aborted). The large buffers
+/// (blocks of text, each block's rows) are checked against what is left
+/// like the data, so the spare is for the small ones.
+const SPARE_ADDRESS_SPACE: u64 = 16 << 20;
+const SPARE_ADDRESS_SPACE_PER_THREAD: u64 = 1 << 20;
+
+/// The address space this process may still map under its limit (`ulimit
+/// -v`, RLIMIT_AS), less [`SPARE_ADDRESS_SPACE`] and its share per worker
+/// thread (or less half of it, if that is less); None without a limit, or
+/// where the system does not say.
+pub(crate) fn address_space_left() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only writes the struct passed.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0
+            || limit.rlim_cur == libc::RLIM_INFINITY
+        {
+            return None;
+        }
+        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+        let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+        // SAFETY: sysconf reads a system constant.
+        let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+        let left = limit.rlim_cur.saturating_sub(pages.saturating_mul(page));
+        // Half of what is left at most: many threads under a tight limit
+        // still read a small file.
+        let spare = (SPARE_ADDRESS_SPACE
+            + SPARE_ADDRESS_SPACE_PER_THREAD * rayon::current_num_threads() as u64)
+            .min(left / 2);
+        Some(left - spare)
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
 }
 
 fn system_available() -> Option<u64> {
@@ -76,18 +141,25 @@ pub struct Shortfall {
     /// What was available (None: the system does not say, and the
     /// allocation itself failed).
     pub available: Option<u64>,
+    /// What set `available`.
+    pub ceiling: Ceiling,
 }
 
 impl std::fmt::Display for Shortfall {
     /// "takes 2.0 GiB, but 1.0 GiB is available".
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "takes {}, but ", human(self.needed))?;
-        match self.available {
-            Some(a) if limit().ok().flatten().is_some_and(|l| l == a) => {
+        match (self.available, self.ceiling) {
+            (Some(a), Ceiling::Variable) => {
                 write!(f, "only {} is available ({LIMIT_VAR})", human(a))
             }
-            Some(a) => write!(f, "only {} is available", human(a)),
-            None => write!(f, "the system could not provide it"),
+            (Some(a), Ceiling::AddressSpace) => write!(
+                f,
+                "only {} of address space is left under the limit on it (`ulimit -v`)",
+                human(a)
+            ),
+            (Some(a), Ceiling::System) => write!(f, "only {} is available", human(a)),
+            (None, _) => write!(f, "the system could not provide it"),
         }
     }
 }
@@ -118,10 +190,11 @@ impl Shortfall {
 
 /// Checks that `bytes` more could be allocated now.
 pub fn check(bytes: u64) -> std::result::Result<(), Shortfall> {
-    match available_bytes() {
-        Some(a) if bytes > a => Err(Shortfall {
+    match available() {
+        Some((a, ceiling)) if bytes > a => Err(Shortfall {
             needed: bytes,
             available: Some(a),
+            ceiling,
         }),
         _ => Ok(()),
     }
@@ -150,19 +223,24 @@ pub fn reserve<T>(v: &mut Vec<T>, additional: usize) -> std::result::Result<(), 
 /// Near the limit it grows by an eighth instead of doubling.
 #[cold]
 fn grow<T>(v: &mut Vec<T>, additional: usize) -> std::result::Result<(), Shortfall> {
-    grow_within(v, additional, available_bytes())
+    grow_within(v, additional, available())
 }
 
 fn grow_within<T>(
     v: &mut Vec<T>,
     additional: usize,
-    available: Option<u64>,
+    limit: Option<(u64, Ceiling)>,
 ) -> std::result::Result<(), Shortfall> {
+    let (available, ceiling) = match limit {
+        Some((a, c)) => (Some(a), c),
+        None => (None, Ceiling::System),
+    };
     let cap = v.capacity();
     let Some(needed) = v.len().checked_add(additional) else {
         return Err(Shortfall {
             needed: u64::MAX,
             available,
+            ceiling,
         });
     };
     let fits = |n: usize| available.is_none_or(|a| bytes_of::<T>(n) <= a);
@@ -173,6 +251,7 @@ fn grow_within<T>(
         return Err(Shortfall {
             needed: bytes_of::<T>(target),
             available,
+            ceiling,
         });
     }
     if v.try_reserve_exact(target - v.len()).is_ok() {
@@ -185,6 +264,7 @@ fn grow_within<T>(
     Err(Shortfall {
         needed: bytes_of::<T>(modest),
         available: None,
+        ceiling,
     })
 }
 
@@ -205,6 +285,7 @@ pub fn filled<T: Clone>(n: usize, value: T) -> std::result::Result<Vec<T>, Short
     v.try_reserve_exact(n).map_err(|_| Shortfall {
         needed: bytes_of::<T>(n),
         available: None,
+        ceiling: Ceiling::System,
     })?;
     v.resize(n, value);
     Ok(v)
@@ -318,22 +399,23 @@ mod tests {
     #[test]
     fn vectors_grow_by_doubling_until_the_limit_then_refuse() {
         let mut v: Vec<u32> = Vec::new();
-        grow_within(&mut v, 1, Some(1 << 20)).unwrap();
+        grow_within(&mut v, 1, Some((1 << 20, Ceiling::System))).unwrap();
         assert_eq!(v.capacity(), 8);
         v.resize(8, 0);
-        grow_within(&mut v, 1, Some(1 << 20)).unwrap();
+        grow_within(&mut v, 1, Some((1 << 20, Ceiling::System))).unwrap();
         assert_eq!(v.capacity(), 16);
         // 1000 u32 fit in 4 KiB but 2000 do not: an eighth more instead.
         let mut v: Vec<u32> = vec![0; 1000];
-        grow_within(&mut v, 1, Some(4500)).unwrap();
+        grow_within(&mut v, 1, Some((4500, Ceiling::System))).unwrap();
         assert_eq!(v.capacity(), 1125);
         v.resize(1125, 0);
-        let e = grow_within(&mut v, 1, Some(4500)).unwrap_err();
+        let e = grow_within(&mut v, 1, Some((4500, Ceiling::System))).unwrap_err();
         assert_eq!(
             e,
             Shortfall {
                 needed: 4 * 1265,
-                available: Some(4500)
+                available: Some(4500),
+                ceiling: Ceiling::System,
             }
         );
         assert_eq!(v.capacity(), 1125, "nothing allocated on a refusal");
@@ -350,6 +432,7 @@ mod tests {
         let s = Shortfall {
             needed: 3 << 29,
             available: Some(1 << 30),
+            ceiling: Ceiling::System,
         };
         assert_eq!(
             s.to_string(),
@@ -366,6 +449,23 @@ mod tests {
              values takes 1.5 GiB, but only 1.0 GiB is available, after line 7; use a machine \
              with more memory or part of the file (`perceptron online` learns from a file of \
              any length)"
+        );
+        let under = |ceiling| {
+            Shortfall {
+                needed: 3 << 29,
+                available: Some(1 << 30),
+                ceiling,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            under(Ceiling::AddressSpace),
+            "takes 1.5 GiB, but only 1.0 GiB of address space is left under the limit on it \
+             (`ulimit -v`)"
+        );
+        assert_eq!(
+            under(Ceiling::Variable),
+            format!("takes 1.5 GiB, but only 1.0 GiB is available ({LIMIT_VAR})")
         );
     }
 

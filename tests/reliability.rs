@@ -310,8 +310,11 @@ mod memory {
 
     /// Under an address-space limit (`ulimit -v`) the allocator itself
     /// refuses: a small compressed file that expands to 120 MB of values
-    /// must then fail with a message naming the file and the line reached,
-    /// not abort (exit 134), while small data still trains under that limit.
+    /// must then fail with a message naming the file, the limit and the line
+    /// reached, not abort (exit 134), while small data still trains under
+    /// that limit. With 2 worker threads, as on the CI machine, and with 16,
+    /// as on the GPU machine, where the values' growth once took all but the
+    /// last KiB and a thread's 4,001-byte line buffer aborted the process.
     #[test]
     fn an_allocation_the_system_refuses_is_an_error_not_an_abort() {
         use std::io::Write;
@@ -324,41 +327,42 @@ mod memory {
         let member = enc.finish().unwrap();
         let big = dir.path().join("wide.csv.gz");
         std::fs::write(&big, member.repeat(30)).unwrap();
-        // Two worker threads, as on the CI machine: the limit counts every
-        // thread's stack and buffers, and with 16 threads (seen on a 16-core
-        // machine) the last of the 150 MB can go to one of the small
-        // allocations Rust aborts on instead of to the values' growth.
-        let limited = |args: &str| {
-            Command::new("sh")
-                .env("RAYON_NUM_THREADS", "2")
-                .arg("-c")
-                .arg(format!("ulimit -v 150000 && exec \"$0\" {args}"))
-                .arg(bin())
-                .output()
-                .unwrap()
-        };
-        let small = data_file("iris_setosa.csv");
-        let out = limited(&format!("info {}", p(&small)));
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let out = limited(&format!("info {}", p(&big)));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(
-            stderr.starts_with(&format!(
-                "perceptron: error: {}: the data needs more memory than is available: storing \
-                 the feature values takes ",
-                p(&big)
-            )),
-            "{stderr}"
-        );
-        assert!(
-            stderr.contains("but the system could not provide it, after line "),
-            "{stderr}"
-        );
+        for threads in ["2", "16"] {
+            let limited = |args: &str| {
+                Command::new("sh")
+                    .env("RAYON_NUM_THREADS", threads)
+                    .arg("-c")
+                    .arg(format!("ulimit -v 150000 && exec \"$0\" {args}"))
+                    .arg(bin())
+                    .output()
+                    .unwrap()
+            };
+            let small = data_file("iris_setosa.csv");
+            let model = dir.path().join("iris.json");
+            let out = limited(&format!("train {} -o {}", p(&small), p(&model)));
+            assert!(
+                out.status.success(),
+                "{threads} threads: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let out = limited(&format!("info {}", p(&big)));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{threads} threads: {stderr}");
+            assert!(
+                stderr.starts_with(&format!(
+                    "perceptron: error: {}: the data needs more memory than is available: \
+                     storing the feature values takes ",
+                    p(&big)
+                )),
+                "{threads} threads: {stderr}"
+            );
+            assert!(
+                stderr.contains(
+                    " of address space is left under the limit on it (`ulimit -v`), after line "
+                ),
+                "{threads} threads: {stderr}"
+            );
+        }
     }
 
     /// Online learning keeps one example and the weights: ten times the

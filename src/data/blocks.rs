@@ -185,7 +185,15 @@ impl<'a> Text<'a> {
                         let window = &available[..available.len().min(limit - block.len())];
                         memchr::memchr(b'\n', window).map_or(window.len(), |k| k + 1)
                     };
-                    if block.try_reserve(take).is_err() {
+                    // The whole block's room at once; under `ulimit -v`
+                    // not into the spare kept for small allocations (see
+                    // memory::address_space_left).
+                    let room = take.max(size.saturating_sub(block.len()));
+                    if block.capacity() - block.len() < take
+                        && (crate::memory::address_space_left()
+                            .is_some_and(|left| room as u64 > left)
+                            || block.try_reserve(room).is_err())
+                    {
                         return Err(io::Error::new(
                             ErrorKind::OutOfMemory,
                             "no memory for the text being read",
@@ -335,6 +343,18 @@ pub(crate) fn parse_rows<T: TextRows>(
         (rayon::current_num_threads() * BLOCKS_PER_THREAD).clamp(1, MAX_BLOCKS)
     } else {
         1
+    };
+    // Under an address-space limit (`ulimit -v`), only as many blocks in
+    // flight as a quarter of the space left holds, each with its text and
+    // its rows: every thread holding blocks of its own would race the
+    // others for the last of it, and a small allocation that loses aborts.
+    let per_batch = match crate::memory::address_space_left() {
+        Some(left) => per_batch.min(
+            usize::try_from(left / (4 * size as u64))
+                .unwrap_or(usize::MAX)
+                .max(1),
+        ),
+        None => per_batch,
     };
     let mut pool: Vec<T> = Vec::new();
     let mut reserved = false;

@@ -68,8 +68,8 @@ impl<F: Real> Rows<'_, F> {
         let label = self.layout.label;
         let tab_is_space = delim != b'\t';
         let space = |b: u8| b == b' ' || (b == b'\t' && tab_is_space);
-        if self.values.try_reserve(self.layout.cols()).is_err()
-            || self.class_ids.try_reserve(1).is_err()
+        if crate::memory::reserve(&mut self.values, self.layout.cols()).is_err()
+            || crate::memory::reserve(&mut self.class_ids, 1).is_err()
         {
             return None;
         }

@@ -159,10 +159,8 @@ impl<F: Real> TextRows for Rows<'_, F> {
         // Every field takes two bytes at least (a character and a
         // delimiter or the newline): room for the most rows the block holds.
         let most = bytes / (2 * self.layout.expected()).max(1) + 1;
-        let _ = rows
-            .values
-            .try_reserve_exact(most.saturating_mul(self.layout.cols()));
-        let _ = rows.class_ids.try_reserve_exact(most);
+        crate::memory::reserve_hint(&mut rows.values, most.saturating_mul(self.layout.cols()));
+        crate::memory::reserve_hint(&mut rows.class_ids, most);
         rows
     }
 

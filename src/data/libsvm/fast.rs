@@ -146,10 +146,8 @@ impl<F: Real> CsrRows<'_, F> {
             if index == 0 || index > MAX_FEATURE_INDEX || index <= prev {
                 return None;
             }
-            if (self.indices.len() == self.indices.capacity()
-                && self.indices.try_reserve(1024).is_err())
-                || (self.values.len() == self.values.capacity()
-                    && self.values.try_reserve(1024).is_err())
+            if crate::memory::reserve(&mut self.indices, 1).is_err()
+                || crate::memory::reserve(&mut self.values, 1).is_err()
             {
                 return None;
             }

@@ -65,8 +65,8 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
         // the block holds (pages that stay untouched cost nothing). Rows
         // grow as they come: there are few of them.
         let entries = bytes / 4 + 1;
-        let _ = rows.indices.try_reserve_exact(entries);
-        let _ = rows.values.try_reserve_exact(entries);
+        crate::memory::reserve_hint(&mut rows.indices, entries);
+        crate::memory::reserve_hint(&mut rows.values, entries);
         rows
     }
 

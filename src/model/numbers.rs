@@ -1,8 +1,8 @@
-//! The model file's weight array written on all cores, byte for byte as
-//! serde_json's pretty printer writes it: a model of 10^6 features is 25 MB
-//! of JSON, and formatting it number by number on one core took about as
-//! long as the pass that judges the training accuracy after the last epoch.
-//! (One-vs-rest files are still written by serde_json alone.)
+//! The model file's weight arrays written on all cores, byte for byte as
+//! serde_json's pretty printer writes them: a model of 10^6 features is 25
+//! MB of JSON (a one-vs-rest model that much a class), and formatting it
+//! number by number on one core took about as long as the pass that judges
+//! the training accuracy after the last epoch.
 
 use std::io::{self, Write};
 
@@ -28,6 +28,37 @@ pub(super) fn write_pretty_with<F: Real>(
     key: &str,
     numbers: &[F],
 ) -> io::Result<()> {
+    write_pretty_around(w, file, key, |w| write_array(w, numbers, 1))
+}
+
+/// [`write_pretty_with`] for a field that is an array of arrays (the
+/// weights of a one-vs-rest model, one array a class).
+pub(super) fn write_pretty_with_arrays<F: Real>(
+    w: &mut dyn Write,
+    file: &impl Serialize,
+    key: &str,
+    arrays: &[&[F]],
+) -> io::Result<()> {
+    write_pretty_around(w, file, key, |w| {
+        if arrays.is_empty() {
+            return w.write_all(b"[]");
+        }
+        for (i, numbers) in arrays.iter().enumerate() {
+            w.write_all(if i == 0 { b"[\n    " } else { b",\n    " })?;
+            write_array(w, numbers, 2)?;
+        }
+        w.write_all(b"\n  ]")
+    })
+}
+
+/// Writes `file` pretty, with `array` writing the top-level field `key`,
+/// which `file` holds empty.
+fn write_pretty_around(
+    w: &mut dyn Write,
+    file: &impl Serialize,
+    key: &str,
+    array: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     let mut text = Vec::new();
     serde_json::to_writer_pretty(&mut text, file).map_err(io::Error::other)?;
     // A top-level field starts a line indented by two spaces; no string in
@@ -37,16 +68,19 @@ pub(super) fn write_pretty_with<F: Real>(
         .map(|k| k + field.len() - 2)
         .ok_or_else(|| io::Error::other(format!("the model's JSON has no empty \"{key}\"")))?;
     w.write_all(&text[..at])?;
-    write_array(w, numbers)?;
+    array(w)?;
     w.write_all(&text[at + 2..])
 }
 
-/// The array as the pretty printer writes one at depth 1: one number a
-/// line, indented by four spaces, the closing bracket by two.
-fn write_array<F: Real>(w: &mut dyn Write, numbers: &[F]) -> io::Result<()> {
+/// The array as the pretty printer writes one at `depth` (1 for a top-level
+/// field): one number a line, indented by two spaces a level, the closing
+/// bracket one level less.
+fn write_array<F: Real>(w: &mut dyn Write, numbers: &[F], depth: usize) -> io::Result<()> {
     if numbers.is_empty() {
         return w.write_all(b"[]");
     }
+    let mut separator = b",\n".to_vec();
+    separator.resize(separator.len() + 2 * (depth + 1), b' ');
     w.write_all(b"[")?;
     // The same buffers for every batch: fresh ones would be fresh pages,
     // faulted in and cleared for every batch.
@@ -63,7 +97,7 @@ fn write_array<F: Real>(w: &mut dyn Write, numbers: &[F]) -> io::Result<()> {
                 let mut buffer = zmij::Buffer::new();
                 for &x in chunk {
                     let x = x.to_f64();
-                    text.extend_from_slice(b",\n    ");
+                    text.extend_from_slice(&separator);
                     // serde_json writes what JSON cannot hold as null.
                     if x.is_finite() {
                         text.extend_from_slice(buffer.format_finite(x).as_bytes());
@@ -79,7 +113,10 @@ fn write_array<F: Real>(w: &mut dyn Write, numbers: &[F]) -> io::Result<()> {
             w.write_all(&text[skip..])?;
         }
     }
-    w.write_all(b"\n  ]")
+    let mut end = b"\n".to_vec();
+    end.resize(1 + 2 * depth, b' ');
+    end.push(b']');
+    w.write_all(&end)
 }
 
 #[cfg(test)]
@@ -109,6 +146,26 @@ mod tests {
         };
         let mut got = Vec::new();
         write_pretty_with(&mut got, &empty, "weights", &weights).unwrap();
+        (got, want)
+    }
+
+    /// The same for an array of arrays, in the field `nested`.
+    fn both_nested(arrays: Vec<Vec<f64>>) -> (Vec<u8>, Vec<u8>) {
+        let full = Shape {
+            name: "y".into(),
+            weights: vec![2.0],
+            nested: arrays.clone(),
+            bias: -1.0,
+        };
+        let mut want = Vec::new();
+        serde_json::to_writer_pretty(&mut want, &full).unwrap();
+        let empty = Shape {
+            nested: Vec::new(),
+            ..full
+        };
+        let views: Vec<&[f64]> = arrays.iter().map(Vec::as_slice).collect();
+        let mut got = Vec::new();
+        write_pretty_with_arrays(&mut got, &empty, "nested", &views).unwrap();
         (got, want)
     }
 
@@ -144,9 +201,26 @@ mod tests {
             let weights: Vec<f64> = (0..n)
                 .map(|i| kinds[i % kinds.len()] * if i % 7 == 0 { -1.0 } else { 1.0 })
                 .collect();
-            let (got, want) = both("x\n  \"weights\": []", weights);
+            let (got, want) = both("x\n  \"weights\": []", weights.clone());
             assert!(got == want, "length {n}");
+            // One to three arrays of lengths around the edges, this one last.
+            for k in 0..3 {
+                let mut arrays: Vec<Vec<f64>> = lengths[..k]
+                    .iter()
+                    .map(|&m| (0..m).map(|i| kinds[(i + k) % kinds.len()]).collect())
+                    .collect();
+                arrays.push(weights.clone());
+                let (got, want) = both_nested(arrays);
+                assert!(
+                    got == want,
+                    "{k} arrays before one of length {n}:\n{}\n{}",
+                    String::from_utf8_lossy(&got[..got.len().min(400)]),
+                    String::from_utf8_lossy(&want[..want.len().min(400)])
+                );
+            }
         }
+        let (got, want) = both_nested(Vec::new());
+        assert!(got == want, "no arrays");
     }
 
     #[test]

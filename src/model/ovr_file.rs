@@ -47,17 +47,17 @@ pub(super) fn save<F: Real>(model: &Model<F>, classes: &[String], path: &Path) -
         precision: F::PRECISION,
         feature_count: model.feature_count(),
         classes: classes.to_vec(),
-        weights: (0..heads)
-            .map(|h| model.weights(h).iter().map(|v| v.to_f64()).collect())
-            .collect(),
+        // Written by numbers.rs, on all cores.
+        weights: Vec::new(),
         bias: (0..heads).map(|h| model.bias(h).to_f64()).collect(),
         has_bias: model.has_bias(),
         training: model.training.clone(),
         class_training: model.per_class.clone(),
         scaling: model.scaling().cloned(),
     };
+    let weights: Vec<&[F]> = (0..heads).map(|h| model.weights(h)).collect();
     crate::output::write_atomic(path, |w| {
-        serde_json::to_writer_pretty(&mut *w, &file).map_err(std::io::Error::other)?;
+        super::numbers::write_pretty_with_arrays(&mut *w, &file, "weights", &weights)?;
         w.write_all(b"\n")
     })
 }

@@ -74,6 +74,14 @@ pub fn available() -> Option<(u64, Ceiling)> {
 const SPARE_ADDRESS_SPACE: u64 = 16 << 20;
 const SPARE_ADDRESS_SPACE_PER_THREAD: u64 = 1 << 20;
 
+/// Whether `bytes` more fit in the address space left under `ulimit -v`
+/// without going into the spare (always, without such a limit): for the
+/// large buffers that are not the data, checked without asking
+/// `MemAvailable` each time.
+pub(crate) fn fits_address_space(bytes: u64) -> bool {
+    address_space_left().is_none_or(|left| bytes <= left)
+}
+
 /// The address space this process may still map under its limit (`ulimit
 /// -v`, RLIMIT_AS), less [`SPARE_ADDRESS_SPACE`] and its share per worker
 /// thread (or less half of it, if that is less); None without a limit, or

@@ -185,13 +185,10 @@ impl<'a> Text<'a> {
                         let window = &available[..available.len().min(limit - block.len())];
                         memchr::memchr(b'\n', window).map_or(window.len(), |k| k + 1)
                     };
-                    // The whole block's room at once; under `ulimit -v`
-                    // not into the spare kept for small allocations (see
-                    // memory::address_space_left).
+                    // The whole block's room at once.
                     let room = take.max(size.saturating_sub(block.len()));
                     if block.capacity() - block.len() < take
-                        && (crate::memory::address_space_left()
-                            .is_some_and(|left| room as u64 > left)
+                        && (!crate::memory::fits_address_space(room as u64)
                             || block.try_reserve(room).is_err())
                     {
                         return Err(io::Error::new(

@@ -236,9 +236,7 @@ fn inflate_on_a_thread<R: Read + Send + 'static>(src: R) -> Box<dyn Read + Send>
             };
             loop {
                 let mut buf = Vec::new();
-                // Under `ulimit -v`, not into the spare kept for small
-                // allocations (see memory::address_space_left).
-                if crate::memory::address_space_left().is_some_and(|l| l < INFLATE_CHUNK as u64)
+                if !crate::memory::fits_address_space(INFLATE_CHUNK as u64)
                     || buf.try_reserve_exact(INFLATE_CHUNK).is_err()
                 {
                     let _ = tx.send(Err(io::Error::new(

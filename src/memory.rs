@@ -146,28 +146,26 @@ fn parse_limit(text: &str) -> Result<u64> {
 pub struct Shortfall {
     /// Bytes of the allocation that was refused.
     pub needed: u64,
-    /// What was available (None: the system does not say, and the
-    /// allocation itself failed).
-    pub available: Option<u64>,
-    /// What set `available`.
-    pub ceiling: Ceiling,
+    /// What was available, and what set that figure (None: the system
+    /// does not say, and the allocation itself failed).
+    pub available: Option<(u64, Ceiling)>,
 }
 
 impl std::fmt::Display for Shortfall {
     /// "takes 2.0 GiB, but 1.0 GiB is available".
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "takes {}, but ", human(self.needed))?;
-        match (self.available, self.ceiling) {
-            (Some(a), Ceiling::Variable) => {
+        match self.available {
+            Some((a, Ceiling::Variable)) => {
                 write!(f, "only {} is available ({LIMIT_VAR})", human(a))
             }
-            (Some(a), Ceiling::AddressSpace) => write!(
+            Some((a, Ceiling::AddressSpace)) => write!(
                 f,
                 "only {} of address space is left under the limit on it (`ulimit -v`)",
                 human(a)
             ),
-            (Some(a), Ceiling::System) => write!(f, "only {} is available", human(a)),
-            (None, _) => write!(f, "the system could not provide it"),
+            Some((a, Ceiling::System)) => write!(f, "only {} is available", human(a)),
+            None => write!(f, "the system could not provide it"),
         }
     }
 }
@@ -201,8 +199,7 @@ pub fn check(bytes: u64) -> std::result::Result<(), Shortfall> {
     match available() {
         Some((a, ceiling)) if bytes > a => Err(Shortfall {
             needed: bytes,
-            available: Some(a),
-            ceiling,
+            available: Some((a, ceiling)),
         }),
         _ => Ok(()),
     }
@@ -237,21 +234,16 @@ fn grow<T>(v: &mut Vec<T>, additional: usize) -> std::result::Result<(), Shortfa
 fn grow_within<T>(
     v: &mut Vec<T>,
     additional: usize,
-    limit: Option<(u64, Ceiling)>,
+    available: Option<(u64, Ceiling)>,
 ) -> std::result::Result<(), Shortfall> {
-    let (available, ceiling) = match limit {
-        Some((a, c)) => (Some(a), c),
-        None => (None, Ceiling::System),
-    };
     let cap = v.capacity();
     let Some(needed) = v.len().checked_add(additional) else {
         return Err(Shortfall {
             needed: u64::MAX,
             available,
-            ceiling,
         });
     };
-    let fits = |n: usize| available.is_none_or(|a| bytes_of::<T>(n) <= a);
+    let fits = |n: usize| available.is_none_or(|(a, _)| bytes_of::<T>(n) <= a);
     let doubled = needed.max(cap.saturating_mul(2)).max(8);
     let modest = needed.max(cap.saturating_add(cap / 8));
     let target = if fits(doubled) { doubled } else { modest };
@@ -259,7 +251,6 @@ fn grow_within<T>(
         return Err(Shortfall {
             needed: bytes_of::<T>(target),
             available,
-            ceiling,
         });
     }
     if v.try_reserve_exact(target - v.len()).is_ok() {
@@ -272,7 +263,6 @@ fn grow_within<T>(
     Err(Shortfall {
         needed: bytes_of::<T>(modest),
         available: None,
-        ceiling,
     })
 }
 
@@ -293,7 +283,6 @@ pub fn filled<T: Clone>(n: usize, value: T) -> std::result::Result<Vec<T>, Short
     v.try_reserve_exact(n).map_err(|_| Shortfall {
         needed: bytes_of::<T>(n),
         available: None,
-        ceiling: Ceiling::System,
     })?;
     v.resize(n, value);
     Ok(v)
@@ -422,8 +411,7 @@ mod tests {
             e,
             Shortfall {
                 needed: 4 * 1265,
-                available: Some(4500),
-                ceiling: Ceiling::System,
+                available: Some((4500, Ceiling::System)),
             }
         );
         assert_eq!(v.capacity(), 1125, "nothing allocated on a refusal");
@@ -439,8 +427,7 @@ mod tests {
     fn shortfalls_say_both_numbers_in_units() {
         let s = Shortfall {
             needed: 3 << 29,
-            available: Some(1 << 30),
-            ceiling: Ceiling::System,
+            available: Some((1 << 30, Ceiling::System)),
         };
         assert_eq!(
             s.to_string(),
@@ -461,8 +448,7 @@ mod tests {
         let under = |ceiling| {
             Shortfall {
                 needed: 3 << 29,
-                available: Some(1 << 30),
-                ceiling,
+                available: Some((1 << 30, ceiling)),
             }
             .to_string()
         };

@@ -43,12 +43,23 @@ pub(super) fn write_pretty_with_arrays<F: Real>(
         if arrays.is_empty() {
             return w.write_all(b"[]");
         }
+        let line = new_line(2);
         for (i, numbers) in arrays.iter().enumerate() {
-            w.write_all(if i == 0 { b"[\n    " } else { b",\n    " })?;
+            w.write_all(if i == 0 { b"[" } else { b"," })?;
+            w.write_all(&line)?;
             write_array(w, numbers, 2)?;
         }
-        w.write_all(b"\n  ]")
+        w.write_all(&new_line(1))?;
+        w.write_all(b"]")
     })
+}
+
+/// A line break and the pretty printer's indent at `depth`: two spaces a
+/// level.
+fn new_line(depth: usize) -> Vec<u8> {
+    let mut line = vec![b' '; 1 + 2 * depth];
+    line[0] = b'\n';
+    line
 }
 
 /// Writes `file` pretty, with `array` writing the top-level field `key`,
@@ -79,8 +90,7 @@ fn write_array<F: Real>(w: &mut dyn Write, numbers: &[F], depth: usize) -> io::R
     if numbers.is_empty() {
         return w.write_all(b"[]");
     }
-    let mut separator = b",\n".to_vec();
-    separator.resize(separator.len() + 2 * (depth + 1), b' ');
+    let separator = [&b","[..], &new_line(depth + 1)].concat();
     w.write_all(b"[")?;
     // The same buffers for every batch: fresh ones would be fresh pages,
     // faulted in and cleared for every batch.
@@ -113,10 +123,8 @@ fn write_array<F: Real>(w: &mut dyn Write, numbers: &[F], depth: usize) -> io::R
             w.write_all(&text[skip..])?;
         }
     }
-    let mut end = b"\n".to_vec();
-    end.resize(1 + 2 * depth, b' ');
-    end.push(b']');
-    w.write_all(&end)
+    w.write_all(&new_line(depth))?;
+    w.write_all(b"]")
 }
 
 #[cfg(test)]

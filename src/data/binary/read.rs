@@ -48,7 +48,6 @@ fn zeroed<T: bytemuck::Pod>(n: usize, path: &Path, what: &str) -> Result<Vec<T>>
         refuse(crate::memory::Shortfall {
             needed,
             available: None,
-            ceiling: crate::memory::Ceiling::System,
         })
     };
     if n == 0 || std::mem::size_of::<T>() == 0 {

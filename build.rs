@@ -33,8 +33,22 @@ const MODULES: &[Module] = &[
         name: "margins_dense",
         parts: &[
             "lanes.wgsl",
+            "slack.wgsl",
             "common.wgsl",
+            "x_scalar.wgsl",
             "row_dot_dense.wgsl",
+            "margins_dense.wgsl",
+        ],
+        entry_points: &["margins_dense"],
+    },
+    Module {
+        name: "margins_dense4",
+        parts: &[
+            "lanes.wgsl",
+            "slack.wgsl",
+            "common.wgsl",
+            "x_vec4.wgsl",
+            "row_dot_dense4.wgsl",
             "margins_dense.wgsl",
         ],
         entry_points: &["margins_dense"],
@@ -43,6 +57,7 @@ const MODULES: &[Module] = &[
         name: "margins_sparse",
         parts: &[
             "lanes.wgsl",
+            "slack.wgsl",
             "common.wgsl",
             "row_dot_sparse.wgsl",
             "margins_sparse.wgsl",
@@ -53,8 +68,22 @@ const MODULES: &[Module] = &[
         name: "walk_dense",
         parts: &[
             "lanes.wgsl",
+            "slack.wgsl",
             "walk_common.wgsl",
+            "x_scalar.wgsl",
             "row_dot_dense.wgsl",
+            "walk_dense.wgsl",
+        ],
+        entry_points: &["walk_scan_dense", "walk_step_dense"],
+    },
+    Module {
+        name: "walk_dense4",
+        parts: &[
+            "lanes.wgsl",
+            "slack.wgsl",
+            "walk_common.wgsl",
+            "x_vec4.wgsl",
+            "row_dot_dense4.wgsl",
             "walk_dense.wgsl",
         ],
         entry_points: &["walk_scan_dense", "walk_step_dense"],
@@ -63,6 +92,7 @@ const MODULES: &[Module] = &[
         name: "walk_sparse",
         parts: &[
             "lanes.wgsl",
+            "slack.wgsl",
             "walk_common.wgsl",
             "row_dot_sparse.wgsl",
             "walk_sparse.wgsl",
@@ -79,6 +109,7 @@ const HOST_STRUCTS: &[(&str, &str)] = &[
     ("Params", "Params"),
     ("WalkParams", "WalkParams<{real}>"),
     ("WalkState", "WalkState"),
+    ("BatchParams", "BatchParams"),
 ];
 
 /// An assembled module and where each of its parts starts.

@@ -26,23 +26,12 @@ fn positive_for(row: u32, head: u32) -> bool {
     return class_ids[row] == head;
 }
 
-// The normalised slack of src/certify.rs for the rule y*s <= TAU
-// (bound[3]; 0 for the classic rule). With a = y*s - TAU and
-// E = (m*REL)*t + (m*ABS + FLUSH): (a - E)/N if a > E, (a + E)/N if a < -E,
-// else 0 (also when anything is non-finite, t is huge, or N is tiny).
+// The certified slack of a row for the rule y*s <= TAU (bound[3]; 0 for
+// the classic rule), with E = (m*REL)*t + (m*ABS + FLUSH); see slack.wgsl.
 fn write_slack(q: u32, row: u32, head: u32, s: real, t: real, m: u32) {
     let mr = real(m);
     let e = (mr * bound[0]) * t + (mr * bound[1] + bound[2]);
     let positive = positive_for(row, head);
     let ys = select(-s, s, positive) - bound[3];
-    let nrm = real(norms[row]);
-    var r: f32 = 0.0;
-    if is_finite_real(s) && is_finite_real(e) && t <= REAL_QUARTER_MAX && nrm >= 1e-10 {
-        if ys > e {
-            r = slack_f32((ys - e) / nrm);
-        } else if ys < -e {
-            r = slack_f32((ys + e) / nrm);
-        }
-    }
-    slack[q] = r;
+    slack[q] = normalised_slack(s, t, ys, e, real(norms[row]));
 }

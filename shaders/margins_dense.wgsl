@@ -1,9 +1,9 @@
 // Certified slacks of dense rows: s^ = w·x and t^ = sum |w_k x_k| per row
-// (row_dot_dense.wgsl), turned into the normalised slack.
+// (row_dot_dense.wgsl, or row_dot_dense4.wgsl for rows read as vectors),
+// turned into the normalised slack.
 // CPU twin: src/gpu/twin.rs::TwinEngine::slacks.
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> x: array<real>;        // chunk rows, row-major
 @group(0) @binding(2) var<storage, read> labels: array<u32>;    // bit set = label +1
 @group(0) @binding(3) var<storage, read> weights: array<real>;  // w~, bias last
 @group(0) @binding(4) var<storage, read> norms: array<f32>;     // >= ||x~|| per row

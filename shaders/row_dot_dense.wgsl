@@ -25,7 +25,7 @@ fn row_dot_dense(li: u32, lane: u32, live: bool, row: u32, wbase: u32) -> RowDot
     if live {
         let xbase = row * params.cols;
         for (var k = lane; k < params.cols; k = k + LANES) {
-            let p = weights[wbase + k] * x[xbase + k];
+            let p = weights[wbase + k] * x_at(xbase + k);
             s = s + p;
             t = t + abs(p);
         }

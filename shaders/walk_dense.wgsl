@@ -1,14 +1,18 @@
 // The GPU walk over dense rows (see walk_common.wgsl); the scan sums each
-// row with the margin pass's block (row_dot_dense.wgsl).
+// row with the margin pass's block (row_dot_dense.wgsl, or
+// row_dot_dense4.wgsl for rows read as vectors: x_vec4.wgsl).
 // CPU twins: src/gpu/walk_twin.rs::scan_dense and ::step_dense.
 
 @group(0) @binding(0) var<uniform> params: WalkParams;
-@group(0) @binding(1) var<storage, read> x: array<real>;           // chunk rows, row-major
 @group(0) @binding(2) var<storage, read> bits: array<u32>;        // labels, then host-only rows
 @group(0) @binding(3) var<storage, read_write> weights: array<real>;
 @group(0) @binding(4) var<storage, read_write> state: WalkState;
 @group(0) @binding(5) var<storage, read_write> entry_rows: array<u32>;
 @group(0) @binding(6) var<storage, read_write> entry_values: array<real>;
+@group(0) @binding(10) var<storage, read> norms: array<f32>;      // >= ||x~|| per row
+@group(0) @binding(11) var<storage, read_write> walk_slack: array<vec2<f32>>; // slack, drift then
+@group(0) @binding(12) var<uniform> batch: BatchParams;
+@group(0) @binding(13) var<storage, read_write> walk_tiles: array<f32>;  // smallest slack a tile
 
 @compute @workgroup_size(256)
 fn walk_scan_dense(
@@ -16,81 +20,119 @@ fn walk_scan_dense(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    if uniform_stop(li) != 0u {
+    let w = walk_open(li);
+    if w.go == 0u {
         return;
     }
-    let p = uniform_p(li);
-    let limit = uniform_limit(li);
     let rows_per_group = WG / LANES;
     let lane = li % LANES;
     let slot = li / LANES;
-    let groups = (limit - p + rows_per_group - 1u) / rows_per_group;
+    let groups = (w.end - w.p + rows_per_group - 1u) / rows_per_group;
     for (var g = wg.x; g < groups; g = g + nwg.x) {
-        let first = p + g * rows_per_group;
-        // A row before this group already needs a decision: nothing here
-        // can matter this iteration.
-        if (uniform_found(li) >> 1u) < first {
-            break;
-        }
-        let row = first + slot;
-        let live = row < limit;
+        let row = w.p + g * rows_per_group + slot;
+        let live = row < w.end;
         let d = row_dot_dense(li, lane, live, row, 0u);
+        var rs = vec2<f32>(0.0);
         if live && lane == 0u {
-            let verdict = certify(row, d.s, d.t, d.terms);
-            if verdict != 0u {
-                atomicMin(&state.found, 2u * row + select(0u, 1u, verdict == 2u));
-            }
+            rs = scanned(row, d.s, d.t, d.terms);
+            walk_slack[row - w.p] = rs;
         }
-        if LANES > 1u {
-            workgroupBarrier();
+        scan_tile(li, lane, slot, live, rs, g, min(rows_per_group, w.end - (w.p + g * rows_per_group)));
+        workgroupBarrier();
+    }
+}
+
+// This invocation's share of a fresh-slack pass over `row`: the terms
+// lane, lane + BLOCK_LANES, ... (see walk_common.wgsl `fresh_slack`).
+fn block_dot_dense(li: u32, row: u32, live: bool) -> RowDot {
+    var s: real = 0.0;
+    var t: real = 0.0;
+    if live {
+        let xbase = row * params.cols;
+        for (var k = li % BLOCK_LANES; k < params.cols; k = k + BLOCK_LANES) {
+            let p = weights[k] * x_at(xbase + k);
+            s = s + p;
+            t = t + abs(p);
         }
     }
+    return RowDot(s, t, params.cols);
+}
+
+// The reference dot's decision: each product rounded on its own, then
+// added in index order from 0 by one invocation, the bias last.
+fn reference_dense(li: u32, q: u32) -> bool {
+    let xbase = q * params.cols;
+    var s: real = 0.0;
+    for (var base = 0u; base < params.cols; base = base + WG) {
+        let k = base + li;
+        if k < params.cols {
+            products[li] = weights[k] * x_at(xbase + k);
+        }
+        workgroupBarrier();
+        if li == 0u {
+            let n = min(WG, params.cols - base);
+            for (var j = 0u; j < n; j = j + 1u) {
+                s = s + products[j];
+            }
+        }
+        workgroupBarrier();
+    }
+    return reference_decision(li, s, positive(q));
 }
 
 @compute @workgroup_size(256)
 fn walk_step_dense(@builtin(local_invocation_index) li: u32) {
-    let found = step_head(li);
-    if found == NONE {
+    var s = walk_open(li);
+    if s.go == 0u {
         return;
     }
-    let q = found >> 1u;
-    let plus = positive(q);
-    let xbase = q * params.cols;
-    var mistake = true;
-    var flags = ENTRY_MISTAKE;
-    if (found & 1u) == 1u {
-        // The reference dot: each product rounded on its own, then added in
-        // index order from 0 by one invocation, the bias last.
-        flags = ENTRY_SPECULATIVE;
-        var s: real = 0.0;
-        for (var base = 0u; base < params.cols; base = base + WG) {
-            let k = base + li;
-            if k < params.cols {
-                products[li] = weights[k] * x[xbase + k];
-            }
-            workgroupBarrier();
-            if li == 0u {
-                let n = min(WG, params.cols - base);
-                for (var j = 0u; j < n; j = j + 1u) {
-                    s = s + products[j];
-                }
-            }
-            workgroupBarrier();
+    loop {
+        s = step_search(li);
+        if s.go == 0u {
+            break;
         }
-        mistake = reference_decision(li, s, plus);
+        let q = s.row;
+        if s.verdict == 2u && s.fresh == 0u {
+            // Fresh slacks for q and the next rows that need one; q's
+            // verdict under its own.
+            let b = block_row(li, q);
+            let live = b.y == 1u;
+            fresh_slack(li, b.x, live, block_dot_dense(li, b.x, live));
+            s = step_refreshed(li, q);
+            if s.go == 0u {
+                break;
+            }
+            if s.verdict == 0u {
+                continue;
+            }
+        }
+        var mistake = s.verdict == 1u;
+        var flags = ENTRY_MISTAKE;
+        if s.verdict == 2u {
+            // Uncertain under the current weights: the reference dot.
+            flags = ENTRY_SPECULATIVE;
+            mistake = reference_dense(li, q);
+            if mistake {
+                flags = flags | ENTRY_MISTAKE;
+            }
+        }
+        // Loaded now, for the drift after the update.
+        let nq = norms[q];
         if mistake {
-            flags = flags | ENTRY_MISTAKE;
+            let plus = positive(q);
+            let xbase = q * params.cols;
+            let base = s.n * params.stride;
+            for (var k = li; k < params.cols; k = k + WG) {
+                update_coordinate(k, x_at(xbase + k), plus, base + k);
+            }
+            if li == 0u && params.bias != 0u {
+                update_coordinate(params.cols, 1.0, plus, base + params.cols);
+            }
+        }
+        s = step_decided(li, q, flags, mistake, nq);
+        if s.go == 0u {
+            break;
         }
     }
-    let n = entry_rows[0];
-    if mistake {
-        let base = n * params.stride;
-        for (var k = li; k < params.cols; k = k + WG) {
-            update_coordinate(k, x[xbase + k], plus, base + k);
-        }
-        if li == 0u && params.bias != 0u {
-            update_coordinate(params.cols, 1.0, plus, base + params.cols);
-        }
-    }
-    step_tail(li, n, q, flags, mistake);
+    step_close(li);
 }

@@ -41,6 +41,19 @@ pub struct Run {
     /// collect: for the GPU, mostly waiting for the device. The rest is the
     /// host's own work (updates, certified walks, reference dots).
     pub engine_seconds: f64,
+    /// A device's kernel dispatches and compute passes, and what its walk
+    /// did (decisions, steps, fresh dots, searches).
+    pub dispatches: u64,
+    pub compute_passes: u64,
+    pub walk: crate::engine::WalkCounts,
+    /// The walk's decisions per dispatch, and the host's own time (wall time
+    /// less the time spent waiting for the engine) per device decision, in
+    /// microseconds; 0 without a device walk.
+    pub decisions_per_dispatch: f64,
+    pub host_us_per_device_decision: f64,
+    /// Seconds of each epoch, and how its rows were walked.
+    pub epoch_seconds: Vec<f64>,
+    pub epoch_modes: Vec<crate::train::EpochModes>,
     /// Bit-identical to the reference (weights, bias, mistakes per epoch).
     pub identical: bool,
     /// How the loop decided its rows (certified, by the host, by the walk).
@@ -56,6 +69,12 @@ pub struct DeviceCeiling {
     pub copy_gb_per_second: f64,
     pub pass_seconds: f64,
     pub pass_gb_per_second: f64,
+    /// The same pass timed on the device alone, without the round trip
+    /// (several passes in one submission), if every chunk is resident.
+    pub kernel_seconds: Option<f64>,
+    pub kernel_gb_per_second: Option<f64>,
+    /// Threads per row in the margin kernel.
+    pub lanes: u32,
     /// The pass's bandwidth as a percentage of the copy's.
     pub pass_percent_of_copy: f64,
 }
@@ -162,6 +181,24 @@ pub fn run<F: Real>(
         };
         let ref_seconds = reference.as_ref().map(|r| r.2).unwrap_or(fit.seconds);
         let per_epoch = fit.seconds / epochs as f64;
+        let stats = &fit.engine_stats;
+        let walk = crate::engine::WalkCounts {
+            batches: stats.walk.batches - before.walk.batches,
+            decisions: stats.walk.decisions - before.walk.decisions,
+            steps: stats.walk.steps - before.walk.steps,
+            dots: stats.walk.dots - before.walk.dots,
+            searches: stats.walk.searches - before.walk.searches,
+        };
+        let dispatches = stats.dispatches.saturating_sub(before.dispatches);
+        let engine_seconds = (stats.seconds - before.seconds).max(0.0);
+        let (per_dispatch, host_us) = if walk.decisions > 0 {
+            (
+                walk.decisions as f64 / dispatches.max(1) as f64,
+                1e6 * (fit.seconds - engine_seconds).max(0.0) / walk.decisions as f64,
+            )
+        } else {
+            (0.0, 0.0)
+        };
         runs.push(Run {
             backend: format!("{w:?}").to_lowercase(),
             engine: fit.engines.join(", then "),
@@ -178,7 +215,14 @@ pub fn run<F: Real>(
                 .saturating_sub(before.rows_uncertain),
             host_dots: fit.loop_stats.host_dots,
             host_certified: fit.loop_stats.host_certified,
-            engine_seconds: (fit.engine_stats.seconds - before.seconds).max(0.0),
+            engine_seconds,
+            dispatches,
+            compute_passes: stats.compute_passes.saturating_sub(before.compute_passes),
+            walk,
+            decisions_per_dispatch: per_dispatch,
+            host_us_per_device_decision: host_us,
+            epoch_seconds: fit.epoch_seconds.clone(),
+            epoch_modes: fit.epoch_modes.clone(),
             identical,
             loop_stats: fit.loop_stats.clone(),
             speedup_vs_reference: ref_seconds / fit.seconds.max(1e-12),
@@ -235,11 +279,16 @@ fn device_ceiling<F: Real>(
         + rows as f64 * 8.0;
     let copy = e.copy_bandwidth().map_err(Error::Gpu)?;
     let pass_gbs = bytes / best / 1e9;
+    // Only the features and norms are read; the slacks are written.
+    let kernel = e.pass_kernel_seconds(&weights, rows, 10).ok();
     Ok(DeviceCeiling {
         adapter: e.name(),
         copy_gb_per_second: copy,
         pass_seconds: best,
         pass_gb_per_second: pass_gbs,
+        kernel_seconds: kernel,
+        kernel_gb_per_second: kernel.map(|k| bytes / k / 1e9),
+        lanes: e.lanes(),
         pass_percent_of_copy: 100.0 * pass_gbs / copy,
     })
 }
@@ -270,6 +319,14 @@ pub fn render(r: &Report) -> String {
             d.pass_gb_per_second,
             d.pass_percent_of_copy
         );
+        if let (Some(k), Some(g)) = (d.kernel_seconds, d.kernel_gb_per_second) {
+            s += &format!(
+                "  the pass on the device alone: {:.3} ms = {:.1} GB/s ({} threads a row)\n",
+                1e3 * k,
+                g,
+                d.lanes
+            );
+        }
     }
     s += &format!(
         "\n{:<10} {:>9} {:>7} {:>7} {:>11} {:>12} {:>7} {:>8} {:>9} {:>9} {:>8} {:>9}\n",

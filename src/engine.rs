@@ -62,6 +62,23 @@ pub struct EngineStats {
     /// Time spent inside `submit` and `collect`, in seconds (the host's
     /// view: for a GPU, mostly waiting).
     pub seconds: f64,
+    /// A device's work as recorded: kernel dispatches, and compute passes
+    /// (each pass boundary costs several dispatches).
+    pub dispatches: u64,
+    pub compute_passes: u64,
+    /// What a device's own walk did: decisions it recorded, steps that
+    /// walked (one a dispatch pair), fresh dots, searches of the slacks.
+    pub walk: WalkCounts,
+}
+
+/// A device walk's counters (see [`EngineStats::walk`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WalkCounts {
+    pub batches: u64,
+    pub decisions: u64,
+    pub steps: u64,
+    pub dots: u64,
+    pub searches: u64,
 }
 
 /// A way of obtaining certified margins.

@@ -123,7 +123,8 @@ pub(super) fn allocate_staging<F: Real>(
     let buffer = |label: &str, size: u64| {
         gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
-            size: size.max(MIN_BUFFER).next_multiple_of(4),
+            // Whole vectors of four (x_vec4.wgsl reads the rows so).
+            size: size.max(MIN_BUFFER).next_multiple_of(16),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })

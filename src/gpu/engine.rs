@@ -24,6 +24,7 @@ use super::layout::{self, ChunkPlan, Params};
 use super::options::GpuOptions;
 use super::shaders::{self, Kernel};
 use super::walk::GpuWalk;
+use super::walk_plan;
 use crate::certify::Bound;
 use crate::data::{Dataset, Features};
 use crate::engine::{EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker};
@@ -65,6 +66,10 @@ struct Pending {
 /// Readback buffers: passes in flight at once.
 const RING: usize = 3;
 
+/// Entries a walk batch may record at most, unless set
+/// (`GpuOptions::walk_iterations`).
+const DEFAULT_WALK_CAPACITY: usize = 2048;
+
 /// Certified slacks on a GPU adapter.
 pub struct GpuEngine<'d, F: Real> {
     gpu: Gpu,
@@ -89,7 +94,8 @@ pub struct GpuEngine<'d, F: Real> {
     /// A note for the user not yet handed over.
     notice: Option<String>,
     no_walk: bool,
-    walk_iterations: usize,
+    walk_capacity: usize,
+    walk_waste: u32,
 }
 
 impl<'d, F: Real> GpuEngine<'d, F> {
@@ -146,7 +152,10 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 "one row needs {bytes} bytes, more than the adapter's largest storage binding ({binding} bytes)"
             ))
         })?;
+        // Terms a lane group reads per row: vectors of four, where the rows
+        // are read so.
         let (kernel, terms) = match &data.features {
+            Features::Dense(m) if shaders::reads_vectors(m.cols) => (Kernel::Dense4, m.cols / 4),
             Features::Dense(m) => (Kernel::Dense, m.cols),
             Features::Sparse(m) => (Kernel::Sparse, m.values.len() / m.rows().max(1)),
         };
@@ -328,7 +337,11 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             walk: WalkSetup::NotTried,
             notice: None,
             no_walk: options.no_walk,
-            walk_iterations: options.walk_iterations.unwrap_or(128).max(1),
+            walk_capacity: options
+                .walk_iterations
+                .unwrap_or(DEFAULT_WALK_CAPACITY)
+                .max(1),
+            walk_waste: options.walk_waste.unwrap_or(walk_plan::DEFAULT_WASTE),
         })
     }
 
@@ -376,6 +389,76 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             return Err(e);
         }
         Ok(2.0 * (COPIES * size) as f64 / best / 1e9)
+    }
+
+    /// Seconds the device spends on one margin pass over rows `0..rows`,
+    /// apart from the round trip: `repeats` passes recorded in one
+    /// submission, timed together (the best of three submissions). Every
+    /// chunk must be resident.
+    pub fn pass_kernel_seconds(
+        &mut self,
+        weights: &[F],
+        rows: usize,
+        repeats: usize,
+    ) -> std::result::Result<f64, String> {
+        if self.streamed_chunks() > 0 {
+            return Err("some data is streamed".into());
+        }
+        let queue = &self.gpu.queue;
+        let device = &self.gpu.device;
+        let bound = Bound::<F>::for_weights(weights, self.l1_max);
+        queue.write_buffer(&self.weights, 0, &padded(bytes_of(weights)));
+        queue.write_buffer(
+            &self.bound,
+            0,
+            bytes_of(&[bound.rel, bound.abs, bound.flush, bound.tau]),
+        );
+        let max_groups = self.gpu.limits.max_compute_workgroups_per_dimension;
+        let rows_per_group = (256 / self.lanes) as usize;
+        let mut dispatches = Vec::new();
+        for chunk in &self.chunks {
+            let (c0, c1) = (chunk.plan.rows.start, chunk.plan.rows.end.min(rows));
+            if c0 >= c1 {
+                continue;
+            }
+            let params = Params {
+                row_begin: 0,
+                row_count: (c1 - c0) as u32,
+                pos_offset: c0 as u32,
+                cols: self.data.cols() as u32,
+                bias: self.bias as u32,
+                heads: 1,
+                _pad: [0; 2],
+            };
+            queue.write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
+            let groups = ((c1 - c0).div_ceil(rows_per_group) as u32).min(max_groups);
+            dispatches.push((&chunk.bind_group, groups));
+        }
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            for _ in 0..repeats {
+                let mut cp = encoder.begin_compute_pass(&Default::default());
+                cp.set_pipeline(&self.pipeline);
+                for (bind_group, groups) in &dispatches {
+                    cp.set_bind_group(0, *bind_group, &[]);
+                    cp.dispatch_workgroups(*groups, 1, 1);
+                }
+            }
+            let t0 = Instant::now();
+            let index = queue.submit([encoder.finish()]);
+            device
+                .poll(wgpu::PollType::Wait {
+                    submission_index: Some(index),
+                    timeout: Some(Duration::from_secs(60)),
+                })
+                .map_err(|e| format!("waiting for the GPU failed: {e}"))?;
+            best = best.min(t0.elapsed().as_secs_f64() / repeats.max(1) as f64);
+        }
+        if let Some(e) = self.gpu.take_failure() {
+            return Err(e);
+        }
+        Ok(best)
     }
 
     /// Threads that share a row in the kernels (1 on CPU-type adapters).
@@ -440,6 +523,8 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                 }
             }
             let groups = ((hi - lo) * pass.heads).div_ceil(rows_per_group) as u32;
+            self.stats.dispatches += 1;
+            self.stats.compute_passes += 1;
             {
                 let mut cp = encoder.begin_compute_pass(&Default::default());
                 cp.set_pipeline(&self.pipeline);
@@ -526,7 +611,8 @@ impl<F: Real> GpuEngine<'_, F> {
             self.data,
             self.bias,
             self.lanes,
-            self.walk_iterations,
+            self.walk_capacity,
+            self.walk_waste,
             &rows,
         ) {
             Ok(w) => WalkSetup::Ready(Box::new(w)),
@@ -657,7 +743,13 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
     }
 
     fn stats(&self) -> EngineStats {
-        self.stats.clone()
+        let mut stats = self.stats.clone();
+        if let WalkSetup::Ready(w) = &self.walk {
+            stats.walk = w.counts;
+            stats.dispatches += w.dispatches;
+            stats.compute_passes += w.counts.batches;
+        }
+        stats
     }
 
     fn walker(&mut self) -> Option<&mut dyn Walker<F>> {

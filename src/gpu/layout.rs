@@ -78,34 +78,63 @@ impl<F: Real> WalkParams<F> {
 pub const NONE: u32 = 0xffff_ffff;
 
 /// walk_common.wgsl `WalkState`: where the walk is, shared by every batch
-/// of a run (the device's `found` is atomic; the host reads it between
-/// dispatches).
+/// of a run.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct WalkState {
     pub p: u32,
     pub limit: u32,
     pub stop: u32,
     pub stop_row: u32,
     pub updates_left: u32,
+    /// Steps that walked, fresh dots, searches (cumulative over the run).
     pub iterations: u32,
-    pub found: u32,
-    pub _pad: u32,
+    pub dots: u32,
+    pub searches: u32,
+    /// An upper bound of ||w~|| for the device's weights (may be +inf).
+    pub wnorm: f32,
+    pub _pad: [u32; 3],
 }
 
 impl WalkState {
-    /// A run from chunk-local row `p` to `limit`.
-    pub fn start(p: usize, limit: usize, updates_left: u64) -> Self {
+    /// A run from chunk-local row `p` to `limit`, with weights of norm at
+    /// most `wnorm`.
+    pub fn start(p: usize, limit: usize, updates_left: u64, wnorm: f32) -> Self {
         WalkState {
             p: p as u32,
             limit: limit as u32,
-            stop: 0,
-            stop_row: 0,
             updates_left: updates_left.clamp(1, u32::MAX as u64) as u32,
-            iterations: 0,
-            found: NONE,
-            _pad: 0,
+            wnorm,
+            ..Default::default()
         }
+    }
+}
+
+/// walk_common.wgsl `BatchParams`: what one batch of the walk may do.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BatchParams {
+    /// Rows each iteration's scan covers.
+    pub window: u32,
+    /// Entries the batch may record.
+    pub capacity: u32,
+    /// Fresh dots one step may find correct before it ends.
+    pub waste: u32,
+    pub _pad: u32,
+}
+
+/// An upper bound of ||w||, in f32 (+inf when it does not fit), for the
+/// walk's drift.
+pub fn norm_bound<F: Real>(w: &[F]) -> f32 {
+    let sq: f64 = w.iter().map(|v| v.to_f64() * v.to_f64()).sum();
+    let norm = (sq * (1.0 + (w.len() as f64 + 4.0) * 2f64.powi(-50))).sqrt() * (1.0 + 1e-9);
+    let r = norm as f32;
+    if (r as f64) < norm {
+        // One ulp up (the values are finite and non-negative here; f32::MAX
+        // becomes +inf).
+        f32::from_bits(r.to_bits() + 1)
+    } else {
+        r
     }
 }
 

@@ -13,6 +13,7 @@ pub mod shaders;
 pub mod twin;
 #[cfg(feature = "gpu")]
 pub mod walk;
+pub mod walk_plan;
 pub mod walk_twin;
 
 #[cfg(feature = "gpu")]

@@ -29,18 +29,28 @@ pub struct GpuOptions {
     pub lanes: Option<u32>,
     /// Never walk on the device (use margin passes over windows only).
     pub no_walk: bool,
-    /// Iterations (decisions) per walk batch; default 128.
+    /// Decisions one walk batch may record at most; default 2048.
     pub walk_iterations: Option<usize>,
+    /// Fresh dots a walk step may find correct before a new scan; default
+    /// 64 (`PERCEPTRON_GPU_WALK_WASTE`, for tuning).
+    pub walk_waste: Option<u32>,
     /// Among equally good adapters, the one at this index modulo their
     /// number (a distributed run passes each process's rank on its machine).
     pub spread: Option<usize>,
 }
 
 impl GpuOptions {
-    /// Reads the fault-injection hook from `PERCEPTRON_GPU_FAIL_AT_PASS`.
+    /// Reads the fault-injection hook from `PERCEPTRON_GPU_FAIL_AT_PASS`, and
+    /// the tuning knobs `PERCEPTRON_GPU_WALK_WASTE` and `PERCEPTRON_GPU_LANES`.
     pub fn with_env(mut self) -> Self {
         if let Ok(v) = std::env::var("PERCEPTRON_GPU_FAIL_AT_PASS") {
             self.fail_at_pass = v.trim().parse().ok();
+        }
+        if let Ok(v) = std::env::var("PERCEPTRON_GPU_WALK_WASTE") {
+            self.walk_waste = v.trim().parse().ok();
+        }
+        if let Ok(v) = std::env::var("PERCEPTRON_GPU_LANES") {
+            self.lanes = v.trim().parse().ok();
         }
         self
     }

@@ -14,31 +14,58 @@ pub struct WgslModule {
     pub entry_points: &'static [&'static str],
 }
 
-// MARGINS_DENSE, MARGINS_SPARSE, WALK_DENSE, WALK_SPARSE.
+// MARGINS_DENSE, MARGINS_DENSE4, MARGINS_SPARSE, WALK_DENSE, WALK_DENSE4,
+// WALK_SPARSE.
 include!(concat!(env!("OUT_DIR"), "/wgsl_modules.rs"));
 
-/// The WGSL modules: margin passes, and the walk (two entry points each).
+/// The WGSL modules: margin passes, and the walk (two entry points each);
+/// dense rows read one value at a time, or four (`*4`, see
+/// [`reads_vectors`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
     Dense,
+    Dense4,
     Sparse,
     WalkDense,
+    WalkDense4,
     WalkSparse,
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 4] = [
+    pub const ALL: [Kernel; 6] = [
         Kernel::Dense,
+        Kernel::Dense4,
         Kernel::Sparse,
         Kernel::WalkDense,
+        Kernel::WalkDense4,
         Kernel::WalkSparse,
     ];
+
+    /// The margin pass for dense rows of `cols` columns.
+    pub fn dense(cols: usize) -> Kernel {
+        if reads_vectors(cols) {
+            Kernel::Dense4
+        } else {
+            Kernel::Dense
+        }
+    }
+
+    /// The walk for dense rows of `cols` columns.
+    pub fn walk_dense(cols: usize) -> Kernel {
+        if reads_vectors(cols) {
+            Kernel::WalkDense4
+        } else {
+            Kernel::WalkDense
+        }
+    }
 
     fn module(self) -> &'static WgslModule {
         match self {
             Kernel::Dense => &MARGINS_DENSE,
+            Kernel::Dense4 => &MARGINS_DENSE4,
             Kernel::Sparse => &MARGINS_SPARSE,
             Kernel::WalkDense => &WALK_DENSE,
+            Kernel::WalkDense4 => &WALK_DENSE4,
             Kernel::WalkSparse => &WALK_SPARSE,
         }
     }
@@ -62,6 +89,12 @@ pub fn source(kernel: Kernel, precision: Precision) -> &'static str {
         Precision::F32 => module.f32,
         Precision::F64 => module.f64,
     }
+}
+
+/// Whether dense rows of `cols` columns are read as vectors of four: when
+/// every row starts on one (a multiple of 4 columns), and has one.
+pub fn reads_vectors(cols: usize) -> bool {
+    cols >= 4 && cols.is_multiple_of(4)
 }
 
 /// Threads per row for a row of about `terms` stored entries: enough lanes

@@ -3,6 +3,8 @@
 //! the kernels' logic, and GPU tests compare the device against them.
 //!
 //! shaders/row_dot_dense.wgsl  <->  [`row_dot_dense`]
+//! shaders/row_dot_dense4.wgsl <->  [`row_dot_dense4`] ([`dense_row_dot`]
+//!                                  chooses as the host does)
 //! shaders/row_dot_sparse.wgsl <->  [`row_dot_sparse`]
 //! shaders/margins_*.wgsl      <->  [`TwinEngine::slacks`]
 //! shaders/lanes.wgsl          <->  [`reduce_lanes`], [`RowDot`]
@@ -97,6 +99,55 @@ pub fn row_dot_dense<F: Real>(lanes: u32, weights: &[F], x: &[F], bias: bool) ->
     }
 }
 
+/// row_dot_dense4.wgsl `row_dot_dense` for one live row (lane 0's result),
+/// the rows read as vectors of four: each lane's four sums, then together,
+/// then the lanes' tree, then the bias.
+pub fn row_dot_dense4<F: Real>(lanes: u32, weights: &[F], x: &[F], bias: bool) -> RowDot<F> {
+    let cols = x.len();
+    let lanes = lanes as usize;
+    let vectors = cols / 4;
+    let mut part_s = vec![F::ZERO; lanes];
+    let mut part_t = vec![F::ZERO; lanes];
+    for lane in 0..lanes {
+        let mut s4 = [F::ZERO; 4];
+        let mut t4 = [F::ZERO; 4];
+        let mut j = lane;
+        while j < vectors {
+            for c in 0..4 {
+                let p = weights[4 * j + c] * x[4 * j + c];
+                s4[c] = s4[c] + p;
+                t4[c] = t4[c] + p.abs();
+            }
+            j += lanes;
+        }
+        part_s[lane] = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+        part_t[lane] = (t4[0] + t4[1]) + (t4[2] + t4[3]);
+    }
+    reduce_lanes(&mut part_s, &mut part_t);
+    let (mut s, mut t) = (part_s[0], part_t[0]);
+    if bias {
+        let b = weights[cols];
+        s = s + b;
+        t = t + b.abs();
+    }
+    RowDot {
+        s,
+        t,
+        terms: cols as u32 + bias as u32,
+    }
+}
+
+/// The dense row-dot block the device runs for rows of `x.len()` columns:
+/// [`row_dot_dense4`] where they are read as vectors
+/// ([`super::shaders::reads_vectors`]), else [`row_dot_dense`].
+pub fn dense_row_dot<F: Real>(lanes: u32, weights: &[F], x: &[F], bias: bool) -> RowDot<F> {
+    if super::shaders::reads_vectors(x.len()) {
+        row_dot_dense4(lanes, weights, x, bias)
+    } else {
+        row_dot_dense(lanes, weights, x, bias)
+    }
+}
+
 /// row_dot_sparse.wgsl `row_dot_sparse` for one live row (lane 0's
 /// result); `cols` locates the bias.
 pub fn row_dot_sparse<F: Real>(
@@ -165,7 +216,7 @@ impl<'d, F: Real> TwinEngine<'d, F> {
             let head = vr % heads;
             let w = &pass.weights[head * stride..(head + 1) * stride];
             let d = match self.data.features.row(p) {
-                Row::Dense(x) => row_dot_dense(self.lanes, w, x, self.bias),
+                Row::Dense(x) => dense_row_dot(self.lanes, w, x, self.bias),
                 Row::Sparse(idx, val) => row_dot_sparse(self.lanes, w, idx, val, cols, self.bias),
             };
             let positive = self.data.label_for(head, heads, p) > 0;

@@ -2,15 +2,19 @@
 //! weights, in batches of iterations that need no host between them.
 //!
 //! The kernels (shaders/walk_*.wgsl, their twins in [`super::walk_twin`])
-//! each make one decision per iteration. A batch records `iterations` such
-//! iterations in one command buffer, then copies the walk state and the
-//! batch's entries to a readback buffer; two batches are in flight, so the
-//! device walks on while the host replays the previous batch. A batch is
+//! make many decisions per iteration: a scan computes the certified slacks
+//! of a window of rows at memory speed, then one workgroup walks the window,
+//! skipping the rows the slacks settle under its drift. A batch records
+//! `iterations` such iterations in one compute pass of one command buffer
+//! (a pass boundary costs several times a dispatch), then copies the walk
+//! state and the batch's entries to a readback buffer; two batches are in
+//! flight, so the device walks on while the host replays the previous
+//! batch. [`BatchPlan`] sizes each batch from the last ones. A batch is
 //! confined to one data chunk (one storage binding): when the device
 //! reaches a chunk's end, the host points the walk at the next chunk.
 //!
 //! The host replays every decision with its own arithmetic (see
-//! `train::driver`), so nothing here needs to be trusted beyond the
+//! `train::walks`), so nothing here needs to be trusted beyond the
 //! certificate: wrong speculative decisions and updates that differ from
 //! the host's are caught there.
 
@@ -20,12 +24,13 @@ use std::time::Instant;
 
 use super::chunks::ChunkBuffers;
 use super::context::{self, MapResult};
-use super::layout::{ChunkPlan, WalkParams, WalkState};
+use super::layout::{self, BatchParams, ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
+use super::walk_plan::{BatchDone, BatchPlan, MAX_WINDOW};
 use super::walk_twin::{self, Entries};
 use crate::certify::Bound;
 use crate::data::Dataset;
-use crate::engine::{EngineError, WalkBatch, WalkStart};
+use crate::engine::{EngineError, WalkBatch, WalkCounts, WalkStart};
 use crate::float::Real;
 
 /// Batches in flight at once.
@@ -39,6 +44,7 @@ struct ChunkWalk {
 }
 
 struct Slot {
+    batch: wgpu::Buffer,
     entry_rows: wgpu::Buffer,
     entry_values: wgpu::Buffer,
     readback: wgpu::Buffer,
@@ -47,16 +53,10 @@ struct Slot {
 struct InFlight {
     slot: usize,
     chunk: usize,
-    iterations: usize,
+    params: BatchParams,
     index: wgpu::SubmissionIndex,
     mapped: MapResult,
 }
-
-/// The smallest batch. Batches grow while they run through, and are sized
-/// to the decisions still expected before the walk's limit, so that the
-/// iterations left over when it stops (which still cost a dispatch each)
-/// stay few.
-const MIN_BATCH: usize = 8;
 
 /// The walk on one device, over the chunks of one dataset.
 pub struct GpuWalk<F: Real> {
@@ -71,18 +71,17 @@ pub struct GpuWalk<F: Real> {
     slots: Vec<Slot>,
     free: Vec<usize>,
     pending: VecDeque<InFlight>,
-    /// Iterations per batch at most (the entry buffers' capacity), the cap
-    /// that doubles while batches run through, values per entry, rows per
-    /// scan workgroup.
-    iterations: usize,
-    growth: usize,
+    /// Values per entry, rows per scan workgroup.
     stride: usize,
     rows_per_group: usize,
     max_groups: u32,
-    /// Rows per decision in the last batch, and the scan's rows per grid
-    /// step adapted to it.
-    gap: usize,
-    step_rows: usize,
+    /// The next batch's size, from the last ones.
+    plan: BatchPlan,
+    /// The state's counters when the last batch was read (they grow over a
+    /// run), and the totals, with the dispatches recorded.
+    seen: WalkState,
+    pub counts: WalkCounts,
+    pub dispatches: u64,
     cols: usize,
     bias: bool,
     l1_max: f64,
@@ -101,8 +100,8 @@ pub struct GpuWalk<F: Real> {
 const STATE_BYTES: u64 = std::mem::size_of::<WalkState>() as u64;
 
 /// Readback layout: the state, the entry rows (padded to 8 bytes), values.
-fn rows_bytes(iterations: usize) -> u64 {
-    (4 * (1 + 2 * iterations) as u64).next_multiple_of(8)
+fn rows_bytes(capacity: usize) -> u64 {
+    (4 * (1 + 2 * capacity) as u64).next_multiple_of(8)
 }
 
 impl<F: Real> GpuWalk<F> {
@@ -116,11 +115,12 @@ impl<F: Real> GpuWalk<F> {
         data: &Dataset<F>,
         bias: bool,
         lanes: u32,
-        iterations: usize,
+        capacity: usize,
+        waste: u32,
         chunks: &[(ChunkPlan, &ChunkBuffers)],
     ) -> Result<Self, String> {
         let kernel = match chunks.first().map(|c| c.1) {
-            Some(ChunkBuffers::Dense { .. }) | None => Kernel::WalkDense,
+            Some(ChunkBuffers::Dense { .. }) | None => Kernel::walk_dense(data.cols()),
             Some(ChunkBuffers::Sparse { .. }) => Kernel::WalkSparse,
         };
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -159,6 +159,19 @@ impl<F: Real> GpuWalk<F> {
             storage(4, false),
             storage(5, false),
             storage(6, false),
+            storage(10, true),
+            storage(11, false),
+            storage(13, false),
+            wgpu::BindGroupLayoutEntry {
+                binding: 12,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            },
         ];
         if sparse {
             layout_entries.push(storage(7, true));
@@ -197,8 +210,8 @@ impl<F: Real> GpuWalk<F> {
         let dim = data.cols() + bias as usize;
         let stride = walk_twin::entry_stride(&data.features, bias);
         // A batch's entries hold `stride` values per decision: wide rows get
-        // fewer iterations per batch, so no slot needs more than 64 MiB.
-        let iterations = iterations
+        // fewer entries per batch, so no slot needs more than 64 MiB.
+        let capacity = capacity
             .min(((64u64 << 20) / (stride as u64 * elem).max(1)) as usize)
             .max(1);
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
@@ -214,15 +227,26 @@ impl<F: Real> GpuWalk<F> {
             | wgpu::BufferUsages::COPY_SRC;
         let weights = buffer("walk weights", dim as u64 * elem, storage);
         let state = buffer("walk state", STATE_BYTES, storage);
-        let values_bytes = (iterations * stride) as u64 * elem;
+        let values_bytes = (capacity * stride) as u64 * elem;
         if values_bytes > limits.max_storage_buffer_binding_size {
             return Err(format!(
                 "a batch's entries need {values_bytes} bytes, more than a storage binding"
             ));
         }
+        // The scan's slacks: one window, at most a chunk's rows.
+        let longest_chunk = chunks.iter().map(|c| c.0.rows.len()).max().unwrap_or(1);
+        let max_window = longest_chunk.clamp(1, MAX_WINDOW);
+        let walk_slack = buffer(
+            "walk slack",
+            8 * max_window as u64,
+            wgpu::BufferUsages::STORAGE,
+        );
+        // The smallest slack of each scan workgroup's rows (a tile).
+        let tiles = max_window.div_ceil((256 / lanes.max(1)) as usize);
+        let walk_tiles = buffer("walk tiles", 4 * tiles as u64, wgpu::BufferUsages::STORAGE);
         let slots: Vec<Slot> = (0..DEPTH + 1)
             .map(|_| {
-                let entry_rows = buffer("walk entry rows", rows_bytes(iterations), storage);
+                let entry_rows = buffer("walk entry rows", rows_bytes(capacity), storage);
                 let entry_values = buffer("walk entry values", values_bytes, storage);
                 // Room for whatever the entry buffers hold (their sizes are
                 // rounded up from the bytes asked for).
@@ -231,7 +255,13 @@ impl<F: Real> GpuWalk<F> {
                     STATE_BYTES + entry_rows.size() + entry_values.size(),
                     wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 );
+                let batch = buffer(
+                    "walk batch",
+                    std::mem::size_of::<BatchParams>() as u64,
+                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                );
                 Slot {
+                    batch,
                     entry_rows,
                     entry_values,
                     readback,
@@ -248,14 +278,19 @@ impl<F: Real> GpuWalk<F> {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
             let bits = walk_twin::walk_bits(&data.labels, &facts.host_only, plan.rows.clone());
-            let bits = {
+            let init = |label: &str, contents: &[u8]| {
                 use wgpu::util::DeviceExt;
                 device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("walk bits"),
-                    contents: bytemuck::cast_slice(&bits),
+                    label: Some(label),
+                    contents: &super::chunks::padded(contents),
                     usage: wgpu::BufferUsages::STORAGE,
                 })
             };
+            let bits = init("walk bits", bytemuck::cast_slice(&bits));
+            let norms = init(
+                "walk norms",
+                bytemuck::cast_slice(&facts.norms[plan.rows.clone()]),
+            );
             let bind_groups = slots
                 .iter()
                 .map(|slot| {
@@ -283,6 +318,22 @@ impl<F: Real> GpuWalk<F> {
                         wgpu::BindGroupEntry {
                             binding: 6,
                             resource: slot.entry_values.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 10,
+                            resource: norms.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 11,
+                            resource: walk_slack.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 12,
+                            resource: slot.batch.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 13,
+                            resource: walk_tiles.as_entire_binding(),
                         },
                     ];
                     entries.extend(rows.bind_entries());
@@ -317,13 +368,13 @@ impl<F: Real> GpuWalk<F> {
             free: (0..slots.len()).collect(),
             slots,
             pending: VecDeque::new(),
-            iterations,
-            growth: MIN_BATCH.min(iterations),
             stride,
             rows_per_group: (256 / lanes.max(1)) as usize,
             max_groups: limits.max_compute_workgroups_per_dimension,
-            gap: 64,
-            step_rows: 4096,
+            plan: BatchPlan::new(capacity, max_window, waste),
+            seen: WalkState::default(),
+            counts: WalkCounts::default(),
+            dispatches: 0,
             cols: data.cols(),
             bias,
             l1_max: facts.l1_max,
@@ -344,25 +395,30 @@ impl<F: Real> GpuWalk<F> {
     }
 
     /// Writes the chunk's parameters and a fresh walk state, from chunk-local
-    /// row `p` to the chunk's end (or the epoch's).
-    fn point_at(&mut self, chunk: usize, global_p: usize, updates_left: u64) {
+    /// row `p` to the chunk's end (or the epoch's), with weights of norm at
+    /// most `wnorm`.
+    fn point_at(&mut self, chunk: usize, global_p: usize, updates_left: u64, wnorm: f32) {
         let Some(bound) = self.bound else { return };
         let c = &self.chunks[chunk];
         let limit = c.rows.end.min(self.epoch_end) - c.rows.start;
         let params = WalkParams::new(&bound, self.cols, self.bias, c.rows.len(), self.stride);
         self.queue
             .write_buffer(&c.params, 0, bytemuck::bytes_of(&params));
-        let state = WalkState::start(global_p - c.rows.start, limit, updates_left);
+        let state = WalkState::start(global_p - c.rows.start, limit, updates_left, wnorm);
         self.queue
             .write_buffer(&self.state, 0, bytemuck::bytes_of(&state));
+        self.seen = state;
         self.chunk = chunk;
         self.next_start = global_p;
         self.stopped = false;
     }
 
-    /// Records and submits one batch of `iterations` on the current chunk.
-    fn submit(&mut self, iterations: usize) -> Result<(), EngineError> {
-        let iterations = iterations.clamp(1, self.iterations);
+    /// Records and submits one batch on the current chunk, sized by the plan
+    /// for the rows left from `from`.
+    fn submit(&mut self, from: usize) -> Result<(), EngineError> {
+        let c = &self.chunks[self.chunk];
+        let rows_left = c.rows.end.min(self.epoch_end).saturating_sub(from);
+        let (params, iterations) = self.plan.next(rows_left);
         let slot = self
             .free
             .pop()
@@ -370,8 +426,10 @@ impl<F: Real> GpuWalk<F> {
         let s = &self.slots[slot];
         self.queue
             .write_buffer(&s.entry_rows, 0, bytemuck::bytes_of(&0u32));
+        self.queue
+            .write_buffer(&s.batch, 0, bytemuck::bytes_of(&params));
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        let groups = (self.step_rows.div_ceil(self.rows_per_group) as u32)
+        let groups = ((params.window as usize).div_ceil(self.rows_per_group) as u32)
             .min(self.max_groups)
             .max(1);
         {
@@ -384,11 +442,11 @@ impl<F: Real> GpuWalk<F> {
                 pass.dispatch_workgroups(1, 1, 1);
             }
         }
-        // Only what this batch's iterations can have written comes back: a
-        // batch of 10 decisions on wide rows copies 10 rows of values, not
-        // the slot's 64 MiB.
+        // Only what this batch's entries can hold comes back: a batch of 16
+        // decisions on wide rows copies 16 rows of values, not the slot's
+        // 64 MiB.
         let (rows_at, values_at) = (STATE_BYTES, STATE_BYTES + s.entry_rows.size());
-        let (rows, values) = self.entry_bytes(s, iterations);
+        let (rows, values) = self.entry_bytes(s, params.capacity as usize);
         encoder.copy_buffer_to_buffer(&self.state, 0, &s.readback, 0, STATE_BYTES);
         encoder.copy_buffer_to_buffer(&s.entry_rows, 0, &s.readback, rows_at, rows);
         if values > 0 {
@@ -396,10 +454,12 @@ impl<F: Real> GpuWalk<F> {
         }
         let index = self.queue.submit([encoder.finish()]);
         let mapped = context::map_for_reading(s.readback.slice(..));
+        self.counts.batches += 1;
+        self.dispatches += 2 * iterations as u64;
         self.pending.push_back(InFlight {
             slot,
             chunk: self.chunk,
-            iterations,
+            params,
             index,
             mapped,
         });
@@ -407,32 +467,19 @@ impl<F: Real> GpuWalk<F> {
     }
 
     /// The bytes of entry rows and of entry values that a batch of
-    /// `iterations` may write (one entry per iteration at most), rounded up
-    /// to whole copy units and within the slot's buffers.
-    fn entry_bytes(&self, s: &Slot, iterations: usize) -> (u64, u64) {
+    /// `capacity` entries may write, rounded up to whole copy units and
+    /// within the slot's buffers.
+    fn entry_bytes(&self, s: &Slot, capacity: usize) -> (u64, u64) {
         let elem = std::mem::size_of::<F>() as u64;
-        let rows = rows_bytes(iterations).min(s.entry_rows.size());
-        let values = ((iterations * self.stride) as u64 * elem)
+        let rows = rows_bytes(capacity).min(s.entry_rows.size());
+        let values = ((capacity * self.stride) as u64 * elem)
             .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
             .min(s.entry_values.size());
         (rows, values)
     }
 
-    /// The size of the next batch: the decisions still expected before the
-    /// walk's limit (rows left over the recent gap between decisions, less
-    /// the iterations already in flight), a quarter more, within the cap.
-    fn next_size(&self, from: usize) -> usize {
-        let c = &self.chunks[self.chunk];
-        let limit = c.rows.end.min(self.epoch_end);
-        let expected = limit.saturating_sub(from).div_ceil(self.gap.max(1));
-        let in_flight: usize = self.pending.iter().map(|p| p.iterations).sum();
-        let need = expected.saturating_sub(in_flight);
-        let floor = MIN_BATCH.min(self.iterations);
-        (need + need / 4 + 2).clamp(floor, self.growth.max(floor))
-    }
-
     /// Waits for the oldest batch and reads its state and entries.
-    fn receive(&mut self) -> Result<(usize, WalkState, Entries<F>), EngineError> {
+    fn receive(&mut self) -> Result<(usize, BatchParams, WalkState, Entries<F>), EngineError> {
         let t0 = Instant::now();
         let p = self
             .pending
@@ -441,7 +488,7 @@ impl<F: Real> GpuWalk<F> {
         context::wait_mapped(&self.device, &self.failure, p.index, &p.mapped, "the walk")
             .map_err(EngineError)?;
         let s = &self.slots[p.slot];
-        let (rows, values) = self.entry_bytes(s, p.iterations);
+        let (rows, values) = self.entry_bytes(s, p.params.capacity as usize);
         let values_at = (STATE_BYTES + s.entry_rows.size()) as usize;
         let elem = std::mem::size_of::<F>();
         let values = values as usize / elem * elem;
@@ -466,7 +513,7 @@ impl<F: Real> GpuWalk<F> {
         s.readback.unmap();
         self.free.push(p.slot);
         self.seconds += t0.elapsed().as_secs_f64();
-        Ok((p.chunk, state, entries))
+        Ok((p.chunk, p.params, state, entries))
     }
 
     /// Waits for every batch in flight and drops its results.
@@ -494,10 +541,11 @@ impl<F: Real> GpuWalk<F> {
         let chunk = self
             .chunk_of(start.position)
             .ok_or_else(|| EngineError(format!("no data chunk holds row {}", start.position)))?;
-        self.point_at(chunk, start.position, start.max_updates);
-        self.growth = MIN_BATCH.min(self.iterations);
+        let wnorm = layout::norm_bound(start.weights);
+        self.point_at(chunk, start.position, start.max_updates, wnorm);
+        self.plan.restart();
         for _ in 0..DEPTH {
-            self.submit(self.next_size(start.position))?;
+            self.submit(start.position)?;
         }
         self.check_failure()
     }
@@ -506,27 +554,38 @@ impl<F: Real> GpuWalk<F> {
         if self.stopped {
             return Err(EngineError("the walk stopped: begin it again".into()));
         }
-        let (chunk, state, entries) = self.receive()?;
+        let (chunk, params, state, entries) = self.receive()?;
         let offset = self.chunks[chunk].rows.start;
         let start = self.next_start;
         let batch =
             walk_twin::to_batch(&state, entries, self.stride, offset, start, self.epoch_end)?;
         self.next_start = batch.end;
-        let decided = batch.decisions.len().max(1);
-        self.gap = ((batch.end - start) / decided).max(1);
-        self.step_rows = (2 * self.gap).clamp(256, 1 << 16);
+        let steps = state.iterations.wrapping_sub(self.seen.iterations) as u64;
+        let decisions = batch.decisions.len();
+        self.counts.decisions += decisions as u64;
+        self.counts.steps += steps;
+        self.counts.dots += state.dots.wrapping_sub(self.seen.dots) as u64;
+        self.counts.searches += state.searches.wrapping_sub(self.seen.searches) as u64;
+        self.seen = state;
+        self.plan.observe(BatchDone {
+            rows: batch.end - start,
+            decisions,
+            steps: steps as usize,
+            full: decisions >= params.capacity as usize,
+        });
         if state.stop == 0 {
-            self.growth = (2 * self.growth).min(self.iterations);
-            self.submit(self.next_size(batch.end))?;
+            // The batch behind this one starts where that one will end: the
+            // plan's rows left are counted from this batch's end.
+            self.submit(batch.end)?;
         } else if state.stop == walk_twin::STOP_LIMIT && batch.end < self.epoch_end {
             // The chunk is done: the batches behind this one did nothing.
             self.drain()?;
             let next = self
                 .chunk_of(batch.end)
                 .ok_or_else(|| EngineError(format!("no data chunk holds row {}", batch.end)))?;
-            self.point_at(next, batch.end, state.updates_left as u64);
+            self.point_at(next, batch.end, state.updates_left as u64, state.wnorm);
             for _ in 0..DEPTH {
-                self.submit(self.next_size(batch.end))?;
+                self.submit(batch.end)?;
             }
         } else {
             self.stopped = true;

@@ -328,6 +328,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             stats: self.lp.stats,
             engine_stats: self.engine_stats,
             epoch_seconds,
+            epoch_modes: std::mem::take(&mut self.lp.epoch_modes),
         }
     }
 
@@ -372,6 +373,14 @@ fn accumulate(total: &mut EngineStats, s: &EngineStats) {
     total.rows_evaluated += s.rows_evaluated;
     total.rows_uncertain += s.rows_uncertain;
     total.seconds += s.seconds;
+    total.dispatches += s.dispatches;
+    total.compute_passes += s.compute_passes;
+    let (w, v) = (&mut total.walk, &s.walk);
+    w.batches += v.batches;
+    w.decisions += v.decisions;
+    w.steps += v.steps;
+    w.dots += v.dots;
+    w.searches += v.searches;
 }
 
 #[cfg(test)]

@@ -1,6 +1,30 @@
 //! Who walks the rows, the host or the engine: chosen by the measured wall
 //! time per row of each, in stretches, with budgeted trials of the other.
 
+/// Rows walked and the seconds they took, for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ModeTime {
+    pub rows: u64,
+    pub seconds: f64,
+}
+
+impl ModeTime {
+    fn add(&mut self, seconds: f64, rows: usize) {
+        self.rows += rows as u64;
+        self.seconds += seconds;
+    }
+}
+
+/// How one epoch's rows were walked: by the host with its certified
+/// margins, by the textbook loop (the reference dot for every row), and by
+/// the engine (its walk or passes over windows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct EpochModes {
+    pub host: ModeTime,
+    pub reference: ModeTime,
+    pub engine: ModeTime,
+}
+
 /// Who walks the rows: the host alone (with its fast certified margins),
 /// or the engine (its walk, or passes over windows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +76,8 @@ pub(super) struct Modes {
     warmed: [bool; 2],
     /// False: always the engine.
     pub(super) adaptive: bool,
+    /// What each mode walked this epoch, every piece counted.
+    epoch: EpochModes,
 }
 
 /// Rows a mode must have walked before its cost per row counts; also the
@@ -85,7 +111,19 @@ impl Modes {
             trial_spent: (0.0, 0),
             warmed: [false; 2],
             adaptive: true,
+            epoch: EpochModes::default(),
         }
+    }
+
+    /// What each mode walked since the last call: one epoch's account.
+    pub(super) fn take_epoch(&mut self) -> EpochModes {
+        std::mem::take(&mut self.epoch)
+    }
+
+    /// The textbook loop walked `rows` rows in `seconds` (an engine that
+    /// certifies nothing: nothing to choose).
+    pub(super) fn measured_reference(&mut self, seconds: f64, rows: usize) {
+        self.epoch.reference.add(seconds, rows);
     }
 
     /// The mode to walk with now, and at most how many rows before the next
@@ -108,6 +146,10 @@ impl Modes {
 
     /// `mode` walked `rows` rows in `seconds`.
     pub(super) fn measured(&mut self, mode: Mode, seconds: f64, rows: usize) {
+        match mode {
+            Mode::Host => self.epoch.host.add(seconds, rows),
+            Mode::Engine => self.epoch.engine.add(seconds, rows),
+        }
         let m = mode as usize;
         if !self.warmed[m] && rows > 0 {
             // The warm-up piece: its rows are walked, its time is not

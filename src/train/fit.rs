@@ -30,6 +30,8 @@ pub struct Fit<F> {
     /// Wall time of each epoch this run completed (a resumed run's earlier
     /// epochs are not timed).
     pub epoch_seconds: Vec<f64>,
+    /// How each epoch's rows were walked: rows and seconds per mode.
+    pub epoch_modes: Vec<crate::train::EpochModes>,
     /// The state to resume from (meaningful when interrupted).
     pub state: State<F>,
     pub variant: Variant,
@@ -243,6 +245,7 @@ impl<F: Real> Fit<F> {
             theory,
             seconds,
             epoch_seconds: out.epoch_seconds,
+            epoch_modes: out.epoch_modes,
             class_weights: out.class_weights.map(|c| c.labels),
             early_stopping,
             state: out.state,

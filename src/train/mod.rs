@@ -31,6 +31,7 @@ pub mod variant;
 mod walks;
 
 pub use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
+pub use chooser::{EpochModes, ModeTime};
 pub use class_weight::ClassWeights;
 pub use early_stop::{EarlyStop, EarlyStopReport, Validation};
 pub use fit::{Fit, PocketReport, fit, fit_reference, fit_validated};

@@ -135,6 +135,8 @@ pub struct Outcome<F> {
     pub engine_stats: EngineStats,
     /// Wall time of each epoch this run completed, in seconds.
     pub epoch_seconds: Vec<f64>,
+    /// How each epoch's rows were walked (host, textbook loop, engine).
+    pub epoch_modes: Vec<crate::train::EpochModes>,
     /// The class weights the updates used, if any.
     pub class_weights: Option<crate::train::class_weight::Resolved<F>>,
 }

@@ -55,6 +55,8 @@ impl<F: Real> Loop<'_, F> {
                 if let Err(e) = self.walk_host(engine, peers, end)? {
                     return Ok(StretchEnd::EngineFailed(e));
                 }
+                self.modes
+                    .measured_reference(t0.elapsed().as_secs_f64(), end - pos);
                 observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }

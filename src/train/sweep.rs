@@ -11,7 +11,7 @@ use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::reference;
-use crate::train::chooser::Modes;
+use crate::train::chooser::{EpochModes, Modes};
 use crate::train::drift::{Drift, ScanWindow};
 use crate::train::part::{Part, Peers};
 use crate::train::state::{LoopStats, State};
@@ -63,6 +63,8 @@ pub(super) struct Loop<'d, F> {
     /// stop requests are noticed promptly.
     pub(super) work_cap: usize,
     pub(super) modes: Modes,
+    /// How each finished epoch's rows were walked.
+    pub(super) epoch_modes: Vec<EpochModes>,
     pub(super) stats: LoopStats,
     /// Whether to use an engine's walk when it has one.
     pub(super) walk_enabled: bool,
@@ -122,6 +124,7 @@ impl<'d, F: Real> Loop<'d, F> {
                 ((1usize << 26) / (terms + 1)).max(1)
             },
             modes: Modes::new(rows),
+            epoch_modes: Vec::new(),
             stats: LoopStats::default(),
             walk_enabled: true,
             walk_active: false,
@@ -144,6 +147,7 @@ impl<'d, F: Real> Loop<'d, F> {
         self.state.epoch += 1;
         self.state.position = 0;
         self.state.mistakes_in_epoch = 0;
+        self.epoch_modes.push(self.modes.take_epoch());
         m
     }
 

@@ -71,6 +71,9 @@ pub struct TrainReport {
     pub seconds_per_epoch: f64,
     /// Wall time of each epoch of this run.
     pub epoch_seconds: Vec<f64>,
+    /// How each epoch's rows were walked: rows and seconds per mode (the
+    /// host's certified walk, the textbook loop, the engine).
+    pub epoch_modes: Vec<crate::train::EpochModes>,
     /// Peak resident memory of the whole run, where the system reports it.
     pub peak_memory_bytes: Option<u64>,
     pub loop_stats: LoopStats,
@@ -292,6 +295,7 @@ impl TrainReport {
             seconds: fit.seconds,
             seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
             epoch_seconds: fit.epoch_seconds.clone(),
+            epoch_modes: fit.epoch_modes.clone(),
             peak_memory_bytes: crate::memory::peak_rss_bytes(),
             loop_stats: fit.loop_stats.clone(),
             engine_stats: fit.engine_stats.clone(),

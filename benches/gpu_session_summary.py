@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Summarises one case of benches/gpu-session.sh: every run's time per epoch,
+its ratios to scikit-learn, the CPU engine and the reference loop, whether
+its model is bit-identical to the CPU engine's, what the device's walk did,
+and the device's margin pass apart from its round trip.
+
+    python3 benches/gpu_session_summary.py RUNS_DIR MODELS_DIR CASE
+"""
+import json
+import os
+import sys
+
+runs_dir, models_dir, case = sys.argv[1:4]
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def model(label):
+    m = load(os.path.join(models_dir, f"{case}-{label}.model.json"))
+    return None if m is None else (m.get("weights"), m.get("bias"))
+
+
+runs = {}
+for name in sorted(os.listdir(runs_dir)):
+    label, ext = os.path.splitext(name)
+    if ext == ".failed":
+        print(f"  {label}: {open(os.path.join(runs_dir, name)).read().strip()}")
+    elif ext == ".json" and not label.startswith("ceiling") and label != "sklearn":
+        r = load(os.path.join(runs_dir, name))
+        if r is not None and "epoch_seconds" in r:
+            runs[label] = r
+
+sk = load(os.path.join(runs_dir, "sklearn.json"))
+first = next(iter(runs.values()), None)
+if first:
+    print(f"{case}: {first['rows']} x {first['features']}, {first['epochs']} epochs, "
+          f"mistakes per epoch {first['mistakes_per_epoch'][:6]}... {first['mistakes_per_epoch'][-1]}")
+cpu_model = model("cpu")
+base = {k: runs[k]["seconds_per_epoch"] for k in ("cpu", "reference") if k in runs}
+if sk:
+    base["sklearn"] = sk["seconds_per_epoch"]
+    print(f"  scikit-learn {1e3 * sk['seconds_per_epoch']:9.1f} ms/epoch ({sk['epochs']} epochs)")
+print(f"  {'run':<22} {'ms/epoch':>9} {'x sklearn':>9} {'x cpu':>7} {'x ref':>7} {'same':>5}  walk: dec/disp  dots/dec  us/mistake(ep1)  epochs (ms)")
+for label, r in runs.items():
+    per = r["seconds_per_epoch"]
+    ratio = lambda k: f"{base[k] / per:7.2f}" if k in base else "      -"
+    m = model(label)
+    same = "-" if cpu_model is None or m is None else ("yes" if m == cpu_model else "NO")
+    w = r["engine_stats"].get("walk", {})
+    disp = r["engine_stats"].get("dispatches", 0)
+    dec = w.get("decisions", 0)
+    walk = f"{dec / disp:6.2f}  {w.get('dots', 0) / dec:8.2f}" if dec and disp else f"{'-':>6}  {'-':>8}"
+    ep = r["epoch_seconds"]
+    m1 = r["mistakes_per_epoch"][0] if r["mistakes_per_epoch"] else 0
+    us1 = f"{1e6 * ep[0] / m1:8.1f}" if m1 else "       -"
+    shown = ep if len(ep) <= 8 else ep[:6] + ep[-2:]
+    epochs = " ".join(f"{1e3 * e:.1f}" for e in shown) + (" (first 6, last 2)" if len(ep) > 8 else "")
+    print(f"  {label:<22} {1e3 * per:9.1f} {ratio('sklearn'):>9} {ratio('cpu')} {ratio('reference')} {same:>5}  {walk}  {us1}        {epochs}")
+for label, r in runs.items():
+    modes = r.get("epoch_modes")
+    if label == "gpu" and modes:
+        share = []
+        for e in modes[:8]:
+            rows = sum(e[m]["rows"] for m in ("host", "reference", "engine")) or 1
+            share.append(f"{100 * e['engine']['rows'] / rows:.0f}%")
+        print(f"  {label}: rows the engine walked, epochs 1-{len(share)}: {' '.join(share)}")
+for lanes in (8, 16, 32):
+    c = load(os.path.join(runs_dir, f"ceiling-lanes{lanes}.json"))
+    d = c and c.get("device")
+    if d:
+        k = d.get("kernel_gb_per_second")
+        alone = "-" if k is None else "%.2f ms = %.0f GB/s" % (1e3 * d["kernel_seconds"], k)
+        print(f"  margin pass, {d['lanes']:>2} threads a row: with its round trip {1e3 * d['pass_seconds']:.2f} ms = "
+              f"{d['pass_gb_per_second']:.0f} GB/s; on the device alone {alone}; copy {d['copy_gb_per_second']:.0f} GB/s")

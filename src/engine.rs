@@ -200,6 +200,11 @@ pub trait Walker<F> {
     /// one. After a batch that stopped, call [`Walker::begin`] first.
     fn next(&mut self) -> Result<WalkBatch<F>, EngineError>;
 
+    /// The loop wants rows up to `row` for now (the chooser may hand the
+    /// rest to another mode): a walker that can, ends its next batch there
+    /// rather than walking far past it. A hint; the default ignores it.
+    fn set_horizon(&mut self, _row: usize) {}
+
     /// Abandons the walk in flight (its results are never returned).
     fn cancel(&mut self) -> Result<(), EngineError>;
 }

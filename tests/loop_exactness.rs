@@ -11,7 +11,7 @@ use perceptron::engine::{
 };
 use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::walk_twin::TwinWalkEngine;
-use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
+use perceptron::train::PassPolicy::{self, Adaptive, Always, Host, Reference, Windows};
 use perceptron::train::{self, ReferenceEngine, Silent, State, TrainParams};
 
 /// Wraps an engine and weakens its slacks at random: zeroing a slack
@@ -150,6 +150,10 @@ fn check<F: Real>(data: &Dataset<F>, bias: bool, epochs: usize, seed: u64, ex: &
         (Always, Box::new(ReferenceEngine)),
         (Always, Box::new(CpuEngine::new(data, bias))),
         (Adaptive, Box::new(CpuEngine::new(data, bias))),
+        // The host's certified walk alone, and the textbook loop inside an
+        // engine's run.
+        (Host, Box::new(CpuEngine::new(data, bias))),
+        (Reference, Box::new(TwinWalkEngine::new(data, bias, 4, 16))),
         (
             Always,
             Box::new(Chaos {

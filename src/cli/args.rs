@@ -76,9 +76,12 @@ choice! {
 choice! {
     /// How the loop uses a certifying engine.
     PassesArg => crate::train::PassPolicy {
-        /// Measure both and use whichever costs less per row: the engine (its
-        /// walk, or passes over windows), or the host's own fast certified
-        /// margins (better when mistakes are only a few rows apart).
+        /// Measure every way of walking and use whichever costs least per
+        /// row, measured afresh as training goes: the engine (its walk, or
+        /// passes over windows), the host's own fast certified margins
+        /// (better when mistakes are only a few rows apart), or the textbook
+        /// loop (better where a certificate costs more than the dot it
+        /// saves, as on short sparse rows).
         Adaptive,
         /// Always use the engine: its walk where it has one (the GPU's, or the
         /// CPU engine's parallel one), else passes over windows of rows (for
@@ -87,6 +90,13 @@ choice! {
         /// Always use engine passes over windows of rows, never the engine's
         /// walk (to measure one against the other).
         Windows,
+        /// Always walk on the host with its own fast certified margins (to
+        /// measure that mode alone).
+        Host,
+        /// Always walk on the host with the reference dot for every row: the
+        /// textbook loop, inside the engine's run (to measure that mode
+        /// alone).
+        Reference,
     }
 }
 

@@ -129,4 +129,8 @@ impl<F: Real> Walker<F> for CpuEngine<'_, F> {
         self.walk.cancel();
         Ok(())
     }
+
+    fn set_horizon(&mut self, row: usize) {
+        self.walk.set_horizon(row);
+    }
 }

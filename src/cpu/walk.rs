@@ -37,6 +37,8 @@ pub struct CpuWalk<F> {
     updates_left: u64,
     /// Rows per search, from the recent gap between decisions.
     window: usize,
+    /// Where the loop wants the next batch to end at the latest.
+    horizon: usize,
     stats: WalkStats,
 }
 
@@ -49,6 +51,7 @@ impl<F: Real> Default for CpuWalk<F> {
             end: 0,
             updates_left: 0,
             window: MIN_WINDOW,
+            horizon: usize::MAX,
             stats: WalkStats::default(),
         }
     }
@@ -71,6 +74,12 @@ impl<F: Real> CpuWalk<F> {
         self.bound = None;
     }
 
+    /// Ends the next batches at row `row` at the latest (past the current
+    /// position; see [`crate::engine::Walker::set_horizon`]).
+    pub fn set_horizon(&mut self, row: usize) {
+        self.horizon = row;
+    }
+
     pub fn stats(&self) -> WalkStats {
         self.stats.clone()
     }
@@ -89,7 +98,9 @@ impl<F: Real> CpuWalk<F> {
         let mut decisions = Vec::new();
         let mut values = Vec::new();
         let mut stop = WalkStop::Running;
-        let batch_end = (self.position + BATCH_ROWS).min(self.end);
+        let batch_end = (self.position + BATCH_ROWS)
+            .min(self.end)
+            .min(self.horizon.max(self.position + 1));
         let mut stops = 0;
         while stops < DECISIONS && self.position < batch_end {
             let q = if facts.is_host_only(self.position) {

@@ -25,57 +25,65 @@ pub struct EpochModes {
     pub engine: ModeTime,
 }
 
-/// Who walks the rows: the host alone (with its fast certified margins),
-/// or the engine (its walk, or passes over windows).
+/// Who walks the rows: the host alone with its fast certified margins, the
+/// host alone with the reference dot for every row (the textbook loop:
+/// where a certificate costs more than the dot it would save, as on short
+/// sparse rows), or the engine (its walk, or passes over windows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Mode {
     Host = 0,
-    Engine = 1,
+    Reference = 1,
+    Engine = 2,
 }
 
-impl Mode {
-    fn other(self) -> Mode {
-        match self {
-            Mode::Host => Mode::Engine,
-            Mode::Engine => Mode::Host,
-        }
-    }
-}
+const MODES: usize = 3;
+const ALL: [Mode; MODES] = [Mode::Host, Mode::Reference, Mode::Engine];
+/// The order unmeasured modes get their first trials in: the engine, which
+/// is there to be used, before the textbook loop, which rarely wins.
+const FIRST_TRIALS: [Mode; MODES] = [Mode::Engine, Mode::Host, Mode::Reference];
 
-/// Chooses between the host and the engine by the wall time per row each
-/// has been measured to cost, in stretches. The host is measured first. A
-/// mode's stretches double while it stays the cheaper one; after its
-/// longest stretch the other mode gets a short trial, so a change in the
-/// data's behaviour (the mistake rate falls from epoch to epoch) is
-/// noticed. A trial has a time budget and is cut short beyond it; a lost
-/// trial is followed by a winner's stretch long enough that trials cost a
-/// small share of the time; a winner that loses starts the other from
-/// short. A mode's first piece is not measured at all: it pays one-time
-/// costs (a device's first dispatch loads and compiles its pipelines, tens
-/// of milliseconds on an H100) that say nothing about its cost per row.
+/// Chooses among the modes by the wall time per row each has been measured
+/// to cost, in stretches. The host is measured first. A mode's stretches
+/// double while it stays the cheapest; after its longest stretch another
+/// mode gets a short trial (one not yet measured first, else each in turn),
+/// so a change in the data's behaviour is noticed. A trial has a time
+/// budget and is cut short beyond it; a lost trial is followed by a
+/// winner's stretch long enough that trials cost a small share of the time;
+/// a winner that loses starts the cheaper one from short, and each trial a
+/// mode loses in a row doubles the wait for its next. A mode's first
+/// piece is not measured at all: it pays one-time costs (a device's first
+/// dispatch loads and compiles its pipelines, tens of milliseconds on an
+/// H100) that say nothing about its cost per row. When an epoch makes far
+/// fewer mistakes than the one before, the modes' relative costs change
+/// (a device's walk gains the most), so the other modes' figures are
+/// dropped and the current stretch ends soon, for fresh trials.
 pub(super) struct Modes {
     /// Seconds per row, as last measured over at least [`MEASURE_ROWS`]
     /// rows: the latest figure, not an average, since a mode's cost changes
     /// with the mistake rate and older figures describe other rows.
-    cost: [Option<f64>; 2],
+    cost: [Option<f64>; MODES],
     /// Time and rows walked but not yet measured (a stretch that ends at an
     /// epoch's end joins the next).
-    pending: [(f64, usize); 2],
+    pending: [(f64, usize); MODES],
     /// The mode walking now, the rows left in its stretch, each mode's next
     /// stretch length, and the longest.
     current: Mode,
     left: usize,
-    len: [usize; 2],
+    len: [usize; MODES],
     max: usize,
-    /// While the current stretch is a trial of the other mode: the stretch
-    /// length the winner resumes with if the trial loses.
-    resume: Option<usize>,
+    /// While the current stretch is a trial: the mode it is measured against
+    /// and the stretch length that mode resumes with if the trial loses.
+    resume: Option<(Mode, usize)>,
     /// Seconds and rows the current trial has taken so far.
     trial_spent: (f64, usize),
     /// Whether each mode has walked its first, unmeasured piece.
-    warmed: [bool; 2],
-    /// False: always the engine.
-    pub(super) adaptive: bool,
+    warmed: [bool; MODES],
+    /// The mode the next trial starts looking from (each in turn), and each
+    /// mode's trials lost in a row (each doubles the wait for the next).
+    next_trial: usize,
+    losses: [u32; MODES],
+    /// `Some(mode)`: always that mode, nothing measured for choosing.
+    pub(super) forced: Option<Mode>,
     /// What each mode walked this epoch, every piece counted.
     epoch: EpochModes,
 }
@@ -94,23 +102,33 @@ pub(super) const MAX_EPOCHS_PER_STRETCH: usize = 64;
 /// the winner would take for the whole trial: a device far slower than the
 /// host (a software adapter, or data with a mistake every few rows) then
 /// costs little more than a bounded detour.
-pub(super) const TRIAL_BUDGET: f64 = 4.0;
+pub(super) const TRIAL_BUDGET: f64 = 2.0;
+
+/// Rows of a mode's first, unmeasured piece at most: its one-time costs
+/// are paid whatever it walks, and its rows are walked at whatever cost.
+pub(super) const WARM_ROWS: usize = 256;
+
+/// An epoch with fewer than 1/MISTAKES_FELL of the previous one's mistakes
+/// starts fresh trials.
+pub(super) const MISTAKES_FELL: u64 = 2;
 
 impl Modes {
     pub(super) fn new(rows: usize) -> Self {
         Modes {
-            cost: [None, None],
-            pending: [(0.0, 0); 2],
+            cost: [None; MODES],
+            pending: [(0.0, 0); MODES],
             // The host first: measuring it costs no setup, and the engine's
             // first stretch is then a trial with a budget.
             current: Mode::Host,
             left: MEASURE_ROWS,
-            len: [MEASURE_ROWS; 2],
+            len: [MEASURE_ROWS; MODES],
             max: rows.max(MEASURE_ROWS),
             resume: None,
             trial_spent: (0.0, 0),
-            warmed: [false; 2],
-            adaptive: true,
+            warmed: [false; MODES],
+            next_trial: Mode::Engine as usize,
+            losses: [0; MODES],
+            forced: None,
             epoch: EpochModes::default(),
         }
     }
@@ -120,37 +138,59 @@ impl Modes {
         std::mem::take(&mut self.epoch)
     }
 
-    /// The textbook loop walked `rows` rows in `seconds` (an engine that
-    /// certifies nothing: nothing to choose).
-    pub(super) fn measured_reference(&mut self, seconds: f64, rows: usize) {
+    /// The textbook loop walked `rows` rows in `seconds` with an engine that
+    /// certifies nothing (nothing to choose).
+    pub(super) fn measured_textbook(&mut self, seconds: f64, rows: usize) {
         self.epoch.reference.add(seconds, rows);
     }
 
     /// The mode to walk with now, and at most how many rows before the next
     /// measurement.
     pub(super) fn next(&self) -> (Mode, usize) {
-        if self.adaptive {
-            (self.current, self.left.max(1))
-        } else {
-            (Mode::Engine, usize::MAX)
+        match self.forced {
+            Some(mode) => (mode, usize::MAX),
+            None if !self.warmed[self.current as usize] => {
+                (self.current, self.left.clamp(1, WARM_ROWS))
+            }
+            None => (self.current, self.left.max(1)),
         }
     }
 
     /// The seconds the current stretch may take before it is cut short:
-    /// only a trial has a limit, from the winner's cost.
+    /// only a trial has a limit, from the cost of the mode it is measured
+    /// against.
     pub(super) fn trial_budget(&self) -> Option<f64> {
-        self.resume?;
-        let o = self.cost[self.current.other() as usize]?;
+        let (against, _) = self.resume?;
+        let o = self.cost[against as usize]?;
         Some((TRIAL_BUDGET * o * MEASURE_ROWS as f64 - self.trial_spent.0).max(0.0))
+    }
+
+    /// An epoch ended with `mistakes`, after one of `before`: if far fewer,
+    /// what was measured of the modes not walking now describes other rows.
+    pub(super) fn epoch_ended(&mut self, mistakes: u64, before: Option<u64>) {
+        if self.forced.is_some() || before.is_none_or(|b| mistakes * MISTAKES_FELL >= b) {
+            return;
+        }
+        for m in ALL {
+            if m != self.current {
+                self.cost[m as usize] = None;
+                self.pending[m as usize] = (0.0, 0);
+            }
+        }
+        self.losses = [0; MODES];
+        if self.resume.is_none() {
+            self.left = self.left.min(MEASURE_ROWS);
+        }
     }
 
     /// `mode` walked `rows` rows in `seconds`.
     pub(super) fn measured(&mut self, mode: Mode, seconds: f64, rows: usize) {
+        let m = mode as usize;
         match mode {
             Mode::Host => self.epoch.host.add(seconds, rows),
+            Mode::Reference => self.epoch.reference.add(seconds, rows),
             Mode::Engine => self.epoch.engine.add(seconds, rows),
         }
-        let m = mode as usize;
         if !self.warmed[m] && rows > 0 {
             // The warm-up piece: its rows are walked, its time is not
             // counted, and its stretch goes on as if it had not begun. (A
@@ -166,7 +206,7 @@ impl Modes {
             self.cost[m] = Some(s / r as f64);
             self.pending[m] = (0.0, 0);
         }
-        if !self.adaptive || mode != self.current {
+        if self.forced.is_some() || mode != self.current {
             return;
         }
         self.left = self.left.saturating_sub(rows);
@@ -185,45 +225,75 @@ impl Modes {
             return;
         }
         let spent = std::mem::take(&mut self.trial_spent);
-        let other = mode.other();
         let trial = self.resume.take();
-        match (self.cost[m], self.cost[other as usize]) {
-            (Some(c), Some(o)) if c <= o => {
-                if self.len[m] >= self.max {
-                    // The longest stretch won: a short trial of the other.
-                    self.resume = Some(self.len[m]);
-                    self.switch(other, MEASURE_ROWS);
+        let cheapest_other = ALL
+            .into_iter()
+            .filter(|&o| o != mode)
+            .filter_map(|o| Some((o, self.cost[o as usize]?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        match (trial, self.cost[m]) {
+            (Some((winner, resume)), Some(c)) => {
+                let w = self.cost[winner as usize];
+                if w.is_some_and(|w| c > w) {
+                    // A trial lost: the winner resumes, for long enough that
+                    // the next trial costs a small share of its time. What
+                    // the trial lost is what it took beyond the winner's time
+                    // for its rows: at most its budget, however dear its few
+                    // rows made its cost per row look (a device's first
+                    // batches early in training settle a handful of rows
+                    // each).
+                    let o = w.unwrap_or(c);
+                    let lost = (spent.0 - o * spent.1 as f64).max(0.0);
+                    // A mode that keeps losing is tried ever more rarely.
+                    self.losses[m] = (self.losses[m] + 1).min(16);
+                    let backoff = f64::from(1u32 << (self.losses[m] - 1));
+                    let spaced = TRIAL_SHARE * lost / o * backoff;
+                    let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
+                    let len = resume.max(spaced.min(cap as f64) as usize).min(cap);
+                    self.len[m] = MEASURE_ROWS;
+                    self.switch(winner, len);
                 } else {
-                    self.len[m] = (2 * self.len[m]).min(self.max);
-                    self.left = self.len[m];
+                    // The trial won: it walks on, and doubles from here.
+                    self.losses[m] = 0;
+                    self.len[winner as usize] = MEASURE_ROWS;
+                    self.after_win(mode);
                 }
             }
-            (Some(_), Some(o)) if trial.is_some() => {
-                // A trial lost: the winner resumes, for long enough that the
-                // next trial costs a small share of its time. What the trial
-                // lost is what it took beyond the winner's time for its rows:
-                // at most its budget, however dear its few rows made its
-                // cost per row look (a device's first batches early in
-                // training settle a handful of rows each).
-                let lost = (spent.0 - o * spent.1 as f64).max(0.0);
-                let spaced = TRIAL_SHARE * lost / o;
-                let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
-                let len = trial
-                    .unwrap_or(self.max)
-                    .max(spaced.min(cap as f64) as usize)
-                    .min(cap);
+            (_, Some(c)) if cheapest_other.is_none_or(|(_, o)| c <= o) => self.after_win(mode),
+            (_, Some(_)) => {
+                // Lost to a mode measured cheaper: that one, from short.
                 self.len[m] = MEASURE_ROWS;
-                self.switch(other, len);
-            }
-            // Lost, or the other never measured: the other, from short.
-            _ => {
-                if self.cost[other as usize].is_none() && self.cost[m].is_some() {
-                    // The other's first stretch is a trial of it.
-                    self.resume = Some(self.len[m]);
+                if let Some((o, _)) = cheapest_other {
+                    self.switch(o, MEASURE_ROWS);
                 }
-                self.len[m] = MEASURE_ROWS;
-                self.switch(other, MEASURE_ROWS);
             }
+            // Not measured yet (its pieces were too short): more of it.
+            (_, None) => self.left = MEASURE_ROWS,
+        }
+    }
+
+    /// `mode` is the cheapest measured: its stretches double, and after the
+    /// longest, another mode gets a trial (an unmeasured one first).
+    fn after_win(&mut self, mode: Mode) {
+        let m = mode as usize;
+        let unmeasured = FIRST_TRIALS
+            .into_iter()
+            .find(|&o| o != mode && self.cost[o as usize].is_none());
+        if let Some(o) = unmeasured {
+            self.resume = Some((mode, self.len[m].max(MEASURE_ROWS)));
+            self.switch(o, MEASURE_ROWS);
+        } else if self.len[m] >= self.max {
+            // The longest stretch won: a short trial of the next in turn.
+            let o = (1..MODES)
+                .map(|k| ALL[(self.next_trial + k - 1) % MODES])
+                .find(|&o| o != mode)
+                .unwrap_or(mode);
+            self.next_trial = (o as usize + 1) % MODES;
+            self.resume = Some((mode, self.len[m]));
+            self.switch(o, MEASURE_ROWS);
+        } else {
+            self.len[m] = (2 * self.len[m]).min(self.max);
+            self.left = self.len[m];
         }
     }
 
@@ -310,7 +380,7 @@ mod tests {
         let epoch = 25_000;
         let mut modes = Modes::new(epoch);
         // The engine costs 1000x the host: every trial is cut at its
-        // budget (4x the host's time for the trial's rows) after a piece.
+        // budget (2x the host's time for the trial's rows) after a piece.
         let cost = |m: Mode, _| if m == Mode::Host { 1e-9 } else { 1e-6 };
         simulate_in(100, &mut modes, 0, 20 * epoch, cost);
         let t = simulate_in(100, &mut modes, 20 * epoch, 400 * epoch, cost);
@@ -354,7 +424,7 @@ mod tests {
             // The host's warm-up piece, then its first measured one.
             modes.measured(Mode::Host, MEASURE_ROWS as f64 * host, MEASURE_ROWS);
         }
-        assert_eq!(modes.next(), (Mode::Engine, MEASURE_ROWS));
+        assert_eq!(modes.next(), (Mode::Engine, WARM_ROWS));
         modes.measured(Mode::Engine, 0.05, 121); // the warm-up piece
         assert_eq!(modes.next(), (Mode::Engine, MEASURE_ROWS));
         modes.measured(Mode::Engine, 0.005, 121); // over its budget
@@ -400,9 +470,10 @@ mod tests {
     #[test]
     fn a_mode_first_piece_is_not_measured() {
         let mut modes = Modes::new(25_000);
-        // The host's first piece, however slow, does not count.
+        // The host's first piece is short, and however slow, does not count.
+        assert_eq!(modes.next(), (Mode::Host, WARM_ROWS));
         modes.measured(Mode::Host, 1.0, 1000);
-        assert_eq!(modes.cost, [None, None]);
+        assert_eq!(modes.cost, [None; MODES]);
         assert_eq!(modes.next(), (Mode::Host, MEASURE_ROWS));
         modes.measured(Mode::Host, 4096e-9, 4096);
         assert_eq!(modes.cost[Mode::Host as usize], Some(1e-9));
@@ -424,5 +495,100 @@ mod tests {
         let t = simulate(&mut modes, flip + 70 * epoch, 100 * epoch, cost);
         let best = 100.0 * epoch as f64 * 1e-9;
         assert!(t <= 1.1 * best, "{:.3}x the cheaper mode's time", t / best);
+    }
+
+    #[test]
+    fn the_cheapest_of_three_modes_is_found_and_kept() {
+        // The textbook loop is the cheapest (short sparse rows), then the
+        // host's certified walk, then the engine.
+        let epoch = 50_000;
+        let cost = |m: Mode, _| match m {
+            Mode::Reference => 1e-8,
+            Mode::Host => 1.3e-8,
+            Mode::Engine => 4e-8,
+        };
+        for first in [Mode::Host, Mode::Engine] {
+            let mut modes = Modes::new(epoch);
+            if first == Mode::Engine {
+                // The engine measured cheapest at first, then dearer.
+                modes.cost[Mode::Engine as usize] = Some(1e-9);
+            }
+            simulate(&mut modes, 0, 10 * epoch, cost);
+            let t = simulate(&mut modes, 10 * epoch, 100 * epoch, cost);
+            let best = 100.0 * epoch as f64 * 1e-8;
+            assert!(
+                t <= 1.05 * best,
+                "{:.3}x the textbook loop's time",
+                t / best
+            );
+        }
+    }
+
+    #[test]
+    fn an_epoch_with_far_fewer_mistakes_starts_fresh_trials() {
+        // Epoch 1: the host is 3x cheaper than the engine (a mistake every
+        // few rows); from epoch 2 on the engine is 10x cheaper than the
+        // host. The engine's trials in epoch 1 lose, and space the next
+        // trial far out; the epoch's end says the data changed.
+        let epoch = 200_000;
+        let cost = |m: Mode, at: usize| match (m, at < epoch) {
+            (Mode::Host, _) => 3e-8,
+            (Mode::Engine, true) => 9e-8,
+            (Mode::Engine, false) => 3e-9,
+            (Mode::Reference, _) => 6e-8,
+        };
+        let run = |tell: bool| {
+            let mut modes = Modes::new(epoch);
+            simulate(&mut modes, 0, epoch, cost);
+            if tell {
+                modes.epoch_ended(1000, Some(60_000));
+            }
+            simulate(&mut modes, epoch, epoch, cost)
+        };
+        let (told, untold) = (run(true), run(false));
+        let best = epoch as f64 * 3e-9;
+        assert!(told <= 1.5 * best, "{:.2}x the engine's time", told / best);
+        assert!(told < untold, "{told} against {untold}");
+        // Fewer mistakes by less than half: nothing changes.
+        let mut modes = Modes::new(epoch);
+        simulate(&mut modes, 0, epoch, cost);
+        let before = (modes.cost, modes.left);
+        modes.epoch_ended(40_000, Some(60_000));
+        assert_eq!((modes.cost, modes.left), before);
+    }
+
+    #[test]
+    fn a_forced_mode_is_always_walked() {
+        for mode in ALL {
+            let mut modes = Modes::new(10_000);
+            modes.forced = Some(mode);
+            for _ in 0..10 {
+                assert_eq!(modes.next(), (mode, usize::MAX));
+                modes.measured(mode, 1e-3, 5000);
+            }
+            let account = modes.take_epoch();
+            let rows = |t: ModeTime| t.rows;
+            assert_eq!(
+                [account.host, account.reference, account.engine].map(rows)[mode as usize],
+                50_000
+            );
+        }
+    }
+
+    #[test]
+    fn a_mode_that_keeps_losing_is_tried_ever_more_rarely() {
+        let epoch = 25_000;
+        let mut modes = Modes::new(epoch);
+        let (mut trials, mut last) = (0, Mode::Host);
+        simulate_pieces(1000, &mut modes, 0, 400 * epoch, |m, _, n| {
+            if m == Mode::Engine && last != Mode::Engine {
+                trials += 1;
+            }
+            last = m;
+            n as f64 * if m == Mode::Engine { 1e-8 } else { 1e-9 }
+        });
+        // Spaced by the doubling waits up to the longest stretch (64
+        // epochs), not every few epochs.
+        assert!(trials <= 14, "{trials} trials of the engine in 400 epochs");
     }
 }

@@ -134,9 +134,11 @@ impl std::ops::Deref for CheckedParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PassPolicy {
-    /// Measure both and use whichever costs less per row: the engine (its
-    /// walk, or passes over windows), or the host's own fast certified
-    /// margins (better when mistakes are only a few rows apart).
+    /// Measure every way of walking and use whichever costs least per row:
+    /// the engine (its walk, or passes over windows), the host's own fast
+    /// certified margins (better when mistakes are only a few rows apart),
+    /// or the textbook loop (better where a certificate costs more than the
+    /// dot it saves).
     #[default]
     Adaptive,
     /// Always use the engine: its walk where it has one (the GPU's, or the
@@ -146,6 +148,11 @@ pub enum PassPolicy {
     /// Always use engine passes over windows of rows, never the engine's
     /// walk (to measure one against the other).
     Windows,
+    /// Always walk on the host with its own fast certified margins.
+    Host,
+    /// Always walk on the host with the reference dot for every row (the
+    /// textbook loop).
+    Reference,
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use crate::data::Dataset;
 use crate::engine::{EngineError, EngineStats, MarginEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
+use crate::train::chooser::Mode;
 use crate::train::params::{CheckedParams, PassPolicy};
 use crate::train::part::{Part, Peers, Positions};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
@@ -92,7 +93,12 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             state.head_mistakes_in_epoch = vec![0; heads];
         }
         let mut lp = Loop::new(data, bias, heads, state, part);
-        lp.modes.adaptive = params.passes == PassPolicy::Adaptive;
+        lp.modes.forced = match params.passes {
+            PassPolicy::Adaptive => None,
+            PassPolicy::Always | PassPolicy::Windows => Some(Mode::Engine),
+            PassPolicy::Host => Some(Mode::Host),
+            PassPolicy::Reference => Some(Mode::Reference),
+        };
         lp.walk_enabled = params.passes != PassPolicy::Windows;
         lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
         lp.class_weights = params

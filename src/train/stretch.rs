@@ -56,13 +56,14 @@ impl<F: Real> Loop<'_, F> {
                     return Ok(StretchEnd::EngineFailed(e));
                 }
                 self.modes
-                    .measured_reference(t0.elapsed().as_secs_f64(), end - pos);
+                    .measured_textbook(t0.elapsed().as_secs_f64(), end - pos);
                 observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }
             let (mode, stretch) = self.modes.next();
-            if mode == Mode::Host {
-                // The host alone, with its fast certified margins.
+            if mode != Mode::Engine {
+                // The host alone: with its fast certified margins, or with
+                // the reference dot for every row (the textbook loop).
                 if let Err(e) = self.end_walk(engine) {
                     return Ok(StretchEnd::EngineFailed(e));
                 }
@@ -70,11 +71,19 @@ impl<F: Real> Loop<'_, F> {
                 // host's: the host's stretch is timed from here.
                 let t0 = Instant::now();
                 let end = (pos + stretch.min(self.work_cap)).min(self.end);
-                if let Err(e) = self.walk_host(engine, peers, end)? {
+                let bound = match mode {
+                    Mode::Reference => self.host_bound.take(),
+                    _ => None,
+                };
+                let walked = self.walk_host(engine, peers, end)?;
+                if bound.is_some() {
+                    self.host_bound = bound;
+                }
+                if let Err(e) = walked {
                     return Ok(StretchEnd::EngineFailed(e));
                 }
                 self.modes
-                    .measured(Mode::Host, t0.elapsed().as_secs_f64(), end - pos);
+                    .measured(mode, t0.elapsed().as_secs_f64(), end - pos);
                 observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }

@@ -148,6 +148,8 @@ impl<'d, F: Real> Loop<'d, F> {
         self.state.position = 0;
         self.state.mistakes_in_epoch = 0;
         self.epoch_modes.push(self.modes.take_epoch());
+        let before = self.state.mistakes_per_epoch.iter().rev().nth(1).copied();
+        self.modes.epoch_ended(m, before);
         m
     }
 

@@ -17,6 +17,10 @@ use crate::train::sweep::{InFlight, Loop};
 /// because of drift, and they are more than a tenth of the rows walked.
 const BREAK_AFTER: u64 = 32;
 
+/// Rows a walker's batch may cover during a trial of the engine (a quarter
+/// of what a trial measures), so that the trial's budget cuts it in time.
+const TRIAL_BATCH_ROWS: usize = crate::train::chooser::MEASURE_ROWS / 4;
+
 /// The smallest window the loop asks for after an early break.
 const MIN_WINDOW: usize = 64;
 
@@ -102,6 +106,13 @@ impl<F: Real> Loop<'_, F> {
             let Some(walker) = engine.walker() else {
                 return Ok(Err(EngineError("the engine has no walker".into())));
             };
+            // A trial's batches are short, so that its time budget can cut
+            // it (between batches) before it costs much more.
+            let horizon = match deadline {
+                Some(_) => (self.state.position + TRIAL_BATCH_ROWS).min(target),
+                None => target,
+            };
+            walker.set_horizon(horizon);
             let batch = match walker.next() {
                 Ok(b) => b,
                 Err(e) => return Ok(Err(e)),

@@ -105,8 +105,12 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
     }
     .check()?;
     let opts = args.data_args.load_options(args.positive.clone());
-    let data: Dataset<F> = match &args.data {
-        Some(p) => data::load(p, &opts)?,
+    // No DATA: piped standard input, else the bundled demo.
+    let data: Dataset<F> = match args.data.clone().or_else(data::source::omitted_data) {
+        Some(p) => data::load(&p, &opts).map_err(|e| match args.data {
+            None => data::source::explain_omitted(e),
+            Some(_) => e,
+        })?,
         None => data::bundled::digits_3v5(&opts)?,
     };
     super::args::warn_csv_options(&opts, data.format, &data.source);

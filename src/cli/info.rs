@@ -143,10 +143,14 @@ fn shortest<F: Real>(v: F) -> f64 {
 
 fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
     let opts = args.data_args.load_options(None);
-    match &args.data {
+    // No DATA: piped standard input, else the bundled demo.
+    match args.data.clone().or_else(data::source::omitted_data) {
         Some(path) => Ok((
-            data::load_raw(path, &opts)?,
-            data::source::name(path).to_path_buf(),
+            data::load_raw(&path, &opts).map_err(|e| match args.data {
+                None => data::source::explain_omitted(e),
+                Some(_) => e,
+            })?,
+            data::source::name(&path).to_path_buf(),
         )),
         None => {
             let path = Path::new(bundled::NAME);

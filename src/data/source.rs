@@ -7,7 +7,7 @@
 
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Cursor, ErrorKind, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, sync_channel};
 use std::sync::{Arc, Mutex};
 
@@ -126,6 +126,59 @@ pub const STDIN_ARG: &str = "-";
 
 /// How standard input is named in messages and reports.
 pub const STDIN_NAME: &str = "<stdin>";
+
+/// Whether standard input holds data: a pipe, a file or a socket (not a
+/// terminal, and not an empty device such as /dev/null). Commands whose
+/// DATA may be omitted read it then, rather than their bundled demo data.
+pub fn stdin_is_piped() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::FileTypeExt;
+        let Ok(fd) = io::stdin().as_fd().try_clone_to_owned() else {
+            return false;
+        };
+        match std::fs::File::from(fd).metadata() {
+            Ok(m) => {
+                let t = m.file_type();
+                t.is_fifo() || t.is_file() || t.is_socket()
+            }
+            Err(_) => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::IsTerminal;
+        !io::stdin().is_terminal()
+    }
+}
+
+/// The DATA of a command that falls back on its bundled data when none is
+/// given: standard input (`-`) when it is piped, else none (a terminal, or
+/// the null device: the bundled data, which the reports name as such).
+pub fn omitted_data() -> Option<PathBuf> {
+    stdin_is_piped().then(|| PathBuf::from(STDIN_ARG))
+}
+
+/// An error from reading standard input that no DATA stood for: one that
+/// says it found no rows also says why standard input was read.
+pub fn explain_omitted(e: Error) -> Error {
+    match e {
+        Error::Data { path, message }
+            if path.as_os_str() == STDIN_NAME && message.starts_with("no data rows") =>
+        {
+            Error::Data {
+                path,
+                message: format!(
+                    "{message}; no DATA was given and standard input is not a terminal, so it was \
+                     read: give a data file, or run the command from a terminal (or with \
+                     standard input from /dev/null) for the bundled demo data"
+                ),
+            }
+        }
+        other => other,
+    }
+}
 
 /// Whether a data path stands for standard input (`-`).
 pub fn is_stdin(path: &Path) -> bool {

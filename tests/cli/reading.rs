@@ -4,7 +4,8 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use super::*;
-use crate::common::{cmd, data_file, data_str};
+use crate::common::{cmd, data_file, data_str, demo_cmd};
+use assert_cmd::prelude::OutputAssertExt;
 
 #[test]
 fn info_describes_a_dense_file_exactly() {
@@ -367,4 +368,42 @@ fn format_help_is_plain_text() {
         );
         assert!(!help.contains("[`"), "{c:?}: {help}");
     }
+}
+
+/// `cat x.svm | perceptron train` trains on x.svm, not on the bundled demo
+/// data (which it used to, without a word); `info` and `bench` likewise.
+/// With nothing piped (stdin /dev/null or a terminal) the demo stays.
+#[test]
+fn piped_data_is_read_when_no_data_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read(data_file("iris_setosa.svm")).unwrap();
+    for args in [
+        vec!["train", "--json", "-o", "m.json"],
+        vec!["info", "--json"],
+        vec!["bench", "--backends", "cpu", "--max-epochs", "2", "--json"],
+    ] {
+        let out = cmd(dir.path())
+            .args(&args)
+            .write_stdin(text.clone())
+            .assert()
+            .success();
+        let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+        assert_eq!(v["rows"], 150, "{args:?}: {v}");
+        assert_eq!(v["data"], "<stdin>", "{args:?}");
+    }
+    // Nothing piped: the bundled digits, named as such.
+    let out = demo_cmd(dir.path())
+        .args(["info", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+    assert_eq!(v["rows"], 365);
+    assert!(v["data"].as_str().unwrap().contains("bundled"), "{v}");
+    // An empty pipe is not the demo: it says why it read standard input.
+    cmd(dir.path())
+        .arg("train")
+        .write_stdin("")
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no DATA was given"));
 }

@@ -5,12 +5,13 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use super::*;
-use crate::common::{cmd, data_str};
+use crate::common::{cmd, data_str, demo_cmd};
+use assert_cmd::prelude::OutputAssertExt;
 
 #[test]
 fn train_on_the_bundled_data_converges_and_reports_the_bound() {
     let dir = tempfile::tempdir().unwrap();
-    let out = cmd(dir.path()).arg("train").assert().success();
+    let out = demo_cmd(dir.path()).arg("train").assert().success();
     let text = stdout_of(out.get_output());
     // The bundled digits 3 vs 5 are integer-valued: f32 equals the golden run.
     assert!(

@@ -321,6 +321,16 @@ pub fn cmd(dir: &std::path::Path) -> assert_cmd::Command {
     c
 }
 
+/// The `perceptron` binary, run in `dir` with standard input from the null
+/// device, as from a terminal: a command given no DATA uses its bundled
+/// demo data (assert_cmd's own commands pipe standard input, which such a
+/// command reads). Assert with `assert_cmd::prelude::OutputAssertExt`.
+pub fn demo_cmd(dir: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new(bin());
+    c.current_dir(dir).stdin(std::process::Stdio::null());
+    c
+}
+
 /// The `perceptron` binary under test.
 pub fn bin() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_perceptron"))

@@ -52,11 +52,19 @@ pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
 /// model file).
 fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
     let opts = args.data_args.load_options(args.positive.clone());
-    let paths = data::shards::expand(&args.data)?;
+    // No DATA: piped standard input, else the bundled demo.
+    let given: Vec<PathBuf> = match args.data.as_slice() {
+        [] => data::source::omitted_data().into_iter().collect(),
+        given => given.to_vec(),
+    };
+    let paths = data::shards::expand(&given)?;
     let (raw, path) = match paths.as_slice() {
         [] => data::bundled::raw_digits_3v5::<F>(&opts)?,
         [path] => (
-            data::load_raw::<F>(path, &opts)?,
+            data::load_raw::<F>(path, &opts).map_err(|e| match args.data.is_empty() {
+                true => data::source::explain_omitted(e),
+                false => e,
+            })?,
             data::source::name(path).to_path_buf(),
         ),
         // Shards: messages about the whole name them all.

@@ -96,7 +96,17 @@ fn npy_files_train_the_csv_files_model() {
         essence(&dir.path().join(out))
     };
     let want = train(&[csv.to_str().unwrap()], "csv.json");
-    assert_eq!(train(&["all.npy"], "all.json"), want);
+    assert_eq!(train(&["all.npy", "--label-column", "1"], "all.json"), want);
+    // Without --labels or --label-column the array is features only: the
+    // first column is no longer taken as the label without a word.
+    let out = cmd(dir.path())
+        .args(["train", "all.npy", "-o", "guess.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--labels FILE.npy"), "{err}");
+    assert!(!dir.path().join("guess.json").exists());
     assert_eq!(train(&["x.npy", "--labels", "y.npy"], "xy.json"), want);
     // predict and eval read .npy as well, --unlabeled or with the labels.
     let predict = |args: &[&str]| {
@@ -106,7 +116,10 @@ fn npy_files_train_the_csv_files_model() {
     };
     let by_csv = predict(&["csv.json", csv.to_str().unwrap()]);
     assert_eq!(predict(&["csv.json", "x.npy", "--unlabeled"]), by_csv);
-    assert_eq!(predict(&["csv.json", "all.npy"]), by_csv);
+    assert_eq!(
+        predict(&["csv.json", "all.npy", "--label-column", "1"]),
+        by_csv
+    );
     let eval = cmd(dir.path())
         .args(["eval", "csv.json", "x.npy", "--labels", "y.npy", "--json"])
         .output()

@@ -124,8 +124,9 @@ pub struct DataArgs {
     pub format: Option<FormatArg>,
 
     /// .npy data: the labels, one per row, in this second .npy file (shape
-    /// (rows,) or (rows, 1); bool, integers or floats). Without it the label
-    /// is a column of the array (--label-column N, default the first).
+    /// (rows,) or (rows, 1); bool, integers or floats). Without it a column
+    /// of the array must be named as the label (--label-column N), or the
+    /// array read --unlabeled: it is never guessed.
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
 
@@ -149,7 +150,8 @@ pub struct TextDataArgs {
 #[derive(Args, Clone, Debug, Default)]
 pub struct CsvArgs {
     /// CSV: the label column, as a 1-based number or a header name (.npy:
-    /// the 1-based column of the array, when there is no --labels file).
+    /// the 1-based column of the array that holds the labels, when there is
+    /// no --labels file).
     #[arg(long, value_name = "N|NAME")]
     pub label_column: Option<LabelColumn>,
 

@@ -1,6 +1,7 @@
 //! NumPy's `.npy` files (read with the `npyz` crate): a 2-D float array of
-//! rows, its labels in a second `.npy` (`--labels FILE`) or in one of its
-//! columns (the first unless `--label-column N`).
+//! rows, its labels in a second `.npy` (`--labels FILE`) or in the column
+//! `--label-column N` names (never a column by default: an array is most
+//! often the features alone).
 //!
 //! - **Features**: dtype `f4` or `f8`, little- or big-endian, C or Fortran
 //!   order, shape (rows, columns). Values are converted to the training
@@ -316,7 +317,18 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
         None
     } else {
         match &opts.label_column {
-            None => Some(0),
+            // A 2-D array is most often the features alone (numpy.save of
+            // X): taking a column as the label would be a silent guess.
+            None => {
+                return Err(Error::data(
+                    path,
+                    format!(
+                        "a .npy array holds no labels unless told where they are: give them in a \
+                         file with --labels FILE.npy (one per row), or name the array's label column \
+                         with --label-column N (1 to {cols}); --unlabeled reads it without labels"
+                    ),
+                ));
+            }
             Some(LabelColumn::Index(k)) if *k >= 1 && *k <= cols => Some(k - 1),
             Some(LabelColumn::Index(k)) => {
                 return Err(Error::data(

@@ -70,7 +70,20 @@ fn little_endian_c_order_with_the_label_first() {
             &le32(&[1.0, 0.5, 2.0, -1.0, 3.0, -4.0]),
         ),
     );
-    let raw = load_raw::<f64>(&p, &LoadOptions::default()).unwrap();
+    // Without --labels or --label-column an array's columns are features
+    // only: taking the first as the label (as before) was a silent guess.
+    let e = load_raw::<f64>(&p, &LoadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("holds no labels unless told where they are") && e.contains("--labels FILE.npy"),
+        "{e}"
+    );
+    let first = LoadOptions {
+        label_column: Some(LabelColumn::Index(1)),
+        ..Default::default()
+    };
+    let raw = load_raw::<f64>(&p, &first).unwrap();
     assert_eq!(raw.format, Format::Npy);
     assert_eq!((raw.features.rows(), raw.features.cols()), (2, 2));
     assert_eq!(dense(&raw), [0.5, 2.0, 3.0, -4.0]);
@@ -154,7 +167,11 @@ fn f8_values_round_to_nearest_f4() {
                 .collect::<Vec<_>>(),
         ),
     );
-    let raw = load_raw::<f32>(&p, &LoadOptions::default()).unwrap();
+    let first = LoadOptions {
+        label_column: Some(LabelColumn::Index(1)),
+        ..Default::default()
+    };
+    let raw = load_raw::<f32>(&p, &first).unwrap();
     assert_eq!(dense(&raw), [v as f32 as f64]);
 }
 
@@ -196,7 +213,11 @@ fn every_refusal_names_the_file_and_the_problem() {
         "one.npy",
         npy("<f4", false, &[2, 1], &le32(&[1.0, 2.0])),
     );
-    assert!(err(&p, &d).contains("one column, which would be the label"));
+    let first = LoadOptions {
+        label_column: Some(LabelColumn::Index(1)),
+        ..Default::default()
+    };
+    assert!(err(&p, &first).contains("one column, which would be the label"));
     let x = write(
         dir.path(),
         "x.npy",

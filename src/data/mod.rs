@@ -82,7 +82,11 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
     };
     let reading = Reading::default();
     match format {
-        Format::Csv => csv::parse_text(text, path, opts, size_hint, reading),
+        Format::Csv => {
+            let raw = csv::parse_text(text, path, opts, size_hint, reading)?;
+            csv::refuse_pandas_index(&raw, path)?;
+            Ok(raw)
+        }
         Format::Libsvm => libsvm::parse_text(text, path, opts.unlabeled, size_hint, reading),
         Format::Binary if input.gzip => Err(Error::data(
             path,

@@ -407,3 +407,51 @@ fn piped_data_is_read_when_no_data_is_given() {
         .failure()
         .stderr(predicate::str::contains("no DATA was given"));
 }
+
+/// `df.to_csv()` writes a first column with no name holding the row
+/// numbers: a pandas index. It used to become a feature (or, as the
+/// default label column, a label per row) without a word; now it is
+/// refused with the fix. A first column that is not the row numbers, or
+/// has a name, is read as before.
+#[test]
+fn a_pandas_index_column_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, header: &str, first: &dyn Fn(usize) -> String| {
+        let mut text = format!("{header}\n");
+        for i in 0..12 {
+            text += &format!("{},{},{},{}\n", first(i), i % 3, (i * 7) % 5, i % 2);
+        }
+        std::fs::write(dir.path().join(name), text).unwrap();
+    };
+    write("index.csv", ",x1,x2,target", &|i| i.to_string());
+    cmd(dir.path())
+        .args(["train", "index.csv", "--label-column", "target", "-o", "m.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "column 1 has no name in the header and holds the row numbers 0, 1, 2, ...: a pandas index",
+        ))
+        .stderr(predicate::str::contains("to_csv(index=False)"));
+    assert!(!dir.path().join("m.json").exists());
+    // The index where the label is read by default.
+    cmd(dir.path())
+        .args(["train", "index.csv", "-o", "m.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "column 1, the label column by default",
+        ))
+        .stderr(predicate::str::contains("--label-column NAME"));
+    // Not row numbers, or a name: ordinary data.
+    write("ids.csv", ",x1,x2,target", &|i| (i + 1).to_string());
+    write("named.csv", "id,x1,x2,target", &|i| i.to_string());
+    for name in ["ids.csv", "named.csv"] {
+        let code = cmd(dir.path())
+            .args(["train", name, "--label-column", "target", "-o", "m.json"])
+            .output()
+            .unwrap()
+            .status
+            .code();
+        assert!(matches!(code, Some(0 | 3)), "{name}: {code:?}");
+    }
+}

@@ -17,7 +17,7 @@ mod write;
 use std::io::BufRead;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::float::Real;
 
 use super::blocks::{Reading, Text};
@@ -74,6 +74,62 @@ pub(crate) fn parse_text<F: Real>(
     reading: Reading,
 ) -> Result<RawData<F>> {
     read::parse_lines(LineReader::new(text, path), path, opts, size_hint, reading)
+}
+
+/// Refuses a CSV file whose first column is a pandas index: no name in the
+/// header, and the row numbers 0, 1, 2, ... as values (what
+/// `DataFrame.to_csv()` writes unless `index=False`). Read as it is, it is
+/// a feature that counts the rows (or, in the default label column, a
+/// label per row): a wrong model without a word.
+pub(crate) fn refuse_pandas_index<F: Real>(raw: &RawData<F>, path: &Path) -> Result<()> {
+    let Some(info) = &raw.csv else {
+        return Ok(());
+    };
+    let rows = raw.features.rows();
+    let unnamed = info.names.first().is_some_and(|n| n.trim().is_empty());
+    if !unnamed || rows < 2 || info.columns < 2 {
+        return Ok(());
+    }
+    let what = "has no name in the header and holds the row numbers 0, 1, 2, ...: a pandas \
+                index, which DataFrame.to_csv() writes unless given index=False";
+    if info.label_column == Some(1) {
+        let classes = raw.table.classes();
+        let numbered = raw
+            .class_ids
+            .iter()
+            .enumerate()
+            .all(|(i, &c)| classes[c as usize].number == Some(i as f64));
+        if numbered {
+            return Err(Error::data(
+                path,
+                format!(
+                    "column 1, the label column by default, {what}; write the file with \
+                     to_csv(index=False) and name the label column with --label-column NAME"
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    // The first column is the first feature: dense text rows.
+    let crate::data::Features::Dense(m) = &raw.features else {
+        return Ok(());
+    };
+    let numbered = m
+        .values
+        .chunks_exact(m.cols.max(1))
+        .take(m.rows)
+        .enumerate()
+        .all(|(i, row)| row.first().is_some_and(|v| v.to_f64() == i as f64));
+    if numbered {
+        return Err(Error::data(
+            path,
+            format!(
+                "column 1 {what}; it would be trained on as a feature: write the file with \
+                 to_csv(index=False), or drop the column"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ fn convert_to_binary_keeps_the_model_identical() {
                 .assert()
                 .success()
                 .stdout(predicate::str::contains(format!(
-                    "binary ({layout}, {precision})"
+                    "binary ({layout}, {precision} values: --precision {precision})"
                 )));
             let (m_text, m_bin) = (d.join("text.json"), d.join("bin.json"));
             train(&data_file(input), &m_text, &["--precision", precision]);
@@ -200,7 +200,7 @@ fn convert_between_text_formats_and_layouts() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "CSV (f32), 270 rows x 13 features",
+            "CSV (f64 values: row 1, column 1: 0.708333 needs f64), 270 rows x 13 features",
         ));
     perceptron()
         .arg("convert")

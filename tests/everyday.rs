@@ -973,7 +973,7 @@ fn summaries_share_a_stream_a_vocabulary_and_json() {
         .stderr("");
     let text = stdout_of(out.get_output());
     assert!(
-        text.contains("train       a.csv: 120 rows (CSV, 2.1 KiB)"),
+        text.contains("train       a.csv: 120 rows (CSV, 2.2 KiB)"),
         "{text}"
     );
     let out = cmd(d)

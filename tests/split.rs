@@ -67,3 +67,84 @@ fn bad_fractions_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("between 0 and 1"));
 }
+
+/// `split` writes a text input's lines as they were, and `convert` keeps
+/// every value exactly unless a precision is asked for. Before, both read
+/// the values in f32: `0.123456789012345` became `0.12345679`,
+/// `12345678.9` became `12345679` and `1e-50` became `0`.
+#[test]
+fn split_and_convert_change_no_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = d.join("v.csv");
+    let rows = [
+        "1,0.123456789012345,2",
+        "-1,12345678.9,1e-50",
+        "1,0.50,3",
+        "-1, 7 ,8",
+        "1,-0.0,1e300",
+        "-1,2.5,0.1",
+    ];
+    std::fs::write(
+        &data,
+        format!("# made by hand\ny,a,b\n{}\n\n", rows.join("\n")),
+    )
+    .unwrap();
+    let (train, test) = (d.join("tr.csv"), d.join("te.csv"));
+    let out = split(&data, &train, &test, "3");
+    assert!(out.status.success(), "{out:?}");
+    // Every data line lands in one part, as it was, after the header.
+    let (a, b) = (lines(&train), lines(&test));
+    assert_eq!((a[0].as_str(), b[0].as_str()), ("y,a,b", "y,a,b"));
+    let mut all: Vec<String> = a[1..].iter().chain(&b[1..]).cloned().collect();
+    all.sort();
+    let mut want: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
+    want.sort();
+    assert_eq!(all, want);
+    // convert: to CSV, and through .pbin and back, the same values in f64.
+    let values = |p: &Path| -> Vec<f64> {
+        lines(p)
+            .iter()
+            .filter(|l| !l.starts_with('y') && !l.starts_with('#') && !l.trim().is_empty())
+            .flat_map(|l| {
+                l.split(',')
+                    .skip(1)
+                    .map(|v| v.trim().parse::<f64>().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let convert = |args: &[&Path]| {
+        let out = assert_cmd::Command::cargo_bin("perceptron")
+            .unwrap()
+            .arg("convert")
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let want = values(&data);
+    let r = convert(&[&data, &d.join("c.csv")]);
+    assert_eq!(values(&d.join("c.csv")), want);
+    assert_eq!(r["precision"], "f64");
+    assert!(
+        r["precision_reason"]
+            .as_str()
+            .unwrap()
+            .contains("row 1, column 1: 0.123456789012345 needs f64"),
+        "{r}"
+    );
+    convert(&[&data, &d.join("c.pbin")]);
+    convert(&[&d.join("c.pbin"), &d.join("back.csv")]);
+    let back: Vec<f64> = values(&d.join("back.csv"));
+    assert_eq!(
+        back.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    // Values that f32 holds exactly stay f32.
+    let small = d.join("s.csv");
+    std::fs::write(&small, "1,0.5,2\n-1,3,-0.25\n").unwrap();
+    assert_eq!(convert(&[&small, &d.join("s.pbin")])["precision"], "f32");
+}

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::args::{DataArgs, LayoutArg, PrecisionArg};
 use crate::data::binary::Layout;
+use crate::data::exact::{self, Exact};
 use crate::data::write::{OutputFormat, with_layout, write_raw};
 use crate::data::{self, Features};
 use crate::error::{Error, Result, exit};
@@ -16,7 +17,7 @@ use crate::float::{Precision, Real};
 
 const EXAMPLES: &str = "\
 Examples:
-  perceptron convert big.svm big.pbin               LIBSVM to binary (CSR, f32)
+  perceptron convert big.svm big.pbin               LIBSVM to binary (CSR; every value exact)
   perceptron convert data.csv data.pbin --precision f64
   perceptron convert data.csv.gz data.svm           CSV to LIBSVM text
   perceptron convert big.svm big.pbin --layout dense
@@ -34,9 +35,11 @@ Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
 /// Reads CSV or LIBSVM (optionally .gz) or binary; writes binary (.pbin),
 /// CSV (.csv) or LIBSVM (.svm, .libsvm), by OUT's extension. The label values are kept as they are (no -1/+1 mapping), so any label
 /// column converts. CSV input becomes a dense binary file, LIBSVM input a
-/// sparse (CSR) one, unless --layout says otherwise. Values are parsed
-/// directly in the chosen --precision, so an f32 binary file holds exactly
-/// what f32 training of the text would use. OUT is written atomically: an
+/// sparse (CSR) one, unless --layout says otherwise. No value changes
+/// unless a --precision is asked for: f32 is kept where every value is
+/// exactly an f32, else f64. With --precision, values are parsed directly
+/// in it, so an f32 binary file holds exactly what f32 training of the text
+/// would use. OUT is written atomically: an
 /// existing file is replaced only by a complete new one. Ctrl-C or SIGTERM
 /// stops at once, removing the partial output (exit status 130).
 #[derive(Args, Debug)]
@@ -54,11 +57,14 @@ pub struct ConvertArgs {
     #[arg(value_name = "OUT")]
     pub output: PathBuf,
 
-    /// Precision of the stored values. Text values are parsed directly in
-    /// it (rounded once); a binary f64 input read as f32 is rounded to
-    /// nearest, which is not always the same as parsing its original text.
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
+    /// Precision of the stored values. Without it every value is kept
+    /// exactly: f32 where every value is exactly an f32, else f64 (the
+    /// summary names the first value that needs it). Given, text values
+    /// are parsed directly in it (rounded once); a binary f64 input read as
+    /// f32 is rounded to nearest, which is not always the same as parsing
+    /// its original text.
+    #[arg(long, value_enum)]
+    pub precision: Option<PrecisionArg>,
 
     /// Storage layout: `dense` (every value) or `csr` (only stored entries;
     /// converting dense data drops its exact zeros). Default: the input's
@@ -83,6 +89,9 @@ pub struct ConvertReport {
     pub output_format: OutputFormat,
     pub layout: Layout,
     pub precision: Precision,
+    /// Why the precision: asked for, or the first value that needs f64 when
+    /// none was.
+    pub precision_reason: String,
     pub rows: usize,
     pub features: usize,
     /// Stored values (dense: rows * features).
@@ -96,13 +105,6 @@ pub struct ConvertReport {
 }
 
 pub fn run(args: &ConvertArgs) -> Result<i32> {
-    match Precision::from(args.precision) {
-        Precision::F32 => run_in::<f32>(args),
-        Precision::F64 => run_in::<f64>(args),
-    }
-}
-
-fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     let to_stdout = crate::output::is_stdout(&args.output);
     if !to_stdout {
         // Checked before the input is read; standard output's format
@@ -113,7 +115,35 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
     crate::output::check_not_an_input(&args.output, &[&args.input])?;
     let t0 = Instant::now();
     let opts = args.data_args.load_options(None);
-    let raw = data::load_raw::<F>(&args.input, &opts)?;
+    let asked = |p: Precision| format!("--precision {p}");
+    match args.precision.map(Precision::from) {
+        Some(p @ Precision::F32) => write_in(
+            args,
+            data::load_raw::<f32>(&args.input, &opts)?,
+            t0,
+            asked(p),
+        ),
+        Some(p @ Precision::F64) => write_in(
+            args,
+            data::load_raw::<f64>(&args.input, &opts)?,
+            t0,
+            asked(p),
+        ),
+        None => match exact::load_exact(&args.input, &opts)? {
+            Exact::F32(raw) => write_in(args, raw, t0, "every value exactly an f32".into()),
+            Exact::F64(raw, at) => write_in(args, raw, t0, format!("{at} needs f64")),
+        },
+    }
+}
+
+fn write_in<F: Real>(
+    args: &ConvertArgs,
+    raw: data::RawData<F>,
+    t0: Instant,
+    precision_reason: String,
+) -> Result<i32> {
+    let to_stdout = crate::output::is_stdout(&args.output);
+    let opts = args.data_args.load_options(None);
     super::args::warn_csv_options(&opts, raw.format, &args.input);
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format;
@@ -136,6 +166,7 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
         output_format: format,
         layout: Layout::of(&raw.features),
         precision: F::PRECISION,
+        precision_reason,
         rows: raw.features.rows(),
         features: raw.features.cols(),
         stored_values,
@@ -149,8 +180,8 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
         serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?
     } else {
         format!(
-            "wrote {}: {} ({}{}), {} rows x {} features, {} stored values, {} label values, \
-             {}; read in {:.3} s, written in {:.3} s",
+            "wrote {}: {} ({}{} values: {}), {} rows x {} features, {} stored values, {} \
+             label values, {}; read in {:.3} s, written in {:.3} s",
             report.output,
             format.name(),
             if format == OutputFormat::Binary {
@@ -159,6 +190,7 @@ fn run_in<F: Real>(args: &ConvertArgs) -> Result<i32> {
                 String::new()
             },
             report.precision,
+            report.precision_reason,
             report.rows,
             report.features,
             report.stored_values,

@@ -6,6 +6,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::args::{DataArgs, PrecisionArg};
+use crate::data::exact::{self, Exact};
 use crate::data::write::{OutputFormat, write_raw};
 use crate::data::{self, Format, RawData};
 use crate::error::{Error, Result, exit};
@@ -21,9 +22,13 @@ Examples:
   perceptron split data.csv -o train.csv --test test.csv --stratify      every label 80/20
 
 Rows keep their file order within each part. The output format follows
-each output's extension (.csv, .svm, .pbin); values are written exactly. A
-CSV part keeps the input's header, label column and delimiter, so a model
-trained on the input reads it as it reads the input. `-` writes a part to
+each output's extension (.csv, .svm, .pbin). A part in the input's own
+text format holds the input's lines as they are (the header first,
+comments and blank lines left out); any other part holds every value
+exactly (f32 where every value is exactly an f32, else f64) unless a
+--precision is asked for. A CSV part keeps the input's header, label
+column and delimiter, so a model trained on the input reads it as it
+reads the input. `-` writes a part to
 standard output (CSV for dense data, LIBSVM for sparse); the summary then
 goes to stderr.
 
@@ -66,8 +71,8 @@ pub struct SplitArgs {
     pub stratify: bool,
 
     /// Precision the values are read in (and written to .pbin outputs).
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
+    #[arg(long, value_enum)]
+    pub precision: Option<PrecisionArg>,
 
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
@@ -100,9 +105,15 @@ pub struct SplitReport {
 }
 
 pub fn run(args: &SplitArgs) -> Result<i32> {
-    match Precision::from(args.precision) {
-        Precision::F32 => run_in::<f32>(args),
-        Precision::F64 => run_in::<f64>(args),
+    check(args)?;
+    let opts = args.data_args.load_options(None);
+    match args.precision.map(Precision::from) {
+        Some(Precision::F32) => split(args, data::load_raw::<f32>(&args.data, &opts)?),
+        Some(Precision::F64) => split(args, data::load_raw::<f64>(&args.data, &opts)?),
+        None => match exact::load_exact(&args.data, &opts)? {
+            Exact::F32(raw) => split(args, raw),
+            Exact::F64(raw, _) => split(args, raw),
+        },
     }
 }
 
@@ -117,7 +128,8 @@ fn subset<F: Real>(raw: &RawData<F>, rows: &[usize]) -> RawData<F> {
     }
 }
 
-fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
+/// The command line's checks, before anything is read.
+fn check(args: &SplitArgs) -> Result<()> {
     if !(args.test_fraction > 0.0 && args.test_fraction < 1.0) {
         return Err(Error::Usage(format!(
             "--test-fraction must be between 0 and 1, got {}",
@@ -140,8 +152,11 @@ fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
             "-o and --test name the same file; the two halves need two files".into(),
         ));
     }
+    Ok(())
+}
+
+fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
     let opts = args.data_args.load_options(None);
-    let raw = data::load_raw::<F>(&args.data, &opts)?;
     super::args::warn_csv_options(&opts, raw.format, &args.data);
     let sparse = raw.features.is_sparse();
     let (train_format, test_format) = (
@@ -171,8 +186,29 @@ fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
     };
     let test_rows: Vec<usize> = (0..rows).filter(|&i| is_test[i]).collect();
     let train_rows: Vec<usize> = (0..rows).filter(|&i| !is_test[i]).collect();
-    let train_bytes = write_raw(&args.output, &subset(&raw, &train_rows), train_format)?;
-    let test_bytes = write_raw(&args.test, &subset(&raw, &test_rows), test_format)?;
+    let part = |path: &std::path::Path, format: OutputFormat, rows: &[usize], test: bool| {
+        let same_text = matches!(
+            (raw.format, format),
+            (Format::Csv, OutputFormat::Csv) | (Format::Libsvm, OutputFormat::Libsvm)
+        );
+        if same_text && !data::source::is_stdin(&args.data) {
+            let header = raw.csv.as_ref().and_then(|c| c.header_line);
+            let copied = copy_lines(
+                &args.data,
+                header,
+                raw.features.rows(),
+                &is_test,
+                test,
+                path,
+            )?;
+            if let Some(bytes) = copied {
+                return Ok(bytes);
+            }
+        }
+        write_raw(path, &subset(&raw, rows), format)
+    };
+    let train_bytes = part(&args.output, train_format, &train_rows, false)?;
+    let test_bytes = part(&args.test, test_format, &test_rows, true)?;
     let report = SplitReport {
         data: data::source::name(&args.data).display().to_string(),
         format: raw.format,
@@ -201,6 +237,70 @@ fn run_in<F: Real>(args: &SplitArgs) -> Result<i32> {
     let taken = crate::output::is_stdout(&args.output) || crate::output::is_stdout(&args.test);
     super::stdout::print_summary(&text, taken)?;
     Ok(exit::SUCCESS)
+}
+
+/// Writes to `out` the data lines of `input` (a CSV or LIBSVM file, plain
+/// or gzip) whose row `i` has `is_test[i] == test`, as they are: the CSV
+/// header (line `header`, 1-based) first, comments and blank lines left
+/// out. `None` when the file's data lines are not the `rows` rows read
+/// (then nothing is written, and the caller writes the values).
+fn copy_lines(
+    input: &std::path::Path,
+    header: Option<u64>,
+    rows: usize,
+    is_test: &[bool],
+    test: bool,
+    out: &std::path::Path,
+) -> Result<Option<u64>> {
+    use std::io::BufRead;
+    let source = data::source::open(input)?;
+    let mut reader: Box<dyn BufRead> = match source.content {
+        data::source::Content::Mapped(map) => Box::new(std::io::Cursor::new(map)),
+        data::source::Content::Reader(r) => r,
+    };
+    let name = data::source::name(input).to_path_buf();
+    // The data lines, in order: count them first, so that nothing is
+    // written unless they are the rows read.
+    let mut lines: Vec<u8> = Vec::new();
+    let mut kept_header: Vec<u8> = Vec::new();
+    let (mut no, mut row) = (0u64, 0usize);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(&name, "cannot read data file", e))?;
+        if n == 0 {
+            break;
+        }
+        no += 1;
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
+        }
+        if Some(no) == header {
+            kept_header.extend_from_slice(&line);
+            continue;
+        }
+        if crate::data::csv::is_skipped(&String::from_utf8_lossy(&line)) {
+            continue;
+        }
+        if row >= rows {
+            return Ok(None);
+        }
+        if is_test[row] == test {
+            lines.extend_from_slice(&line);
+        }
+        row += 1;
+    }
+    if row != rows {
+        return Ok(None);
+    }
+    let bytes = (kept_header.len() + lines.len()) as u64;
+    crate::output::write_atomic(out, |w| {
+        w.write_all(&kept_header)?;
+        w.write_all(&lines)
+    })?;
+    Ok(Some(bytes))
 }
 
 /// The human-readable summary.

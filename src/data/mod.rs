@@ -20,6 +20,7 @@ pub mod blocks;
 pub mod bundled;
 pub mod csv;
 pub mod dataset;
+pub mod exact;
 pub mod facts;
 pub mod fingerprint;
 pub mod format;

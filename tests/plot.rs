@@ -809,3 +809,72 @@ fn every_plot_kind_has_examples_in_its_help() {
         .success()
         .stdout(predicate::str::contains("perceptron train data.csv --plot"));
 }
+
+/// A margin of 1e-154 makes the convergence bound about 1.7e308: the curve's
+/// axis scaled it by 3 to infinity, and drawing never ended (`plot curve`
+/// and `train --plot` spun until killed). The axis now stays finite and an
+/// unplottable bound is left out.
+#[test]
+fn a_bound_near_f64s_maximum_still_draws_the_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("t.csv"), "1,1.3,1e-154\n-1,1.3,-1e-154\n").unwrap();
+    cmd(d)
+        .args([
+            "train",
+            "t.csv",
+            "--precision",
+            "f64",
+            "--no-bias",
+            "-o",
+            "m.json",
+        ])
+        .assert()
+        .success();
+    cmd(d)
+        .args(["plot", "curve", "m.json", "-o", "c.svg"])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    assert!(read_svg(&d.join("c.svg")).contains("<svg"));
+}
+
+/// A picture never replaces an input of its command, also through a link:
+/// `plot` lacked the check that `train`, `predict`, `convert` and `split`
+/// have, and `train --plot DIR` followed a link in DIR onto its data.
+#[test]
+fn pictures_never_overwrite_their_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = generated_csv(d, 40);
+    let model = train_model(d, &csv, "m.json", &[]);
+    // The model copied under a picture's name, then plotted onto itself.
+    std::fs::copy(&model, d.join("m.svg")).unwrap();
+    let before = std::fs::read(d.join("m.svg")).unwrap();
+    cmd(d)
+        .args(["plot", "curve", "m.svg", "-o", "m.svg"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is also an input of this command"));
+    assert_eq!(std::fs::read(d.join("m.svg")).unwrap(), before);
+    // A link named like the picture, pointing at the data.
+    let data = std::fs::read(&csv).unwrap();
+    std::os::unix::fs::symlink(&csv, d.join("pic.svg")).unwrap();
+    cmd(d)
+        .args(["plot", "trace"])
+        .arg(&csv)
+        .args(["-o", "pic.svg"])
+        .assert()
+        .code(2);
+    std::fs::create_dir(d.join("pics")).unwrap();
+    std::os::unix::fs::symlink(&csv, d.join("pics").join("margins.svg")).unwrap();
+    cmd(d)
+        .arg("train")
+        .arg(&csv)
+        .args(["-o", "m2.json", "--plot", "pics"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("margins.svg"));
+    assert_eq!(std::fs::read(&csv).unwrap(), data);
+    assert!(!d.join("m2.json").exists());
+}

@@ -68,8 +68,10 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// Checks the destination and the format before any work.
-    fn check(&self, gif_allowed: bool) -> Result<ImageFormat> {
+    /// Checks the destination and the format before any work: it must not
+    /// be one of the command's `inputs` (a link to one included), which
+    /// writing the picture would destroy.
+    fn check(&self, gif_allowed: bool, inputs: &[&Path]) -> Result<ImageFormat> {
         let format = ImageFormat::from_path(&self.output)?;
         if format == ImageFormat::Gif && !gif_allowed {
             return Err(Error::Usage(format!(
@@ -81,6 +83,7 @@ impl OutputArgs {
             plot::check_size(size)?;
         }
         crate::output::check_destination(&self.output)?;
+        crate::output::check_not_an_input(&self.output, inputs)?;
         Ok(format)
     }
 }
@@ -298,14 +301,14 @@ pub fn run(args: &PlotArgs) -> Result<i32> {
     match &args.kind {
         PlotKind::Curve(a) => curve(a)?,
         PlotKind::Margins(a) => {
-            a.out.check(false)?;
+            a.out.check(false, &[&a.model, &a.data])?;
             match binary_only(&a.model, model::load(&a.model)?, "margins")? {
                 AnyModel::F32(m) => margins(a, &m)?,
                 AnyModel::F64(m) => margins(a, &m)?,
             }
         }
         PlotKind::Boundary(a) => {
-            a.out.check(false)?;
+            a.out.check(false, &[&a.model, &a.data])?;
             match binary_only(&a.model, model::load(&a.model)?, "boundary")? {
                 AnyModel::F32(m) => boundary(a, &m)?,
                 AnyModel::F64(m) => boundary(a, &m)?,
@@ -324,7 +327,7 @@ pub fn run(args: &PlotArgs) -> Result<i32> {
 }
 
 fn curve(a: &CurveArgs) -> Result<()> {
-    a.out.check(false)?;
+    a.out.check(false, &[&a.model])?;
     let model = model::load(&a.model)?;
     plot::save(
         &plot::curve::Curve::from_training(model.training()),
@@ -407,7 +410,7 @@ fn check_epochs(max_epochs: usize) -> Result<()> {
 
 fn bias<F: Real>(a: &BiasArgs) -> Result<()> {
     check_epochs(a.max_epochs)?;
-    a.out.check(false)?;
+    a.out.check(false, &[&a.data])?;
     let opts = a.data_args.load_options(a.positive.clone());
     let data: Dataset<F> = data::load(&a.data, &opts)?;
     super::args::warn_csv_options(&opts, data.format, &a.data);
@@ -420,7 +423,7 @@ fn trace<F: Real>(a: &TraceArgs) -> Result<()> {
     if a.max_frames == 0 {
         return Err(Error::Usage("--max-frames must be at least 1".into()));
     }
-    let format = a.out.check(true)?;
+    let format = a.out.check(true, &[&a.data])?;
     let opts = a.data_args.load_options(a.positive.clone());
     let mut data: Dataset<F> = data::load(&a.data, &opts)?;
     super::args::warn_csv_options(&opts, data.format, &a.data);
@@ -474,7 +477,12 @@ pub fn training_pictures<F: Real>(
 
 /// Makes `dir` ready for `train --plot` before training: an existing
 /// directory, or one created now.
-pub fn prepare_dir(dir: &Path) -> Result<()> {
+pub fn prepare_dir(dir: &Path, inputs: &[&Path]) -> Result<()> {
+    // The pictures' paths may be links to an input (the training data):
+    // writing them would destroy it.
+    for name in ["curve.svg", "margins.svg"] {
+        crate::output::check_not_an_input(&dir.join(name), inputs)?;
+    }
     if dir.exists() && !dir.is_dir() {
         return Err(Error::io(
             dir,

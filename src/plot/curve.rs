@@ -120,9 +120,13 @@ impl Figure for Curve {
             sum += m;
             running.push(sum);
         }
+        // The bound can be as large as f64 allows (a margin of 1e-154 makes
+        // it about 1e308): the axis must stay finite, or drawing it never
+        // ends, so the top is capped and an unplottable bound left out.
+        let bound = self.bound.filter(|b| b.is_finite());
         let top_value = [
             self.total_mistakes as f64,
-            self.bound.unwrap_or(0.0),
+            bound.unwrap_or(0.0),
             self.mistakes_per_epoch.iter().copied().max().unwrap_or(0) as f64,
             1.0,
         ]
@@ -131,7 +135,7 @@ impl Figure for Curve {
         // Epochs without a mistake cannot sit on a log scale: they are drawn
         // on the bottom edge, below 1, and the legend says so.
         let floor = 0.5;
-        let top = top_value * 3.0;
+        let top = (top_value * 3.0).min(f64::MAX / 4.0);
         let mut chart = ChartBuilder::on(&area)
             .margin(12)
             .margin_right(28)
@@ -153,7 +157,7 @@ impl Figure for Curve {
             .y_label_formatter(&y_fmt)
             .draw()?;
 
-        if let Some(b) = self.bound {
+        if let Some(b) = bound {
             chart.draw_series(DashedLineSeries::new(
                 [(0, b), (e as i64 + 1, b)],
                 10,

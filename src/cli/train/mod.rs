@@ -108,7 +108,10 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     }
     #[cfg(feature = "plot")]
     if let Some(dir) = &args.plot {
-        super::plot::prepare_dir(dir)?;
+        let mut inputs: Vec<&Path> = args.data.iter().map(PathBuf::as_path).collect();
+        inputs.extend(args.init.as_deref());
+        inputs.extend(args.resume.as_deref());
+        super::plot::prepare_dir(dir, &inputs)?;
     }
     let (mut data, csv) = load::<F>(args)?;
     let init = match &args.init {

@@ -453,3 +453,67 @@ fn a_killed_run_leaves_an_existing_model_byte_identical() {
         "at most one stray temporary file"
     );
 }
+
+/// A checkpoint is data a user may have received: its counters are checked
+/// against each other and the run before anything resumes. A one-vs-rest
+/// checkpoint with one count per epoch instead of one per class made the
+/// resumed run panic (exit 101); counts that wrap, a position past the
+/// last row, and an averaged run's missing average were taken as they were.
+#[test]
+fn hand_edited_checkpoints_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let digits = crate::common::data_file("digits.csv");
+    let run = |extra: &[&str]| {
+        Command::new(bin())
+            .current_dir(d)
+            .arg("train")
+            .arg(&digits)
+            .args([
+                "-o",
+                "m.json",
+                "--max-epochs",
+                "3",
+                "--checkpoint",
+                "ck.json",
+            ])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let edit = |extra: &[&str], change: &dyn Fn(&mut serde_json::Value)| {
+        let out = run(extra);
+        assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+        let text = std::fs::read_to_string(d.join("ck.json")).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        change(&mut v);
+        std::fs::write(d.join("ck.json"), v.to_string()).unwrap();
+        let mut args = extra.to_vec();
+        args.extend(["--resume", "ck.json"]);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let ovr = ["--multiclass", "ovr"];
+    let err = edit(&ovr, &|v| {
+        v["head_mistakes_per_epoch"] = serde_json::json!(vec![vec![0]; 10]);
+    });
+    assert!(err.contains("per-class mistake counts"), "{err}");
+    let err = edit(&["--positive", "0"], &|v| {
+        v["mistakes_per_epoch"][0] = serde_json::json!(u64::MAX);
+    });
+    assert!(err.contains("more than a 64-bit count holds"), "{err}");
+    let err = edit(&["--positive", "0"], &|v| {
+        v["position"] = serde_json::json!(1797);
+        v["epoch"] = serde_json::json!(v["mistakes_per_epoch"].as_array().unwrap().len());
+    });
+    assert!(
+        err.contains("its epoch, row and counters do not agree"),
+        "{err}"
+    );
+    let err = edit(&["--positive", "0", "--average"], &|v| {
+        v["average"] = serde_json::Value::Null;
+    });
+    assert!(err.contains("lacks an average"), "{err}");
+}

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::early_stop::EarlyState;
 use crate::train::run::RunDescription;
-use crate::train::{Pocket, State};
+use crate::train::{Pocket, State, Variant};
 
 pub const FORMAT_NAME: &str = "perceptron-checkpoint";
 pub const FORMAT_VERSION: u32 = 1;
@@ -242,6 +242,7 @@ pub fn parse_mix<F: Real>(
             ),
         ));
     }
+    check_counters(path, &file, expected.heads)?;
     let weights = narrow::<F>(path, &file.weights)?;
     let average = file
         .average
@@ -294,11 +295,23 @@ pub fn parse_mix<F: Real>(
     }
     let done = file.mistakes_per_epoch.len();
     let scored = early.as_ref().is_none_or(|e| e.scores.len() == done);
-    if !scored || file.epoch != done || file.position > expected.rows || done > expected.max_epochs
-    {
+    // A checkpoint is written between rows: never after the last one (the
+    // epoch would have ended, and its position gone back to 0).
+    let inside = file.position < expected.rows || file.position == 0;
+    if !scored || file.epoch != done || !inside || done > expected.max_epochs {
         return Err(Error::model(
             path,
             "is corrupt: its epoch, row and counters do not agree",
+        ));
+    }
+    if (expected.variant == Variant::Averaged) != average.is_some() {
+        return Err(Error::model(
+            path,
+            format!(
+                "is corrupt: the run is {} but the checkpoint {} an average of the weights",
+                expected.variant.name(),
+                if average.is_some() { "has" } else { "lacks" }
+            ),
         ));
     }
     let state = State {
@@ -314,6 +327,50 @@ pub fn parse_mix<F: Real>(
         early,
     };
     Ok((state, file.mix))
+}
+
+/// The mistake counters agree with each other and with the run's heads:
+/// one-vs-rest keeps one count per class for every epoch done (their sum
+/// the epoch's count), a binary run none; no total overflows.
+fn check_counters(path: &Path, file: &CheckpointFile, heads: usize) -> Result<()> {
+    let corrupt = |what: &str| Error::model(path, format!("is corrupt: {what}"));
+    let total = file
+        .mistakes_per_epoch
+        .iter()
+        .try_fold(file.mistakes_in_epoch, |a, &m| a.checked_add(m));
+    if total.is_none() {
+        return Err(corrupt(
+            "its mistakes per epoch add up to more than a 64-bit count holds",
+        ));
+    }
+    if heads > 1 {
+        let per_epoch = file.head_mistakes_per_epoch.len() == file.mistakes_per_epoch.len()
+            && file
+                .head_mistakes_per_epoch
+                .iter()
+                .zip(&file.mistakes_per_epoch)
+                .all(|(h, &m)| {
+                    h.len() == heads && h.iter().try_fold(0u64, |a, &c| a.checked_add(c)) == Some(m)
+                });
+        let in_epoch = file.head_mistakes_in_epoch.is_empty()
+            || (file.head_mistakes_in_epoch.len() == heads
+                && file
+                    .head_mistakes_in_epoch
+                    .iter()
+                    .try_fold(0u64, |a, &c| a.checked_add(c))
+                    == Some(file.mistakes_in_epoch));
+        if !per_epoch || !in_epoch {
+            return Err(corrupt(&format!(
+                "its per-class mistake counts do not match its {heads} classes and its \
+                 mistakes per epoch"
+            )));
+        }
+    } else if !file.head_mistakes_per_epoch.is_empty() || !file.head_mistakes_in_epoch.is_empty() {
+        return Err(corrupt(
+            "it holds per-class mistake counts, but the run trains one perceptron",
+        ));
+    }
+    Ok(())
 }
 
 fn widen<F: Real>(v: &[F]) -> Vec<f64> {

@@ -411,7 +411,24 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
         .map_err(|s| s.refusal(path, "the feature values", ""))?;
     for i in 0..rows {
         for j in (0..cols).filter(|&j| Some(j) != label_column) {
-            out.push(F::from_f64(values[at(i, j)]));
+            let v = values[at(i, j)];
+            let x = F::from_f64(v);
+            if !x.is_finite() {
+                // An f8 value beyond f32's range would become infinity:
+                // refused, as a .pbin file's is.
+                return Err(Error::data(
+                    path,
+                    format!(
+                        "row {}, column {}: {v:e} is too large for {} (largest finite magnitude \
+                         {:e}); train with --precision f64",
+                        i + 1,
+                        j + 1,
+                        F::PRECISION,
+                        f32::MAX
+                    ),
+                ));
+            }
+            out.push(x);
         }
     }
     drop(values);

@@ -270,4 +270,33 @@ fn every_refusal_names_the_file_and_the_problem() {
         err(&p, &d)
     );
     assert!(!is_npy(b"\x93NUMP"));
+
+    // An f8 value beyond f32's range: refused in f32 (it became infinity),
+    // read in f64.
+    let big = write(
+        dir.path(),
+        "big.npy",
+        npy(
+            "<f8",
+            false,
+            &[1, 2],
+            &[1e300f64, 2.0]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect::<Vec<_>>(),
+        ),
+    );
+    let unlabeled = LoadOptions {
+        unlabeled: true,
+        ..Default::default()
+    };
+    let e = load_raw::<f32>(&big, &unlabeled).unwrap_err().to_string();
+    assert!(
+        e.ends_with("big.npy: row 1, column 1: 1e300 is too large for f32 (largest finite magnitude 3.4028235e38); train with --precision f64"),
+        "{e}"
+    );
+    assert_eq!(
+        dense(&load_raw::<f64>(&big, &unlabeled).unwrap()),
+        [1e300, 2.0]
+    );
 }

@@ -83,8 +83,16 @@ fn manual_pages_are_roff_for_every_command() {
         .stderr(predicates::str::contains(
             "no command `nope`; the commands are train",
         ));
+    // A missing directory is created, as -o creates an output's (it was
+    // refused); a file in the way is not a directory.
     cmd(dir.path())
-        .args(["man", "--dir", "missing"])
+        .args(["man", "--dir", "missing/man1"])
+        .assert()
+        .success();
+    assert!(dir.path().join("missing/man1/perceptron.1").is_file());
+    std::fs::write(dir.path().join("a_file"), "x").unwrap();
+    cmd(dir.path())
+        .args(["man", "--dir", "a_file"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("not a directory"));

@@ -85,12 +85,15 @@ fn page_of(cmd: clap::Command) -> clap_mangen::Man {
 pub fn man(args: &ManArgs) -> Result<i32> {
     let pages = pages();
     if let Some(dir) = &args.dir {
-        if !dir.is_dir() {
+        // Created where missing, as -o creates an output's directory.
+        if dir.exists() && !dir.is_dir() {
             return Err(Error::Usage(format!(
-                "--dir {}: not a directory (create it first)",
+                "--dir {}: not a directory",
                 dir.display()
             )));
         }
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(dir, "cannot create the manual pages' directory", e))?;
         for page in pages {
             let man = page_of(page);
             crate::output::write_atomic(&dir.join(man.get_filename()), |w| man.render(w))?;

@@ -78,6 +78,8 @@ pub(super) struct Modes {
     trial_spent: (f64, usize),
     /// Whether each mode has walked its first, unmeasured piece.
     warmed: [bool; MODES],
+    /// Rows a measurement needs (see [`MEASURE_ROWS`]).
+    measure: usize,
     /// The mode the next trial starts looking from (each in turn), and each
     /// mode's trials lost in a row (each doubles the wait for the next).
     next_trial: usize,
@@ -88,9 +90,10 @@ pub(super) struct Modes {
     epoch: EpochModes,
 }
 
-/// Rows a mode must have walked before its cost per row counts; also the
-/// shortest stretch.
+/// Rows a mode must have walked before its cost per row counts, also the
+/// shortest stretch: a 32nd of an epoch, within these bounds.
 pub(super) const MEASURE_ROWS: usize = 4096;
+pub(super) const MIN_MEASURE_ROWS: usize = 256;
 
 /// A lost trial costs its rows times the gap between the two modes' costs;
 /// the winner then walks long enough that trials cost at most 1/TRIAL_SHARE
@@ -114,15 +117,19 @@ pub(super) const MISTAKES_FELL: u64 = 2;
 
 impl Modes {
     pub(super) fn new(rows: usize) -> Self {
+        // Small data measures on fewer rows: a trial is then a small share
+        // of an epoch (a Fashion-MNIST pair's epoch is 14,000 rows).
+        let measure = (rows / 32).clamp(MIN_MEASURE_ROWS, MEASURE_ROWS);
         Modes {
             cost: [None; MODES],
             pending: [(0.0, 0); MODES],
             // The host first: measuring it costs no setup, and the engine's
             // first stretch is then a trial with a budget.
             current: Mode::Host,
-            left: MEASURE_ROWS,
-            len: [MEASURE_ROWS; MODES],
-            max: rows.max(MEASURE_ROWS),
+            left: measure,
+            len: [measure; MODES],
+            max: rows.max(measure),
+            measure,
             resume: None,
             trial_spent: (0.0, 0),
             warmed: [false; MODES],
@@ -131,6 +138,11 @@ impl Modes {
             forced: None,
             epoch: EpochModes::default(),
         }
+    }
+
+    /// Rows a mode must walk before its cost per row counts.
+    pub(super) fn measure(&self) -> usize {
+        self.measure
     }
 
     /// What each mode walked since the last call: one epoch's account.
@@ -162,7 +174,7 @@ impl Modes {
     pub(super) fn trial_budget(&self) -> Option<f64> {
         let (against, _) = self.resume?;
         let o = self.cost[against as usize]?;
-        Some((TRIAL_BUDGET * o * MEASURE_ROWS as f64 - self.trial_spent.0).max(0.0))
+        Some((TRIAL_BUDGET * o * self.measure as f64 - self.trial_spent.0).max(0.0))
     }
 
     /// An epoch ended with `mistakes`, after one of `before`: if far fewer,
@@ -179,7 +191,7 @@ impl Modes {
         }
         self.losses = [0; MODES];
         if self.resume.is_none() {
-            self.left = self.left.min(MEASURE_ROWS);
+            self.left = self.left.min(self.measure);
         }
     }
 
@@ -201,7 +213,7 @@ impl Modes {
         }
         self.pending[m].0 += seconds;
         self.pending[m].1 += rows;
-        if self.pending[m].1 >= MEASURE_ROWS {
+        if self.pending[m].1 >= self.measure {
             let (s, r) = self.pending[m];
             self.cost[m] = Some(s / r as f64);
             self.pending[m] = (0.0, 0);
@@ -250,25 +262,25 @@ impl Modes {
                     let spaced = TRIAL_SHARE * lost / o * backoff;
                     let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
                     let len = resume.max(spaced.min(cap as f64) as usize).min(cap);
-                    self.len[m] = MEASURE_ROWS;
+                    self.len[m] = self.measure;
                     self.switch(winner, len);
                 } else {
                     // The trial won: it walks on, and doubles from here.
                     self.losses[m] = 0;
-                    self.len[winner as usize] = MEASURE_ROWS;
+                    self.len[winner as usize] = self.measure;
                     self.after_win(mode);
                 }
             }
             (_, Some(c)) if cheapest_other.is_none_or(|(_, o)| c <= o) => self.after_win(mode),
             (_, Some(_)) => {
                 // Lost to a mode measured cheaper: that one, from short.
-                self.len[m] = MEASURE_ROWS;
+                self.len[m] = self.measure;
                 if let Some((o, _)) = cheapest_other {
-                    self.switch(o, MEASURE_ROWS);
+                    self.switch(o, self.measure);
                 }
             }
             // Not measured yet (its pieces were too short): more of it.
-            (_, None) => self.left = MEASURE_ROWS,
+            (_, None) => self.left = self.measure,
         }
     }
 
@@ -280,8 +292,8 @@ impl Modes {
             .into_iter()
             .find(|&o| o != mode && self.cost[o as usize].is_none());
         if let Some(o) = unmeasured {
-            self.resume = Some((mode, self.len[m].max(MEASURE_ROWS)));
-            self.switch(o, MEASURE_ROWS);
+            self.resume = Some((mode, self.len[m].max(self.measure)));
+            self.switch(o, self.measure);
         } else if self.len[m] >= self.max {
             // The longest stretch won: a short trial of the next in turn.
             let o = (1..MODES)
@@ -290,7 +302,7 @@ impl Modes {
                 .unwrap_or(mode);
             self.next_trial = (o as usize + 1) % MODES;
             self.resume = Some((mode, self.len[m]));
-            self.switch(o, MEASURE_ROWS);
+            self.switch(o, self.measure);
         } else {
             self.len[m] = (2 * self.len[m]).min(self.max);
             self.left = self.len[m];
@@ -474,9 +486,13 @@ mod tests {
         assert_eq!(modes.next(), (Mode::Host, WARM_ROWS));
         modes.measured(Mode::Host, 1.0, 1000);
         assert_eq!(modes.cost, [None; MODES]);
-        assert_eq!(modes.next(), (Mode::Host, MEASURE_ROWS));
+        // A 32nd of the 25,000 rows.
+        assert_eq!(modes.next(), (Mode::Host, 781));
         modes.measured(Mode::Host, 4096e-9, 4096);
         assert_eq!(modes.cost[Mode::Host as usize], Some(1e-9));
+        // Large data measures 4,096 rows, tiny data 256.
+        assert_eq!(Modes::new(10_000_000).measure(), MEASURE_ROWS);
+        assert_eq!(Modes::new(1000).measure(), MIN_MEASURE_ROWS);
     }
 
     #[test]

@@ -17,10 +17,6 @@ use crate::train::sweep::{InFlight, Loop};
 /// because of drift, and they are more than a tenth of the rows walked.
 const BREAK_AFTER: u64 = 32;
 
-/// Rows a walker's batch may cover during a trial of the engine (a quarter
-/// of what a trial measures), so that the trial's budget cuts it in time.
-const TRIAL_BATCH_ROWS: usize = crate::train::chooser::MEASURE_ROWS / 4;
-
 /// The smallest window the loop asks for after an early break.
 const MIN_WINDOW: usize = 64;
 
@@ -106,10 +102,10 @@ impl<F: Real> Loop<'_, F> {
             let Some(walker) = engine.walker() else {
                 return Ok(Err(EngineError("the engine has no walker".into())));
             };
-            // A trial's batches are short, so that its time budget can cut
-            // it (between batches) before it costs much more.
+            // A trial's batches are a quarter of what it measures, so that
+            // its time budget can cut it (between batches) in time.
             let horizon = match deadline {
-                Some(_) => (self.state.position + TRIAL_BATCH_ROWS).min(target),
+                Some(_) => (self.state.position + (self.modes.measure() / 4).max(1)).min(target),
                 None => target,
             };
             walker.set_horizon(horizon);

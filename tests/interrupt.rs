@@ -517,3 +517,35 @@ fn hand_edited_checkpoints_are_refused_with_the_reason() {
     });
     assert!(err.contains("lacks an average"), "{err}");
 }
+
+/// The 1 GiB cap on model files holds for `--resume` and `--init` too: a
+/// larger file is refused before it is read (it was read whole, and
+/// `--resume /dev/zero` read until memory ran out; such a device is now cut
+/// at the cap).
+#[test]
+fn resume_and_init_files_are_capped_like_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let big = d.join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(perceptron::model::MAX_MODEL_BYTES + 1)
+        .unwrap();
+    for (flag, what) in [("--resume", "checkpoints"), ("--init", "model files")] {
+        let out = Command::new(bin())
+            .current_dir(d)
+            .arg("train")
+            .arg(crate::common::data_file("iris_setosa.csv"))
+            .args(["-o", "m.json", flag])
+            .arg(&big)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{what} over 1073741824 bytes are refused")),
+            "{flag}: {err}"
+        );
+    }
+}

@@ -76,29 +76,57 @@ impl<F: Real> Model<F> {
 
 /// Reads and validates a model file.
 pub fn load(path: &Path) -> Result<AnyModel> {
-    let file =
-        std::fs::File::open(path).map_err(|e| Error::io(path, "cannot open model file", e))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| Error::io(path, "cannot read model file", e))?;
-    if meta.is_dir() {
-        return Err(Error::model(path, "is a directory, not a model file"));
-    }
-    if meta.len() > MAX_MODEL_BYTES {
-        return Err(Error::model(
-            path,
-            format!(
-                "is {} bytes; model files over {MAX_MODEL_BYTES} bytes are refused",
-                meta.len()
-            ),
-        ));
-    }
-    let mut text = String::new();
-    BufReader::new(file)
-        .take(MAX_MODEL_BYTES + 1)
-        .read_to_string(&mut text)
+    let text = String::from_utf8(read_capped(path, Kind::Model)?)
         .map_err(|e| Error::model(path, format!("cannot be read as UTF-8 text: {e}")))?;
     parse(path, &text)
+}
+
+/// The files [`read_capped`] reads, for its messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Model,
+    Checkpoint,
+}
+
+/// The bytes of a model or checkpoint file, at most [`MAX_MODEL_BYTES`]: a
+/// larger file is refused before it is read, and a file that says nothing
+/// of its size (a device such as /dev/zero, a pipe) once it has given more.
+pub fn read_capped(path: &Path, kind: Kind) -> Result<Vec<u8>> {
+    let (what, open, read) = match kind {
+        Kind::Model => (
+            "model file",
+            "cannot open model file",
+            "cannot read model file",
+        ),
+        Kind::Checkpoint => (
+            "checkpoint",
+            "cannot open checkpoint",
+            "cannot read checkpoint",
+        ),
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, open, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, read, e))?;
+    if meta.is_dir() {
+        return Err(Error::model(path, format!("is a directory, not a {what}")));
+    }
+    let too_big = |len: u64| {
+        Error::model(
+            path,
+            format!("is {len} bytes or more; {what}s over {MAX_MODEL_BYTES} bytes are refused"),
+        )
+    };
+    if meta.len() > MAX_MODEL_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    BufReader::new(file)
+        .take(MAX_MODEL_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, read, e))?;
+    if bytes.len() as u64 > MAX_MODEL_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 /// Parses and validates model JSON (`path` is for messages).

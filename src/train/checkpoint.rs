@@ -151,7 +151,9 @@ pub fn load<F: Real>(path: &Path, expected: &RunDescription) -> Result<State<F>>
 /// A checkpoint's text, read once by a resumed run for both
 /// [`identity_of`] and [`parse`].
 pub fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read checkpoint", e))
+    let bytes = crate::model::read_capped(path, crate::model::FileKind::Checkpoint)?;
+    String::from_utf8(bytes)
+        .map_err(|e| Error::model(path, format!("cannot be read as UTF-8 text: {e}")))
 }
 
 /// The run a checkpoint belongs to, read before the data so that a resumed

@@ -358,7 +358,7 @@ impl<F: Real> Observer<F> for TrainObserver<'_> {
 
 /// Identifies an `--init` model's content, for checkpoints.
 pub(crate) fn init_fingerprint(path: &std::path::Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "cannot read --init model", e))?;
+    let bytes = crate::model::read_capped(path, crate::model::FileKind::Model)?;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);

@@ -983,13 +983,6 @@ fn cases() -> Vec<Case> {
             code: 2,
             stderr: &["<DATA>"],
         },
-        Case {
-            name: "--shuffle without --seed",
-            args: &["train", "--shuffle"],
-            make: vec![],
-            code: 2,
-            stderr: &["--seed"],
-        },
     ]
 }
 

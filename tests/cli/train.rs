@@ -228,3 +228,44 @@ fn a_failing_run_leaves_existing_outputs_byte_identical() {
         .collect();
     assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
 }
+
+/// `--shuffle` without `--seed` draws a seed, says it and records it in the
+/// model (it was refused): `--seed` with that number repeats the run bit
+/// for bit.
+#[test]
+fn shuffle_without_a_seed_draws_one_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = data_str("iris_setosa.csv");
+    let out = cmd(d)
+        .args(["train", &data, "--shuffle", "-o", "a.json"])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let seed: u64 = err
+        .split("drew the seed ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no drawn seed in {err}"));
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("a.json")).unwrap()).unwrap();
+    assert_eq!(model["training"]["seed"], seed, "{}", model["training"]);
+    cmd(d)
+        .args([
+            "train",
+            &data,
+            "--shuffle",
+            "--seed",
+            &seed.to_string(),
+            "-o",
+            "b.json",
+        ])
+        .assert()
+        .success();
+    let weights = |f: &str| {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(d.join(f)).unwrap()).unwrap();
+        (v["weights"].clone(), v["bias"].clone())
+    };
+    assert_eq!(weights("a.json"), weights("b.json"));
+}

@@ -112,8 +112,9 @@ pub struct TrainArgs {
     #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
     pub multiclass: Option<MulticlassArg>,
 
-    /// Visit rows in a fixed pseudo-random order (needs --seed).
-    #[arg(long, requires = "seed")]
+    /// Visit rows in a fixed pseudo-random order (the order of --seed S;
+    /// without it a seed is drawn, said, and recorded in the model).
+    #[arg(long)]
     pub shuffle: bool,
 
     /// Seed of the --shuffle order (and of the rows --validation-fraction

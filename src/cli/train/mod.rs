@@ -30,6 +30,21 @@ use report::{Sources, TrainReport};
 /// Runs `train` with the options `given` explicitly (the rest are defaults,
 /// which a resumed run replaces with its checkpoint's).
 pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
+    if args.shuffle && args.seed.is_none() && args.distributed.is_some() {
+        return Err(Error::Usage(
+            "--shuffle in a distributed run needs --seed S: every process must visit the rows \
+             in the same order"
+                .into(),
+        ));
+    }
+    let drawn;
+    let args = match args.shuffle && args.seed.is_none() && args.resume.is_none() {
+        true => {
+            drawn = with_drawn_seed(args);
+            &drawn
+        }
+        false => args,
+    };
     let adopted;
     let mut text = None;
     let args = match &args.resume {
@@ -46,6 +61,27 @@ pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
         Precision::F32 => run_in::<f32>(args, resume),
         Precision::F64 => run_in::<f64>(args, resume),
     }
+}
+
+/// `args` with a seed drawn for `--shuffle` given without `--seed`, said on
+/// standard error (the model records it, so the run can be repeated).
+fn with_drawn_seed(args: &TrainArgs) -> TrainArgs {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    // Seeds a user can type back: below 2^32.
+    let seed = h.finish() % (1 << 32);
+    eprintln!(
+        "perceptron: note: --shuffle without --seed: drew the seed {seed} (the model records it; \
+         --seed {seed} repeats this run)"
+    );
+    let mut args = args.clone();
+    args.seed = Some(seed);
+    args
 }
 
 /// The training data, and the layout of a CSV file (for the report and the

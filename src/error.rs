@@ -25,7 +25,7 @@ impl fmt::Display for Location {
 /// A reading option that would make a file readable, named by what it
 /// sets so that each front end can say it in its own terms (a command-line
 /// flag, a keyword argument): the library itself never names a flag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Remedy {
     /// Read the file as CSV (a LIBSVM read found a CSV line).
     ReadAsCsv,
@@ -33,6 +33,9 @@ pub enum Remedy {
     Delimiter(u8),
     /// Take the first line as a header (it was read as data).
     Header,
+    /// Take this column (its header name, else its 1-based number) as the
+    /// label (a feature column holds text, as labels do).
+    LabelColumn(String),
 }
 
 impl Remedy {
@@ -42,6 +45,11 @@ impl Remedy {
             Remedy::ReadAsCsv => "read it as CSV".to_owned(),
             Remedy::Delimiter(d) => format!("set the delimiter to {}", delimiter_words(d)),
             Remedy::Header => "say that the file has a header".to_owned(),
+            Remedy::LabelColumn(c) if c == "last" => "take the last column as the label".into(),
+            Remedy::LabelColumn(c) if c.parse::<usize>().is_ok() => {
+                format!("take column {c} as the label")
+            }
+            Remedy::LabelColumn(c) => format!("take the column named \"{c}\" as the label"),
         }
     }
 }
@@ -68,7 +76,7 @@ pub struct Hint {
 /// ` (why remedy)` with the remedy worded by `words`, or nothing.
 pub fn hint_text(hint: Option<&Hint>, words: impl Fn(Remedy) -> String) -> String {
     match hint {
-        Some(h) => format!(" ({}{})", h.why, words(h.remedy)),
+        Some(h) => format!(" ({}{})", h.why, words(h.remedy.clone())),
         None => String::new(),
     }
 }

@@ -795,7 +795,11 @@ fn bad_lines_are_errors_with_file_line_and_column() {
         .assert()
         .code(1)
         .stdout("-1\n")
-        .stderr("perceptron: error: <stdin>:2:6: expected a number in column 3, found \"abc\"\n");
+        .stderr(
+            "perceptron: error: <stdin>:2:6: expected a number in column 3, found \"abc\" (the \
+             label is read from column 1 by default; if column 3 holds the labels, pass \
+             --label-column last)\n",
+        );
     assert!(!d.join("m.json").exists(), "no model after an error");
     write(d, "bad.svm", "1 1:2\n1 0:1\n");
     cmd(d)

@@ -48,6 +48,10 @@ fn remedy(r: Remedy) -> String {
         Remedy::Delimiter(b'\t') => "pass delimiter='\\t'".to_owned(),
         Remedy::Delimiter(d) => format!("pass delimiter='{}'", char::from(d)),
         Remedy::Header => "pass header=True".to_owned(),
+        Remedy::LabelColumn(c) => match c.parse::<usize>() {
+            Ok(n) => format!("pass label_column={n}"),
+            Err(_) => format!("pass label_column='{c}'"),
+        },
     }
 }
 

@@ -149,10 +149,10 @@ pub struct TextDataArgs {
 /// How to read CSV text.
 #[derive(Args, Clone, Debug, Default)]
 pub struct CsvArgs {
-    /// CSV: the label column, as a 1-based number or a header name (.npy:
-    /// the 1-based column of the array that holds the labels, when there is
-    /// no --labels file).
-    #[arg(long, value_name = "N|NAME")]
+    /// CSV: the label column, as a 1-based number, a position from the end
+    /// (`last` or -1, -2, ...), or a header name (.npy: the column of the
+    /// array that holds the labels, when there is no --labels file).
+    #[arg(long, value_name = "N|-N|last|NAME", allow_negative_numbers = true)]
     pub label_column: Option<LabelColumn>,
 
     /// CSV: the first line is a header (default: detected).

@@ -41,6 +41,7 @@ pub fn remedy(r: Remedy) -> String {
         Remedy::ReadAsCsv => "pass --format csv".to_owned(),
         Remedy::Delimiter(d) => format!("pass --delimiter {}", delimiter_words(d)),
         Remedy::Header => "pass --header".to_owned(),
+        Remedy::LabelColumn(c) => format!("pass --label-column {c}"),
     }
 }
 

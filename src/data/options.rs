@@ -33,13 +33,38 @@ impl Format {
 pub enum LabelColumn {
     /// 1-based column number.
     Index(usize),
+    /// Column counted from the end: 1 is the last (`last`, `-1`), 2 the one
+    /// before it (`-2`).
+    FromEnd(usize),
     /// Column name from the header line.
     Name(String),
+}
+
+impl LabelColumn {
+    /// The 0-based column among `n`, when there is such a column.
+    pub fn position(&self, n: usize) -> Option<usize> {
+        match *self {
+            LabelColumn::Index(k) if (1..=n).contains(&k) => Some(k - 1),
+            LabelColumn::FromEnd(k) if (1..=n).contains(&k) => Some(n - k),
+            _ => None,
+        }
+    }
 }
 
 impl std::str::FromStr for LabelColumn {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s == "last" {
+            return Ok(LabelColumn::FromEnd(1));
+        }
+        if let Some(back) = s.strip_prefix('-')
+            && let Ok(k) = back.parse::<usize>()
+        {
+            return match k {
+                0 => Err("column positions from the end start at -1 (the last)".into()),
+                k => Ok(LabelColumn::FromEnd(k)),
+            };
+        }
         match s.parse::<usize>() {
             Ok(0) => Err("column numbers start at 1".into()),
             Ok(n) => Ok(LabelColumn::Index(n)),
@@ -91,3 +116,23 @@ pub struct LoadOptions {
 
 /// The one class of every row read with [`LoadOptions::unlabeled`].
 pub const NO_LABEL: &str = "(no label)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_columns_count_from_either_end() {
+        let parse = |s: &str| s.parse::<LabelColumn>();
+        assert_eq!(parse("last"), Ok(LabelColumn::FromEnd(1)));
+        assert_eq!(parse("-2"), Ok(LabelColumn::FromEnd(2)));
+        assert_eq!(parse("3"), Ok(LabelColumn::Index(3)));
+        assert_eq!(parse("y"), Ok(LabelColumn::Name("y".into())));
+        assert!(parse("0").is_err() && parse("-0").is_err() && parse("").is_err());
+        assert_eq!(LabelColumn::FromEnd(1).position(4), Some(3));
+        assert_eq!(LabelColumn::FromEnd(4).position(4), Some(0));
+        assert_eq!(LabelColumn::FromEnd(5).position(4), None);
+        assert_eq!(LabelColumn::Index(4).position(4), Some(3));
+        assert_eq!(LabelColumn::Name("y".into()).position(4), None);
+    }
+}

@@ -201,7 +201,9 @@ fn cases() -> Vec<Case> {
             ],
             make: vec![IrisModel("iris.json")],
             code: 2,
-            stderr: &["the argument '--unlabeled' cannot be used with '--label-column <N|NAME>'"],
+            stderr: &[
+                "the argument '--unlabeled' cannot be used with '--label-column <N|-N|last|NAME>'",
+            ],
         },
         Case {
             name: "unlabeled LIBSVM line starting with text",
@@ -244,7 +246,7 @@ fn cases() -> Vec<Case> {
             )],
             code: 1,
             stderr: &[
-                "@data/iris_setosa.csv:1:1: label column 9 is out of range: the file has 5 columns (numbered from 1) (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
+                "@data/iris_setosa.csv:1:1: label column 9 is out of range: the file has 5 columns (numbered from 1, or from -1 for the last) (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
             ],
         },
         Case {

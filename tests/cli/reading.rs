@@ -455,3 +455,52 @@ fn a_pandas_index_column_is_refused_with_the_fix() {
         assert!(matches!(code, Some(0 | 3)), "{name}: {code:?}");
     }
 }
+
+/// Text in a feature column, with the label read from column 1 by default,
+/// suggests that column as the label (by its header name); `last` and
+/// negative positions count from the end (neither was understood before).
+#[test]
+fn a_text_column_suggests_itself_as_the_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("named.csv"),
+        "a,b,target\n1.5,2,malignant\n0.5,3,benign\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("plain.csv"), "1.5,2,malignant\n0.5,3,benign\n").unwrap();
+    cmd(d)
+        .args(["train", "named.csv", "-o", "m.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "if column 3 holds the labels, pass --label-column target)",
+        ));
+    for column in ["last", "-1", "target"] {
+        let file = if column == "target" {
+            "named.csv"
+        } else {
+            "plain.csv"
+        };
+        let out = cmd(d)
+            .args([
+                "train",
+                file,
+                "--label-column",
+                column,
+                "--json",
+                "-o",
+                "m.json",
+            ])
+            .assert()
+            .success();
+        let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
+        assert_eq!(v["positive_label"], "malignant", "{column}: {v}");
+        assert_eq!(v["features"], 2, "{column}");
+    }
+    cmd(d)
+        .args(["train", "plain.csv", "--label-column", "-4", "-o", "m.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("label column -4 is out of range"));
+}

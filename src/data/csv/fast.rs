@@ -323,7 +323,7 @@ mod tests {
                 );
                 assert_eq!(
                     read(b"1,2\n3,x\n5,6\n7,"),
-                    "t.csv:2:3: expected a number in column 2, found \"x\"",
+                    "t.csv:2:3: expected a number in column 2, found \"x\" (the label is read from column 1 by default; if column 2 holds the labels, take the last column as the label)",
                     "{reading:?}"
                 );
             }

@@ -37,6 +37,9 @@ pub(crate) struct Layout {
     /// The delimiter was detected, not given: a field holding another
     /// delimiter may mean the detection was wrong, which the message says.
     detected_delim: bool,
+    /// The label column is the first by default, not given: a feature
+    /// column holding text may be the label, which the message says.
+    default_label: bool,
 }
 
 impl Layout {
@@ -103,20 +106,25 @@ impl Layout {
                 has_header = header_by_content(opts.header, &fields, Some(0));
                 Some(0)
             }
-            Some(LabelColumn::Index(k)) => {
-                if *k == 0 || *k > n {
+            Some(c @ (LabelColumn::Index(_) | LabelColumn::FromEnd(_))) => {
+                let Some(k) = c.position(n) else {
+                    let given = match c {
+                        LabelColumn::FromEnd(k) => format!("-{k}"),
+                        LabelColumn::Index(k) => k.to_string(),
+                        LabelColumn::Name(_) => String::new(),
+                    };
                     return Err(Error::parse(
                         path,
                         first_no,
                         Some(1),
                         from_model(format!(
-                            "label column {k} is out of range: the file has {n} columns \
-                             (numbered from 1)"
+                            "label column {given} is out of range: the file has {n} columns \
+                             (numbered from 1, or from -1 for the last)"
                         )),
                     ));
-                }
-                has_header = header_by_content(opts.header, &fields, Some(k - 1));
-                Some(k - 1)
+                };
+                has_header = header_by_content(opts.header, &fields, Some(k));
+                Some(k)
             }
             Some(LabelColumn::Name(name)) => {
                 if opts.header == HeaderMode::Absent {
@@ -187,6 +195,7 @@ impl Layout {
             },
             guessed_data: !has_header && opts.header == HeaderMode::Auto,
             detected_delim: opts.delimiter.is_none(),
+            default_label: opts.label_column.is_none() && !opts.unlabeled,
         };
         Ok((layout, has_header))
     }
@@ -261,7 +270,7 @@ impl Layout {
                 on_label(&field.text, field.start)?;
             } else {
                 let v = parse_value::<F>(&field.text, &name).map_err(|m| {
-                    match self.hint(&field.text, no) {
+                    match self.hint(&field.text, no, k) {
                         Some((why, Some(remedy))) => {
                             err(field.start, m).with_hint(Some(Hint { why, remedy }))
                         }
@@ -290,7 +299,7 @@ impl Layout {
     /// option that would fix it: another delimiter inside it (the detection
     /// took the wrong one), a decimal comma (no option), or a header read
     /// as data.
-    fn hint(&self, text: &str, no: u64) -> Option<(String, Option<Remedy>)> {
+    fn hint(&self, text: &str, no: u64, k: usize) -> Option<(String, Option<Remedy>)> {
         let other = [b';', b'\t', b',']
             .into_iter()
             .find(|&d| d != self.delim && text.as_bytes().contains(&d));
@@ -319,13 +328,36 @@ impl Layout {
             ));
         }
         let text_like = !text.is_empty() && text.parse::<f64>().is_err();
-        (no == self.shape_line && self.guessed_data && text_like).then(|| {
-            (
+        if no == self.shape_line && self.guessed_data && text_like {
+            return Some((
                 format!(
                     "line {no} was read as data because other fields on it are numbers; if it is \
                      a header, "
                 ),
                 Some(Remedy::Header),
+            ));
+        }
+        // A word where a feature is expected, with the label in the default
+        // first column: most often the labels are in this other column. (A
+        // mistyped number such as `18x` is no label.)
+        let word = text
+            .chars()
+            .all(|c| c.is_alphabetic() || matches!(c, '_' | '-' | ' ' | '.'))
+            && text.chars().any(char::is_alphabetic);
+        (self.default_label && text_like && word).then(|| {
+            let name = self.names.get(k).filter(|n| !n.trim().is_empty());
+            let column = match name {
+                Some(n) => n.clone(),
+                None if k + 1 == self.expected => "last".to_owned(),
+                None => (k + 1).to_string(),
+            };
+            (
+                format!(
+                    "the label is read from column 1 by default; if column {} holds the \
+                     labels, ",
+                    k + 1
+                ),
+                Some(Remedy::LabelColumn(column)),
             )
         })
     }

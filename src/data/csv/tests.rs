@@ -202,11 +202,11 @@ fn header_is_detected_from_non_numeric_fields() {
     };
     assert_eq!(
         err_with::<f64>("y,x\n1,2\n", &absent),
-        "t.csv:1:3: expected a number in column 2, found \"x\""
+        "t.csv:1:3: expected a number in column 2, found \"x\" (the label is read from column 1 by default; if column 2 holds the labels, take the last column as the label)"
     );
     assert_eq!(
         err_with::<f64>("é,2,x\n", &absent),
-        "t.csv:1:5: expected a number in column 3, found \"x\""
+        "t.csv:1:5: expected a number in column 3, found \"x\" (the label is read from column 1 by default; if column 3 holds the labels, take the last column as the label)"
     );
 }
 
@@ -333,7 +333,7 @@ fn a_label_column_from_the_model_says_where_it_came_from() {
         err_with::<f64>("1,2\n", &from(LabelColumn::Index(3), HeaderMode::Auto)),
         format!(
             "t.csv:1:1: label column 3 is out of range: the file has 2 columns (numbered \
-             from 1) {how}"
+             from 1, or from -1 for the last) {how}"
         )
     );
     assert_eq!(
@@ -385,7 +385,7 @@ fn label_column_by_number() {
     };
     assert_eq!(
         err_with::<f64>("\n1,2,3\n", &fourth),
-        "t.csv:2:1: label column 4 is out of range: the file has 3 columns (numbered from 1)"
+        "t.csv:2:1: label column 4 is out of range: the file has 3 columns (numbered from 1, or from -1 for the last)"
     );
     let zero = LoadOptions {
         label_column: Some(LabelColumn::Index(0)),
@@ -525,7 +525,7 @@ fn crlf_and_comments_and_blank_lines() {
     assert_eq!(labels(&raw), ["1", "-1"]);
     assert_eq!(
         err("y,x\r\n1,abc\r\n"),
-        "t.csv:2:3: expected a number in column 2 (\"x\"), found \"abc\""
+        "t.csv:2:3: expected a number in column 2 (\"x\"), found \"abc\" (the label is read from column 1 by default; if column 2 holds the labels, take the column named \"x\" as the label)"
     );
 }
 
@@ -550,11 +550,11 @@ fn ragged_rows_name_expected_and_found() {
 fn bad_values_name_line_column_and_value() {
     assert_eq!(
         err("1,2,3\n-1,4,abc\n"),
-        "t.csv:2:6: expected a number in column 3, found \"abc\""
+        "t.csv:2:6: expected a number in column 3, found \"abc\" (the label is read from column 1 by default; if column 3 holds the labels, take the last column as the label)"
     );
     assert_eq!(
         err("y,a,b\n1,2,abc\n"),
-        "t.csv:2:5: expected a number in column 3 (\"b\"), found \"abc\""
+        "t.csv:2:5: expected a number in column 3 (\"b\"), found \"abc\" (the label is read from column 1 by default; if column 3 holds the labels, take the column named \"b\" as the label)"
     );
     assert_eq!(
         err("1,2\n1,NaN\n"),

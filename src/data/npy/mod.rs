@@ -329,13 +329,20 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
                     ),
                 ));
             }
-            Some(LabelColumn::Index(k)) if *k >= 1 && *k <= cols => Some(k - 1),
-            Some(LabelColumn::Index(k)) => {
-                return Err(Error::data(
-                    path,
-                    format!("--label-column {k}: the array has {cols} columns"),
-                ));
-            }
+            Some(c @ (LabelColumn::Index(_) | LabelColumn::FromEnd(_))) => match c.position(cols) {
+                Some(k) => Some(k),
+                None => {
+                    let given = match c {
+                        LabelColumn::FromEnd(k) => format!("-{k}"),
+                        LabelColumn::Index(k) => k.to_string(),
+                        LabelColumn::Name(n) => n.clone(),
+                    };
+                    return Err(Error::data(
+                        path,
+                        format!("--label-column {given}: the array has {cols} columns"),
+                    ));
+                }
+            },
             Some(LabelColumn::Name(name)) => {
                 return Err(Error::data(
                     path,

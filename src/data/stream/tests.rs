@@ -204,7 +204,7 @@ fn standard_input_is_named_in_messages_and_sniffed_from_its_first_line() {
     );
     assert_eq!(
         rows_of::<f64>(b"1,2\n-1,x\n", &LoadOptions::default()).unwrap_err(),
-        "<stdin>:2:4: expected a number in column 2, found \"x\""
+        "<stdin>:2:4: expected a number in column 2, found \"x\" (the label is read from column 1 by default; if column 2 holds the labels, take the last column as the label)"
     );
     assert_eq!(
         rows_of::<f64>(b"hello\n", &LoadOptions::default()).unwrap_err(),

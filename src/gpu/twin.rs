@@ -60,6 +60,29 @@ pub struct RowDot<F> {
     pub terms: u32,
 }
 
+/// The end of every row-dot block: the bias (weight `cols`) added last to
+/// lane 0's sums, and the row's terms.
+fn with_bias<F: Real>(
+    s: F,
+    t: F,
+    stored: usize,
+    weights: &[F],
+    cols: usize,
+    bias: bool,
+) -> RowDot<F> {
+    let (mut s, mut t) = (s, t);
+    if bias {
+        let b = weights[cols];
+        s = s + b;
+        t = t + b.abs();
+    }
+    RowDot {
+        s,
+        t,
+        terms: stored as u32 + bias as u32,
+    }
+}
+
 /// The lanes' partial sums over the entries `lane, lane + LANES, ...`,
 /// then their tree: the first two steps of the row-dot blocks.
 fn lanes_then_reduce<F: Real>(lanes: usize, n: usize, term: impl Fn(usize) -> F) -> (F, F) {
@@ -86,17 +109,8 @@ fn lanes_then_reduce<F: Real>(lanes: usize, n: usize, term: impl Fn(usize) -> F)
 /// `weights` start at the row's head's first weight (the kernel's `wbase`).
 pub fn row_dot_dense<F: Real>(lanes: u32, weights: &[F], x: &[F], bias: bool) -> RowDot<F> {
     let cols = x.len();
-    let (mut s, mut t) = lanes_then_reduce(lanes as usize, cols, |k| weights[k] * x[k]);
-    if bias {
-        let b = weights[cols];
-        s = s + b;
-        t = t + b.abs();
-    }
-    RowDot {
-        s,
-        t,
-        terms: cols as u32 + bias as u32,
-    }
+    let (s, t) = lanes_then_reduce(lanes as usize, cols, |k| weights[k] * x[k]);
+    with_bias(s, t, cols, weights, cols, bias)
 }
 
 /// row_dot_dense4.wgsl `row_dot_dense` for one live row (lane 0's result),
@@ -124,17 +138,8 @@ pub fn row_dot_dense4<F: Real>(lanes: u32, weights: &[F], x: &[F], bias: bool) -
         part_t[lane] = (t4[0] + t4[1]) + (t4[2] + t4[3]);
     }
     reduce_lanes(&mut part_s, &mut part_t);
-    let (mut s, mut t) = (part_s[0], part_t[0]);
-    if bias {
-        let b = weights[cols];
-        s = s + b;
-        t = t + b.abs();
-    }
-    RowDot {
-        s,
-        t,
-        terms: cols as u32 + bias as u32,
-    }
+    let (s, t) = (part_s[0], part_t[0]);
+    with_bias(s, t, cols, weights, cols, bias)
 }
 
 /// The dense row-dot block the device runs for rows of `x.len()` columns:
@@ -159,19 +164,10 @@ pub fn row_dot_sparse<F: Real>(
     bias: bool,
 ) -> RowDot<F> {
     let stored = idx.len();
-    let (mut s, mut t) = lanes_then_reduce(lanes as usize, stored, |e| {
+    let (s, t) = lanes_then_reduce(lanes as usize, stored, |e| {
         weights[idx[e] as usize] * val[e]
     });
-    if bias {
-        let b = weights[cols];
-        s = s + b;
-        t = t + b.abs();
-    }
-    RowDot {
-        s,
-        t,
-        terms: stored as u32 + bias as u32,
-    }
+    with_bias(s, t, stored, weights, cols, bias)
 }
 
 /// The GPU engine's pass computed by the twins on the CPU.

@@ -132,27 +132,24 @@ impl<F: Real> GpuWalk<F> {
         // One explicit layout for both entry points: the scan does not touch
         // the entries, so layouts inferred per entry point would differ.
         let sparse = kernel == Kernel::WalkSparse;
-        let storage = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
+        let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
             ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only },
+                ty,
                 has_dynamic_offset: false,
                 min_binding_size: None,
             },
             count: None,
         };
+        let storage = |binding: u32, read_only: bool| {
+            entry(binding, wgpu::BufferBindingType::Storage { read_only })
+        };
+        let uniform = |binding: u32| entry(binding, wgpu::BufferBindingType::Uniform);
+        // The chunk's parameters, rows, bits, weights, state, the slot's
+        // entries, the norms, slacks and tiles, and the batch's parameters.
         let mut layout_entries = vec![
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            },
+            uniform(0),
             storage(1, true),
             storage(2, true),
             storage(3, false),
@@ -162,16 +159,7 @@ impl<F: Real> GpuWalk<F> {
             storage(10, true),
             storage(11, false),
             storage(13, false),
-            wgpu::BindGroupLayoutEntry {
-                binding: 12,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            },
+            uniform(12),
         ];
         if sparse {
             layout_entries.push(storage(7, true));

@@ -224,6 +224,9 @@ pub enum ParamError {
     /// The margin threshold τ must be a finite number in both precisions.
     #[error("the margin threshold must be a finite number, got \"{0}\"")]
     Margin(String),
+    /// One order: fixed once, or reshuffled every epoch.
+    #[error("the rows are shuffled once or before every epoch, not both")]
+    TwoShuffles,
     /// The pocket variant keeps one weight vector; one-vs-rest trains several.
     #[error("the pocket variant is not available with one-vs-rest training")]
     PocketWithMulticlass,

@@ -43,6 +43,39 @@ pub fn dot<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> F {
     s
 }
 
+/// p = w·x + b as scikit-learn's SGD computes it for the loss it reports
+/// (`WeightVector.dot(x) + intercept`): each product in the training
+/// precision, the products summed in f64 in index order, the sum rounded
+/// to the training precision, then the bias added in f64. In f64 this is
+/// [`dot`] bit for bit; in f32 the sum is kept in f64, so it can differ
+/// from [`dot`] in its last bits. Used only for the loss the mean-loss
+/// stopping rule judges, never to decide a mistake.
+pub fn scikit_margin<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> f64 {
+    let mut s = 0.0f64;
+    match row {
+        Row::Dense(x) => {
+            for (wk, &xk) in w.iter().zip(x) {
+                s += (*wk * xk).to_f64();
+            }
+        }
+        Row::Sparse(idx, val) => {
+            for (&k, &xk) in idx.iter().zip(val) {
+                s += (w[k as usize] * xk).to_f64();
+            }
+        }
+    }
+    let s = F::from_f64(s).to_f64();
+    if bias { s + w[w.len() - 1].to_f64() } else { s }
+}
+
+/// scikit-learn's hinge loss with threshold 0 (the perceptron's): with
+/// z = p·y, 0 - z when z <= 0, else 0.
+#[inline]
+pub fn hinge_loss(y: i8, p: f64) -> f64 {
+    let z = p * y as f64;
+    if z <= 0.0 { 0.0 - z } else { 0.0 }
+}
+
 /// The mistake rule: y·s <= 0. With y = ±1 the product is exact, so this is
 /// the sign test written the way the definition reads.
 #[inline]

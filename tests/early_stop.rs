@@ -44,6 +44,7 @@ fn rule(tol: f64, k: usize, seed: u64) -> EarlyStop {
             fraction: 0.2,
             seed,
         }),
+        judge: Default::default(),
     }
 }
 
@@ -139,6 +140,7 @@ fn without_a_validation_part_the_training_mistakes_decide() {
         tol: 0.01,
         n_iter_no_change: 3,
         validation: None,
+        judge: Default::default(),
     };
     let params = TrainParams {
         early_stop: Some(es),

@@ -19,6 +19,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from . import _core
 
 _BACKENDS = ("auto", "cpu", "gpu", "reference")
+# NumPy's np.iinfo(np.int32).max, the bound of scikit-learn's seeds.
+_MAX_INT = np.iinfo(np.int32).max
 _DTYPES = {"f32": np.float32, "f64": np.float64}
 
 
@@ -152,9 +154,11 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self,
         *,
         max_iter=1000,
+        tol=1e-3,
+        n_iter_no_change=5,
         fit_intercept=True,
-        shuffle=False,
-        random_state=None,
+        shuffle=True,
+        random_state=0,
         average=False,
         pocket=False,
         margin=0.0,
@@ -165,6 +169,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         verbose=0,
     ):
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.fit_intercept = fit_intercept
         self.shuffle = shuffle
         self.random_state = random_state
@@ -196,24 +202,43 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             raise TypeError(f"margin must be a number, not {self.margin!r}")
         if not np.isfinite(self.margin) or self.margin < 0:
             raise ValueError(f"margin must be a finite number >= 0, not {self.margin!r}")
+        if self.tol is not None:
+            if not isinstance(self.tol, numbers.Real) or isinstance(self.tol, bool):
+                raise TypeError(f"tol must be a number or None, not {self.tol!r}")
+            if not np.isfinite(self.tol) or self.tol < 0:
+                raise ValueError(f"tol must be a finite number >= 0 or None, not {self.tol!r}")
+        if (
+            not isinstance(self.n_iter_no_change, numbers.Integral)
+            or isinstance(self.n_iter_no_change, bool)
+            or self.n_iter_no_change < 1
+        ):
+            raise ValueError(
+                f"n_iter_no_change must be an int >= 1, not {self.n_iter_no_change!r}"
+            )
         if self.average and self.pocket:
             raise ValueError("average and pocket are two variants: choose one of them")
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, not {self.verbose!r}")
         return _precision_name(self.precision)
 
-    def _shuffle_seed(self):
-        if not self.shuffle:
-            return None
-        if isinstance(self.random_state, numbers.Integral) and not isinstance(
-            self.random_state, bool
-        ):
-            if self.random_state < 0:
-                raise ValueError(
-                    f"random_state must be >= 0 to seed the shuffle, not {self.random_state}"
-                )
-            return int(self.random_state)
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+    def _shuffle_seeds(self, heads):
+        """Each perceptron's reshuffle seed, drawn from ``random_state`` as
+        scikit-learn 1.9's ``fit_binary`` and ``_fit_multiclass`` draw them
+        (also when ``shuffle`` is False, so that a shared RandomState
+        advances alike); None when the rows keep their order."""
+        rng = check_random_state(self.random_state)
+
+        def of_binary(rng):
+            rng.randint(1, _MAX_INT)  # the dataset's own seed (make_dataset)
+            return int(rng.randint(_MAX_INT))
+
+        if heads == 1:
+            seeds = [of_binary(rng)]
+        else:
+            seeds = [
+                of_binary(np.random.RandomState(s)) for s in rng.randint(_MAX_INT, size=heads)
+            ]
+        return seeds if self.shuffle else None
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -336,9 +361,17 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                     "warm_start: fit_intercept differs from the run that made coef_"
                 )
             init = self._initial_weights(precision)
-        result = self._train(X, codes, classes, precision, self.max_iter, init)
+        result = self._train(X, codes, classes, precision, self.max_iter, init, self.tol)
         self._keep(result, classes, precision)
-        if not result["converged"]:
+        self.t_ = float(self.n_iter_ * X.shape[0] + 1)
+        if self.tol is not None and self.n_iter_ == self.max_iter:
+            warnings.warn(
+                "Maximum number of iteration reached before convergence. Consider "
+                "increasing max_iter to improve the fit.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        elif self.tol is None and not result["converged"]:
             warnings.warn(
                 self._not_converged_message(result), ConvergenceWarning, stacklevel=4
             )
@@ -369,12 +402,15 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                 f"y holds labels that are not among the classes {all_classes.tolist()}: {unknown}"
             )
         init = None if first else self._initial_weights(precision)
-        result = self._train(X, codes, all_classes, precision, 1, init)
+        result = self._train(X, codes, all_classes, precision, 1, init, None)
+        t = getattr(self, "t_", 1.0) if not first else 1.0
         self._keep(result, all_classes, precision)
+        self.t_ = float(t + X.shape[0])
         return self
 
-    def _train(self, X, codes, classes, precision, max_iter, init):
+    def _train(self, X, codes, classes, precision, max_iter, init, tol):
         margin = float(self.margin)
+        heads = len(classes) if len(classes) > 2 else 1
         result = _core.fit(
             _native(X),
             np.ascontiguousarray(codes, dtype=np.int64).ravel(),
@@ -382,7 +418,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             precision=precision,
             max_iter=int(max_iter),
             fit_intercept=bool(self.fit_intercept),
-            shuffle_seed=self._shuffle_seed(),
+            shuffle_seed=None,
+            shuffle_seeds=self._shuffle_seeds(heads),
+            tol=None if tol is None else float(tol),
+            n_iter_no_change=int(self.n_iter_no_change),
             average=bool(self.average),
             pocket=bool(self.pocket),
             margin=repr(margin) if margin > 0 else None,
@@ -402,6 +441,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self.intercept_ = result["intercept"]
         self.classes_ = classes
         self.n_iter_ = int(result["n_iter"])
+        self.epochs_run_ = int(result["epochs_run"])
         self.mistakes_per_epoch_ = np.asarray(result["mistakes_per_epoch"], dtype=np.int64)
         self.converged_ = bool(result["converged"])
         self.radius_ = result["radius"]
@@ -505,11 +545,18 @@ def load(path):
     precision = model["precision"]
     margin = training.get("margin_threshold")
     variant = training.get("variant", "classic")
+    # The run's schedule: scikit-learn's reshuffle and its rule when the
+    # file records them (a once-shuffled order, `train --shuffle`, has no
+    # parameter here).
+    every = training.get("shuffle_every_epoch") or {}
+    early = training.get("early_stopping")
     clf = Perceptron(
         max_iter=int(training.get("max_epochs") or 1000),
+        tol=early["tol"] if early else None,
+        n_iter_no_change=int(early["n_iter_no_change"]) if early else 5,
         fit_intercept=bool(model["fit_intercept"]),
-        shuffle=training.get("seed") is not None,
-        random_state=training.get("seed"),
+        shuffle=bool(every),
+        random_state=every.get("random_state", 0) if isinstance(every, dict) else 0,
         average=variant == "averaged",
         pocket=variant == "pocket",
         margin=float(margin) if margin is not None else 0.0,
@@ -520,7 +567,8 @@ def load(path):
     clf.intercept_ = model["intercept"]
     clf.classes_ = _classes_from_texts(model["classes"])
     clf.n_features_in_ = coef.shape[1]
-    clf.n_iter_ = int(training["epochs"])
+    clf.n_iter_ = int(training.get("nominal_epochs") or training["epochs"])
+    clf.epochs_run_ = int(training["epochs"])
     clf.mistakes_per_epoch_ = np.asarray(training["mistakes_per_epoch"], dtype=np.int64)
     clf.converged_ = bool(training["converged"])
     clf.radius_ = training["radius"]

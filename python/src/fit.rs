@@ -11,8 +11,10 @@ use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use perceptron::backend::Backend;
 use perceptron::gpu::{AdapterRequest, GpuOptions};
 use perceptron::model::{ClassTraining, TrainingInfo};
+use perceptron::train::early_stop::Judge;
+use perceptron::train::scikit::EveryEpoch;
 use perceptron::train::{
-    Margin, PassPolicy, RunDescription, RunSettings, Stop, TrainParams, Trainer, Variant,
+    EarlyStop, Margin, PassPolicy, RunDescription, RunSettings, Stop, TrainParams, Trainer, Variant,
 };
 use perceptron::{Precision, Real};
 use pyo3::exceptions::PyValueError;
@@ -29,6 +31,10 @@ pub struct RunOptions {
     pub max_iter: usize,
     pub fit_intercept: bool,
     pub shuffle_seed: Option<u64>,
+    /// scikit-learn's reshuffle before every epoch: each perceptron's seed.
+    pub shuffle_seeds: Option<Vec<u32>>,
+    /// scikit-learn's stopping rule on the mean loss: (tol, n_iter_no_change).
+    pub tol: Option<(f64, usize)>,
     pub variant: Variant,
     pub margin: Option<Margin>,
     pub multiclass: bool,
@@ -78,7 +84,7 @@ pub fn gpu_options(adapter: Option<String>) -> GpuOptions {
 #[pyfunction]
 #[pyo3(signature = (
     x, codes, classes, *, precision, max_iter, fit_intercept, shuffle_seed,
-    average, pocket, margin, multiclass, backend, adapter, init, verbose
+    shuffle_seeds, tol, n_iter_no_change, average, pocket, margin, multiclass, backend, adapter, init, verbose
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
@@ -90,6 +96,9 @@ pub fn fit<'py>(
     max_iter: usize,
     fit_intercept: bool,
     shuffle_seed: Option<u64>,
+    shuffle_seeds: Option<Vec<u32>>,
+    tol: Option<f64>,
+    n_iter_no_change: usize,
     average: bool,
     pocket: bool,
     margin: Option<String>,
@@ -113,6 +122,8 @@ pub fn fit<'py>(
         max_iter,
         fit_intercept,
         shuffle_seed,
+        shuffle_seeds,
+        tol: tol.map(|t| (t, n_iter_no_change)),
         variant,
         margin: margin
             .map(|m| Margin::parse(&m))
@@ -145,6 +156,13 @@ fn fit_in<'py, F: Real + Element + Plain>(
         max_epochs: options.max_iter,
         bias: options.fit_intercept,
         shuffle_seed: options.shuffle_seed,
+        shuffle_every_epoch: options.shuffle_seeds.clone().map(EveryEpoch::Seeds),
+        early_stop: options.tol.map(|(tol, n_iter_no_change)| EarlyStop {
+            tol,
+            n_iter_no_change,
+            validation: None,
+            judge: Judge::MeanLoss,
+        }),
         passes: PassPolicy::Adaptive,
         variant: options.variant,
         margin: options.margin,
@@ -214,7 +232,17 @@ fn fit_in<'py, F: Real + Element + Plain>(
     }
     out.set_item("coef", PyArray1::from_vec(py, coef).reshape([heads, cols])?)?;
     out.set_item("intercept", PyArray1::from_vec(py, intercept))?;
-    out.set_item("n_iter", fit.epochs())?;
+    // scikit-learn's n_iter_: its loop runs on after an epoch without a
+    // mistake until its rule (or max_iter) stops it.
+    let n_iter = fit.nominal_epochs.unwrap_or_else(|| {
+        perceptron::train::scikit::nominal_epochs(
+            trainer.params().early_stop.as_ref(),
+            &fit,
+            options.max_iter,
+        )
+    });
+    out.set_item("n_iter", n_iter)?;
+    out.set_item("epochs_run", fit.epochs())?;
     out.set_item("mistakes_per_epoch", &fit.mistakes_per_epoch)?;
     out.set_item("converged", fit.converged())?;
     out.set_item("radius", training.radius)?;

@@ -285,6 +285,8 @@ mod tests {
                 mistake_bound: Some(625.0),
                 backend: "reference".into(),
                 seed: None,
+                shuffle_every_epoch: None,
+                nominal_epochs: None,
                 data: "x.csv".into(),
                 rows: 10,
                 training_accuracy: 1.0,

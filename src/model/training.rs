@@ -28,6 +28,16 @@ pub struct TrainingInfo {
     pub backend: String,
     /// The shuffle seed, or null when rows were visited in file order.
     pub seed: Option<u64>,
+    /// scikit-learn's reshuffle before every epoch (`--shuffle every-epoch
+    /// --seed S`: `{"random_state": S}`; from Python, each perceptron's
+    /// `{"seeds": [...]}`). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle_every_epoch: Option<crate::train::scikit::EveryEpoch>,
+    /// With scikit-learn's schedule: the epochs its loop reports
+    /// (`n_iter_`), which runs on after an epoch without a mistake until its
+    /// rule or the cap stops it. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nominal_epochs: Option<usize>,
     /// Where the training data came from.
     pub data: String,
     pub rows: usize,
@@ -220,6 +230,8 @@ impl TrainingInfo {
             mistake_bound: fit.theory.mistake_bound.filter(|_| cold),
             backend: fit.engines.join(", then "),
             seed: run.seed,
+            shuffle_every_epoch: run.shuffle_every_epoch.clone(),
+            nominal_epochs: fit.nominal_epochs,
             data: data.source.display().to_string(),
             rows: data.rows(),
             training_accuracy: fit.theory.accuracy(),

@@ -57,6 +57,13 @@ struct EarlyFile {
     best_epoch: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     best_weights: Option<Vec<f64>>,
+    /// The mean-loss rule's loss so far in the epoch in progress.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    loss_in_epoch: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// A run in mix mode (`train --distributed mix`): it resumes only as the
@@ -133,6 +140,7 @@ pub fn save_mix<F: Real>(
             scores: e.scores.clone(),
             best_epoch: e.best.as_ref().map(|(epoch, _)| *epoch),
             best_weights: e.best.as_ref().map(|(_, w)| widen(w)),
+            loss_in_epoch: e.loss_in_epoch,
         }),
         mix: mix.cloned(),
     };
@@ -281,6 +289,7 @@ pub fn parse_mix<F: Real>(
             Some(EarlyState {
                 scores: e.scores,
                 best,
+                loss_in_epoch: e.loss_in_epoch,
             })
         }
     };

@@ -50,6 +50,30 @@ pub struct EarlyStop {
     /// Judge epochs on held-out rows instead of the training mistakes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation: Option<Validation>,
+    /// What a training epoch is judged on without a validation part.
+    #[serde(default, skip_serializing_if = "Judge::is_mistakes")]
+    pub judge: Judge,
+}
+
+/// What the rule judges a training epoch on (without a validation part).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Judge {
+    /// s_e = -m_e/n: the epoch's mistakes per row (known exactly from counts).
+    #[default]
+    Mistakes,
+    /// s_e = -(sum of max(0, -y·p))/n, scikit-learn's mean hinge loss with
+    /// threshold 0, p = w·x + b at each row's visit computed as scikit-learn
+    /// computes it ([`crate::reference::scikit_margin`]), summed in f64 in
+    /// visiting order. Rows that are not mistakes add nothing, so only the
+    /// mistakes' margins are computed.
+    MeanLoss,
+}
+
+impl Judge {
+    fn is_mistakes(&self) -> bool {
+        *self == Judge::Mistakes
+    }
 }
 
 /// The held-out part: a stratified fraction of the rows, chosen by the
@@ -68,6 +92,7 @@ impl Default for EarlyStop {
             tol: 1e-3,
             n_iter_no_change: 5,
             validation: None,
+            judge: Judge::Mistakes,
         }
     }
 }
@@ -119,6 +144,9 @@ pub struct EarlyState<F> {
     /// With a validation part: the 0-based epoch of the best held-out
     /// accuracy so far and the weights it kept.
     pub best: Option<(usize, Vec<F>)>,
+    /// With [`Judge::MeanLoss`]: the hinge loss summed so far in the epoch
+    /// in progress (part of the exact state, so a resumed run judges alike).
+    pub loss_in_epoch: f64,
 }
 
 /// Held-out rows whose class `weights` (`heads` perceptrons, head after
@@ -159,6 +187,9 @@ pub struct EarlyStopReport {
     pub validation_accuracy: Vec<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mistake_rate: Vec<f64>,
+    /// Per epoch, with `--tol-on mean-loss`: the mean hinge loss.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mean_loss: Vec<f64>,
     /// The 1-based epoch whose weights the model is (validation only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_epoch: Option<usize>,
@@ -176,6 +207,8 @@ impl EarlyStopReport {
         stopped: bool,
     ) -> Self {
         let judged_held_out = rule.validation.is_some();
+        let on_loss = !judged_held_out && rule.judge == Judge::MeanLoss;
+        let negated = || state.scores.iter().map(|s| -s).collect();
         EarlyStopReport {
             tol: rule.tol,
             n_iter_no_change: rule.n_iter_no_change,
@@ -186,11 +219,12 @@ impl EarlyStopReport {
             } else {
                 Vec::new()
             },
-            mistake_rate: if judged_held_out {
+            mistake_rate: if judged_held_out || on_loss {
                 Vec::new()
             } else {
-                state.scores.iter().map(|s| -s).collect()
+                negated()
             },
+            mean_loss: if on_loss { negated() } else { Vec::new() },
             best_epoch: state.best.as_ref().map(|(e, _)| e + 1),
             stopped,
         }
@@ -207,6 +241,7 @@ mod tests {
             tol: 0.01,
             n_iter_no_change: 2,
             validation: None,
+            judge: Judge::Mistakes,
         };
         // 0.5 sets best; 0.505 < 0.51: no improvement (best becomes 0.505);
         // 0.52 >= 0.515: improvement; 0.52, 0.521 both < 0.53: stop.

@@ -27,7 +27,7 @@ use crate::data::Dataset;
 use crate::engine::MarginEngine;
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::train::early_stop::{self, EarlyState, EarlyStop};
+use crate::train::early_stop::{self, EarlyState, EarlyStop, Judge};
 use crate::train::params::CheckedParams;
 use crate::train::part::{Alone, Part};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
@@ -130,12 +130,17 @@ impl<F: Real> Loop<'_, F> {
                 let right = early_stop::correct(v, &w, self.bias, self.heads);
                 (right as f64 / v.rows().max(1) as f64, Some(w))
             }
-            None => (
-                -(mistakes as f64 / self.part.epoch_rows.max(1) as f64),
-                None,
-            ),
+            None => {
+                let rows = self.part.epoch_rows.max(1) as f64;
+                let judged = match rule.judge {
+                    Judge::Mistakes => mistakes as f64,
+                    Judge::MeanLoss => self.state.early.as_ref().map_or(0.0, |e| e.loss_in_epoch),
+                };
+                (-(judged / rows), None)
+            }
         };
         let state = self.state.early.get_or_insert_with(EarlyState::default);
+        state.loss_in_epoch = 0.0;
         let best = state
             .scores
             .iter()

@@ -49,6 +49,10 @@ pub struct Fit<F> {
     pub class_weights: Option<Vec<(String, f64)>>,
     /// What early stopping did, when it was on.
     pub early_stopping: Option<EarlyStopReport>,
+    /// With scikit-learn's schedule ([`crate::train::scikit`]): the epochs
+    /// its loop would report (`n_iter_`), which runs on after an epoch
+    /// without a mistake until its rule or the cap stops it.
+    pub nominal_epochs: Option<usize>,
 }
 
 /// What the pocket variant returned.
@@ -250,6 +254,7 @@ impl<F: Real> Fit<F> {
             early_stopping,
             state: out.state,
             backend_note: None,
+            nominal_epochs: None,
         }
     }
 }

@@ -20,6 +20,7 @@ mod params;
 pub mod part;
 mod run;
 mod scan;
+pub mod scikit;
 pub mod shuffle;
 pub mod state;
 pub mod stepper;

@@ -8,6 +8,7 @@ use crate::error::ParamError;
 use crate::float::Real;
 use crate::train::class_weight::ClassWeights;
 use crate::train::early_stop::EarlyStop;
+use crate::train::scikit::EveryEpoch;
 use crate::train::variant::{Margin, Variant};
 
 /// What to train. The defaults are the classic algorithm.
@@ -19,6 +20,10 @@ pub struct TrainParams {
     pub bias: bool,
     /// Visit the rows in the order fixed by this seed instead of file order.
     pub shuffle_seed: Option<u64>,
+    /// Reshuffle the rows before every epoch, as scikit-learn's Perceptron
+    /// does ([`crate::train::scikit`]); not with `shuffle_seed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle_every_epoch: Option<EveryEpoch>,
     /// When the loop may skip engine passes in favour of the host's own
     /// certified margins. Never changes the result, only the speed.
     pub passes: PassPolicy,
@@ -50,6 +55,7 @@ impl Default for TrainParams {
             max_epochs: 1000,
             bias: true,
             shuffle_seed: None,
+            shuffle_every_epoch: None,
             passes: PassPolicy::Adaptive,
             variant: Variant::Classic,
             margin: None,
@@ -70,6 +76,9 @@ impl TrainParams {
         }
         if self.multiclass && self.variant == Variant::Pocket {
             return Err(ParamError::PocketWithMulticlass);
+        }
+        if self.shuffle_seed.is_some() && self.shuffle_every_epoch.is_some() {
+            return Err(ParamError::TwoShuffles);
         }
         if let Some(w) = &self.class_weight {
             w.check()?;

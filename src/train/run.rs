@@ -25,6 +25,9 @@ pub struct RunDescription {
     pub max_epochs: usize,
     /// The shuffle seed (None: file order).
     pub seed: Option<u64>,
+    /// scikit-learn's reshuffle before every epoch, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle_every_epoch: Option<crate::train::scikit::EveryEpoch>,
     pub labels: LabelMap,
     pub rows: usize,
     pub features: usize,
@@ -101,6 +104,7 @@ impl RunDescription {
             bias: params.bias,
             max_epochs: params.max_epochs,
             seed: params.shuffle_seed,
+            shuffle_every_epoch: params.shuffle_every_epoch.clone(),
             labels: data.label_map.clone(),
             rows: data.rows(),
             features: data.cols(),

@@ -104,6 +104,24 @@ pub struct LoopStats {
     pub walk_rollbacks: u64,
 }
 
+impl LoopStats {
+    /// Adds another run's counters (runs of the same training, one after
+    /// another).
+    pub fn add(&mut self, o: &LoopStats) {
+        self.passes += o.passes;
+        self.host_dots += o.host_dots;
+        self.host_certified += o.host_certified;
+        self.certified_correct += o.certified_correct;
+        self.certified_mistakes += o.certified_mistakes;
+        self.drift_fallbacks += o.drift_fallbacks;
+        self.early_breaks += o.early_breaks;
+        self.fallbacks += o.fallbacks;
+        self.pocket_evaluations += o.pocket_evaluations;
+        self.walk_speculative += o.walk_speculative;
+        self.walk_rollbacks += o.walk_rollbacks;
+    }
+}
+
 /// What the loop reports while it runs, and how it is told to stop.
 pub trait Observer<F> {
     fn on_progress(&mut self, _epoch: usize, _position: usize, _rows: usize) {}

@@ -101,6 +101,9 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         };
         lp.walk_enabled = params.passes != PassPolicy::Windows;
         lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());
+        lp.tracks_loss = params.early_stop.as_ref().is_some_and(|e| {
+            e.validation.is_none() && e.judge == crate::train::early_stop::Judge::MeanLoss
+        });
         lp.class_weights = params
             .class_weight
             .as_ref()

@@ -77,6 +77,9 @@ pub(super) struct Loop<'d, F> {
     pub(super) walker_version: Option<u64>,
     /// When kept: every update since it was last drained, as (row, head).
     pub(super) update_log: Option<Vec<(usize, usize)>>,
+    /// Whether updates add their row's hinge loss to the epoch's (the
+    /// mean-loss stopping rule, [`crate::train::early_stop::Judge`]).
+    pub(super) tracks_loss: bool,
     /// The certified scan's window ([`super::scan`]) and its next length.
     pub(super) scan: Option<ScanWindow<F>>,
     pub(super) scan_len: usize,
@@ -131,6 +134,7 @@ impl<'d, F: Real> Loop<'d, F> {
             weights_version: 0,
             walker_version: None,
             update_log: None,
+            tracks_loss: false,
             scan: None,
             scan_len: 0,
         }
@@ -429,6 +433,12 @@ impl<'d, F: Real> Loop<'d, F> {
             reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
         }
         let y = data.label_for(h, self.heads, i);
+        if self.tracks_loss
+            && let Some(early) = &mut self.state.early
+        {
+            // Rows that are not mistakes have y·p > 0 and no loss.
+            early.loss_in_epoch += reference::hinge_loss(y, reference::scikit_margin(w, row, self.bias));
+        }
         let updated = match &self.class_weights {
             None => reference::apply_update(w, row, y, self.bias),
             Some(c) => reference::apply_weighted_update(w, row, y, c.of(h, y), self.bias),

@@ -8,7 +8,8 @@ use crate::error::Result;
 use crate::float::Real;
 use crate::gpu::GpuOptions;
 use crate::train::fit::{Fit, fit, fit_validated};
-use crate::train::params::CheckedParams;
+use crate::train::params::{CheckedParams, TrainParams};
+use crate::train::scikit;
 use crate::train::state::{Observer, State};
 
 /// Trains with checked parameters on the engine a [`Backend`] names.
@@ -50,6 +51,15 @@ impl Trainer {
         &self.params
     }
 
+    /// This trainer (backend, GPU options) with other parameters.
+    pub(super) fn with_params(&self, params: TrainParams) -> Result<Trainer> {
+        Ok(Trainer {
+            params: params.check()?,
+            backend: self.backend,
+            gpu: self.gpu.clone(),
+        })
+    }
+
     /// The initial state: w = 0 for every head, or `weights` (a warm start,
     /// checked against the data by the loop).
     pub fn start<F: Real>(&self, data: &Dataset<F>, weights: Option<Vec<F>>) -> State<F> {
@@ -77,6 +87,21 @@ impl Trainer {
     /// [`Trainer::fit`] with held-out rows for early stopping's validation
     /// part (see [`crate::train::early_stop`]).
     pub fn fit_validated<F: Real>(
+        &self,
+        data: &Dataset<F>,
+        validation: Option<&Dataset<F>>,
+        start: State<F>,
+        observer: &mut dyn Observer<F>,
+    ) -> Result<Fit<F>> {
+        let heads = self.params.heads(data.classes.len());
+        if scikit::applies(&self.params, heads) {
+            return scikit::fit(self, data, validation, start, observer);
+        }
+        self.fit_epochs(data, validation, start, observer)
+    }
+
+    /// One run of the loop over `data` in the order given.
+    pub(super) fn fit_epochs<F: Real>(
         &self,
         data: &Dataset<F>,
         validation: Option<&Dataset<F>>,

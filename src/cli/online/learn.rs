@@ -202,6 +202,8 @@ impl<F: Real> Run<'_, F> {
             mistake_bound: if done { self.mistake_bound() } else { None },
             backend: "online".into(),
             seed: None,
+            shuffle_every_epoch: None,
+            nominal_epochs: None,
             data: stream_path(self.source).display().to_string(),
             rows: usize::try_from(l.examples()).unwrap_or(usize::MAX),
             training_accuracy: self.prequential_accuracy(),

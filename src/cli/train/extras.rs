@@ -19,6 +19,19 @@ crate::cli::args::choice! {
     }
 }
 
+crate::cli::args::choice! {
+    /// What early stopping judges a training epoch on.
+    TolOnArg => crate::train::early_stop::Judge {
+        /// Minus the epoch's mistakes per row.
+        Mistakes,
+        /// Minus the epoch's mean hinge loss, sum of max(0, -y·(w·x+b)) over
+        /// the rows at their visit, divided by the rows: scikit-learn's
+        /// Perceptron rule (with --shuffle every-epoch, its very schedule).
+        #[value(name = "mean-loss")]
+        MeanLoss,
+    }
+}
+
 /// Options beyond the classic loop's.
 #[derive(Args, Clone, Debug, Default)]
 pub struct ExtraArgs {
@@ -50,6 +63,13 @@ pub struct ExtraArgs {
     /// (default 5 once any early-stopping option is given).
     #[arg(long, value_name = "K")]
     pub n_iter_no_change: Option<usize>,
+
+    /// Early stopping without --validation-fraction: judge each epoch on
+    /// `mistakes` (minus its mistakes per row; the default) or `mean-loss`
+    /// (minus its mean hinge loss, as scikit-learn's Perceptron does; each
+    /// one-vs-rest class is then trained and stopped on its own, as there).
+    #[arg(long, value_enum, value_name = "SCORE")]
+    pub tol_on: Option<TolOnArg>,
 
     /// Hold out this fraction of the rows (stratified by label, chosen by
     /// --seed's permutation, default seed 0), judge every epoch by its
@@ -84,6 +104,7 @@ impl ExtraArgs {
         if self.tol.is_none()
             && self.n_iter_no_change.is_none()
             && self.validation_fraction.is_none()
+            && self.tol_on.is_none()
         {
             return None;
         }
@@ -95,6 +116,7 @@ impl ExtraArgs {
                 fraction,
                 seed: seed.unwrap_or(0),
             }),
+            judge: self.tol_on.map(Into::into).unwrap_or_default(),
         })
     }
 }

@@ -136,6 +136,7 @@ mod tests {
             bias: false,
             max_epochs: 7,
             seed: Some(3),
+            shuffle_every_epoch: None,
             labels: LabelMap {
                 positive: "b".into(),
                 negative: None,

@@ -364,14 +364,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         result = self._train(X, codes, classes, precision, self.max_iter, init, self.tol)
         self._keep(result, classes, precision)
         self.t_ = float(self.n_iter_ * X.shape[0] + 1)
-        if self.tol is not None and self.n_iter_ == self.max_iter:
-            warnings.warn(
-                "Maximum number of iteration reached before convergence. Consider "
-                "increasing max_iter to improve the fit.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
-        elif self.tol is None and not result["converged"]:
+        # scikit-learn warns when its rule did not stop the run before
+        # max_iter; without the rule, when no epoch was free of mistakes.
+        if (self.n_iter_ == self.max_iter) if self.tol is not None else not result["converged"]:
             warnings.warn(
                 self._not_converged_message(result), ConvergenceWarning, stacklevel=4
             )
@@ -455,14 +450,25 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self._input = {"lent": result["lent"], "copied": list(result["copied"])}
 
     def _not_converged_message(self, result):
-        last = int(result["mistakes_per_epoch"][-1]) if result["mistakes_per_epoch"] else 0
+        runs = list(result["mistakes_per_epoch"])
+        said = (
+            "Maximum number of iteration reached before convergence. Consider increasing "
+            "max_iter to improve the fit."
+        )
+        if result["converged"]:
+            # scikit-learn's rule ran out of epochs, but the model is final.
+            return (
+                f"{said} (Here epoch {len(runs)} made no mistake, so every later epoch "
+                "changes nothing: the model is final.)"
+            )
         what = (
             "the data was not separated"
             if len(self.classes_) <= 2
             else "some class was not separated from the rest"
         )
+        last = int(runs[-1]) if runs else 0
         return (
-            f"not converged: {what} within {self.n_iter_} epochs (max_iter; the last "
+            f"{said} Not converged: {what} within {self.n_iter_} epochs (max_iter; the last "
             f"epoch made {last} mistakes). It may not be linearly separable; try a larger "
             "max_iter, average=True or pocket=True, or check the labels."
         )

@@ -82,6 +82,15 @@ def textbook(X, y, *, dtype, max_iter, fit_intercept=True):
     return w, b, history
 
 
+def in_order(**params):
+    """The estimator on the textbook loop in file order, what ``perceptron
+    train`` runs: no reshuffle, no loss rule (scikit-learn's defaults,
+    ``shuffle=True, tol=1e-3``, are the estimator's)."""
+    import perceptron
+
+    return perceptron.Perceptron(**{"shuffle": False, "tol": None, **params})
+
+
 def bits(a):
     """The exact bits of an array, for equality that sees -0.0 and NaN."""
     a = np.ascontiguousarray(a)

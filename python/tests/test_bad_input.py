@@ -84,7 +84,7 @@ def test_wrong_shapes_are_refused():
     ({"margin": -1.0}, ValueError, "margin must be a finite number >= 0"),
     ({"average": True, "pocket": True}, ValueError, "average and pocket are two variants"),
     ({"pocket": True}, ValueError, "the pocket variant is not available with one-vs-rest"),
-    ({"shuffle": True, "random_state": -3}, ValueError, "random_state must be >= 0"),
+    ({"shuffle": True, "random_state": -3}, ValueError, r"Seed must be between 0 and 2\*\*32 - 1"),
 ])
 def test_bad_parameters_say_which_and_why(params, error, message):
     three = np.array([0, 1, 2, 0]) if params.get("pocket") and len(params) == 1 else y
@@ -118,7 +118,7 @@ def test_a_failed_fit_leaves_the_estimator_as_it_was():
 
 def test_not_converging_warns_and_says_so():
     Xn, yn = perceptron.load_svmlight(DATA / "heart_scale.svm")
-    with pytest.warns(ConvergenceWarning, match=r"not converged: the data was not separated "
+    with pytest.warns(ConvergenceWarning, match=r"Not converged: the data was not separated "
                                                  r"within 3 epochs \(max_iter; the last epoch made"):
         clf = perceptron.Perceptron(max_iter=3).fit(Xn, yn)
     assert clf.converged_ is False and clf.n_iter_ == 3

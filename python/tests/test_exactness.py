@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron as SkPerceptron
 
 import perceptron
-from conftest import DATA, bits, textbook
+from conftest import DATA, bits, textbook, in_order
 
 SETS = ["iris_setosa.csv", "digits_3v5.csv", "heart_scale.svm"]
 
@@ -39,7 +39,7 @@ def test_float32_data_trains_the_textbook_loop_in_float32(name):
     X, y = load(name, np.float32)
     X = X.toarray() if sp.issparse(X) else X
     assert X.dtype == np.float32
-    clf = fit_quietly(perceptron.Perceptron(max_iter=30), X, y)
+    clf = fit_quietly(in_order(max_iter=30), X, y)
     assert clf.coef_.dtype == np.float32
     w, b, history = textbook(X, signs(y), dtype=np.float32, max_iter=30)
     np.testing.assert_array_equal(bits(clf.coef_[0]), bits(w))
@@ -51,7 +51,7 @@ def test_float32_data_trains_the_textbook_loop_in_float32(name):
     sk32 = fit_quietly(SkPerceptron(**sk), X, y)
     if sk32.coef_.dtype == np.float32:
         np.testing.assert_array_equal(bits(clf.coef_), bits(sk32.coef_))
-    wide = fit_quietly(perceptron.Perceptron(max_iter=30, precision="float64"), X, y)
+    wide = fit_quietly(in_order(max_iter=30, precision="float64"), X, y)
     sk64 = fit_quietly(SkPerceptron(**sk), X.astype(np.float64), y)
     assert wide.coef_.dtype == np.float64
     np.testing.assert_array_equal(bits(wide.coef_), bits(sk64.coef_))
@@ -62,11 +62,11 @@ def test_float32_data_trains_the_textbook_loop_in_float32(name):
 def test_sparse_input_trains_the_textbook_loop(name, dtype):
     X, y = load(name, dtype)
     X = sp.csr_matrix(X)
-    clf = fit_quietly(perceptron.Perceptron(max_iter=30), X, y)
+    clf = fit_quietly(in_order(max_iter=30), X, y)
     w, b, history = textbook(X, signs(y), dtype=dtype, max_iter=30)
     np.testing.assert_array_equal(bits(clf.coef_[0]), bits(w))
     assert clf.intercept_[0] == b and clf.mistakes_per_epoch_.tolist() == history
-    dense = fit_quietly(perceptron.Perceptron(max_iter=30), X.toarray(), y)
+    dense = fit_quietly(in_order(max_iter=30), X.toarray(), y)
     np.testing.assert_array_equal(bits(clf.coef_), bits(dense.coef_))
     np.testing.assert_array_equal(clf.predict(X), dense.predict(X.toarray()))
     np.testing.assert_array_equal(
@@ -81,21 +81,22 @@ def test_scikit_learns_sparse_path_is_not_the_textbook_loop():
     sk = dict(penalty=None, alpha=0, tol=None, shuffle=False, max_iter=20)
     sparse = fit_quietly(SkPerceptron(**sk), X, y)
     dense = fit_quietly(SkPerceptron(**sk), X.toarray(), y)
-    ours = fit_quietly(perceptron.Perceptron(max_iter=20), X, y)
+    ours = fit_quietly(in_order(max_iter=20), X, y)
     assert sparse.intercept_[0] != dense.intercept_[0]
     assert ours.intercept_[0] == dense.intercept_[0]
     np.testing.assert_array_equal(bits(ours.coef_), bits(dense.coef_))
 
 
 @pytest.mark.parametrize("params", [{}, {"average": True}, {"pocket": True}, {"margin": 0.5},
-                                    {"fit_intercept": False}, {"shuffle": True, "random_state": 7}])
+                                    {"fit_intercept": False}, {"shuffle": True, "random_state": 7},
+                                    {"shuffle": True, "tol": 1e-3, "average": True}])
 def test_every_cpu_backend_and_order_gives_the_same_bits(params):
     X, y = load("digits_3v5.csv", np.float32)
     models = [
-        fit_quietly(perceptron.Perceptron(max_iter=20, backend=b, **params), X, y)
+        fit_quietly(in_order(max_iter=20, backend=b, **params), X, y)
         for b in ("reference", "cpu", "auto")
     ]
-    fortran = fit_quietly(perceptron.Perceptron(max_iter=20, **params), np.asfortranarray(X), y)
+    fortran = fit_quietly(in_order(max_iter=20, **params), np.asfortranarray(X), y)
     for m in models[1:] + [fortran]:
         np.testing.assert_array_equal(bits(m.coef_), bits(models[0].coef_))
         np.testing.assert_array_equal(bits(m.intercept_), bits(models[0].intercept_))
@@ -106,14 +107,14 @@ def test_every_cpu_backend_and_order_gives_the_same_bits(params):
 
 def test_partial_fit_is_one_epoch_of_the_loop_over_its_rows():
     X, y = load("heart_scale.svm")
-    online = perceptron.Perceptron()
+    online = in_order()
     for part in np.array_split(np.arange(len(y)), 4):
         online.partial_fit(X[part], y[part], classes=np.array([-1.0, 1.0]))
     assert online.n_iter_ == 1
     w, b, _ = textbook(X, signs(y), dtype=np.float64, max_iter=1)
     np.testing.assert_array_equal(bits(online.coef_[0]), bits(w))
     assert online.intercept_[0] == b
-    once = fit_quietly(perceptron.Perceptron(max_iter=1), X, y)
+    once = fit_quietly(in_order(max_iter=1), X, y)
     np.testing.assert_array_equal(bits(online.coef_), bits(once.coef_))
 
 
@@ -127,7 +128,7 @@ def test_partial_fit_continues_like_perceptron_online(cli, tmp_path):
     (tmp_path / "b.csv").write_text("".join(lines[half:]))
     cli("online", tmp_path / "a.csv", "-o", tmp_path / "a.json")
     cli("online", tmp_path / "b.csv", "--init", tmp_path / "a.json", "-o", tmp_path / "b.json")
-    clf = perceptron.Perceptron()
+    clf = in_order()
     clf.partial_fit(X[:half], y[:half], classes=[-1.0, 1.0])
     clf.partial_fit(X[half:], y[half:])
     cli_model = perceptron.load(tmp_path / "b.json")
@@ -138,20 +139,20 @@ def test_partial_fit_continues_like_perceptron_online(cli, tmp_path):
 
 def test_partial_fit_one_vs_rest_keeps_every_class_from_the_first_call():
     X, y = perceptron.load_csv(DATA / "digits.csv")
-    clf = perceptron.Perceptron()
+    clf = in_order()
     first = y < 5
     clf.partial_fit(X[first], y[first], classes=np.arange(10))
     assert clf.coef_.shape == (10, 64)
     clf.partial_fit(X[~first], y[~first])
-    both = fit_quietly(perceptron.Perceptron(max_iter=1), np.vstack([X[first], X[~first]]),
+    both = fit_quietly(in_order(max_iter=1), np.vstack([X[first], X[~first]]),
                        np.concatenate([y[first], y[~first]]))
     np.testing.assert_array_equal(bits(clf.coef_), bits(both.coef_))
 
 
 def test_warm_start_continues_from_coef():
     X, y = load("digits_3v5.csv")
-    cold = fit_quietly(perceptron.Perceptron(max_iter=4), X, y)
-    warm = perceptron.Perceptron(max_iter=2, warm_start=True)
+    cold = fit_quietly(in_order(max_iter=4), X, y)
+    warm = in_order(max_iter=2, warm_start=True)
     fit_quietly(warm, X, y)
     fit_quietly(warm, X, y)
     np.testing.assert_array_equal(bits(warm.coef_), bits(cold.coef_))
@@ -160,8 +161,8 @@ def test_warm_start_continues_from_coef():
 
 def test_verbose_prints_one_line_per_epoch(capsys):
     X, y = load("iris_setosa.csv")
-    clf = perceptron.Perceptron(verbose=1).fit(X, y)
+    clf = in_order(verbose=1).fit(X, y)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == clf.n_iter_ == 4
+    assert len(lines) == clf.epochs_run_ == 4
     assert lines[0] == "-- Epoch 1: 2 mistakes in 150 rows (2 in total)"
     assert lines[-1] == "-- Epoch 4: 0 mistakes in 150 rows (5 in total)"

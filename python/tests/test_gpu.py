@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 import perceptron
-from conftest import DATA, bits, skip_or_fail
+from conftest import DATA, bits, skip_or_fail, in_order
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def adapter():
 def fit(X, y, **params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return perceptron.Perceptron(**params).fit(X, y)
+        return in_order(**params).fit(X, y)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -58,8 +58,8 @@ def test_gpu_variants_and_partial_fit_match_the_cpu(adapter):
         gpu = fit(X, y, max_iter=6, backend="gpu", adapter=adapter["name"], **params)
         cpu = fit(X, y, max_iter=6, backend="cpu", **params)
         np.testing.assert_array_equal(bits(gpu.coef_), bits(cpu.coef_), err_msg=str(params))
-    gpu = perceptron.Perceptron(backend="gpu", adapter=adapter["name"])
-    cpu = perceptron.Perceptron(backend="cpu")
+    gpu = in_order(backend="gpu", adapter=adapter["name"])
+    cpu = in_order(backend="cpu")
     for part in np.array_split(np.arange(len(y)), 3):
         gpu.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
         cpu.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
@@ -69,5 +69,5 @@ def test_gpu_variants_and_partial_fit_match_the_cpu(adapter):
 def test_a_missing_adapter_is_a_clear_error():
     X, y = perceptron.load_csv(DATA / "iris_setosa.csv")
     with pytest.raises(RuntimeError, match="no-such-adapter") as e:
-        perceptron.Perceptron(backend="gpu", adapter="no-such-adapter").fit(X, y)
+        in_order(backend="gpu", adapter="no-such-adapter").fit(X, y)
     assert 'backend="cpu"' in str(e.value)

@@ -11,13 +11,13 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 
 import perceptron
-from conftest import DATA, bits
+from conftest import DATA, bits, in_order
 
 
 def fit(X, y, **params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return perceptron.Perceptron(**{"max_iter": 10, **params}).fit(X, y)
+        return in_order(**{"max_iter": 10, **params}).fit(X, y)
 
 
 def test_every_layout_and_sparse_format_gives_the_same_model():

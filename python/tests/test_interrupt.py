@@ -14,6 +14,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import perceptron
+from conftest import in_order
 
 
 def noise(rows=20_000, cols=200, seed=0):
@@ -34,7 +35,7 @@ def watchdog():
 @pytest.mark.parametrize("backend", ["cpu", "reference"])
 def test_ctrl_c_raises_keyboard_interrupt_within_a_second(backend, watchdog):
     X, y = noise()
-    clf = perceptron.Perceptron(max_iter=2, backend=backend)
+    clf = in_order(max_iter=2, backend=backend)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(X[:100], y[:100])
@@ -74,7 +75,7 @@ def _count_while(busy):
 
 def test_fit_and_predict_release_the_gil():
     X, y = noise(rows=5000)
-    clf = perceptron.Perceptron(max_iter=20, backend="reference")
+    clf = in_order(max_iter=20, backend="reference")
 
     def fit():
         with warnings.catch_warnings():

@@ -11,13 +11,13 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import perceptron
-from conftest import DATA, bits
+from conftest import DATA, bits, in_order
 
 
 def fit(X, y, **params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return perceptron.Perceptron(**params).fit(X, y)
+        return in_order(**params).fit(X, y)
 
 
 def cli_predictions(cli, model, data):
@@ -36,7 +36,7 @@ def test_a_model_the_command_trains_loads_exactly(cli, tmp_path, precision):
     np.testing.assert_array_equal(bits(clf.coef_), bits(ours.coef_))
     np.testing.assert_array_equal(bits(clf.intercept_), bits(ours.intercept_))
     assert clf.classes_.tolist() == [-1, 1]
-    assert clf.n_iter_ == ours.n_iter_ and clf.converged_ is True
+    assert clf.epochs_run_ == ours.epochs_run_ and clf.converged_ is True
     assert clf.mistakes_per_epoch_.tolist() == ours.mistakes_per_epoch_.tolist()
     assert clf.mistake_bound_ == pytest.approx(ours.mistake_bound_, rel=1e-12)
     printed = cli_predictions(cli, model, DATA / "digits_3v5.csv")

@@ -1,0 +1,111 @@
+"""With scikit-learn's defaults (shuffle=True, random_state=0, tol=1e-3,
+n_iter_no_change=5, max_iter=1000), ``perceptron.Perceptron()`` is the
+installed scikit-learn's ``Perceptron()`` bit for bit: coef_, intercept_,
+n_iter_ and t_, binary and one-vs-rest, for several random_state values,
+in float64, and in float32 on these datasets (see docs/python.md for where
+float32 can differ)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import Perceptron as SkPerceptron
+
+import perceptron
+from conftest import DATA, bits
+
+DATASETS = ["breast_cancer.csv", "digits_3v5.csv", "heart_scale.svm", "iris_petals.csv", "digits.csv"]
+
+
+def dense(name, dtype):
+    if name.endswith(".svm"):
+        X, y = perceptron.load_svmlight(DATA / name)
+        X = X.toarray()
+    else:
+        X, y = perceptron.load_csv(DATA / name)
+    return np.ascontiguousarray(X, dtype=dtype), y
+
+
+def quietly(fit):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fit()
+
+
+def assert_same_model(ours, sk):
+    assert ours.coef_.dtype == sk.coef_.dtype
+    np.testing.assert_array_equal(bits(ours.coef_), bits(sk.coef_))
+    np.testing.assert_array_equal(
+        bits(np.asarray(ours.intercept_, dtype=np.float64)),
+        bits(np.asarray(sk.intercept_, dtype=np.float64)),
+    )
+    np.testing.assert_array_equal(ours.classes_, sk.classes_)
+    assert (ours.n_iter_, ours.t_) == (sk.n_iter_, sk.t_)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("random_state", [0, 1, 42])
+@pytest.mark.parametrize("name", DATASETS)
+def test_the_defaults_give_scikit_learns_model(name, random_state, dtype):
+    X, y = dense(name, dtype)
+    sk = quietly(lambda: SkPerceptron(random_state=random_state).fit(X, y))
+    ours = quietly(lambda: perceptron.Perceptron(random_state=random_state).fit(X, y))
+    assert_same_model(ours, sk)
+    np.testing.assert_array_equal(ours.predict(X), sk.predict(X))
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu", "auto"])
+def test_every_backend_gives_the_same_defaults_model(backend):
+    X, y = dense("digits.csv", np.float64)
+    sk = quietly(lambda: SkPerceptron().fit(X, y))
+    ours = quietly(lambda: perceptron.Perceptron(backend=backend).fit(X, y))
+    assert_same_model(ours, sk)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"tol": None},
+        {"shuffle": False},
+        {"tol": 1e-2, "n_iter_no_change": 2},
+        {"max_iter": 3},
+        {"fit_intercept": False},
+    ],
+)
+def test_the_schedule_options_match_too(params):
+    X, y = dense("breast_cancer.csv", np.float64)
+    sk = quietly(lambda: SkPerceptron(random_state=3, **params).fit(X, y))
+    ours = quietly(lambda: perceptron.Perceptron(random_state=3, **params).fit(X, y))
+    assert_same_model(ours, sk)
+
+
+def test_a_random_state_instance_is_drawn_from_as_scikit_learn_draws():
+    X, y = dense("digits.csv", np.float64)
+    sk = quietly(lambda: SkPerceptron(random_state=np.random.RandomState(5)).fit(X, y))
+    ours = quietly(lambda: perceptron.Perceptron(random_state=np.random.RandomState(5)).fit(X, y))
+    assert_same_model(ours, sk)
+    # None draws from NumPy's global generator, as there.
+    np.random.seed(11)
+    sk = quietly(lambda: SkPerceptron(random_state=None).fit(X, y))
+    np.random.seed(11)
+    ours = quietly(lambda: perceptron.Perceptron(random_state=None).fit(X, y))
+    assert_same_model(ours, sk)
+
+
+def test_the_rule_warns_as_scikit_learn_does():
+    X, y = dense("heart_scale.svm", np.float64)
+    with pytest.warns(ConvergenceWarning, match="Maximum number of iteration reached"):
+        SkPerceptron(max_iter=2).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="Maximum number of iteration reached"):
+        ours = perceptron.Perceptron(max_iter=2).fit(X, y)
+    assert ours.n_iter_ == 2 and ours.converged_ is False
+
+
+def test_partial_fit_with_the_defaults_equals_scikit_learn():
+    X, y = dense("heart_scale.svm", np.float64)
+    sk, ours = SkPerceptron(random_state=2), perceptron.Perceptron(random_state=2)
+    for part in np.array_split(np.arange(len(y)), 3):
+        sk.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
+        ours.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
+        assert_same_model(ours, sk)

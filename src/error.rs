@@ -400,6 +400,12 @@ pub enum Difference {
     /// The shuffle seed (None: file order).
     #[error("the row order was {}, now {}", order(*.was), order(*.now))]
     Order { was: Option<u64>, now: Option<u64> },
+    /// scikit-learn's reshuffle before every epoch, as JSON (None: off).
+    #[error("the reshuffle before every epoch was {}, now {}", .was.as_deref().unwrap_or("off"), .now.as_deref().unwrap_or("off"))]
+    Reshuffle {
+        was: Option<String>,
+        now: Option<String>,
+    },
     #[error("the variant was {was}, now {now}")]
     Variant { was: String, now: String },
     /// The margin threshold as written (None: the classic rule).

@@ -27,6 +27,7 @@ mod plot;
 mod properties;
 mod reliability;
 mod scaling;
+mod scikit_schedule;
 mod shell;
 mod split;
 mod variants;

@@ -109,3 +109,21 @@ def test_partial_fit_with_the_defaults_equals_scikit_learn():
         sk.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
         ours.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
         assert_same_model(ours, sk)
+
+
+@pytest.mark.parametrize("random_state", [0, 7])
+@pytest.mark.parametrize("name, multiclass", [("breast_cancer.csv", False), ("digits.csv", True)])
+def test_the_command_line_reproduces_scikit_learn_from_a_file(cli, tmp_path, name, multiclass, random_state):
+    X, y = dense(name, np.float64)
+    sk = quietly(lambda: SkPerceptron(random_state=random_state).fit(X, y))
+    model = tmp_path / "m.json"
+    cli("train", DATA / name, "-o", model, "--precision", "f64", "--shuffle-every-epoch",
+        "--seed", random_state, "--tol-on", "mean-loss", "--tol", "1e-3",
+        "--n-iter-no-change", "5", "--max-epochs", "1000",
+        *(["--multiclass", "ovr"] if multiclass else []))
+    loaded = perceptron.load(model)
+    np.testing.assert_array_equal(bits(loaded.coef_), bits(sk.coef_))
+    np.testing.assert_array_equal(bits(loaded.intercept_), bits(sk.intercept_))
+    assert loaded.n_iter_ == sk.n_iter_
+    # The model file records the schedule.
+    assert (loaded.shuffle, loaded.random_state, loaded.tol) == (True, random_state, 1e-3)

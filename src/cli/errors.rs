@@ -198,6 +198,7 @@ fn difference(d: &Difference) -> String {
             };
             format!("the row order was {}, now {}", says(*was), says(*now))
         }
+        Difference::Reshuffle { .. } => format!("{d} (--shuffle-every-epoch, --seed)"),
         Difference::Variant { was, now } => format!("the variant was {was}, now {now}"),
         Difference::Margin { was, now } => format!(
             "--margin was {}, now {}",

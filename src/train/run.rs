@@ -169,6 +169,16 @@ impl RunDescription {
                 now: other.seed,
             });
         }
+        if self.shuffle_every_epoch != other.shuffle_every_epoch {
+            let text = |e: &Option<crate::train::scikit::EveryEpoch>| {
+                e.as_ref()
+                    .map(|e| serde_json::to_string(e).unwrap_or_default())
+            };
+            d.push(Difference::Reshuffle {
+                was: text(&self.shuffle_every_epoch),
+                now: text(&other.shuffle_every_epoch),
+            });
+        }
         if self.variant != other.variant {
             d.push(Difference::Variant {
                 was: self.variant.name().to_owned(),

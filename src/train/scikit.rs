@@ -263,6 +263,10 @@ fn fit_alone<F: Real>(
         return Ok(fit);
     };
     let mut order: Vec<usize> = (0..data.rows()).collect();
+    // A resumed run's order has been reshuffled once per epoch done.
+    for _ in 0..state.mistakes_per_epoch.len() {
+        reshuffle(&mut order, seed);
+    }
     let mut past = Past::default();
     loop {
         let done = state.mistakes_per_epoch.len();
@@ -376,15 +380,29 @@ fn combine<F: Real>(
     class_weights: Option<Vec<(String, f64)>>,
     t0: Instant,
 ) -> Fit<F> {
-    let epochs = fits.iter().map(|f| f.mistakes_per_epoch.len()).max().unwrap_or(0);
+    let epochs = fits
+        .iter()
+        .map(|f| f.mistakes_per_epoch.len())
+        .max()
+        .unwrap_or(0);
     let per_head = |e: usize| -> Vec<u64> {
         (0..heads)
-            .map(|h| fits.get(h).and_then(|f| f.mistakes_per_epoch.get(e)).copied().unwrap_or(0))
+            .map(|h| {
+                fits.get(h)
+                    .and_then(|f| f.mistakes_per_epoch.get(e))
+                    .copied()
+                    .unwrap_or(0)
+            })
             .collect()
     };
     let head_mistakes_per_epoch: Vec<Vec<u64>> = (0..epochs).map(per_head).collect();
-    let mistakes_per_epoch = head_mistakes_per_epoch.iter().map(|m| m.iter().sum()).collect();
-    let concat = |of: &dyn Fn(&Fit<F>) -> &[F]| -> Vec<F> { fits.iter().flat_map(|f| of(f).to_vec()).collect() };
+    let mistakes_per_epoch = head_mistakes_per_epoch
+        .iter()
+        .map(|m| m.iter().sum())
+        .collect();
+    let concat = |of: &dyn Fn(&Fit<F>) -> &[F]| -> Vec<F> {
+        fits.iter().flat_map(|f| of(f).to_vec()).collect()
+    };
     let weights = concat(&|f| &f.weights);
     let last_weights = concat(&|f| &f.last_weights);
     let stops: Vec<Stop> = fits.iter().map(|f| f.stop).collect();
@@ -418,17 +436,20 @@ fn combine<F: Real>(
         epoch_seconds.extend_from_slice(&f.epoch_seconds);
         epoch_modes.extend_from_slice(&f.epoch_modes);
     }
-    let early_stopping = params.early_stop.as_ref().map(|rule| crate::train::EarlyStopReport {
-        tol: rule.tol,
-        n_iter_no_change: rule.n_iter_no_change,
-        validation_fraction: rule.validation.map(|v| v.fraction),
-        validation_rows: None,
-        validation_accuracy: Vec::new(),
-        mistake_rate: Vec::new(),
-        mean_loss: Vec::new(),
-        best_epoch: None,
-        stopped: stops.contains(&Stop::EarlyStopped),
-    });
+    let early_stopping = params
+        .early_stop
+        .as_ref()
+        .map(|rule| crate::train::EarlyStopReport {
+            tol: rule.tol,
+            n_iter_no_change: rule.n_iter_no_change,
+            validation_fraction: rule.validation.map(|v| v.fraction),
+            validation_rows: None,
+            validation_accuracy: Vec::new(),
+            mistake_rate: Vec::new(),
+            mean_loss: Vec::new(),
+            best_epoch: None,
+            stopped: stops.contains(&Stop::EarlyStopped),
+        });
     let nominal_epochs = fits.iter().filter_map(|f| f.nominal_epochs).max();
     let first = fits.into_iter().next();
     Fit {
@@ -437,7 +458,10 @@ fn combine<F: Real>(
         stop,
         engines,
         loop_stats,
-        engine_stats: first.as_ref().map(|f| f.engine_stats.clone()).unwrap_or_default(),
+        engine_stats: first
+            .as_ref()
+            .map(|f| f.engine_stats.clone())
+            .unwrap_or_default(),
         theory,
         seconds: t0.elapsed().as_secs_f64(),
         epoch_seconds,
@@ -464,11 +488,20 @@ mod tests {
         // np.random.RandomState(s): randint(1, 2**31-1), then randint(2**31-1),
         // and for 3 classes randint(2**31-1, size=3) from RandomState(0).
         let mut r = Mt19937::new(0);
-        assert_eq!((r.below(1, MAX_INT), r.below(0, MAX_INT)), (209652397, 398764591));
+        assert_eq!(
+            (r.below(1, MAX_INT), r.below(0, MAX_INT)),
+            (209652397, 398764591)
+        );
         let mut r = Mt19937::new(42);
-        assert_eq!((r.below(1, MAX_INT), r.below(0, MAX_INT)), (1608637543, 1273642419));
+        assert_eq!(
+            (r.below(1, MAX_INT), r.below(0, MAX_INT)),
+            (1608637543, 1273642419)
+        );
         let mut r = Mt19937::new(u32::MAX);
-        assert_eq!((r.below(1, MAX_INT), r.below(0, MAX_INT)), (419326372, 479346978));
+        assert_eq!(
+            (r.below(1, MAX_INT), r.below(0, MAX_INT)),
+            (419326372, 479346978)
+        );
         assert_eq!(seeds_from_random_state(0, 1), vec![398764591]);
     }
 

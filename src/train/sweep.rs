@@ -437,7 +437,8 @@ impl<'d, F: Real> Loop<'d, F> {
             && let Some(early) = &mut self.state.early
         {
             // Rows that are not mistakes have y·p > 0 and no loss.
-            early.loss_in_epoch += reference::hinge_loss(y, reference::scikit_margin(w, row, self.bias));
+            early.loss_in_epoch +=
+                reference::hinge_loss(y, reference::scikit_margin(w, row, self.bias));
         }
         let updated = match &self.class_weights {
             None => reference::apply_update(w, row, y, self.bias),

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::train::scikit::EveryEpoch;
 use clap::Args;
 
 use super::extras::ExtraArgs;
@@ -28,6 +29,8 @@ training state (see --checkpoint); a second one stops at once.
 
 Early stopping, for data the loop cannot separate:
   perceptron train data/heart_scale.svm --tol 0.001 --n-iter-no-change 5
+  perceptron train data/breast_cancer.csv --shuffle-every-epoch --tol-on mean-loss --seed 0
+      (scikit-learn's Perceptron(random_state=0) with its defaults, bit for bit)
   perceptron train data/breast_cancer.csv --scale standard --validation-fraction 0.2
       (keeps the weights of the epoch with the best accuracy on the held-out 20%)
 
@@ -47,7 +50,7 @@ state was saved for --resume).";
 #[derive(Args, Clone, Debug)]
 #[command(after_help = EXAMPLES)]
 #[command(group(clap::ArgGroup::new("checkpointing").args(["checkpoint", "resume"]).multiple(true)))]
-#[command(group(clap::ArgGroup::new("seeded").args(["shuffle", "validation_fraction"]).multiple(true)))]
+#[command(group(clap::ArgGroup::new("seeded").args(["shuffle", "shuffle_every_epoch", "validation_fraction"]).multiple(true)))]
 pub struct TrainArgs {
     /// Data file (CSV or LIBSVM, optionally .gz, binary .pbin, or .npy; `-`
     /// reads standard input). Several files, or a quoted pattern such as
@@ -117,7 +120,16 @@ pub struct TrainArgs {
     #[arg(long)]
     pub shuffle: bool,
 
-    /// Seed of the --shuffle order (and of the rows --validation-fraction
+    /// Reshuffle the rows before every epoch as scikit-learn's Perceptron
+    /// does, --seed S being its random_state (default 0, as there). With
+    /// `--tol-on mean-loss` this is scikit-learn's `Perceptron(random_state=S)`
+    /// bit for bit (its defaults: --tol 1e-3 --n-iter-no-change 5
+    /// --max-epochs 1000); each one-vs-rest class then trains alone.
+    #[arg(long, conflicts_with = "shuffle")]
+    pub shuffle_every_epoch: bool,
+
+    /// Seed of the --shuffle order (scikit-learn's random_state with
+    /// --shuffle-every-epoch, and the seed of the rows --validation-fraction
     /// holds out); the same seed gives the same model.
     #[arg(long, value_name = "S", requires = "seeded")]
     pub seed: Option<u64>,
@@ -242,6 +254,10 @@ impl TrainArgs {
             max_epochs: self.max_epochs,
             bias: !self.no_bias,
             shuffle_seed: self.seed(),
+            // `run` refuses a seed beyond u32 with --shuffle-every-epoch.
+            shuffle_every_epoch: self
+                .shuffle_every_epoch
+                .then(|| EveryEpoch::RandomState(self.seed.unwrap_or(0) as u32)),
             passes: self.passes.into(),
             variant: self.variant(),
             margin: self.margin.clone(),

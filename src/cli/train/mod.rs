@@ -30,6 +30,7 @@ use report::{Sources, TrainReport};
 /// Runs `train` with the options `given` explicitly (the rest are defaults,
 /// which a resumed run replaces with its checkpoint's).
 pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
+    check_schedule(args)?;
     if args.shuffle && args.seed.is_none() && args.distributed.is_some() {
         return Err(Error::Usage(
             "--shuffle in a distributed run needs --seed S: every process must visit the rows \
@@ -65,6 +66,37 @@ pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
 
 /// `args` with a seed drawn for `--shuffle` given without `--seed`, said on
 /// standard error (the model records it, so the run can be repeated).
+/// The rules of scikit-learn's schedule (`--shuffle-every-epoch`,
+/// `--tol-on mean-loss`) that only the command line can break.
+fn check_schedule(args: &TrainArgs) -> Result<()> {
+    let every = args.shuffle_every_epoch;
+    if every && let Some(s) = args.seed.filter(|&s| s > u32::MAX as u64) {
+        return Err(Error::Usage(format!(
+            "--shuffle-every-epoch --seed {s}: scikit-learn's random_state is between 0 and \
+             2^32 - 1 ({})",
+            u32::MAX
+        )));
+    }
+    if every && args.distributed.is_some() {
+        return Err(Error::Usage(
+            "--shuffle-every-epoch is not available with --distributed: every process would \
+             need every row; train in one process, or use --shuffle --seed S"
+                .into(),
+        ));
+    }
+    let mean_loss = args.extras.tol_on == Some(extras::TolOnArg::MeanLoss);
+    let checkpointing = args.checkpoint.is_some() || args.resume.is_some();
+    if args.multiclass.is_some() && (every || mean_loss) && checkpointing {
+        return Err(Error::Usage(
+            "--checkpoint and --resume are not available for one-vs-rest training with \
+             --shuffle-every-epoch or --tol-on mean-loss (each class trains alone, one after \
+             another); train without them, or without --multiclass"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 fn with_drawn_seed(args: &TrainArgs) -> TrainArgs {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();

@@ -62,9 +62,13 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     if !given.has("max_epochs") {
         a.max_epochs = id.max_epochs;
     }
-    if !given.any(&["shuffle", "seed"]) {
+    if !given.any(&["shuffle", "shuffle_every_epoch", "seed"]) {
         a.shuffle = id.seed.is_some();
         a.seed = id.seed;
+        if let Some(crate::train::scikit::EveryEpoch::RandomState(s)) = &id.shuffle_every_epoch {
+            a.shuffle_every_epoch = true;
+            a.seed = Some(*s as u64);
+        }
     }
     // --positive and --pocket exclude one-vs-rest: given, they keep the
     // run binary, and a one-vs-rest checkpoint is then refused.
@@ -78,10 +82,14 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     if !given.has("margin") {
         a.margin = id.margin.clone();
     }
-    if !given.any(&["tol", "n_iter_no_change", "validation_fraction"])
+    if !given.any(&["tol", "n_iter_no_change", "validation_fraction", "tol_on"])
         && let Some(e) = &id.early_stop
     {
         a.extras.tol = Some(e.tol);
+        a.extras.tol_on = Some(match e.judge {
+            crate::train::early_stop::Judge::Mistakes => super::extras::TolOnArg::Mistakes,
+            crate::train::early_stop::Judge::MeanLoss => super::extras::TolOnArg::MeanLoss,
+        });
         a.extras.n_iter_no_change = Some(e.n_iter_no_change);
         a.extras.validation_fraction = e.validation.map(|v| v.fraction);
         // The held-out rows' seed is --seed, as the shuffle's.

@@ -68,39 +68,43 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     """Rosenblatt's classic perceptron, trained exactly on the CPU and the GPU.
 
     Every backend gives the model of the textbook sequential loop, bit for
-    bit: for each row in order, s = w.x + b (summed in index order, bias
+    bit: for each row in turn, s = w.x + b (summed in index order, bias
     last); the row is a mistake iff y*s <= 0 (y = -1 or +1, the second of
-    ``classes_`` being +1), and then w += y*x, b += y. Training stops after
-    the first epoch without a mistake, or after ``max_iter`` epochs. More
-    than two classes train one perceptron per class (one-vs-rest), all in
-    the same passes.
+    ``classes_`` being +1), and then w += y*x, b += y. More than two classes
+    train one perceptron per class (one-vs-rest).
 
-    With the defaults, on float64 dense data, the model equals
-    scikit-learn's ``Perceptron(penalty=None, alpha=0, tol=None,
-    shuffle=False, eta0=1.0)`` bit for bit (``coef_``, ``intercept_`` and
-    the predictions; ``n_iter_`` counts the epochs run until convergence,
-    where scikit-learn, with ``tol=None``, reports ``max_iter``). On
-    float32 data it is the same loop in float32 arithmetic (scikit-learn
-    converts to float64). On sparse data it is the textbook loop too;
-    scikit-learn's sparse path scales the intercept's update by 0.01, so its
-    models differ there.
+    The defaults are scikit-learn's, and so is the model: with any
+    ``random_state``, ``coef_``, ``intercept_``, ``n_iter_`` and ``t_``
+    equal those of ``sklearn.linear_model.Perceptron()`` bit for bit on
+    dense float64 data (and float32 wherever no margin falls between its
+    float64 and this package's float32 sums). The rows are reshuffled before
+    every epoch as scikit-learn reshuffles them, and the run stops by its
+    rule on the epoch's mean hinge loss. ``shuffle=False, tol=None`` is the
+    textbook loop in file order, which stops after the first epoch without
+    a mistake (``perceptron train``'s model). On sparse data scikit-learn
+    scales the intercept's update by 0.01; this package does not.
 
     Parameters
     ----------
     max_iter : int, default=1000
-        Epochs at most. A run that reaches it without an epoch free of
-        mistakes warns with ``ConvergenceWarning`` and sets ``converged_``
-        to False.
+        Epochs at most. A run that reaches it warns with
+        ``ConvergenceWarning`` as scikit-learn's does.
+    tol : float or None, default=1e-3
+        scikit-learn's stopping rule: an epoch improves when its mean hinge
+        loss, sum of max(0, -y*s) / rows, is below the best before it by
+        ``tol``; ``n_iter_no_change`` epochs in a row that do not stop the
+        run. None: no rule (the run stops at an epoch without a mistake, or
+        ``max_iter``).
+    n_iter_no_change : int, default=5
+        Epochs without improvement that stop the run.
     fit_intercept : bool, default=True
         Learn the bias b (a constant feature 1, placed last).
-    shuffle : bool, default=False
-        Visit the rows in one fixed random order instead of their order in
-        X (the permutation of ``perceptron train --shuffle --seed S``, the
-        same in every epoch; scikit-learn reshuffles every epoch, so
-        shuffled models differ from its models).
-    random_state : int, RandomState instance or None, default=None
-        The seed S of the shuffle (an int is used as it is, so the model is
-        the command line's with ``--seed S``).
+    shuffle : bool, default=True
+        Reshuffle the rows before every epoch, as scikit-learn does
+        (``perceptron train --shuffle-every-epoch``).
+    random_state : int, RandomState instance or None, default=0
+        Where each perceptron's shuffle seed is drawn from, as scikit-learn
+        draws it (an int S is ``--seed S``).
     average : bool, default=False
         Return the average of the weights after every row visit (the
         averaged perceptron, for noisy data).
@@ -131,7 +135,13 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     n_iter_ : int
-        Epochs run.
+        Epochs as scikit-learn counts them: it runs on after an epoch
+        without a mistake (which changes nothing) until its rule stops it,
+        or ``max_iter``.
+    t_ : float
+        ``n_iter_ * n_samples + 1``, as scikit-learn's.
+    epochs_run_ : int
+        Epochs actually swept.
     mistakes_per_epoch_ : ndarray of int64
         Mistakes of each epoch (summed over the classes in one-vs-rest).
     converged_ : bool

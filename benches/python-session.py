@@ -13,7 +13,9 @@ dataset-fashion-mnist. Prints markdown tables:
    the models are checked bit-identical) and a large sparse CSR matrix
    (`perceptron gen --density sparse`; scikit-learn's sparse path is not the
    textbook loop, so only the time is compared);
-2. `perceptron.load_svmlight` against scikit-learn's `load_svmlight_file` on
+2. both estimators with scikit-learn's defaults (`Perceptron()`, models
+   checked bit-identical) on the pairs and on all 10 classes;
+3. `perceptron.load_svmlight` against scikit-learn's `load_svmlight_file` on
    that matrix's LIBSVM file (from the page cache).
 
 Every figure is the best of --repeat runs.
@@ -100,15 +102,18 @@ def dense_table(args):
         X = np.ascontiguousarray(images[keep], dtype=np.float64)
         y = labels[keep]
         t_sk, sk = best(args.repeat, lambda: quiet(lambda: sk_model(args.epochs).fit(X, y)))
-        ours_fit = lambda data: quiet(lambda: perceptron.Perceptron(max_iter=args.epochs).fit(data, y))
+        ours_fit = lambda data: quiet(
+            lambda: perceptron.Perceptron(max_iter=args.epochs, shuffle=False, tol=None).fit(data, y)
+        )
         t_64, ours = best(args.repeat, lambda: ours_fit(X))
         X32 = X.astype(np.float32)
         t_32, ours32 = best(args.repeat, lambda: ours_fit(X32))
         same = (np.array_equal(ours.coef_.view(np.uint64), sk.coef_.view(np.uint64))
                 and ours.intercept_[0] == sk.intercept_[0])
-        per = lambda t, m: 1000 * t / m.n_iter_
-        sk_ms, ms64, ms32 = per(t_sk, sk), per(t_64, ours), per(t_32, ours32)
-        print(f"| {a} vs {b} ({name}) | {ours.n_iter_} / {sk.n_iter_} | {sk_ms:.1f} ms | "
+        per = lambda t, epochs: 1000 * t / epochs
+        sk_ms = per(t_sk, sk.n_iter_)
+        ms64, ms32 = per(t_64, ours.epochs_run_), per(t_32, ours32.epochs_run_)
+        print(f"| {a} vs {b} ({name}) | {ours.epochs_run_} / {sk.n_iter_} | {sk_ms:.1f} ms | "
               f"{ms64:.1f} ms | {sk_ms / ms64:.2f}x | {'yes' if same else 'NO'} | "
               f"{ms32:.1f} ms | {sk_ms / ms32:.2f}x |")
     print()
@@ -141,13 +146,48 @@ def sparse_tables(args):
     epochs = args.sparse_epochs
     t_sk, sk = best(args.repeat, lambda: quiet(lambda: sk_model(epochs).fit(X, y)))
     t_ours, ours = best(args.repeat,
-                        lambda: quiet(lambda: perceptron.Perceptron(max_iter=epochs).fit(X, y)))
+                        lambda: quiet(lambda: perceptron.Perceptron(
+                            max_iter=epochs, shuffle=False, tol=None).fit(X, y)))
     print(f"### Fit, sparse CSR: {X.shape[0]:,} x {X.shape[1]:,}, {X.nnz:,} non-zeros (float64, "
           f"int32 indices), {epochs} epochs\n")
     print("| fit | seconds | ratio | epochs |")
     print("|---|---:|---:|---:|")
     print(f"| scikit-learn | {t_sk:.2f} | 1.0x | {sk.n_iter_} |")
+    print(f"| perceptron (`{ours.backend_}`) | {t_ours:.2f} | {t_sk / t_ours:.1f}x | {ours.epochs_run_} |")
+    print()
+    t_sk, sk = best(args.repeat, lambda: quiet(lambda: SkPerceptron().fit(X, y)))
+    t_ours, ours = best(args.repeat, lambda: quiet(lambda: perceptron.Perceptron().fit(X, y)))
+    print("With both estimators' defaults (`Perceptron()`; scikit-learn's sparse models differ "
+          "from ours, see the README):\n")
+    print("| fit | seconds | ratio | n_iter_ |")
+    print("|---|---:|---:|---:|")
+    print(f"| scikit-learn | {t_sk:.2f} | 1.0x | {sk.n_iter_} |")
     print(f"| perceptron (`{ours.backend_}`) | {t_ours:.2f} | {t_sk / t_ours:.1f}x | {ours.n_iter_} |")
+    print()
+
+
+def defaults_table(args):
+    """Both estimators with scikit-learn's defaults, `Perceptron()`, where the
+    models are bit-identical (checked)."""
+    images, labels = fashion_mnist()
+    print("### Fit with the defaults, `Perceptron()` against `Perceptron()`\n")
+    print("scikit-learn's defaults: reshuffled every epoch, `random_state=0`, "
+          "`tol=1e-3`, `n_iter_no_change=5`. Whole fits.\n")
+    print("| data | n_iter_ | scikit-learn | perceptron | ratio | bit-identical |")
+    print("|---|---:|---:|---:|---:|---|")
+    cases = [(f"{a} vs {b} ({name}), 14,000 x 784", (labels == a) | (labels == b))
+             for a, b, name in PAIRS]
+    cases.append(("all 10 classes, one-vs-rest, 70,000 x 784", np.ones(len(labels), dtype=bool)))
+    for name, keep in cases:
+        X = np.ascontiguousarray(images[keep], dtype=np.float64)
+        y = labels[keep]
+        t_sk, sk = best(args.repeat, lambda: quiet(lambda: SkPerceptron().fit(X, y)))
+        t_ours, ours = best(args.repeat, lambda: quiet(lambda: perceptron.Perceptron().fit(X, y)))
+        same = (np.array_equal(ours.coef_.view(np.uint64), sk.coef_.view(np.uint64))
+                and np.array_equal(np.asarray(ours.intercept_), np.asarray(sk.intercept_))
+                and ours.n_iter_ == sk.n_iter_)
+        print(f"| {name} | {sk.n_iter_} | {t_sk:.2f} s | {t_ours:.2f} s | {t_sk / t_ours:.2f}x | "
+              f"{'yes' if same else 'NO'} |")
     print()
 
 
@@ -162,6 +202,7 @@ def main():
     print(f"Machine: {machine()}; load average at the start "
           f"{open('/proc/loadavg').read().split()[0]}\n")
     dense_table(args)
+    defaults_table(args)
     sparse_tables(args)
     print(f"Load average at the end: {open('/proc/loadavg').read().split()[0]}")
 

@@ -128,16 +128,28 @@ pub fn fit_validated<'a, F: Real>(
     let t0 = Instant::now();
     let out = super::epoch::run(data, validation, params, state, engine, fallback, observer)?;
     let seconds = t0.elapsed().as_secs_f64();
-    let heads = params.heads(data.classes.len());
-    let bias = params.bias;
-    let validation_rows = validation.map(|v| v.rows());
-    Ok(Fit::from_outcome(
+    Ok(Fit::of_run(
         out,
         params,
-        data.rows(),
-        validation_rows,
+        data,
+        validation.map(|v| v.rows()),
         seconds,
-        |w| {
+    ))
+}
+
+impl<F: Real> Fit<F> {
+    /// The fit of a finished loop over `data` (any order: the theorem's
+    /// figures do not depend on it), with the figures computed.
+    pub(super) fn of_run(
+        out: Outcome<F>,
+        params: &CheckedParams,
+        data: &Dataset<F>,
+        validation_rows: Option<usize>,
+        seconds: f64,
+    ) -> Fit<F> {
+        let heads = params.heads(data.classes.len());
+        let bias = params.bias;
+        Fit::from_outcome(out, params, data.rows(), validation_rows, seconds, |w| {
             if heads > 1 {
                 let dim = data.cols() + bias as usize;
                 let per_head = (0..heads)
@@ -147,8 +159,8 @@ pub fn fit_validated<'a, F: Real>(
             } else {
                 (theory::analyse(data, w, bias), Vec::new())
             }
-        },
-    ))
+        })
+    }
 }
 
 impl<F: Real> Fit<F> {

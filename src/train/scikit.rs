@@ -44,7 +44,7 @@ use crate::train::class_weight::ClassWeights;
 use crate::train::early_stop::EarlyStop;
 use crate::train::fit::Fit;
 use crate::train::params::TrainParams;
-use crate::train::state::{LoopStats, Observer, State, Stop};
+use crate::train::state::{LoopStats, Observer, Outcome, State, Stop};
 use crate::train::theory;
 use crate::train::trainer::Trainer;
 
@@ -262,6 +262,7 @@ fn fit_alone<F: Real>(
         fit.nominal_epochs = Some(nominal_epochs(params.early_stop.as_ref(), &fit, max));
         return Ok(fit);
     };
+    let t0 = Instant::now();
     let mut order: Vec<usize> = (0..data.rows()).collect();
     // A resumed run's order has been reshuffled once per epoch done.
     for _ in 0..state.mistakes_per_epoch.len() {
@@ -277,21 +278,24 @@ fn fit_alone<F: Real>(
             shuffle_every_epoch: None,
             ..(**params).clone()
         })?;
-        let mut fit = one_more.fit_epochs(&shuffled, validation, state, observer)?;
-        past.add(&mut fit);
-        if fit.stop != Stop::MaxEpochs || fit.mistakes_per_epoch.len() >= max {
+        let (mut out, note) = one_more.run_epochs(&shuffled, validation, state, observer)?;
+        past.add(&mut out);
+        if out.stop != Stop::MaxEpochs || out.state.mistakes_per_epoch.len() >= max {
+            let out = past.into(out);
+            let seconds = t0.elapsed().as_secs_f64();
+            let mut fit = Fit::of_run(out, params, data, validation.map(|v| v.rows()), seconds);
+            fit.backend_note = note;
             fit.nominal_epochs = Some(nominal_epochs(params.early_stop.as_ref(), &fit, max));
-            return Ok(past.into(fit));
+            return Ok(fit);
         }
-        state = fit.state;
+        state = out.state;
     }
 }
 
 /// What the earlier one-epoch runs of a perceptron did, carried into the
-/// last one's fit.
+/// last one's outcome.
 #[derive(Default)]
 struct Past {
-    seconds: f64,
     epoch_seconds: Vec<f64>,
     epoch_modes: Vec<crate::train::EpochModes>,
     engines: Vec<String>,
@@ -299,25 +303,23 @@ struct Past {
 }
 
 impl Past {
-    fn add<F>(&mut self, fit: &mut Fit<F>) {
-        self.seconds += fit.seconds;
-        self.epoch_seconds.append(&mut fit.epoch_seconds);
-        self.epoch_modes.append(&mut fit.epoch_modes);
-        for e in fit.engines.drain(..) {
+    fn add<F>(&mut self, out: &mut Outcome<F>) {
+        self.epoch_seconds.append(&mut out.epoch_seconds);
+        self.epoch_modes.append(&mut out.epoch_modes);
+        for e in out.engines.drain(..) {
             if self.engines.last() != Some(&e) {
                 self.engines.push(e);
             }
         }
-        self.stats.add(&fit.loop_stats);
+        self.stats.add(&out.stats);
     }
 
-    fn into<F>(self, mut fit: Fit<F>) -> Fit<F> {
-        fit.seconds = self.seconds;
-        fit.epoch_seconds = self.epoch_seconds;
-        fit.epoch_modes = self.epoch_modes;
-        fit.engines = self.engines;
-        fit.loop_stats = self.stats;
-        fit
+    fn into<F>(self, mut out: Outcome<F>) -> Outcome<F> {
+        out.epoch_seconds = self.epoch_seconds;
+        out.epoch_modes = self.epoch_modes;
+        out.engines = self.engines;
+        out.stats = self.stats;
+        out
     }
 }
 

@@ -10,7 +10,7 @@ use crate::gpu::GpuOptions;
 use crate::train::fit::{Fit, fit, fit_validated};
 use crate::train::params::{CheckedParams, TrainParams};
 use crate::train::scikit;
-use crate::train::state::{Observer, State};
+use crate::train::state::{Observer, Outcome, State};
 
 /// Trains with checked parameters on the engine a [`Backend`] names.
 ///
@@ -122,6 +122,31 @@ impl Trainer {
         )?;
         fitted.backend_note = chosen.note;
         Ok(fitted)
+    }
+
+    /// One run of the loop over `data` in the order given, without the
+    /// theorem's figures (a caller running epoch by epoch makes them once,
+    /// at the end): the loop's outcome and why `auto` chose its engine.
+    pub(super) fn run_epochs<F: Real>(
+        &self,
+        data: &Dataset<F>,
+        validation: Option<&Dataset<F>>,
+        start: State<F>,
+        observer: &mut dyn Observer<F>,
+    ) -> Result<(Outcome<F>, Option<String>)> {
+        let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
+        let bias = self.params.bias;
+        let mut fallback = || cpu_engine(data, bias);
+        let out = crate::train::epoch::run(
+            data,
+            validation,
+            &self.params,
+            start,
+            chosen.engine,
+            &mut fallback,
+            observer,
+        )?;
+        Ok((out, chosen.note))
     }
 
     /// [`Trainer::fit`] with an engine the caller built (to measure it first,

@@ -133,8 +133,23 @@ impl<F: Real> Dataset<F> {
 
     /// The rows reordered so that new row `p` is old row `order[p]`.
     pub fn permuted(&self, order: &[usize]) -> Self {
+        self.permuted_into(order, None)
+    }
+
+    /// [`Dataset::permuted`] into the buffers of `spare` (a dataset this
+    /// one was permuted into before), with the row facts already computed
+    /// moved along rather than computed again.
+    pub fn permuted_into(&self, order: &[usize], spare: Option<Dataset<F>>) -> Self {
+        let facts = FactsCache::default();
+        for (cache, moved) in self.facts.0.iter().zip(&facts.0) {
+            if let Some(f) = cache.get() {
+                let _ = moved.set(Arc::new(f.permuted(order)));
+            }
+        }
         Dataset {
-            features: self.features.permuted(order),
+            features: self
+                .features
+                .permuted_into(order, spare.map(|d| d.features)),
             labels: if self.labels.is_empty() {
                 Vec::new()
             } else {
@@ -149,7 +164,7 @@ impl<F: Real> Dataset<F> {
             },
             source: self.source.clone(),
             format: self.format,
-            facts: FactsCache::default(),
+            facts,
         }
     }
 }

@@ -64,6 +64,29 @@ impl RowFacts {
         facts
     }
 
+    /// The facts of the rows reordered so that new row `p` is old row
+    /// `order[p]` (a permutation): each row's facts move with it, and the
+    /// maxima are those of the same rows.
+    pub fn permuted(&self, order: &[usize]) -> Self {
+        let mut facts = RowFacts {
+            norms: order.iter().map(|&i| self.norms[i]).collect(),
+            l1_max: self.l1_max,
+            max_norm: self.max_norm,
+            largest_norm_sq: self.largest_norm_sq,
+            host_only: Vec::new(),
+            host_only_bits: vec![0; order.len().div_ceil(64)],
+        };
+        if !self.host_only.is_empty() {
+            for (p, &i) in order.iter().enumerate() {
+                if self.is_host_only(i) {
+                    facts.host_only.push(p);
+                    facts.host_only_bits[p / 64] |= 1 << (p % 64);
+                }
+            }
+        }
+        facts
+    }
+
     /// Whether row `i` is one no engine may settle: one bit test, for the
     /// loops that ask of every row.
     #[inline]
@@ -290,6 +313,31 @@ mod tests {
                     assert!(facts.max_norm >= crate::data::stats::radius_from(want, bias));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn permuted_facts_are_the_facts_of_the_permuted_rows() {
+        // Rows of every kind, host-only ones among them (a value so large
+        // its products may overflow is one no engine may settle).
+        let (rows, cols) = (150usize, 3usize);
+        let values: Vec<f32> = (0..rows * cols)
+            .map(|i| match (i / cols) % 37 {
+                5 => 3e38,
+                r => 0.5 + (r * cols + i % cols) as f32 * 0.25,
+            })
+            .collect();
+        let features = Features::Dense(DenseMatrix {
+            rows,
+            cols,
+            values: values.into(),
+        });
+        let order: Vec<usize> = (0..rows).map(|p| (p * 7 + 3) % rows).collect();
+        for bias in [false, true] {
+            let facts = RowFacts::compute(&features, bias);
+            assert!(!facts.host_only.is_empty(), "the test needs host-only rows");
+            let moved = facts.permuted(&order);
+            assert_eq!(moved, RowFacts::compute(&features.permuted(&order), bias));
         }
     }
 }

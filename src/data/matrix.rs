@@ -232,9 +232,37 @@ impl<F: Real> Features<F> {
     /// The rows reordered so that new row `p` is old row `order[p]`, in
     /// owned memory (also when `self` is memory-mapped).
     pub fn permuted(&self, order: &[usize]) -> Features<F> {
+        self.permuted_into(order, None)
+    }
+
+    /// [`Features::permuted`] into the buffers of `spare` (a matrix of the
+    /// same kind this one was permuted into before), which saves a fresh
+    /// allocation, and the kernel's zeroing of its pages, every epoch.
+    pub fn permuted_into(&self, order: &[usize], spare: Option<Features<F>>) -> Features<F> {
+        let reuse = |s: Storage<F>| {
+            s.into_owned_vec().map(|mut v| {
+                v.clear();
+                v
+            })
+        };
+        let (spare_values, spare_indices, spare_ptr) = match spare {
+            Some(Features::Dense(d)) => (reuse(d.values), None, None),
+            Some(Features::Sparse(c)) => (
+                reuse(c.values),
+                c.indices.into_owned_vec().map(|mut v| {
+                    v.clear();
+                    v
+                }),
+                c.row_ptr.into_owned_vec().map(|mut v| {
+                    v.clear();
+                    v
+                }),
+            ),
+            None => (None, None, None),
+        };
         match self {
             Features::Dense(m) => {
-                let mut values = Vec::with_capacity(m.values.len());
+                let mut values = spare_values.unwrap_or_else(|| Vec::with_capacity(m.values.len()));
                 for &i in order {
                     values.extend_from_slice(&m.values[i * m.cols..(i + 1) * m.cols]);
                 }
@@ -245,9 +273,10 @@ impl<F: Real> Features<F> {
                 })
             }
             Features::Sparse(m) => {
-                let mut row_ptr = Vec::with_capacity(order.len() + 1);
-                let mut indices = Vec::with_capacity(m.indices.len());
-                let mut values = Vec::with_capacity(m.values.len());
+                let mut row_ptr = spare_ptr.unwrap_or_else(|| Vec::with_capacity(order.len() + 1));
+                let mut indices =
+                    spare_indices.unwrap_or_else(|| Vec::with_capacity(m.indices.len()));
+                let mut values = spare_values.unwrap_or_else(|| Vec::with_capacity(m.values.len()));
                 row_ptr.push(0);
                 for &i in order {
                     let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);

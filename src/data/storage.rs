@@ -59,6 +59,15 @@ impl<T> Storage<T> {
         Storage(Repr::Owned(Vec::new()))
     }
 
+    /// The vector behind owned storage, to be filled again (None when the
+    /// elements are mapped or lent).
+    pub fn into_owned_vec(self) -> Option<Vec<T>> {
+        match self.0 {
+            Repr::Owned(v) => Some(v),
+            _ => None,
+        }
+    }
+
     /// True when the elements live in a memory map rather than in memory
     /// this process owns.
     pub fn is_mapped(&self) -> bool {

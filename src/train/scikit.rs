@@ -269,10 +269,14 @@ fn fit_alone<F: Real>(
         reshuffle(&mut order, seed);
     }
     let mut past = Past::default();
+    // The facts of the rows (norms, host-only rows) move with each order
+    // instead of being computed again.
+    data.facts(params.bias);
+    let mut spare = None;
     loop {
         let done = state.mistakes_per_epoch.len();
         reshuffle(&mut order, seed);
-        let shuffled = data.permuted(&order);
+        let shuffled = data.permuted_into(&order, spare.take());
         let one_more = trainer.with_params(TrainParams {
             max_epochs: done + 1,
             shuffle_every_epoch: None,
@@ -280,6 +284,7 @@ fn fit_alone<F: Real>(
         })?;
         let (mut out, note) = one_more.run_epochs(&shuffled, validation, state, observer)?;
         past.add(&mut out);
+        spare = Some(shuffled);
         if out.stop != Stop::MaxEpochs || out.state.mistakes_per_epoch.len() >= max {
             let out = past.into(out);
             let seconds = t0.elapsed().as_secs_f64();

@@ -224,6 +224,10 @@ pub enum ParamError {
     /// The margin threshold τ must be a finite number in both precisions.
     #[error("the margin threshold must be a finite number, got \"{0}\"")]
     Margin(String),
+    /// A row's weight must be a finite number >= 0 (a negative one would
+    /// turn its corrections around).
+    #[error("sample_weight[{row}] is {value}: a row's weight must be a finite number >= 0")]
+    SampleWeight { row: usize, value: String },
     /// One order: fixed once, or reshuffled every epoch.
     #[error("the rows are shuffled once or before every epoch, not both")]
     TwoShuffles,

@@ -201,6 +201,11 @@ pub fn apply_weighted_update<F: Real>(
     c: F,
     bias: bool,
 ) -> Result<(), Overflow> {
+    if c == F::ZERO {
+        // A row of weight 0 changes nothing (scikit-learn skips its update,
+        // so a -0.0 weight stays -0.0).
+        return Ok(());
+    }
     let mut finite = true;
     match row {
         Row::Dense(x) => {

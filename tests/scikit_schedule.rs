@@ -178,3 +178,61 @@ fn the_command_line_refuses_what_the_schedule_cannot_do() {
     assert!(training["nominal_epochs"].as_u64().unwrap() >= training["epochs"].as_u64().unwrap());
     assert!(training["early_stopping"]["mean_loss"].as_array().is_some());
 }
+
+#[test]
+fn row_weights_give_the_same_model_on_every_backend_and_weight_0_never_updates() {
+    for multiclass in [false, true] {
+        let name = if multiclass {
+            "digits.csv"
+        } else {
+            "digits_3v5.csv"
+        };
+        let data = load::<f64>(name, multiclass);
+        let weights: std::sync::Arc<[f64]> = (0..data.rows())
+            .map(|i| [0.0, 0.25, 1.0, 3.0][i % 4])
+            .collect();
+        let params = TrainParams {
+            sample_weight: Some(weights.clone()),
+            ..defaults(1, multiclass)
+        };
+        let want = train(&data, params.clone(), Backend::Reference).unwrap();
+        assert_eq!(
+            want.theory.mistake_bound, None,
+            "rows of different weights: no bound"
+        );
+        for backend in [Backend::Cpu, Backend::Gpu] {
+            if let Some(got) = train(&data, params.clone(), backend) {
+                assert_eq!(
+                    bits(&got.weights),
+                    bits(&want.weights),
+                    "{name} on {backend:?}"
+                );
+            }
+        }
+    }
+    // Rows of weight 0 are as if absent from the updates: the model of the
+    // rows of weight 1 alone, in the same order (file order, no rule).
+    let data = load::<f64>("breast_cancer.csv", false);
+    let keep: Vec<usize> = (0..data.rows()).filter(|i| i % 3 != 0).collect();
+    let weights: std::sync::Arc<[f64]> = (0..data.rows())
+        .map(|i| if i % 3 == 0 { 0.0 } else { 1.0 })
+        .collect();
+    let plain = |sample_weight| TrainParams {
+        max_epochs: 5,
+        sample_weight,
+        ..TrainParams::default()
+    };
+    let weighted = train(&data, plain(Some(weights)), Backend::Cpu).unwrap();
+    let kept = train(&data.permuted(&keep), plain(None), Backend::Cpu).unwrap();
+    assert_eq!(bits(&weighted.weights), bits(&kept.weights));
+}
+
+#[test]
+fn a_negative_row_weight_is_refused_with_its_row() {
+    let params = TrainParams {
+        sample_weight: Some(vec![1.0, -2.0].into()),
+        ..TrainParams::default()
+    };
+    let err = params.check().unwrap_err().to_string();
+    assert!(err.contains("sample_weight[1] is -2"), "{err}");
+}

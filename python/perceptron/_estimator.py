@@ -14,7 +14,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from . import _core
 
@@ -123,6 +129,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     precision : {None, "float32", "float64"}, default=None
         The arithmetic of training and prediction. None: float32 data trains
         in float32, anything else in float64.
+    class_weight : dict, "balanced" or None, default=None
+        scikit-learn's class weights: an update on a row of class k adds
+        c_k*y*x (one-vs-rest: class k's weight in its own perceptron, 1 for
+        the rest), c_k from ``compute_class_weight``.
     warm_start : bool, default=False
         Let ``fit`` start from the current ``coef_`` and ``intercept_``.
     verbose : int, default=0
@@ -177,6 +187,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         precision=None,
         warm_start=False,
         verbose=0,
+        class_weight=None,
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -192,6 +203,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self.precision = precision
         self.warm_start = warm_start
         self.verbose = verbose
+        self.class_weight = class_weight
 
     # -- parameters ---------------------------------------------------------
 
@@ -319,7 +331,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
 
     # -- training -----------------------------------------------------------
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Trains from zero (or from coef_ with ``warm_start``) on X, y.
 
         X is a NumPy array (float32 or float64, C or F order; other dtypes
@@ -328,13 +340,13 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         copied once otherwise. Ctrl-C raises KeyboardInterrupt within a
         second and leaves the estimator as it was.
         """
-        return self._keeping_state_on_error(self._fit, X, y)
+        return self._keeping_state_on_error(self._fit, X, y, sample_weight)
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One epoch over X, y from the current weights (from zero on the
         first call, which needs ``classes``): bit for bit what ``perceptron
         online`` does over these rows."""
-        return self._keeping_state_on_error(self._partial_fit, X, y, classes)
+        return self._keeping_state_on_error(self._partial_fit, X, y, classes, sample_weight)
 
     def _keeping_state_on_error(self, method, *args):
         before = dict(self.__dict__)
@@ -346,7 +358,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             self.__dict__.update(before)
             raise
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight):
         precision = self._checked_params()
         y = self._labels(y)
         warm = self.warm_start and hasattr(self, "coef_")
@@ -371,7 +383,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                     "warm_start: fit_intercept differs from the run that made coef_"
                 )
             init = self._initial_weights(precision)
-        result = self._train(X, codes, classes, precision, self.max_iter, init, self.tol)
+        weights = self._update_weights(X, y, classes, sample_weight)
+        result = self._train(X, codes, classes, precision, self.max_iter, init, self.tol, weights)
         self._keep(result, classes, precision)
         self.t_ = float(self.n_iter_ * X.shape[0] + 1)
         # scikit-learn warns when its rule did not stop the run before
@@ -382,7 +395,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             )
         return self
 
-    def _partial_fit(self, X, y, classes):
+    def _partial_fit(self, X, y, classes, sample_weight):
         precision = self._checked_params()
         first = not hasattr(self, "classes_")
         if first:
@@ -407,13 +420,35 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                 f"y holds labels that are not among the classes {all_classes.tolist()}: {unknown}"
             )
         init = None if first else self._initial_weights(precision)
-        result = self._train(X, codes, all_classes, precision, 1, init, None)
+        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
+            raise ValueError(
+                "class_weight 'balanced' is not supported for partial_fit (scikit-learn "
+                "refuses it too): compute the weights once with sklearn.utils."
+                "compute_class_weight('balanced', classes=classes, y=y) and pass them as "
+                "the class_weight dict"
+            )
+        weights = self._update_weights(X, y, all_classes, sample_weight)
+        result = self._train(X, codes, all_classes, precision, 1, init, None, weights)
         t = getattr(self, "t_", 1.0) if not first else 1.0
         self._keep(result, all_classes, precision)
         self.t_ = float(t + X.shape[0])
         return self
 
-    def _train(self, X, codes, classes, precision, max_iter, init, tol):
+    def _update_weights(self, X, y, classes, sample_weight):
+        """scikit-learn's expanded class weights (one per class, None when
+        all are 1 and none was asked for) and the rows' weights (None when
+        not given), as its SGD computes them."""
+        class_weights = None
+        if self.class_weight is not None:
+            class_weights = [
+                float(c) for c in compute_class_weight(self.class_weight, classes=classes, y=y)
+            ]
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype)
+            sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        return class_weights, sample_weight
+
+    def _train(self, X, codes, classes, precision, max_iter, init, tol, weights):
         margin = float(self.margin)
         heads = len(classes) if len(classes) > 2 else 1
         result = _core.fit(
@@ -427,6 +462,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             shuffle_seeds=self._shuffle_seeds(heads),
             tol=None if tol is None else float(tol),
             n_iter_no_change=int(self.n_iter_no_change),
+            class_weights=weights[0],
+            sample_weight=weights[1],
             average=bool(self.average),
             pocket=bool(self.pocket),
             margin=repr(margin) if margin > 0 else None,

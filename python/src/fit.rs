@@ -14,7 +14,7 @@ use perceptron::model::{ClassTraining, TrainingInfo};
 use perceptron::train::early_stop::Judge;
 use perceptron::train::scikit::EveryEpoch;
 use perceptron::train::{
-    EarlyStop, Margin, PassPolicy, RunDescription, RunSettings, Stop, TrainParams, Trainer, Variant,
+    ClassWeights, EarlyStop, Margin, PassPolicy, RunDescription, RunSettings, Stop, TrainParams, Trainer, Variant,
 };
 use perceptron::{Precision, Real};
 use pyo3::exceptions::PyValueError;
@@ -35,6 +35,11 @@ pub struct RunOptions {
     pub shuffle_seeds: Option<Vec<u32>>,
     /// scikit-learn's stopping rule on the mean loss: (tol, n_iter_no_change).
     pub tol: Option<(f64, usize)>,
+    /// Each class's weight, in the order of the classes (scikit-learn's
+    /// expanded `class_weight`).
+    pub class_weights: Option<Vec<f64>>,
+    /// Each row's weight (`sample_weight`).
+    pub sample_weight: Option<std::sync::Arc<[f64]>>,
     pub variant: Variant,
     pub margin: Option<Margin>,
     pub multiclass: bool,
@@ -84,7 +89,7 @@ pub fn gpu_options(adapter: Option<String>) -> GpuOptions {
 #[pyfunction]
 #[pyo3(signature = (
     x, codes, classes, *, precision, max_iter, fit_intercept, shuffle_seed,
-    shuffle_seeds, tol, n_iter_no_change, average, pocket, margin, multiclass, backend, adapter, init, verbose
+    shuffle_seeds, tol, n_iter_no_change, class_weights, sample_weight, average, pocket, margin, multiclass, backend, adapter, init, verbose
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
@@ -99,6 +104,8 @@ pub fn fit<'py>(
     shuffle_seeds: Option<Vec<u32>>,
     tol: Option<f64>,
     n_iter_no_change: usize,
+    class_weights: Option<Vec<f64>>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     average: bool,
     pocket: bool,
     margin: Option<String>,
@@ -124,6 +131,11 @@ pub fn fit<'py>(
         shuffle_seed,
         shuffle_seeds,
         tol: tol.map(|t| (t, n_iter_no_change)),
+        class_weights,
+        sample_weight: match &sample_weight {
+            Some(w) => Some(w.as_slice()?.into()),
+            None => None,
+        },
         variant,
         margin: margin
             .map(|m| Margin::parse(&m))
@@ -163,6 +175,16 @@ fn fit_in<'py, F: Real + Element + Plain>(
             validation: None,
             judge: Judge::MeanLoss,
         }),
+        class_weight: options.class_weights.as_ref().map(|w| {
+            ClassWeights::Given(
+                classes
+                    .iter()
+                    .zip(w)
+                    .map(|(label, c)| (label.clone(), format!("{c:?}")))
+                    .collect(),
+            )
+        }),
+        sample_weight: options.sample_weight.clone(),
         passes: PassPolicy::Adaptive,
         variant: options.variant,
         margin: options.margin,

@@ -15,8 +15,18 @@ from sklearn.utils.estimator_checks import check_estimator, parametrize_with_che
 import perceptron
 from conftest import DATA, bits
 
-# Checks that cannot pass, with the reason. None today.
-EXPECTED_FAILED_CHECKS = {}
+# Checks that cannot pass, with the reason: the two scikit-learn expects its
+# own Perceptron to fail (sklearn/utils/_test_common/instance_generator.py).
+# A row of weight 2 is one update of 2*x, not two visits with two chances
+# of a mistake, in scikit-learn's loop as in this one.
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "sample_weight is not equivalent to removing/repeating samples."
+    ),
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "sample_weight is not equivalent to removing/repeating samples."
+    ),
+}
 
 
 @parametrize_with_checks(
@@ -37,7 +47,10 @@ def test_check_estimator_passes_in_full():
         )
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     skipped = {r["check_name"]: str(r["exception"]) for r in results if r["status"] == "skipped"}
+    xfailed = sorted(r["check_name"] for r in results if r["status"] == "xfail")
     assert failed == []
+    # The expected failures do fail (so each one listed is still needed).
+    assert xfailed == sorted(EXPECTED_FAILED_CHECKS)
     # Nothing skips (conftest.py sets SCIPY_ARRAY_API=1 for the array-API
     # check; pandas must be installed for the DataFrame checks).
     assert skipped == {}

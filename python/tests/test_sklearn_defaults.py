@@ -127,3 +127,40 @@ def test_the_command_line_reproduces_scikit_learn_from_a_file(cli, tmp_path, nam
     assert loaded.n_iter_ == sk.n_iter_
     # The model file records the schedule.
     assert (loaded.shuffle, loaded.random_state, loaded.tol) == (True, random_state, 1e-3)
+
+
+def weights_for(y, seed):
+    """Row weights of every kind: zeros, fractions, integers, large."""
+    rng = np.random.RandomState(seed)
+    return rng.choice([0.0, 0.25, 1.0, 1.5, 3.0, 10.0], size=len(y))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"class_weight": "balanced"},
+        {"class_weight": {1: 3.0}},
+        {"class_weight": "balanced", "shuffle": False, "tol": None, "max_iter": 7},
+    ],
+)
+@pytest.mark.parametrize("name", ["breast_cancer.csv", "digits.csv"])
+def test_class_and_sample_weights_give_scikit_learns_model(name, params):
+    X, y = dense(name, np.float64)
+    if isinstance(params.get("class_weight"), dict):
+        params = {**params, "class_weight": {y[0]: 3.0}}
+    for sample_weight in (None, weights_for(y, 1)):
+        sk = quietly(lambda: SkPerceptron(**params).fit(X, y, sample_weight=sample_weight))
+        ours = quietly(lambda: perceptron.Perceptron(**params).fit(X, y, sample_weight=sample_weight))
+        assert_same_model(ours, sk)
+
+
+def test_sample_weights_are_checked():
+    X, y = dense("breast_cancer.csv", np.float64)
+    w = np.ones(len(y))
+    w[3] = -1.0
+    with pytest.raises(ValueError, match=r"sample_weight\[3\] is -1"):
+        perceptron.Perceptron().fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError):
+        perceptron.Perceptron().fit(X, y, sample_weight=np.ones(len(y) + 1))
+    with pytest.raises(ValueError, match="'balanced' is not supported for partial_fit"):
+        perceptron.Perceptron(class_weight="balanced").partial_fit(X, y, classes=np.unique(y))

@@ -221,7 +221,7 @@ impl<F: Real> Fit<F> {
         });
         let (theory, head_theory) = analyse(&weights);
         let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
-        let (theory, head_theory) = match &out.class_weights {
+        let (theory, head_theory): (Theory, Vec<Theory>) = match &out.class_weights {
             None => (
                 theory.with_margin(tau),
                 head_theory
@@ -245,6 +245,20 @@ impl<F: Real> Fit<F> {
                         .collect(),
                 )
             }
+        };
+        // Rows of different weights (one of them possibly 0) leave the
+        // theorem without a bound to report.
+        let (theory, head_theory) = if params.sample_weight.is_some() {
+            let unbound = |mut t: Theory| {
+                t.mistake_bound = None;
+                t
+            };
+            (
+                unbound(theory),
+                head_theory.into_iter().map(unbound).collect::<Vec<_>>(),
+            )
+        } else {
+            (theory, head_theory)
         };
         Fit {
             head_theory,

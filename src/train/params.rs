@@ -47,6 +47,13 @@ pub struct TrainParams {
     /// a validation part, the model is the best epoch's weights.
     #[serde(default)]
     pub early_stop: Option<EarlyStop>,
+    /// Each row's own weight in its updates, in the data's row order
+    /// (scikit-learn's `sample_weight`): w~ <- w~ + (c_y·s_i)·y·x~, a
+    /// row of weight 0 never updating. Finite and >= 0. Data, not a
+    /// setting, so never written to a file; a run with it has no mistake
+    /// bound.
+    #[serde(skip)]
+    pub sample_weight: Option<std::sync::Arc<[f64]>>,
 }
 
 impl Default for TrainParams {
@@ -63,6 +70,7 @@ impl Default for TrainParams {
             scale: None,
             class_weight: None,
             early_stop: None,
+            sample_weight: None,
         }
     }
 }
@@ -79,6 +87,17 @@ impl TrainParams {
         }
         if self.shuffle_seed.is_some() && self.shuffle_every_epoch.is_some() {
             return Err(ParamError::TwoShuffles);
+        }
+        if let Some(w) = &self.sample_weight
+            && let Some((row, v)) = w
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+        {
+            return Err(ParamError::SampleWeight {
+                row,
+                value: v.to_string(),
+            });
         }
         if let Some(w) = &self.class_weight {
             w.check()?;

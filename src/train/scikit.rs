@@ -280,6 +280,11 @@ fn fit_alone<F: Real>(
         let one_more = trainer.with_params(TrainParams {
             max_epochs: done + 1,
             shuffle_every_epoch: None,
+            // Each row's weight moves with it.
+            sample_weight: params
+                .sample_weight
+                .as_ref()
+                .map(|w| order.iter().map(|&i| w[i]).collect()),
             ..(**params).clone()
         })?;
         let (mut out, note) = one_more.run_epochs(&shuffled, validation, state, observer)?;

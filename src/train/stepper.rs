@@ -109,6 +109,16 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             .as_ref()
             .map(|w| w.resolve(data, heads))
             .transpose()?;
+        if let Some(w) = &params.sample_weight {
+            if w.len() != data.rows() {
+                return Err(Error::Usage(format!(
+                    "sample_weight has {} values for {} rows",
+                    w.len(),
+                    data.rows()
+                )));
+            }
+            lp.row_weights = Some(w.iter().map(|&v| F::from_f64(v)).collect());
+        }
         if params.variant == Variant::Averaged && lp.state.average.is_none() {
             lp.state.average = Some(vec![F::ZERO; dim * heads]);
         }

@@ -57,6 +57,9 @@ pub(super) struct Loop<'d, F> {
     pub(super) mistake_rate: f64,
     /// The class weights of the updates (`None`: every update is y·x~).
     pub(super) class_weights: Option<crate::train::class_weight::Resolved<F>>,
+    /// Each held row's own weight (scikit-learn's `sample_weight`), which
+    /// multiplies its class weight in an update.
+    pub(super) row_weights: Option<Vec<F>>,
     /// Upper limit on the window, from how far recent windows got.
     pub(super) window_cap: usize,
     /// Rows per window such that a window is about 2^26 multiply-adds, so
@@ -120,6 +123,7 @@ impl<'d, F: Real> Loop<'d, F> {
             eval_slack: Vec::new(),
             mistake_rate: 0.05,
             class_weights: None,
+            row_weights: None,
             window_cap: usize::MAX,
             work_cap: {
                 let terms =
@@ -211,17 +215,18 @@ impl<'d, F: Real> Loop<'d, F> {
         if mistake {
             self.update(i, h, pass_weights)?;
             let dim = self.dim;
+            let y = self.data.label_for(h, self.heads, i);
+            let weight = self.update_weight(i, h, y);
             if let Some(u) = &mut self.state.average {
                 let c = self.state.epoch as u64 * self.part.epoch_rows as u64
                     + self.part.position(i) as u64
                     + 1;
-                let y = self.data.label_for(h, self.heads, i);
                 variant::accumulate_weighted(
                     &mut u[h * dim..(h + 1) * dim],
                     self.data.features.row(i),
                     y,
                     c,
-                    self.class_weights.as_ref().map(|w| w.of(h, y)),
+                    weight,
                     self.bias,
                 )?;
             }
@@ -426,6 +431,7 @@ impl<'d, F: Real> Loop<'d, F> {
         let row = data.features.row(i);
         let dim = self.dim;
         let tracks_scan = self.scan_tracks();
+        let weight = self.update_weight(i, h, data.label_for(h, self.heads, i));
         let w = &mut self.state.weights[h * dim..(h + 1) * dim];
         if pass_weights.is_some() || tracks_scan {
             // The touched coordinates' values before the update.
@@ -440,9 +446,9 @@ impl<'d, F: Real> Loop<'d, F> {
             early.loss_in_epoch +=
                 reference::hinge_loss(y, reference::scikit_margin(w, row, self.bias));
         }
-        let updated = match &self.class_weights {
+        let updated = match weight {
             None => reference::apply_update(w, row, y, self.bias),
-            Some(c) => reference::apply_weighted_update(w, row, y, c.of(h, y), self.bias),
+            Some(c) => reference::apply_weighted_update(w, row, y, c, self.bias),
         };
         if let Err(o) = updated {
             return Err(Error::Train(format!(
@@ -468,6 +474,19 @@ impl<'d, F: Real> Loop<'d, F> {
             }
         }
         Ok(())
+    }
+
+    /// The weight c of head `h`'s update on row `i` (label `y`): its class
+    /// weight times the row's own weight, one product in the training
+    /// precision as scikit-learn makes it (`class_weight * sample_weight`);
+    /// `None` for the classic update.
+    #[inline]
+    pub(super) fn update_weight(&self, i: usize, h: usize, y: i8) -> Option<F> {
+        let class = self.class_weights.as_ref().map(|c| c.of(h, y));
+        match (&self.row_weights, class) {
+            (None, c) => c,
+            (Some(r), c) => Some(c.unwrap_or(F::ONE) * r[i]),
+        }
     }
 
     pub(super) fn record_drift(&mut self, row: Row<'_, F>, h: usize, base: &[F]) {

@@ -31,6 +31,7 @@ impl<F: Real> Loop<'_, F> {
             && self.heads == 1
             && self.state.pocket.is_none()
             && self.class_weights.is_none()
+            && self.row_weights.is_none()
             && engine.walker().is_some()
     }
 

@@ -85,7 +85,9 @@ fn ctrl_c_saves_the_state_and_resuming_gives_the_same_model() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());
     let full = dir.path().join("full.json");
-    let st = train(&data, &full, &[]).status().unwrap();
+    let st = train(&data, &full, &["--require-convergence"])
+        .status()
+        .unwrap();
     assert_eq!(st.code(), Some(3), "the noisy data does not converge");
 
     // SIGTERM (`timeout`, a batch system) stops a run as Ctrl-C does.
@@ -111,7 +113,8 @@ fn ctrl_c_saves_the_state_and_resuming_gives_the_same_model() {
         let st = train(&data, &model, &["--checkpoint", ck_arg, "--resume", ck_arg])
             .status()
             .unwrap();
-        assert_eq!(st.code(), Some(3));
+        // Not converged at the cap: exit 0 with a note (the model is written).
+        assert_eq!(st.code(), Some(0));
         assert_eq!(essence(&model), essence(&full), "{sig}");
         std::fs::remove_file(&model).unwrap();
     }
@@ -147,10 +150,8 @@ fn sigkill_rounds(options: &[&str]) {
     let full = dir.path().join("full.json");
     let t0 = Instant::now();
     let st = train(&data, &full, options).status().unwrap();
-    // The noisy data does not converge: exit 3, except for the averaged
-    // perceptron, whose normal ending is to run every epoch.
-    let done = if options.contains(&"--average") { 0 } else { 3 };
-    assert_eq!(st.code(), Some(done), "the noisy data does not converge");
+    // The noisy data does not converge: the cap ends the run with exit 0.
+    assert_eq!(st.code(), Some(0), "the noisy data runs to the cap");
     let epoch = t0.elapsed().as_secs_f64() / 60.0;
 
     let model = dir.path().join("model.json");
@@ -189,7 +190,7 @@ fn sigkill_rounds(options: &[&str]) {
     let mut args = options.to_vec();
     args.extend(["--checkpoint", ck_arg, "--resume", ck_arg]);
     let st = train(&data, &model, &args).status().unwrap();
-    assert_eq!(st.code(), Some(done));
+    assert_eq!(st.code(), Some(0));
     assert_eq!(
         essence(&model),
         essence(&full),

@@ -531,7 +531,8 @@ fn a_mix_checkpoint_resumes_with_the_same_ranks_to_the_same_model() {
             p(&got),
         ],
     );
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not converged"));
     assert_eq!(model(&got), model(&want));
     // Another rank count is refused, saying what differs.
     let out = mpirun(

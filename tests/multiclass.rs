@@ -168,7 +168,9 @@ fn digits_through_the_cli() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    // Not converged at the cap: the model is written, exit 0 with a note.
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not converged"));
     assert!(stdout.contains("10 (one-vs-rest"), "{stdout}");
     let eval = assert_cmd::Command::cargo_bin("perceptron")
         .unwrap()

@@ -49,10 +49,11 @@ Examples:
   perceptron completions bash           shell completion script (bash, zsh, fish, ...)
   perceptron man | man -l -             the manual page
 
-Exit status: 0 success; 1 error; 2 bad command line; 3 training with the
-classic rule did not converge within --max-epochs, nor stop early (the
-model is still saved); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (train
-saves its state for --resume, online its model).";
+Exit status: 0 success (also a run stopped at --max-epochs, with a note);
+1 error; 2 bad command line; 3 with train --require-convergence, training
+with the classic rule did not converge within --max-epochs, nor stop early
+(the model is still saved); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP
+(train saves its state for --resume, online its model).";
 
 #[derive(Parser, Debug)]
 #[command(name = "perceptron", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]

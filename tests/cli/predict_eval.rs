@@ -11,7 +11,7 @@ fn predict_prints_the_golden_models_labels_and_scores() {
     let dir = tempfile::tempdir().unwrap();
     // heart_scale does not converge in 30 epochs (exit 3); the model is the
     // golden one, so predictions can be computed from the golden weights.
-    train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 3);
+    train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 0);
     let (w, b) = golden_model("heart_scale");
     let rows = read_svm(&data_file("heart_scale.svm"));
 
@@ -385,7 +385,7 @@ fn predict_in_f32_uses_f32_arithmetic() {
 #[test]
 fn eval_reports_accuracy_confusion_and_f1() {
     let dir = tempfile::tempdir().unwrap();
-    train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 3);
+    train_f64(dir.path(), "heart_scale.svm", "30", "heart.json", 0);
     let (w, b) = golden_model("heart_scale");
     // [true][predicted], 0 = "-1", 1 = "+1".
     let mut m = [[0u64; 2]; 2];

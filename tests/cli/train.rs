@@ -99,11 +99,12 @@ fn train_json_is_one_object_with_the_run() {
 }
 
 #[test]
-fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
+fn xor_does_not_converge_exits_3_when_required_and_still_saves_the_model() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("xor.csv"), "-1,0,0\n-1,1,1\n1,0,1\n1,1,0\n").unwrap();
     let out = cmd(dir.path())
         .args(["train", "xor.csv", "--max-epochs", "25", "-o", "xor.json"])
+        .arg("--require-convergence")
         .assert()
         .code(3)
         .stderr(predicate::str::contains(
@@ -130,13 +131,15 @@ fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
             "--json",
             "-o",
             "x2.json",
+            "--require-convergence",
         ])
         .assert()
         .code(3)
         .stderr(
             "perceptron: not converged: the data was not separated within 3 epochs (the last \
              epoch made 4 mistakes); the last model was saved to x2.json. It may not be \
-             linearly separable; try more --max-epochs, or check the labels.\n",
+             linearly separable: --average (the averaged perceptron) or --scale standard \
+             usually help; or try more --max-epochs, or check the labels.\n",
         );
     let text = stdout_of(out.get_output());
     assert_eq!(text.lines().count(), 1, "{text}");
@@ -158,6 +161,7 @@ fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
             "2",
             "-o",
             "o.json",
+            "--require-convergence",
         ]);
         if json {
             c.arg("--json");
@@ -168,7 +172,8 @@ fn xor_does_not_converge_exits_3_and_still_saves_the_model() {
             stderr.lines().collect::<Vec<_>>(),
             [
                 "perceptron: not converged: some class was not separated from the rest within 2 \
-              epochs (the last epoch made 5 mistakes in all); the last model was saved to o.json"
+              epochs (the last epoch made 5 mistakes in all); the last model was saved to o.json. \
+              --average (the averaged perceptron) or --scale standard usually help."
             ]
         );
         if json {
@@ -268,4 +273,44 @@ fn shuffle_without_a_seed_draws_one_and_records_it() {
         (v["weights"].clone(), v["bias"].clone())
     };
     assert_eq!(weights("a.json"), weights("b.json"));
+}
+
+#[test]
+fn the_epoch_cap_ends_with_status_0_and_a_note_unless_convergence_is_required() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = data_str("heart_scale.svm");
+    let out = cmd(dir.path())
+        .args(["train", &data, "--max-epochs", "3", "-o", "m.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("not converged"), "{stderr}");
+    assert!(
+        stderr.contains("--average"),
+        "the note says what usually helps: {stderr}"
+    );
+    assert!(dir.path().join("m.json").exists());
+    // A script can still chain on success, and ask for the old ending.
+    let out = cmd(dir.path())
+        .args(["train", &data, "--max-epochs", "3", "-o", "m2.json"])
+        .arg("--require-convergence")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        dir.path().join("m2.json").exists(),
+        "the model is still written"
+    );
+    // A run that converges is 0 either way.
+    cmd(dir.path())
+        .args([
+            "train",
+            &data_str("iris_setosa.csv"),
+            "--require-convergence",
+            "-o",
+            "s.json",
+        ])
+        .assert()
+        .success();
 }

@@ -34,12 +34,12 @@ Early stopping, for data the loop cannot separate:
   perceptron train data/breast_cancer.csv --scale standard --validation-fraction 0.2
       (keeps the weights of the epoch with the best accuracy on the held-out 20%)
 
-Exit status: 0 converged, stopped by early stopping, or --average or
---pocket ran its epochs (their normal ending; the summary says whether the
-last epoch was clean); 3 the classic rule stopped at --max-epochs without
-converging (the last model is still saved, or the best epoch's with
---validation-fraction); 1 error; 2 bad command line; 130 interrupted (the
-state was saved for --resume).";
+Exit status: 0 the model was written: converged, stopped by early
+stopping, or stopped at --max-epochs (then a `not converged` note on
+stderr); 3 only with --require-convergence, when the classic rule stopped at
+--max-epochs without an epoch free of mistakes (the model is still saved, or
+the best epoch's with --validation-fraction); 1 error; 2 bad command line;
+130 interrupted (the state was saved for --resume).";
 
 /// Train a perceptron on a CSV, LIBSVM, binary or NumPy .npy file (or the bundled digits data).
 ///
@@ -148,6 +148,14 @@ pub struct TrainArgs {
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+
+    /// Exit with status 3 when the classic rule stops at --max-epochs
+    /// without an epoch free of mistakes. By default such a run ends with
+    /// status 0 and a "not converged" note on stderr, as LIBLINEAR, VW and
+    /// scikit-learn end at their iteration caps, so `train ... && eval ...`
+    /// and `set -e` scripts go on.
+    #[arg(long)]
+    pub require_convergence: bool,
 
     /// Save the exact training state to FILE (atomically) every
     /// --checkpoint-every epochs and on Ctrl-C, so a long run can resume.

@@ -352,12 +352,12 @@ impl TrainReport {
         );
         match &self.labels {
             ReportLabels::Binary { .. } => format!(
-                "not converged: the data was not separated within {} (the last epoch made {last}); the last model was saved to {}. It may not be linearly separable; try more --max-epochs, or check the labels.",
+                "not converged: the data was not separated within {} (the last epoch made {last}); the last model was saved to {}. It may not be linearly separable: --average (the averaged perceptron) or --scale standard usually help; or try more --max-epochs, or check the labels.",
                 count(self.epochs, "epoch"),
                 self.model
             ),
             ReportLabels::OneVsRest { .. } => format!(
-                "not converged: some class was not separated from the rest within {} (the last epoch made {last} in all); the last model was saved to {}",
+                "not converged: some class was not separated from the rest within {} (the last epoch made {last} in all); the last model was saved to {}. --average (the averaged perceptron) or --scale standard usually help.",
                 count(self.epochs, "epoch"),
                 self.model
             ),

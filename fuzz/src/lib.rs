@@ -416,6 +416,7 @@ fn identity_of(text: &str) -> RunDescription {
         bias: true,
         max_epochs: 1000,
         seed: None,
+        shuffle_every_epoch: None,
         labels: LabelMap {
             positive: "1".into(),
             negative: Some("-1".into()),

@@ -192,7 +192,10 @@ fn difference(d: &Difference) -> String {
             let says = |b: bool| if b { "with the bias" } else { "--no-bias" };
             format!("the run was {}, now {}", says(*was), says(*now))
         }
-        Difference::MaxEpochs { was, now } => format!("--max-epochs was {was}, now {now}"),
+        Difference::MaxEpochs { was, now } => format!(
+            "--max-epochs was {was}, now {now}, which the checkpoint has already passed (a larger \
+             cap, or one not yet reached, resumes it)"
+        ),
         Difference::Order { was, now } => {
             let says = |s: Option<u64>| {
                 s.map_or("file order".to_owned(), |s| format!("--shuffle --seed {s}"))

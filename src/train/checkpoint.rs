@@ -224,6 +224,13 @@ pub fn parse_mix<F: Real>(
     let file: CheckpointFile = serde_json::from_value(value)
         .map_err(|e| Error::model(path, format!("is corrupt: {e}")))?;
     let mut differences = file.identity.differences(expected);
+    // The cap changes nothing before it is reached: the run resumes under
+    // any cap it has not passed (a larger one extends it, the commonest
+    // reason to resume).
+    let reached = file.mistakes_per_epoch.len() + (file.position > 0) as usize;
+    differences.retain(
+        |d| !matches!(d, crate::error::Difference::MaxEpochs { now, .. } if *now >= reached),
+    );
     let was = file.mix.as_ref().map(|m| (m.ranks, m.mixing.as_str()));
     if was != mix {
         let now = mix.map(|(ranks, mixing)| MixRecord {

@@ -733,20 +733,6 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
-            name: "a checkpoint for another --max-epochs",
-            args: &[
-                "train",
-                "@data/iris_setosa.csv",
-                "--resume",
-                "ck.json",
-                "--max-epochs",
-                "5",
-            ],
-            make: vec![IrisCheckpoint("ck.json")],
-            code: 2,
-            stderr: &["ck.json cannot be resumed by this run: --max-epochs was 1, now 5."],
-        },
-        Case {
             name: "a checkpoint for another variant",
             args: &[
                 "train",

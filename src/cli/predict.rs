@@ -167,13 +167,23 @@ pub(crate) fn load_for_model<F: Real>(
         data: path.to_path_buf(),
         mismatch,
     })?;
-    if fitted == Fitted::ReorderedByName {
-        eprintln!(
+    match fitted {
+        Fitted::AsRead => {}
+        Fitted::ReorderedByName => eprintln!(
             "perceptron: note: the columns of {} are the features of {} in another order; \
              they are matched by name",
             path.display(),
             model_path.display()
-        );
+        ),
+        Fitted::BeyondModel { features, values } => eprintln!(
+            "perceptron: note: {} has {} beyond the {} of {}, holding {}: they are left \
+             out (a feature training never saw has weight 0, so the scores are the same)",
+            path.display(),
+            crate::text::count(features, "feature"),
+            crate::text::count(model.feature_count(), "feature"),
+            model_path.display(),
+            crate::text::count(values as usize, "non-zero value"),
+        ),
     }
     Ok(raw)
 }

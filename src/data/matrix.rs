@@ -231,6 +231,49 @@ impl<F: Real> Features<F> {
 
     /// The rows reordered so that new row `p` is old row `order[p]`, in
     /// owned memory (also when `self` is memory-mapped).
+    /// The first `cols` features of every row (fewer than it has), and how
+    /// many non-zero values were left out.
+    pub fn first_features(&self, cols: usize) -> (Features<F>, u64) {
+        match self {
+            Features::Dense(m) => {
+                let mut values = Vec::with_capacity(m.rows * cols);
+                let mut dropped = 0u64;
+                for r in 0..m.rows {
+                    let row = &m.values.as_slice()[r * m.cols..(r + 1) * m.cols];
+                    values.extend_from_slice(&row[..cols]);
+                    dropped += row[cols..].iter().filter(|v| **v != F::ZERO).count() as u64;
+                }
+                let kept = DenseMatrix {
+                    rows: m.rows,
+                    cols,
+                    values: values.into(),
+                };
+                (Features::Dense(kept), dropped)
+            }
+            Features::Sparse(m) => {
+                let (mut row_ptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+                let ptr = m.row_ptr.as_slice();
+                for r in 0..ptr.len() - 1 {
+                    for k in ptr[r]..ptr[r + 1] {
+                        if (m.indices.as_slice()[k] as usize) < cols {
+                            indices.push(m.indices.as_slice()[k]);
+                            values.push(m.values.as_slice()[k]);
+                        }
+                    }
+                    row_ptr.push(indices.len());
+                }
+                let dropped = (m.indices.len() - indices.len()) as u64;
+                let kept = CsrMatrix {
+                    cols,
+                    row_ptr: row_ptr.into(),
+                    indices: indices.into(),
+                    values: values.into(),
+                };
+                (Features::Sparse(kept), dropped)
+            }
+        }
+    }
+
     pub fn permuted(&self, order: &[usize]) -> Features<F> {
         self.permuted_into(order, None)
     }

@@ -16,6 +16,10 @@ pub enum Fitted {
     /// The header names the model's features in another order: the columns
     /// were reordered to the model's.
     ReorderedByName,
+    /// LIBSVM data with features beyond the model's: they were left out (a
+    /// feature training never saw has weight 0, so the scores are the
+    /// same), `features` of them holding `values` non-zero values.
+    BeyondModel { features: usize, values: u64 },
 }
 
 impl<F: Real> Model<F> {
@@ -37,6 +41,16 @@ impl<F: Real> Model<F> {
         let model = self.feature_count();
         let data = raw.features.cols();
         let Some(csv) = raw.csv.as_ref().filter(|_| raw.format == Format::Csv) else {
+            if data > model && raw.format == Format::Libsvm {
+                // LIBSVM names features by index; ones past the model's are
+                // features training never saw (as LIBLINEAR and VW read them).
+                let (features, values) = raw.features.first_features(model);
+                let fitted = Fitted::BeyondModel {
+                    features: data - model,
+                    values,
+                };
+                return Ok((RawData { features, ..raw }, fitted));
+            }
             if data > model {
                 return Err(ColumnMismatch::TooMany { model, data });
             }
@@ -195,15 +209,28 @@ mod tests {
     }
 
     #[test]
-    fn sparse_data_may_have_fewer_features_never_more() {
+    fn libsvm_data_may_have_fewer_features_and_more_are_left_out() {
         let m = model(None, 3);
         let mut raw = csv(&[], vec![vec![1.0, 2.0]]);
         raw.format = Format::Libsvm;
         raw.csv = None;
         assert!(m.fit_columns(raw.clone()).is_ok());
-        let mut wide = csv(&[], vec![vec![0.0; 5]]);
+        let mut wide = csv(&[], vec![vec![1.0, 0.0, 2.0, 0.0, 7.0], vec![0.0; 5]]);
         wide.format = Format::Libsvm;
         wide.csv = None;
+        let (kept, how) = m.fit_columns(wide.clone()).unwrap();
+        assert_eq!(
+            how,
+            Fitted::BeyondModel {
+                features: 2,
+                values: 1
+            }
+        );
+        assert_eq!(kept.features.cols(), 3);
+        assert_eq!(kept.features.row(0).values(), &[1.0, 0.0, 2.0]);
+        // Binary data's columns are its layout: more than the model's is an
+        // error.
+        wide.format = Format::Binary;
         assert_eq!(
             m.fit_columns(wide).unwrap_err(),
             ColumnMismatch::TooMany { model: 3, data: 5 }

@@ -890,17 +890,6 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
-            name: "model with fewer features than the data, eval",
-            args: &["eval", "iris.json", "w.svm"],
-            make: vec![IrisModel("iris.json"), Text("w.svm", "1 1:1 5:2\n-1 2:1\n")],
-            code: 1,
-            stderr: &[
-                "w.svm does not fit the model iris.json: the model has 4 features but the data \
-                 has 5; rows may have fewer features than the model (the missing ones count as \
-                 zeros), never more",
-            ],
-        },
-        Case {
             name: "eval with a label the model does not know",
             args: &["eval", "iris.json", "l.csv"],
             make: vec![

@@ -514,3 +514,52 @@ fn eval_of_a_separating_model_is_perfect_and_one_vs_rest_works() {
         .success()
         .stdout("b\nrest\n");
 }
+
+#[test]
+fn libsvm_features_beyond_the_models_are_left_out_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cmd(d)
+        .args(["train", &data_str("heart_scale.svm"), "-o", "h.json"])
+        .assert()
+        .success();
+    // The same rows, some with features 14 and 20 the model never saw.
+    let text = std::fs::read_to_string(data_file("heart_scale.svm")).unwrap();
+    let wider: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i % 3 {
+            0 => format!("{} 14:0.5 20:-2\n", l.trim_end()),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(d.join("wider.svm"), wider).unwrap();
+    let run = |data: &str| {
+        let out = cmd(d)
+            .args(["predict", "h.json", data, "--scores"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (want, quiet) = run(&data_str("heart_scale.svm"));
+    let (got, note) = run("wider.svm");
+    assert_eq!(got, want, "the scores are the same");
+    assert!(quiet.is_empty(), "{quiet}");
+    assert!(
+        note.contains("wider.svm has 7 features beyond the 13 features of h.json, holding 180 non-zero values: they are left out"),
+        "{note}"
+    );
+    cmd(d)
+        .args(["eval", "h.json", "wider.svm"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("left out"));
+}

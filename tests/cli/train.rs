@@ -314,3 +314,45 @@ fn the_epoch_cap_ends_with_status_0_and_a_note_unless_convergence_is_required() 
         .assert()
         .success();
 }
+
+#[test]
+fn the_time_line_reports_the_whole_run_and_its_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let digits = data_str("digits.csv");
+    let out = cmd(dir.path())
+        .args([
+            "train",
+            &digits,
+            "--multiclass",
+            "ovr",
+            "--max-epochs",
+            "3",
+            "--json",
+        ])
+        .args(["-o", "d.json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (training, reading, all) = (
+        v["seconds"].as_f64().unwrap(),
+        v["reading_seconds"].as_f64().unwrap(),
+        v["run_seconds"].as_f64().unwrap(),
+    );
+    assert!(
+        all >= training + reading && reading > 0.0,
+        "{training} {reading} {all}"
+    );
+    for extra in [&["--multiclass", "ovr"][..], &[]] {
+        let out = cmd(dir.path())
+            .args(["train", &data_str("iris_setosa.csv"), "-o", "i.json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let time = text.lines().find(|l| l.starts_with("time")).unwrap();
+        assert!(
+            time.contains("s training") && time.contains("s in all (reading the data"),
+            "{time}"
+        );
+    }
+}

@@ -159,6 +159,7 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
 
 /// `resume`: the checkpoint resumed from and its text.
 fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i32> {
+    let started = std::time::Instant::now();
     if let Some(mode) = args.distributed {
         return distributed::run::<F>(args, resume, mode);
     }
@@ -182,6 +183,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         super::plot::prepare_dir(dir, &inputs)?;
     }
     let (mut data, csv) = load::<F>(args)?;
+    let reading_seconds = started.elapsed().as_secs_f64();
     let init = match &args.init {
         Some(p) => Some(init_fingerprint(p)?),
         None => None,
@@ -311,7 +313,9 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         requested: backend,
     };
     let plots = plots.iter().map(|p| p.display().to_string()).collect();
-    let report = TrainReport::new(sources, std::mem::take(&mut warnings), plots);
+    let mut report = TrainReport::new(sources, std::mem::take(&mut warnings), plots);
+    report.reading_seconds = reading_seconds;
+    report.run_seconds = started.elapsed().as_secs_f64();
     let text = if args.json {
         let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
         text + "\n"

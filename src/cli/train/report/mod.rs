@@ -67,8 +67,13 @@ pub struct TrainReport {
     pub mistake_bound: Option<f64>,
     pub bound_holds: Option<bool>,
     pub model: String,
+    /// The training loop's seconds (the epochs; see `run_seconds`).
     pub seconds: f64,
     pub seconds_per_epoch: f64,
+    /// The whole command's seconds so far (reading, training, the
+    /// theorem's figures, the model file), and the reading's part.
+    pub run_seconds: f64,
+    pub reading_seconds: f64,
     /// Wall time of each epoch of this run.
     pub epoch_seconds: Vec<f64>,
     /// How each epoch's rows were walked: rows and seconds per mode (the
@@ -293,6 +298,8 @@ impl TrainReport {
                 .and_then(|_| fit.theory.bound_holds(fit.total_mistakes())),
             model: crate::output::shown(output),
             seconds: fit.seconds,
+            run_seconds: 0.0,
+            reading_seconds: 0.0,
             seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,
             epoch_seconds: fit.epoch_seconds.clone(),
             epoch_modes: fit.epoch_modes.clone(),

@@ -9,6 +9,18 @@ use crate::train::{EarlyStopReport, Variant};
 use super::{ClassReport, DistributedReport, ReportLabels, TrainReport};
 
 /// The human-readable summary.
+/// "; 1.41 s in all (reading the data 1.10 s)": the whole command, when
+/// measured.
+fn whole_run(r: &TrainReport) -> String {
+    if r.run_seconds <= 0.0 {
+        return String::new();
+    }
+    format!(
+        "; {:.3} s in all (reading the data {:.3} s)",
+        r.run_seconds, r.reading_seconds
+    )
+}
+
 pub fn render(r: &TrainReport) -> String {
     match &r.labels {
         ReportLabels::Binary {
@@ -330,9 +342,10 @@ fn render_binary(
         &mut s,
         "time",
         format!(
-            "{:.3} s ({:.3} ms per epoch)",
+            "{:.3} s training ({:.3} ms per epoch){}",
             r.seconds,
-            1e3 * r.seconds_per_epoch
+            1e3 * r.seconds_per_epoch,
+            whole_run(r)
         ),
     );
     line(
@@ -444,7 +457,11 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
     }
     s.push('\n');
     line(&mut s, "model", r.model.clone());
-    line(&mut s, "time", format!("{:.3} s", r.seconds));
+    line(
+        &mut s,
+        "time",
+        format!("{:.3} s training{}", r.seconds, whole_run(r)),
+    );
     line(
         &mut s,
         "memory",

@@ -102,3 +102,24 @@ def test_load_refuses_what_is_not_a_model(tmp_path):
     bad.write_text('{"format": "something else"}')
     with pytest.raises(ValueError, match="is not a perceptron model file"):
         perceptron.load(bad)
+
+
+def test_standard_scaling_is_scikit_learns_on_breast_cancer_in_f64(cli, tmp_path):
+    """The README's claim: `--scale standard --precision f64` computes
+    StandardScaler's mean_ and scale_ bit for bit on breast_cancer (in f32
+    the features are rounded to float32 first, so the statistics are those
+    of other numbers)."""
+    import json
+
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    model = tmp_path / "bc.json"
+    cli("train", DATA / "breast_cancer.csv", "--scale", "standard", "--precision", "f64",
+        "--max-epochs", "1", "-o", model)
+    scaling = json.loads(model.read_text())["scaling"]
+    X, _ = load_breast_cancer(return_X_y=True)
+    np.testing.assert_array_equal(perceptron.load_csv(DATA / "breast_cancer.csv")[0], X)
+    ss = StandardScaler().fit(X)
+    np.testing.assert_array_equal(bits(np.array(scaling["mean"])), bits(ss.mean_))
+    np.testing.assert_array_equal(bits(np.array(scaling["scale"])), bits(ss.scale_))

@@ -35,7 +35,11 @@ impl TrainProgress {
         if self.bar.is_none() && self.enabled && self.started.elapsed() > Duration::from_millis(300)
         {
             let total = self.rows.saturating_mul(self.max_epochs as u64);
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            // The bar's clock starts with the run, and its rate is the rows
+            // done over that time: a bar that starts late, or a first step
+            // of many rows, never shows the rate of a moment.
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+                .with_elapsed(self.started.elapsed());
             bar.set_style(
                 ProgressStyle::with_template(
                     "{spinner} epoch {msg} [{elapsed_precise}] {wide_bar} {rate}",
@@ -44,7 +48,10 @@ impl TrainProgress {
                     s.with_key(
                         "rate",
                         |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                            let _ = w.write_str(&rate(state.per_sec()));
+                            let _ = w.write_str(&rate(average_rate(
+                                state.pos(),
+                                state.elapsed().as_secs_f64(),
+                            )));
                         },
                     )
                 })
@@ -64,6 +71,11 @@ impl TrainProgress {
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
     }
+}
+
+/// Rows per second over the whole run: `rows` done in `seconds`.
+pub fn average_rate(rows: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 { rows as f64 / seconds } else { 0.0 }
 }
 
 /// Rows per second as a whole number with thousands separators, such as
@@ -116,5 +128,9 @@ mod tests {
         assert_eq!(rate(0.4), "0 rows/s");
         assert_eq!(rate(f64::NAN), "0 rows/s");
         assert_eq!(rate(f64::INFINITY), "0 rows/s");
+        // The first frame of a bar that starts 0.3 s into a run that has
+        // done 700,000 rows: their average, not the rate of one step.
+        assert_eq!(rate(average_rate(700_000, 0.35)), "2,000,000 rows/s");
+        assert_eq!(average_rate(5, 0.0), 0.0);
     }
 }

@@ -268,7 +268,13 @@ pub struct BackendArgs {
     /// adapter (lavapipe); `cpu` uses all cores; `reference` is the
     /// textbook loop. The environment variable PERCEPTRON_BACKEND sets the
     /// default.
-    #[arg(long, value_enum, default_value = "auto", env = "PERCEPTRON_BACKEND")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        env = "PERCEPTRON_BACKEND",
+        ignore_case = true
+    )]
     pub backend: BackendArg,
 
     #[command(flatten)]

@@ -85,6 +85,9 @@ pub enum Command {
 pub fn main() -> i32 {
     one_malloc_arena_under_an_address_limit();
     quiet_vulkan_layers();
+    if let Some(code) = check_backend_variable() {
+        return code;
+    }
     // Parsed in two steps so that `train --resume` can tell the options
     // given from the defaults.
     let matches = Cli::command().get_matches();
@@ -122,6 +125,24 @@ pub fn main() -> i32 {
             errors::status(&e)
         }
     }
+}
+
+/// PERCEPTRON_BACKEND, if set, must name a backend (in any case): clap would
+/// blame a bad value on `--backend`, which the user did not type. Returns
+/// the exit status of a refusal.
+fn check_backend_variable() -> Option<i32> {
+    use clap::ValueEnum;
+    let value = std::env::var_os("PERCEPTRON_BACKEND")?;
+    let text = value.to_string_lossy();
+    if args::BackendArg::from_str(&text, true).is_ok() {
+        return None;
+    }
+    eprintln!(
+        "perceptron: error: the environment variable PERCEPTRON_BACKEND is {}, which is not \
+         a backend: use reference, cpu, gpu or auto (or unset it)",
+        crate::data::message::quote(&text)
+    );
+    Some(crate::error::exit::USAGE)
 }
 
 /// glibc gives each thread that allocates a malloc arena of its own, and

@@ -75,7 +75,11 @@ impl TrainProgress {
 
 /// Rows per second over the whole run: `rows` done in `seconds`.
 pub fn average_rate(rows: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 { rows as f64 / seconds } else { 0.0 }
+    if seconds > 0.0 {
+        rows as f64 / seconds
+    } else {
+        0.0
+    }
 }
 
 /// Rows per second as a whole number with thousands separators, such as

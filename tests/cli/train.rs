@@ -356,3 +356,24 @@ fn the_time_line_reports_the_whole_run_and_its_parts() {
         );
     }
 }
+
+#[test]
+fn perceptron_backend_is_read_in_any_case_and_a_bad_one_is_named_as_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let iris = data_str("iris_setosa.csv");
+    cmd(dir.path())
+        .env("PERCEPTRON_BACKEND", "CPU")
+        .args(["train", &iris, "-o", "m.json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("backend     cpu"));
+    cmd(dir.path())
+        .env("PERCEPTRON_BACKEND", "tpu")
+        .args(["train", &iris, "-o", "m.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the environment variable PERCEPTRON_BACKEND is \"tpu\", which is not a backend",
+        ))
+        .stderr(predicate::str::contains("--backend").not());
+}

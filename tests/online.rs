@@ -976,3 +976,37 @@ fn with_init_the_models_labels_apply_and_unknown_ones_are_errors() {
              \"a\") in m.json",
         ));
 }
+
+#[test]
+fn progress_lines_go_to_a_terminal_or_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    // 270 examples; stderr is a pipe here, not a terminal.
+    let svm = data_file("heart_scale.svm");
+    let quiet = cmd(dir.path())
+        .args(["online", svm.to_str().unwrap(), "-o", "m.json"])
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    let stderr = String::from_utf8_lossy(&quiet.stderr);
+    assert!(
+        !stderr.contains("examples"),
+        "no progress lines in a log: {stderr}"
+    );
+    let asked = cmd(dir.path())
+        .args([
+            "online",
+            svm.to_str().unwrap(),
+            "-o",
+            "m.json",
+            "--report-every",
+            "100",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&asked.stderr);
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("examples")).count(),
+        2,
+        "{stderr}"
+    );
+}

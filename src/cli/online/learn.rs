@@ -79,10 +79,15 @@ impl<F: Real> Run<'_, F> {
                 return Ok(OnlineState::Closed);
             }
             let n = self.learner.examples();
-            if self.args.report_every > 0
-                && n.is_multiple_of(self.args.report_every)
-                && !self.args.quiet
-            {
+            let every = self.args.report_every.unwrap_or_else(|| {
+                use std::io::IsTerminal;
+                if std::io::stderr().is_terminal() {
+                    10_000
+                } else {
+                    0
+                }
+            });
+            if every > 0 && n.is_multiple_of(every) && !self.args.quiet {
                 eprintln!("{}", self.progress_line());
             }
             if let Some(snap) = &self.args.snapshot

@@ -109,9 +109,10 @@ pub struct OnlineArgs {
     pub snapshot_every: u64,
 
     /// Examples between progress lines on stderr (0: only the summary at
-    /// the end).
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    pub report_every: u64,
+    /// the end). Default: 10000 when stderr is a terminal, else none (a log
+    /// file gets them only when asked).
+    #[arg(long, value_name = "N")]
+    pub report_every: Option<u64>,
 
     /// After the input ends, read the file a second time to compute the
     /// final weights' margin gamma over every example, and check the

@@ -142,3 +142,17 @@ fn npy_files_train_the_csv_files_model() {
         .code(1)
         .stderr(predicates::str::contains("cannot be read as a stream"));
 }
+
+#[test]
+fn writing_npy_is_refused_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    cmd(dir.path())
+        .args([
+            "convert",
+            &crate::common::data_str("heart_scale.svm"),
+            "x.npy",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("writing .npy is not supported"));
+}

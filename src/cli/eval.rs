@@ -33,10 +33,13 @@ Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
 /// Evaluate a saved model on a labelled data file.
 ///
 /// Predicts every row exactly as `perceptron predict` does (s = w·x + b in the
-/// model's precision; s > 0 is the +1 class) and compares with the file's
-/// labels: accuracy, the 2x2 confusion matrix (rows = true label, columns =
-/// predicted label, in the original label texts), and the precision, recall
-/// and F1 score of the +1 class.
+/// model's precision; a binary model predicts its +1 class iff s > 0, a
+/// one-vs-rest model the class whose perceptron scores highest) and
+/// compares with the file's labels: accuracy and the confusion matrix (rows
+/// = true label, columns = predicted label, in the original label texts);
+/// for a binary model the precision, recall and F1 score of the +1 class,
+/// for one-vs-rest those of every class with its support, and their macro
+/// averages.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct EvalArgs {

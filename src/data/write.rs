@@ -46,6 +46,11 @@ impl OutputFormat {
             Some("csv") => Ok(OutputFormat::Csv),
             Some("svm" | "libsvm" | "svmlight") => Ok(OutputFormat::Libsvm),
             Some(binary::EXTENSION) => Ok(OutputFormat::Binary),
+            Some("npy") => Err(Error::Usage(format!(
+                "{}: writing .npy is not supported (it is read: features, with --labels for \
+                 the labels); write .pbin (binary), .csv or .svm",
+                path.display()
+            ))),
             Some("gz") => Err(Error::Usage(format!(
                 "{}: compressed output is not supported; write the plain file and compress \
                  it afterwards",

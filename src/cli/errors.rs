@@ -133,6 +133,20 @@ fn warm_start(path: &str, reason: &WarmStartError) -> String {
     }
 }
 
+/// "error:", in bold red on a terminal as clap writes its own (unless
+/// NO_COLOR is set, or TERM is dumb).
+pub fn error_tag() -> &'static str {
+    use std::io::IsTerminal;
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").map_or(true, |t| t != "dumb");
+    if colour {
+        "\x1b[1;31merror:\x1b[0m"
+    } else {
+        "error:"
+    }
+}
+
 /// The exit status for `e`: bad usage (2) for what the command line set.
 pub fn status(e: &Error) -> i32 {
     match e {

@@ -121,7 +121,11 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("perceptron: error: {}", errors::message(&e));
+            eprintln!(
+                "perceptron: {} {}",
+                errors::error_tag(),
+                errors::message(&e)
+            );
             errors::status(&e)
         }
     }

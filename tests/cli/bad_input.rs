@@ -1133,3 +1133,42 @@ fn bad_input_fails_with_the_right_code_and_message() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn errors_are_coloured_on_a_terminal_as_clap_colours_its_own() {
+    // `script` gives the command a terminal; without it there is nothing to test.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: no `script` to give the command a terminal");
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin!("perceptron");
+    let on_terminal = |env: &str| {
+        let out = std::process::Command::new("script")
+            .args([
+                "-qec",
+                &format!("{env} {} train /no/such/file", bin.display()),
+                "/dev/null",
+            ])
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(
+        on_terminal("").contains("\x1b[1;31merror:\x1b[0m"),
+        "{}",
+        on_terminal("")
+    );
+    assert!(on_terminal("NO_COLOR=1").contains("perceptron: error: /no/such/file"));
+    // Not a terminal: plain text.
+    let out = std::process::Command::new(bin)
+        .args(["train", "/no/such/file"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("perceptron: error: "));
+}

@@ -330,7 +330,11 @@ mod on_ranks {
                 crate::cli::stdout::print_summary(&text, crate::output::is_stdout(&output))
             });
             if let Err(e) = printed {
-                eprintln!("perceptron: error: {}", crate::cli::errors::message(&e));
+                eprintln!(
+                    "perceptron: {} {}",
+                    crate::cli::errors::error_tag(),
+                    crate::cli::errors::message(&e)
+                );
             }
             if !success {
                 eprintln!("perceptron: {}", report.not_converged());

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{cmd, data_file};
+use crate::common::{cmd, data_file, data_str};
 use perceptron::train::shuffle::permutation;
 
 /// The lines of a label-first CSV file without header, and their labels.
@@ -246,4 +246,37 @@ fn a_stratified_split_holds_out_each_labels_share() {
     }
     let train = std::fs::read_to_string(dir.path().join("tr.csv")).unwrap();
     assert_eq!(train.lines().count() + total, rows.len());
+}
+
+#[test]
+fn cv_json_speaks_as_train_and_eval_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let heart = data_str("heart_scale.svm");
+    let cv = json_out(
+        &["cv", &heart, "--folds", "3", "--max-epochs", "5", "--json"],
+        dir.path(),
+    );
+    let train = json_out(
+        &[
+            "train",
+            &heart,
+            "--max-epochs",
+            "5",
+            "--json",
+            "-o",
+            "m.json",
+        ],
+        dir.path(),
+    );
+    let eval = json_out(&["eval", "m.json", &heart, "--json"], dir.path());
+    assert_eq!(cv["format"], train["format"]);
+    assert_eq!(cv["format"], "libsvm");
+    for f in cv["per_fold"].as_array().unwrap() {
+        // The confusion matrix names its classes, in eval's order.
+        assert_eq!(f["confusion"]["labels"], eval["confusion"]["labels"]);
+        assert_eq!(f["confusion"]["matrix"].as_array().unwrap().len(), 2);
+        // The backend as train reports it: asked for, and the engines.
+        assert_eq!(f["backend"]["requested"], train["backend"]["requested"]);
+        assert_eq!(f["backend"]["engines"][0]["kind"], "cpu");
+    }
 }

@@ -124,11 +124,11 @@ impl CvArgs {
     }
 }
 
-/// Everything `cv` reports.
-#[derive(Serialize, Debug)]
+/// Everything `cv` reports (as `--json` writes it: [`CvJson`]).
+#[derive(Debug)]
 struct CvReport {
     data: String,
-    format: String,
+    format: crate::data::Format,
     rows: usize,
     features: usize,
     precision: Precision,
@@ -139,7 +139,6 @@ struct CvReport {
     classes: Vec<String>,
     folds: usize,
     seed: u64,
-    #[serde(flatten)]
     summary: CvSummary,
     seconds: f64,
 }
@@ -169,6 +168,7 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
         )));
     }
     let (mut backend, gpu) = args.backend.resolve();
+    let asked = backend;
     if backend == crate::backend::Backend::Auto && args.backend.gpu.adapter.is_none() {
         // K folds at once: the CPU engine unless a GPU is asked for.
         backend = crate::backend::Backend::Cpu;
@@ -186,7 +186,7 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
     };
     let report = CvReport {
         data: args.data.display().to_string(),
-        format: data.format.name().into(),
+        format: data.format,
         rows: data.rows(),
         features: data.cols(),
         precision: F::PRECISION,
@@ -203,12 +203,102 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
         seconds: t0.elapsed().as_secs_f64(),
     };
     if args.json {
-        let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
+        let text = serde_json::to_string(&json(&report, asked))
+            .map_err(|e| Error::Train(e.to_string()))?;
         super::stdout::print_line(&text)?;
     } else {
         super::stdout::print(&render(&report))?;
     }
     Ok(exit::SUCCESS)
+}
+
+/// The report as `--json` writes it, in the words `train --json` and `eval
+/// --json` use: each fold's confusion matrix with its labels, and its
+/// backend as asked for and the engines that ran.
+#[derive(Serialize)]
+struct CvJson<'a> {
+    data: &'a str,
+    format: crate::data::Format,
+    rows: usize,
+    features: usize,
+    precision: Precision,
+    kind: &'static str,
+    f1_of: &'a str,
+    classes: &'a [String],
+    folds: usize,
+    seed: u64,
+    per_fold: Vec<FoldJson>,
+    accuracy: crate::train::cv::Spread,
+    f1: Option<crate::train::cv::Spread>,
+    f1_undefined: usize,
+    seconds: f64,
+}
+
+/// One fold in [`CvJson`].
+#[derive(Serialize)]
+struct FoldJson {
+    fold: usize,
+    train_rows: usize,
+    test_rows: usize,
+    epochs: usize,
+    stop: crate::train::Stop,
+    training_mistakes: u64,
+    correct: u64,
+    accuracy: f64,
+    f1: Option<f64>,
+    confusion: super::eval::Confusion,
+    backend: crate::cli::train::report::BackendReport,
+}
+
+fn json(r: &CvReport, requested: crate::backend::Backend) -> CvJson<'_> {
+    use crate::cli::train::report::{BackendReport, EngineReport};
+    let requested = match requested {
+        crate::backend::Backend::Reference => "reference",
+        crate::backend::Backend::Cpu => "cpu",
+        crate::backend::Backend::Gpu => "gpu",
+        crate::backend::Backend::Auto => "auto",
+    };
+    let sm = &r.summary;
+    CvJson {
+        data: &r.data,
+        format: r.format,
+        rows: r.rows,
+        features: r.features,
+        precision: r.precision,
+        kind: r.kind,
+        f1_of: &r.f1_of,
+        classes: &r.classes,
+        folds: r.folds,
+        seed: r.seed,
+        per_fold: sm
+            .folds
+            .iter()
+            .map(|f| FoldJson {
+                fold: f.fold,
+                train_rows: f.train_rows,
+                test_rows: f.test_rows,
+                epochs: f.epochs,
+                stop: f.stop,
+                training_mistakes: f.training_mistakes,
+                correct: f.correct,
+                accuracy: f.accuracy,
+                f1: f.f1,
+                confusion: super::eval::Confusion {
+                    labels: r.classes.clone(),
+                    matrix: f.confusion.clone(),
+                },
+                backend: BackendReport {
+                    requested,
+                    engines: f.backend.iter().map(|n| EngineReport::of_name(n)).collect(),
+                    note: None,
+                },
+            })
+            .collect(),
+        accuracy: sm.accuracy,
+        f1: sm.f1,
+        f1_undefined: sm.f1_undefined,
+        seconds: r.seconds,
+    }
 }
 
 fn render(r: &CvReport) -> String {
@@ -220,7 +310,7 @@ fn render(r: &CvReport) -> String {
         format!(
             "{} ({}, {} x {}, {}, {})",
             r.data,
-            r.format,
+            r.format.name(),
             count(r.rows, "row"),
             count(r.features, "feature"),
             r.precision,

@@ -19,6 +19,17 @@ pub enum Precision {
     F64,
 }
 
+/// What to do about features too large for `precision` (named as
+/// [`Precision::name`] writes it): rescale them, or train in f64, unless the
+/// training already is f64.
+pub fn overflow_remedy(precision: &str) -> &'static str {
+    if precision == "f64" {
+        "rescale them (they overflow f64 too)"
+    } else {
+        "rescale them or use f64 precision"
+    }
+}
+
 impl Precision {
     pub fn name(self) -> &'static str {
         match self {

@@ -71,7 +71,8 @@ impl std::fmt::Display for StepError {
             }
             StepError::NonFiniteScore { score, precision } => write!(
                 f,
-                "the margin w·x is {score}: the features are too large for {precision} (products overflow); rescale them or use f64 precision"
+                "the margin w·x is {score}: the features are too large for {precision} (products overflow); {}",
+                crate::float::overflow_remedy(precision)
             ),
             StepError::Overflow { feature, precision } => {
                 match feature {
@@ -80,7 +81,8 @@ impl std::fmt::Display for StepError {
                 }
                 write!(
                     f,
-                    ": the features are too large for {precision}; rescale them or use f64 precision"
+                    ": the features are too large for {precision}; {}",
+                    crate::float::overflow_remedy(precision)
                 )
             }
         }
@@ -403,6 +405,14 @@ mod tests {
             e.to_string(),
             "the margin w·x is inf: the features are too large for f32 (products overflow); \
              rescale them or use f64 precision"
+        );
+        // In f64 there is no wider precision to suggest.
+        let mut l = Learner::<f64>::from_weights(vec![f64::MAX], Some(0.0), 0.0);
+        let e = l.step(Row::Dense(&[2.0]), 1, -1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the margin w·x is inf: the features are too large for f64 (products overflow); \
+             rescale them (they overflow f64 too)"
         );
         // An update that overflows reports the coordinate (finite scores make
         // this all but impossible, so the message is checked directly).

@@ -42,14 +42,18 @@ impl Margins {
         data_name: &str,
     ) -> Option<Margins> {
         let w = model.head(0);
-        let norm = w
-            .iter()
-            .map(|v| v.to_f64() * v.to_f64())
-            .sum::<f64>()
-            .sqrt();
-        if norm == 0.0 || !norm.is_finite() {
+        // Everything in units of the largest |w_k|: the margin y·s/||w|| does
+        // not change, and weights as small as 1e-297 (whose squares
+        // underflow to 0) or as large as 1e300 still have a norm.
+        let unit = w.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max);
+        if unit == 0.0 || !unit.is_finite() {
             return None;
         }
+        let norm = w
+            .iter()
+            .map(|v| (v.to_f64() / unit) * (v.to_f64() / unit))
+            .sum::<f64>()
+            .sqrt();
         let mut margins = Vec::with_capacity(labels.len());
         let mut misclassified = Vec::with_capacity(labels.len());
         for (i, &y) in labels.iter().enumerate() {
@@ -58,9 +62,9 @@ impl Margins {
                 crate::reference::predicted_sign(crate::reference::dot(w, row, model.has_bias()));
             misclassified.push(predicted != y);
             let mut s = 0.0f64;
-            row.for_each(|k, v| s += w[k].to_f64() * v.to_f64());
+            row.for_each(|k, v| s += (w[k].to_f64() / unit) * v.to_f64());
             if model.has_bias() {
-                s += model.bias(0).to_f64();
+                s += model.bias(0).to_f64() / unit;
             }
             margins.push(y as f64 * s / norm);
         }
@@ -279,5 +283,40 @@ mod tests {
         assert_eq!(m.gamma(), None);
         let ok = margins(&[0.25, 0.5], &[false, false]);
         assert_eq!(ok.gamma(), Some(0.25));
+    }
+
+    #[test]
+    fn tiny_and_huge_weights_still_have_margins() {
+        use crate::data::{DenseMatrix, Features, LabelMap};
+        let training: crate::model::TrainingInfo = serde_json::from_value(serde_json::json!({
+            "epochs": 1, "max_epochs": 1, "mistakes_per_epoch": [0], "total_mistakes": 0,
+            "converged": true, "radius": 1.0, "margin": null, "mistake_bound": null,
+            "backend": "reference", "seed": null, "data": "x.csv", "rows": 2,
+            "training_accuracy": 1.0, "seconds": 0.0
+        }))
+        .unwrap();
+        let labels = LabelMap {
+            positive: "1".into(),
+            negative: Some("-1".into()),
+        };
+        let features = Features::Dense(DenseMatrix {
+            rows: 2,
+            cols: 1,
+            values: vec![1.3, -1.3].into(),
+        });
+        for scale in [2e-297, 1.0, 1e300] {
+            // w = (scale, 0): every margin is ±1.3, whatever the scale.
+            let model = crate::model::Model::binary(
+                vec![scale, 0.0],
+                true,
+                labels.clone(),
+                training.clone(),
+            );
+            let m = Margins::compute(&model, &features, &[1, -1], "m.json", "d.csv")
+                .unwrap_or_else(|| panic!("weights of {scale} are not zero"));
+            assert_eq!(m.margins, vec![1.3, 1.3], "{scale}");
+        }
+        let zero = crate::model::Model::binary(vec![0.0, 0.0], true, labels, training);
+        assert!(Margins::compute(&zero, &features, &[1, -1], "m.json", "d.csv").is_none());
     }
 }

@@ -406,11 +406,12 @@ impl<'d, F: Real> Loop<'d, F> {
         let s = reference::dot(w, row, self.bias);
         if !s.is_finite() {
             return Err(Error::Train(format!(
-                "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); rescale them or use f64 precision",
+                "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); {}",
                 self.data.source.display(),
                 self.state.epoch + 1,
                 self.part.position(i) + 1,
-                F::PRECISION
+                F::PRECISION,
+                crate::float::overflow_remedy(F::PRECISION.name())
             )));
         }
         Ok(reference::is_mistake_within(y, s, self.tau))
@@ -452,12 +453,13 @@ impl<'d, F: Real> Loop<'d, F> {
         };
         if let Err(o) = updated {
             return Err(Error::Train(format!(
-                "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; rescale them or use f64 precision",
+                "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; {}",
                 data.source.display(),
                 self.state.epoch + 1,
                 self.part.position(i) + 1,
                 o.coordinate + 1,
-                F::PRECISION
+                F::PRECISION,
+                crate::float::overflow_remedy(F::PRECISION.name())
             )));
         }
         let subnormal = reference::touched_subnormal(w, row, self.bias);

@@ -156,3 +156,25 @@ fn writing_npy_is_refused_as_such() {
         .code(2)
         .stderr(predicates::str::contains("writing .npy is not supported"));
 }
+
+#[test]
+fn an_array_of_features_is_read_into_its_final_storage_alone() {
+    // 2,000 x 50 f8 values (800 KB) read in f32 (400 KB): no allocation of
+    // the whole array in f64 on the way, so a limit of 600 KB for any one
+    // allocation is enough (reading it through an f64 copy needed 800 KB,
+    // and peaked at 3x the array in all).
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, cols) = (2000, 50);
+    let values: Vec<f64> = (0..rows * cols)
+        .map(|k| (k % 97) as f64 * 0.25 - 3.0)
+        .collect();
+    npy_f8(&dir.path().join("x.npy"), rows, cols, &values, false, false);
+    let labels: Vec<i8> = (0..rows).map(|i| if i % 3 == 0 { 1 } else { -1 }).collect();
+    npy_labels(&dir.path().join("y.npy"), &labels);
+    cmd(dir.path())
+        .env("PERCEPTRON_MEMORY_LIMIT", "600000")
+        .args(["info", "x.npy", "--labels", "y.npy", "--json"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("\"rows\":2000"));
+}

@@ -275,6 +275,95 @@ fn read_ints(path: &Path, what: &str) -> Result<Vec<String>> {
 }
 
 /// Reads a `.npy` data file (and its labels file, if `opts` names one).
+/// "row i, column j: v is not a finite number" (0-based i, j).
+fn not_finite(path: &Path, i: usize, j: usize, v: f64) -> Error {
+    Error::data(
+        path,
+        format!(
+            "row {}, column {}: {v} is not a finite number",
+            i + 1,
+            j + 1
+        ),
+    )
+}
+
+/// `v` in the training precision: an f8 value beyond f32's range would
+/// become infinity, and is refused, as a .pbin file's is.
+fn narrowed<F: Real>(path: &Path, i: usize, j: usize, v: f64) -> Result<F> {
+    let x = F::from_f64(v);
+    if x.is_finite() {
+        return Ok(x);
+    }
+    Err(Error::data(
+        path,
+        format!(
+            "row {}, column {}: {v:e} is too large for {} (largest finite magnitude {:e}); train \
+             with --precision f64",
+            i + 1,
+            j + 1,
+            F::PRECISION,
+            f32::MAX
+        ),
+    ))
+}
+
+/// A C-ordered float array of features only, read value by value into the
+/// training precision: the one copy the data needs (the f64 copy of
+/// [`floats`] would be 2x an f4 array on top of it).
+fn features_direct<F: Real>(path: &Path, what: &str, array: Array, cols: usize) -> Result<Vec<F>> {
+    let dtype = array.file.dtype();
+    let size = match &dtype {
+        DType::Plain(t) if t.type_char() == TypeChar::Float => t.size_field(),
+        _ => 0,
+    };
+    let n = array.shape.iter().product::<u64>();
+    let n = usize::try_from(n)
+        .map_err(|_| Error::data(path, format!("{what} has more values than fit in memory")))?;
+    let mut out: Vec<F> = Vec::new();
+    crate::memory::reserve(&mut out, n).map_err(|s| s.refusal(path, "the feature values", ""))?;
+    let bad = |e: std::io::Error| Error::data(path, format!("{what} cannot be read: {e}"));
+    let cols = cols.max(1);
+    let mut push = |k: usize, v: f64| -> Result<()> {
+        let (i, j) = (k / cols, k % cols);
+        if !v.is_finite() {
+            return Err(not_finite(path, i, j, v));
+        }
+        out.push(narrowed::<F>(path, i, j, v)?);
+        Ok(())
+    };
+    match size {
+        4 => {
+            let data = array
+                .file
+                .data::<f32>()
+                .map_err(|e| Error::data(path, e.to_string()))?;
+            for (k, v) in data.enumerate() {
+                push(k, v.map_err(bad)? as f64)?;
+            }
+        }
+        8 => {
+            let data = array
+                .file
+                .data::<f64>()
+                .map_err(|e| Error::data(path, e.to_string()))?;
+            for (k, v) in data.enumerate() {
+                push(k, v.map_err(bad)?)?;
+            }
+        }
+        _ => {
+            return Err(Error::data(
+                path,
+                format!(
+                    "{what} has dtype {}; the features must be floats (f4 or f8): convert with \
+                     .astype(numpy.float32) or .astype(numpy.float64)",
+                    dtype_name(&dtype)
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
     let what = "the array";
     let array = open(path, what)?;
@@ -292,25 +381,36 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
         }
     };
     let fortran = array.file.order() == Order::Fortran;
-    let values = floats(path, what, array)?;
+    // The common layout, a C-ordered array of features only: read straight
+    // into the training precision, with no f64 copy of the whole array.
+    // (Read before the labels are placed, so that a bad value is reported
+    // before a missing label option, as for every other layout.)
+    let column_label = !opts.unlabeled && opts.labels.is_none() && opts.label_column.is_some();
+    let (direct, values) = if !fortran && !column_label {
+        (
+            Some(features_direct::<F>(path, what, array, cols)?),
+            Vec::new(),
+        )
+    } else {
+        let values = floats(path, what, array)?;
+        (None, values)
+    };
+    let values = match direct {
+        Some(_) => values,
+        None => {
+            if let Some(k) = values.iter().position(|v| !v.is_finite()) {
+                let (i, j) = if fortran {
+                    (k % rows, k / rows)
+                } else {
+                    (k / cols.max(1), k % cols.max(1))
+                };
+                return Err(not_finite(path, i, j, values[k]));
+            }
+            values
+        }
+    };
     // Row-major index of (i, j) in the file's order.
     let at = |i: usize, j: usize| if fortran { j * rows + i } else { i * cols + j };
-    if let Some(k) = values.iter().position(|v| !v.is_finite()) {
-        let (i, j) = if fortran {
-            (k % rows, k / rows)
-        } else {
-            (k / cols.max(1), k % cols.max(1))
-        };
-        return Err(Error::data(
-            path,
-            format!(
-                "row {}, column {}: {} is not a finite number",
-                i + 1,
-                j + 1,
-                values[k]
-            ),
-        ));
-    }
     // Where the labels are: a file, a column, or nowhere.
     let labels_file = opts.labels.as_deref().filter(|_| !opts.unlabeled);
     let label_column = if opts.unlabeled || labels_file.is_some() {
@@ -413,31 +513,21 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
         }
     }
     let feature_cols = cols - label_column.is_some() as usize;
-    let mut out: Vec<F> = Vec::new();
-    crate::memory::reserve(&mut out, rows * feature_cols)
-        .map_err(|s| s.refusal(path, "the feature values", ""))?;
-    for i in 0..rows {
-        for j in (0..cols).filter(|&j| Some(j) != label_column) {
-            let v = values[at(i, j)];
-            let x = F::from_f64(v);
-            if !x.is_finite() {
-                // An f8 value beyond f32's range would become infinity:
-                // refused, as a .pbin file's is.
-                return Err(Error::data(
-                    path,
-                    format!(
-                        "row {}, column {}: {v:e} is too large for {} (largest finite magnitude \
-                         {:e}); train with --precision f64",
-                        i + 1,
-                        j + 1,
-                        F::PRECISION,
-                        f32::MAX
-                    ),
-                ));
+    let out = match direct {
+        Some(out) => out,
+        None => {
+            let mut out: Vec<F> = Vec::new();
+            crate::memory::reserve(&mut out, rows * feature_cols)
+                .map_err(|s| s.refusal(path, "the feature values", ""))?;
+            for i in 0..rows {
+                for j in (0..cols).filter(|&j| Some(j) != label_column) {
+                    let v = values[at(i, j)];
+                    out.push(narrowed::<F>(path, i, j, v)?);
+                }
             }
-            out.push(x);
+            out
         }
-    }
+    };
     drop(values);
     Ok(RawData {
         features: Features::Dense(DenseMatrix {

@@ -7,7 +7,7 @@ use crate::engine::MarginEngine;
 use crate::error::Result;
 use crate::float::Real;
 use crate::gpu::GpuOptions;
-use crate::train::fit::{Fit, fit, fit_validated};
+use crate::train::fit::{Fit, fit};
 use crate::train::params::{CheckedParams, TrainParams};
 use crate::train::scikit;
 use crate::train::state::{Observer, Outcome, State};
@@ -108,19 +108,17 @@ impl Trainer {
         start: State<F>,
         observer: &mut dyn Observer<F>,
     ) -> Result<Fit<F>> {
-        let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
-        let bias = self.params.bias;
-        let mut fallback = || cpu_engine(data, bias);
-        let mut fitted = fit_validated(
-            data,
-            validation,
+        let t0 = std::time::Instant::now();
+        let (out, note) = self.run_epochs(data, validation, start, observer)?;
+        let seconds = t0.elapsed().as_secs_f64();
+        let mut fitted = Fit::of_run(
+            out,
             &self.params,
-            start,
-            chosen.engine,
-            &mut fallback,
-            observer,
-        )?;
-        fitted.backend_note = chosen.note;
+            data,
+            validation.map(|v| v.rows()),
+            seconds,
+        );
+        fitted.backend_note = note;
         Ok(fitted)
     }
 

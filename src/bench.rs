@@ -188,6 +188,7 @@ pub fn run<F: Real>(
             steps: stats.walk.steps - before.walk.steps,
             dots: stats.walk.dots - before.walk.dots,
             searches: stats.walk.searches - before.walk.searches,
+            kept: stats.walk.kept - before.walk.kept,
         };
         let dispatches = stats.dispatches.saturating_sub(before.dispatches);
         let engine_seconds = (stats.seconds - before.seconds).max(0.0);

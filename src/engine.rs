@@ -79,6 +79,9 @@ pub struct WalkCounts {
     pub steps: u64,
     pub dots: u64,
     pub searches: u64,
+    /// The CPU's walk on sparse rows: rows decided with a sum the other
+    /// cores computed ahead (its own sums are counted in `dots`).
+    pub kept: u64,
 }
 
 /// A way of obtaining certified margins.

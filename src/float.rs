@@ -96,6 +96,31 @@ pub trait Real:
     /// True for non-zero numbers below [`Real::MIN_NORMAL`] in magnitude.
     fn is_subnormal(self) -> bool;
     fn abs(self) -> Self;
+
+    /// An atomic cell holding this type's bits: for weights that one core
+    /// updates while others read them (see [`crate::cpu::lookahead`]).
+    /// Relaxed loads and stores are plain moves on x86-64 and AArch64.
+    type Cell: Send + Sync;
+    fn cell(v: Self) -> Self::Cell;
+    /// The same memory seen as cells, while it is borrowed exclusively;
+    /// `None` where a cell needs stricter alignment than the values have.
+    fn as_cells(values: &mut [Self]) -> Option<&[Self::Cell]>;
+    fn load(cell: &Self::Cell) -> Self;
+    fn store(cell: &Self::Cell, v: Self);
+}
+
+/// `values` as cells of the same size, if their address suits the cell's
+/// alignment.
+fn as_cells<T, C>(values: &mut [T]) -> Option<&[C]> {
+    const { assert!(std::mem::size_of::<T>() == std::mem::size_of::<C>()) };
+    if !(values.as_ptr() as usize).is_multiple_of(std::mem::align_of::<C>()) {
+        return None;
+    }
+    // SAFETY: same size, suitable alignment, and the exclusive borrow of
+    // `values` lasts as long as the cells' shared one, so nothing else reads
+    // or writes the memory meanwhile except through the cells. Every bit
+    // pattern is a valid integer and a valid float.
+    Some(unsafe { &*(values as *mut [T] as *const [C]) })
 }
 
 impl Real for f32 {
@@ -126,6 +151,22 @@ impl Real for f32 {
     fn abs(self) -> Self {
         f32::abs(self)
     }
+
+    type Cell = std::sync::atomic::AtomicU32;
+    fn cell(v: Self) -> Self::Cell {
+        std::sync::atomic::AtomicU32::new(v.to_bits())
+    }
+    fn as_cells(values: &mut [Self]) -> Option<&[Self::Cell]> {
+        as_cells(values)
+    }
+    #[inline]
+    fn load(cell: &Self::Cell) -> Self {
+        f32::from_bits(cell.load(std::sync::atomic::Ordering::Relaxed))
+    }
+    #[inline]
+    fn store(cell: &Self::Cell, v: Self) {
+        cell.store(v.to_bits(), std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl Real for f64 {
@@ -155,6 +196,22 @@ impl Real for f64 {
     #[inline]
     fn abs(self) -> Self {
         f64::abs(self)
+    }
+
+    type Cell = std::sync::atomic::AtomicU64;
+    fn cell(v: Self) -> Self::Cell {
+        std::sync::atomic::AtomicU64::new(v.to_bits())
+    }
+    fn as_cells(values: &mut [Self]) -> Option<&[Self::Cell]> {
+        as_cells(values)
+    }
+    #[inline]
+    fn load(cell: &Self::Cell) -> Self {
+        f64::from_bits(cell.load(std::sync::atomic::Ordering::Relaxed))
+    }
+    #[inline]
+    fn store(cell: &Self::Cell, v: Self) {
+        cell.store(v.to_bits(), std::sync::atomic::Ordering::Relaxed)
     }
 }
 

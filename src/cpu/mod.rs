@@ -5,6 +5,7 @@
 //! slacks with [`crate::certify::Bound::slack`].
 
 mod kernel;
+pub mod lookahead;
 pub mod simd;
 pub mod walk;
 
@@ -22,7 +23,7 @@ use crate::float::Real;
 pub use kernel::{decide, margin};
 
 /// Certified slacks on the CPU.
-pub struct CpuEngine<'d, F> {
+pub struct CpuEngine<'d, F: Real> {
     data: &'d Dataset<F>,
     bias: bool,
     l1_max: f64,
@@ -102,7 +103,11 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
     }
 
     fn stats(&self) -> EngineStats {
-        self.stats.clone()
+        let mut stats = self.stats.clone();
+        let sparse = self.walk.lookahead_counts();
+        stats.walk.dots = sparse.summed;
+        stats.walk.kept = sparse.kept;
+        stats
     }
 
     fn walker(&mut self) -> Option<&mut dyn Walker<F>> {
@@ -112,7 +117,7 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
 
 impl<F: Real> Walker<F> for CpuEngine<'_, F> {
     fn begin(&mut self, start: &WalkStart<'_, F>) -> Result<(), EngineError> {
-        self.walk.begin(self.data, self.bias, start);
+        self.walk.begin(start);
         Ok(())
     }
 

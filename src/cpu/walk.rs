@@ -11,8 +11,9 @@
 //! its moment. The loop replays every decision and compares the weights
 //! (see [`crate::engine::Walker`]).
 
+use super::lookahead::{self, Lookahead, LookaheadCounts};
 use crate::certify::{Bound, Settled};
-use crate::data::Dataset;
+use crate::data::{Dataset, Features};
 use crate::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop};
 use crate::float::Real;
 use crate::reference;
@@ -27,10 +28,13 @@ const MIN_WINDOW: usize = 1024;
 const MAX_WINDOW: usize = 1 << 20;
 
 /// A walk over one dataset.
-pub struct CpuWalk<F> {
+pub struct CpuWalk<F: Real> {
     weights: Vec<F>,
-    /// The certificate (with the margin τ) while a walk runs; `None` once
-    /// it stopped or was cancelled.
+    /// The margin τ while a walk runs; `None` once it stopped or was
+    /// cancelled.
+    walking: Option<F>,
+    /// The certificate (with τ), computed when a search first needs it: a
+    /// pass over every weight, which the walk on sparse rows never makes.
     bound: Option<Bound<F>>,
     position: usize,
     end: usize,
@@ -40,12 +44,15 @@ pub struct CpuWalk<F> {
     /// Where the loop wants the next batch to end at the latest.
     horizon: usize,
     stats: WalkStats,
+    /// The walk on sparse rows (see [`crate::cpu::lookahead`]).
+    lookahead: Lookahead<F>,
 }
 
 impl<F: Real> Default for CpuWalk<F> {
     fn default() -> Self {
         CpuWalk {
             weights: Vec::new(),
+            walking: None,
             bound: None,
             position: 0,
             end: 0,
@@ -53,25 +60,26 @@ impl<F: Real> Default for CpuWalk<F> {
             window: MIN_WINDOW,
             horizon: usize::MAX,
             stats: WalkStats::default(),
+            lookahead: Lookahead::default(),
         }
     }
 }
 
 impl<F: Real> CpuWalk<F> {
-    pub fn begin(&mut self, data: &Dataset<F>, bias: bool, start: &WalkStart<'_, F>) {
+    pub fn begin(&mut self, start: &WalkStart<'_, F>) {
         if start.resync || self.weights.len() != start.weights.len() {
             self.weights.clear();
             self.weights.extend_from_slice(start.weights);
         }
-        let l1_max = data.facts(bias).l1_max;
-        self.bound = Some(Bound::for_weights(&self.weights, l1_max).with_margin(start.tau));
+        self.walking = Some(start.tau);
+        self.bound = None;
         self.position = start.position;
         self.end = start.end;
         self.updates_left = start.max_updates.max(1);
     }
 
     pub fn cancel(&mut self) {
-        self.bound = None;
+        self.walking = None;
     }
 
     /// Ends the next batches at row `row` at the latest (past the current
@@ -84,13 +92,18 @@ impl<F: Real> CpuWalk<F> {
         self.stats.clone()
     }
 
+    /// Rows the sparse walk decided with a helper's sum, and rows it summed.
+    pub fn lookahead_counts(&self) -> LookaheadCounts {
+        self.lookahead.counts
+    }
+
     /// Walks up to `DECISIONS` mistakes or to the end of the epoch.
     pub fn next_batch(
         &mut self,
         data: &Dataset<F>,
         bias: bool,
     ) -> Result<WalkBatch<F>, EngineError> {
-        let Some(mut bound) = self.bound else {
+        let Some(tau) = self.walking else {
             return Err(EngineError("the walk stopped: begin it again".into()));
         };
         let facts = data.facts(bias);
@@ -101,6 +114,37 @@ impl<F: Real> CpuWalk<F> {
         let batch_end = (self.position + BATCH_ROWS)
             .min(self.end)
             .min(self.horizon.max(self.position + 1));
+        let helpers = rayon::current_num_threads().saturating_sub(1);
+        if let (Features::Sparse(m), true) = (&data.features, helpers > 0) {
+            // Sparse rows: the other cores sum the rows ahead instead of
+            // searching with certificates (a certificate costs about what
+            // the short dot it saves does).
+            let walked = self.lookahead.walk(
+                m,
+                &data.labels,
+                bias,
+                &mut self.weights,
+                lookahead::Batch {
+                    from: self.position,
+                    to: batch_end,
+                    tau,
+                    helpers,
+                    max_mistakes: DECISIONS,
+                    updates_left: &mut self.updates_left,
+                    decisions: &mut decisions,
+                    values: &mut values,
+                },
+            );
+            if let Some(walked) = walked {
+                self.position = walked.position;
+                return Ok(self.finish(start, decisions, values, walked.stop));
+            }
+        }
+        let mut bound = match self.bound {
+            Some(b) => b,
+            None => Bound::for_weights(&self.weights, facts.l1_max).with_margin(tau),
+        };
+        self.bound = Some(bound);
         let mut stops = 0;
         while stops < DECISIONS && self.position < batch_end {
             let q = if facts.is_host_only(self.position) {
@@ -178,20 +222,30 @@ impl<F: Real> CpuWalk<F> {
                 break;
             }
         }
+        Ok(self.finish(start, decisions, values, stop))
+    }
+
+    fn finish(
+        &mut self,
+        start: usize,
+        decisions: Vec<WalkDecision>,
+        values: Vec<F>,
+        mut stop: WalkStop,
+    ) -> WalkBatch<F> {
         if stop == WalkStop::Running && self.position >= self.end {
             stop = WalkStop::End;
         }
         if stop != WalkStop::Running {
-            self.bound = None;
+            self.walking = None;
         }
         self.stats.batches += 1;
-        Ok(WalkBatch {
+        WalkBatch {
             start,
             end: self.position,
             decisions,
             values,
             stop,
-        })
+        }
     }
 }
 
@@ -296,18 +350,14 @@ mod tests {
         assert_eq!(data.facts(true).host_only.len(), rows);
         let mut walk = CpuWalk::default();
         let weights = [0.0f32; 3];
-        walk.begin(
-            &data,
-            true,
-            &WalkStart {
-                position: 0,
-                end: rows,
-                weights: &weights,
-                resync: true,
-                tau: 0.0,
-                max_updates: 10,
-            },
-        );
+        walk.begin(&WalkStart {
+            position: 0,
+            end: rows,
+            weights: &weights,
+            resync: true,
+            tau: 0.0,
+            max_updates: 10,
+        });
         let (mut at, mut mistakes) = (0, Vec::new());
         loop {
             let batch = walk.next_batch(&data, true).unwrap();

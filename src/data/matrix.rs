@@ -75,6 +75,17 @@ pub struct CsrMatrix<F> {
 }
 
 impl<F: Real> CsrMatrix<F> {
+    /// [`Features::prefetch_row`] for sparse rows.
+    #[inline(always)]
+    pub fn prefetch_row(&self, i: usize) {
+        if i < self.rows() {
+            let (a, b) = (self.row_ptr[i], self.row_ptr[i + 1]);
+            let (idx, val) = (&self.indices[a..b], &self.values[a..b]);
+            prefetch(idx.as_ptr().cast(), std::mem::size_of_val(idx));
+            prefetch(val.as_ptr().cast(), std::mem::size_of_val(val));
+        }
+    }
+
     /// Writes every stored value into `dense`, row-major with `cols`
     /// columns and zeros elsewhere.
     pub fn scatter_into(&self, dense: &mut [F]) {
@@ -167,12 +178,7 @@ impl<F: Real> Features<F> {
                 let row = &m.values[i * m.cols..(i + 1) * m.cols];
                 prefetch(row.as_ptr().cast(), std::mem::size_of_val(row));
             }
-            Features::Sparse(m) if i < m.rows() => {
-                let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
-                let (idx, val) = (&m.indices[a..b], &m.values[a..b]);
-                prefetch(idx.as_ptr().cast(), std::mem::size_of_val(idx));
-                prefetch(val.as_ptr().cast(), std::mem::size_of_val(val));
-            }
+            Features::Sparse(m) => m.prefetch_row(i),
             _ => {}
         }
     }

@@ -86,6 +86,9 @@ pub(super) struct Modes {
     losses: [u32; MODES],
     /// `Some(mode)`: always that mode, nothing measured for choosing.
     pub(super) forced: Option<Mode>,
+    /// Mistakes in the epoch the modes' figures were last measured afresh
+    /// in (see [`Modes::epoch_ended`]).
+    measured_in: Option<u64>,
     /// What each mode walked this epoch, every piece counted.
     epoch: EpochModes,
 }
@@ -111,8 +114,8 @@ pub(super) const TRIAL_BUDGET: f64 = 2.0;
 /// are paid whatever it walks, and its rows are walked at whatever cost.
 pub(super) const WARM_ROWS: usize = 256;
 
-/// An epoch with fewer than 1/MISTAKES_FELL of the previous one's mistakes
-/// starts fresh trials.
+/// An epoch with fewer than 1/MISTAKES_FELL of the mistakes of the epoch
+/// the modes were last measured in starts fresh trials.
 pub(super) const MISTAKES_FELL: u64 = 2;
 
 impl Modes {
@@ -136,6 +139,7 @@ impl Modes {
             next_trial: Mode::Engine as usize,
             losses: [0; MODES],
             forced: None,
+            measured_in: None,
             epoch: EpochModes::default(),
         }
     }
@@ -177,12 +181,24 @@ impl Modes {
         Some((TRIAL_BUDGET * o * self.measure as f64 - self.trial_spent.0).max(0.0))
     }
 
-    /// An epoch ended with `mistakes`, after one of `before`: if far fewer,
-    /// what was measured of the modes not walking now describes other rows.
+    /// An epoch ended with `mistakes`, after one of `before`: if far fewer
+    /// than in the epoch the modes' figures were measured in, what was
+    /// measured of the modes not walking now describes other rows. (Against
+    /// that epoch, not just the one before: mistakes that fall by a third
+    /// an epoch never halve from one epoch to the next, yet they do every
+    /// two or three.)
     pub(super) fn epoch_ended(&mut self, mistakes: u64, before: Option<u64>) {
-        if self.forced.is_some() || before.is_none_or(|b| mistakes * MISTAKES_FELL >= b) {
+        if self.forced.is_some() {
             return;
         }
+        let Some(measured_in) = self.measured_in.or(before) else {
+            return;
+        };
+        self.measured_in = Some(measured_in);
+        if mistakes * MISTAKES_FELL >= measured_in {
+            return;
+        }
+        self.measured_in = Some(mistakes);
         for m in ALL {
             if m != self.current {
                 self.cost[m as usize] = None;
@@ -319,6 +335,14 @@ impl Modes {
     }
 
     fn switch(&mut self, to: Mode, rows: usize) {
+        if to == Mode::Engine && self.current != Mode::Engine {
+            // Each switch to the engine pays its one-time costs again (it
+            // uploads or copies the weights the host changed, a pass over
+            // all of them: a millisecond on 10^6 features, more than a
+            // whole trial's rows take), which say nothing of its cost per
+            // row: its first piece is not measured.
+            self.warmed[Mode::Engine as usize] = false;
+        }
         self.current = to;
         self.len[to as usize] = rows;
         self.left = rows;
@@ -571,6 +595,13 @@ mod tests {
         let before = (modes.cost, modes.left);
         modes.epoch_ended(40_000, Some(60_000));
         assert_eq!((modes.cost, modes.left), before);
+        // ... but two such epochs in a row halve them: fresh trials, and
+        // the next halving is counted from there.
+        modes.epoch_ended(28_000, Some(40_000));
+        assert_ne!(modes.cost, before.0);
+        let after = (modes.cost, modes.left);
+        modes.epoch_ended(15_000, Some(28_000));
+        assert_eq!((modes.cost, modes.left), after);
     }
 
     #[test]

@@ -1,5 +1,30 @@
 //! Small helpers for the English of messages and reports.
 
+/// A label (a class's text, read from a data file) in double quotes for
+/// reports and messages, its control characters, quotes and backslashes
+/// escaped (`"a\tb"`, `"\u{1b}[31m"`): no label can break a report's
+/// lines or columns, or send a sequence to the terminal.
+pub struct Quoted<'a>(pub &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+/// A label as a line of `predict` prints it: as it is, unless it holds a
+/// control character (a tab, a line break, an escape) or starts with a
+/// double quote; then quoted as [`Quoted`] writes it. Ordinary labels are
+/// printed unchanged, and no label can break the one-label-a-line and
+/// tab-separated layouts.
+pub fn printed_label(label: &str) -> std::borrow::Cow<'_, str> {
+    if label.chars().any(char::is_control) || label.starts_with('"') {
+        std::borrow::Cow::Owned(Quoted(label).to_string())
+    } else {
+        std::borrow::Cow::Borrowed(label)
+    }
+}
+
 /// Counts of any unsigned integer type.
 pub trait Count: Copy + std::fmt::Display + PartialEq {
     const ONE: Self;

@@ -1,6 +1,7 @@
 //! `perceptron cv`: stratified k-fold cross-validation of the training
 //! options, folds in parallel, with the mean and spread of accuracy and F1.
 
+use crate::text::Quoted;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -194,7 +195,7 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
         f1_of: if ovr {
             "macro f1".into()
         } else {
-            format!("f1 of the +1 class \"{}\"", data.label_map.positive)
+            format!("f1 of the +1 class {}", Quoted(&data.label_map.positive))
         },
         classes,
         folds: args.folds,

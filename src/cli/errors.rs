@@ -6,6 +6,7 @@ use crate::error::{
     ColumnMismatch, Difference, Error, OneProcessOption, ParamError, Remedy, WarmStartError,
     delimiter_words, exit, hint_text,
 };
+use crate::text::Quoted;
 
 /// The message `perceptron: error:` prints for `e`.
 pub fn message(e: &Error) -> String {
@@ -253,7 +254,9 @@ fn difference(d: &Difference) -> String {
         Difference::Init { .. } => "the --init model differs".into(),
         Difference::Labels { was, now } => {
             format!(
-                "the labels map differently: +1 was \"{was}\", now \"{now}\" (check --positive)"
+                "the labels map differently: +1 was {}, now {} (check --positive)",
+                Quoted(was),
+                Quoted(now)
             )
         }
         Difference::Distributed { was, now } => format!(

@@ -1,5 +1,6 @@
 //! `perceptron eval`: how well a saved model classifies a labelled data file.
 
+use crate::text::Quoted;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -199,16 +200,16 @@ pub(crate) fn true_classes<F: Real>(
     let (known, others) = match model.labels() {
         Some(labels) => {
             let known = format!(
-                "\"{}\" (+1) and \"{}\" (-1)",
-                labels.positive,
-                labels.negative_text()
+                "{} (+1) and {} (-1)",
+                Quoted(&labels.positive),
+                Quoted(labels.negative_text())
             );
             // A wrong label column can give thousands: list a few.
             let others = if unknown.len() > 1 {
                 let rest: Vec<String> = unknown[1..]
                     .iter()
                     .take(LISTED)
-                    .map(|&c| format!("\"{}\"", classes[c].text))
+                    .map(|&c| Quoted(&classes[c].text).to_string())
                     .collect();
                 let more = unknown.len() - 1 - rest.len();
                 format!(
@@ -229,15 +230,15 @@ pub(crate) fn true_classes<F: Real>(
             model
                 .class_names()
                 .iter()
-                .map(|c| format!("\"{c}\""))
+                .map(|c| Quoted(c).to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
             String::new(),
         ),
     };
     let message = format!(
-        "label \"{}\" ({}) is not a class of the model {}, which knows {known}{others}",
-        class.text,
+        "label {} ({}) is not a class of the model {}, which knows {known}{others}",
+        Quoted(&class.text),
         count(class.count, "row"),
         model_path.display()
     );
@@ -314,8 +315,11 @@ pub fn render(r: &EvalReport) -> String {
         &mut s,
         "model",
         format!(
-            "{} ({}, +1 = \"{}\", -1 = \"{}\")",
-            r.model, r.precision, r.positive_label, r.negative_label
+            "{} ({}, +1 = {}, -1 = {})",
+            r.model,
+            r.precision,
+            Quoted(&r.positive_label),
+            Quoted(&r.negative_label)
         ),
     );
     line(
@@ -350,7 +354,7 @@ pub fn render(r: &EvalReport) -> String {
         6,
     );
     let p = &r.positive_class;
-    s.push_str(&format!("\nclass \"{}\" (+1):\n", p.label));
+    s.push_str(&format!("\nclass {} (+1):\n", Quoted(&p.label)));
     line(
         &mut s,
         "precision",
@@ -514,7 +518,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
 
 /// Class texts in quotes, as the tables show them.
 fn quoted(labels: &[String]) -> Vec<String> {
-    labels.iter().map(|l| format!("\"{l}\"")).collect()
+    labels.iter().map(|l| Quoted(l).to_string()).collect()
 }
 
 /// Appends the confusion matrix as a table: `corner` above the class

@@ -1,5 +1,6 @@
 //! `perceptron info`: what a data file holds, before training on it.
 
+use crate::text::Quoted;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -306,7 +307,7 @@ pub fn render(r: &InfoReport) -> String {
     let values: Vec<String> = r
         .labels
         .iter()
-        .map(|l| format!("\"{}\" ({})", l.label, count(l.rows, "row")))
+        .map(|l| format!("{} ({})", Quoted(&l.label), count(l.rows, "row")))
         .collect();
     line(
         &mut s,
@@ -318,11 +319,11 @@ pub fn render(r: &InfoReport) -> String {
             &mut s,
             "classes",
             format!(
-                "+1 = \"{}\" ({}), -1 = {} ({})",
-                m.positive_label,
+                "+1 = {} ({}), -1 = {} ({})",
+                Quoted(&m.positive_label),
                 count(m.positive_rows, "row"),
                 match &m.negative_label {
-                    Some(n) => format!("\"{n}\""),
+                    Some(n) => Quoted(n).to_string(),
                     None => "the rest".to_owned(),
                 },
                 count(m.negative_rows, "row")

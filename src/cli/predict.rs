@@ -1,5 +1,6 @@
 //! `perceptron predict`: apply a saved model to a data file, one label per line.
 
+use crate::text::printed_label;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -214,11 +215,15 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
         }
         for i in 0..raw.features.rows() {
             if let Some(classes) = &classes {
-                writeln!(out, "{}", names[classes[i]])?;
+                writeln!(out, "{}", printed_label(names[classes[i]]))?;
                 continue;
             }
             model.scores(raw.features.row(i), &mut scores);
-            write!(out, "{}", names[model.class_of_scores(&scores)])?;
+            write!(
+                out,
+                "{}",
+                printed_label(names[model.class_of_scores(&scores)])
+            )?;
             for s in &scores {
                 write!(out, "\t{s}")?;
             }
@@ -242,11 +247,12 @@ fn scores_header<F: Real>(model: &Model<F>) -> String {
     } else {
         &names
     };
-    // A tab inside a class name would shift the columns.
+    // A tab inside a class name would shift the columns: such names
+    // are quoted, with the tab escaped.
     let mut line = "predicted".to_owned();
     for n in scored {
         line.push('\t');
-        line.push_str(&n.replace('\t', " "));
+        line.push_str(&printed_label(n));
     }
     line
 }

@@ -8,6 +8,7 @@
 //! makes: the replay ends with the weights of [`crate::train::fit_reference`],
 //! bit for bit (a test checks it).
 
+use crate::text::Quoted;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -270,11 +271,15 @@ impl Trace {
         vec![
             (
                 Key::Circle(POSITIVE),
-                format!("+1 = \"{}\" ({})", self.labels.positive, count(1)),
+                format!("+1 = {} ({})", Quoted(&self.labels.positive), count(1)),
             ),
             (
                 Key::Triangle(NEGATIVE),
-                format!("-1 = \"{}\" ({})", self.labels.negative_text(), count(-1)),
+                format!(
+                    "-1 = {} ({})",
+                    Quoted(self.labels.negative_text()),
+                    count(-1)
+                ),
             ),
             (Key::Ring(INK, 3), "the mistake used".into()),
             (Key::Dashed(GHOST, 2), "before the update".into()),

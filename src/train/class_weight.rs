@@ -31,6 +31,7 @@
 //! statement about exact arithmetic; the report checks it with the same
 //! allowance for the f64 rounding of D and γ.)
 
+use crate::text::Quoted;
 use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
@@ -118,9 +119,11 @@ impl ClassWeights {
                             return Err(Error::data(
                                 &data.source,
                                 format!(
-                                    "the class weights name label \"{label}\", but the model's \
-                                     classes are \"{}\" (+1) and \"{}\" (-1)",
-                                    names[1], names[0]
+                                    "the class weights name label {}, but the model's \
+                                     classes are {} (+1) and {} (-1)",
+                                    Quoted(label),
+                                    Quoted(&names[1]),
+                                    Quoted(&names[0])
                                 ),
                             ));
                         };
@@ -152,13 +155,14 @@ impl ClassWeights {
                             .classes
                             .iter()
                             .take(crate::data::labels::LISTED)
-                            .map(|c| format!("\"{}\"", c.text))
+                            .map(|c| Quoted(&c.text).to_string())
                             .collect();
                         return Err(Error::data(
                             &data.source,
                             format!(
-                                "the class weights name label \"{label}\", which is not a class of \
+                                "the class weights name label {}, which is not a class of \
                                  the data (the classes are {}{})",
+                                Quoted(label),
                                 known.join(", "),
                                 if k > known.len() { ", ..." } else { "" }
                             ),

@@ -563,3 +563,76 @@ fn libsvm_features_beyond_the_models_are_left_out_with_a_note() {
         .success()
         .stderr(predicate::str::contains("left out"));
 }
+
+/// Labels holding a tab or a terminal escape (C0 or C1) are quoted and
+/// escaped wherever they are printed: `predict`'s lines and columns stay
+/// one label a line and tab-separated, and no escape reaches the terminal
+/// raw. Ordinary labels are printed as they are.
+#[test]
+fn labels_with_control_characters_are_quoted_in_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("d.csv"),
+        "y,a,b\n\"x\ty\",1,0\n\"\x1b[31mred\u{9b}\",0,1\n\"x\ty\",2,0\n\"\x1b[31mred\u{9b}\",0,2\n",
+    )
+    .unwrap();
+    let train = cmd(dir.path())
+        .args(["train", "d.csv", "--header", "-o", "m.json"])
+        .assert()
+        .success();
+    let report = stdout_of(train.get_output());
+    assert!(
+        report.contains(r#"+1 = "x\ty" (2 rows), -1 = "\u{1b}[31mred\u{9b}" (2 rows)"#),
+        "{report}"
+    );
+    let out = cmd(dir.path())
+        .args(["predict", "m.json", "d.csv", "--header"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            r#""x\ty""#,
+            r#""\u{1b}[31mred\u{9b}""#,
+            r#""x\ty""#,
+            r#""\u{1b}[31mred\u{9b}""#
+        ]
+    );
+    let out = cmd(dir.path())
+        .args(["predict", "m.json", "d.csv", "--header", "--scores"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "predicted\t\"x\\ty\"");
+    assert!(lines.iter().all(|l| l.split('\t').count() == 2), "{text}");
+    for command in ["eval", "info"] {
+        let args: &[&str] = if command == "eval" {
+            &["eval", "m.json", "d.csv", "--header"]
+        } else {
+            &["info", "d.csv", "--header"]
+        };
+        let out = cmd(dir.path()).args(args).assert().success();
+        let text = stdout_of(out.get_output());
+        assert!(
+            !text.contains('\x1b') && !text.contains("x\ty"),
+            "{command}: {text}"
+        );
+        assert!(
+            text.contains(r#""\u{1b}[31mred\u{9b}""#),
+            "{command}: {text}"
+        );
+    }
+    // Plain labels are unchanged.
+    std::fs::write(dir.path().join("p.csv"), "y,a\nyes,1\nno,-1\n").unwrap();
+    cmd(dir.path())
+        .args(["train", "p.csv", "--header", "-o", "p.json"])
+        .assert()
+        .success();
+    let out = cmd(dir.path())
+        .args(["predict", "p.json", "p.csv", "--header"])
+        .assert()
+        .success();
+    assert_eq!(stdout_of(out.get_output()), "yes\nno\n");
+}

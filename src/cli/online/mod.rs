@@ -1,5 +1,6 @@
 //! `perceptron online`: learn from a stream, one example at a time.
 
+use crate::text::Quoted;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -243,9 +244,9 @@ impl LabelRule {
         let label = crate::data::message::quote(row.label);
         let message = match self {
             LabelRule::Model(m) => format!(
-                "label {label} is not one of the --init model's labels (+1 = \"{}\", -1 = \"{}\"){}",
-                m.positive,
-                m.negative_text(),
+                "label {label} is not one of the --init model's labels (+1 = {}, -1 = {}){}",
+                Quoted(&m.positive),
+                Quoted(m.negative_text()),
                 init.map(|p| format!(" in {}", p.display()))
                     .unwrap_or_default()
             ),
@@ -430,9 +431,10 @@ fn starting_point<F: Real>(
         && labels.sign_of(p) != Some(1)
     {
         return Err(Error::Usage(format!(
-            "--init {} has +1 = \"{}\", not \"{p}\"; leave out --positive to use the model's labels",
+            "--init {} has +1 = {}, not {}; leave out --positive to use the model's labels",
             path.display(),
-            labels.positive
+            Quoted(&labels.positive),
+            Quoted(p)
         )));
     }
     Ok((

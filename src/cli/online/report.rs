@@ -1,5 +1,6 @@
 //! What an online run reports, as text or JSON.
 
+use crate::text::Quoted;
 use serde::Serialize;
 
 use crate::data::Format;
@@ -74,8 +75,9 @@ pub(super) fn render(r: &OnlineReport) -> String {
     line(
         "labels",
         format!(
-            "+1 = \"{}\", -1 = \"{}\"{how}",
-            r.positive_label, r.negative_label
+            "+1 = {}, -1 = {}{how}",
+            Quoted(&r.positive_label),
+            Quoted(&r.negative_label)
         ),
     );
     line(

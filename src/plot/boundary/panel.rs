@@ -2,6 +2,7 @@
 //! are, projected, or against the row number), the line w·x + b = 0, the
 //! normal vector and the margin band, and the geometry they need.
 
+use crate::text::Quoted;
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -275,11 +276,15 @@ impl Panel {
         let mut keys = vec![
             (
                 Key::Circle(POSITIVE),
-                format!("+1 = \"{}\" ({})", labels.positive, rows(count(1))),
+                format!("+1 = {} ({})", Quoted(&labels.positive), rows(count(1))),
             ),
             (
                 Key::Triangle(NEGATIVE),
-                format!("-1 = \"{}\" ({})", labels.negative_text(), rows(count(-1))),
+                format!(
+                    "-1 = {} ({})",
+                    Quoted(labels.negative_text()),
+                    rows(count(-1))
+                ),
             ),
         ];
         if self.previous.is_some() {

@@ -3,6 +3,7 @@
 //! distributed run.
 
 use crate::data::ScaleKind;
+use crate::text::Quoted;
 use crate::text::{abbreviate, count, fmt_g};
 use crate::train::{EarlyStopReport, Variant};
 
@@ -205,10 +206,10 @@ fn render_binary(
         &mut s,
         "labels",
         format!(
-            "+1 = \"{}\" ({}), -1 = \"{}\" ({})",
-            positive_label,
+            "+1 = {} ({}), -1 = {} ({})",
+            Quoted(positive_label),
             count(positive_rows, "row"),
-            negative_label,
+            Quoted(negative_label),
             count(negative_rows, "row")
         ),
     );

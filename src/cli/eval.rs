@@ -158,7 +158,8 @@ impl Checked {
         let mut raw = load_for_model(model, &args.model, &args.data, opts)?;
         let shown = crate::data::source::name(&args.data);
         let truth = true_classes(model, &args.model, &raw, shown)?;
-        let predicted = super::predict::certified_classes(model, &mut raw.features, &args.backend)?;
+        let predicted =
+            super::predict::certified_classes(model, &args.data, &mut raw.features, &args.backend)?;
         let k = model.class_names().len();
         let mut confusion = vec![vec![0u64; k]; k];
         for (i, &c) in raw.class_ids.iter().enumerate() {

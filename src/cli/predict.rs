@@ -1,6 +1,6 @@
 //! `perceptron predict`: apply a saved model to a data file, one label per line.
 
-use crate::text::printed_label;
+use crate::text::{Quoted, printed_label};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -204,9 +204,17 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
             &mut raw.features,
             crate::data::Features::empty(),
         ))?;
+        if let Some(bad) = model.first_non_finite_score(&raw.features) {
+            return Err(non_finite_score(model, &args.data, bad));
+        }
         None
     } else {
-        Some(certified_classes(model, &mut raw.features, &args.backend)?)
+        Some(certified_classes(
+            model,
+            &args.data,
+            &mut raw.features,
+            &args.backend,
+        )?)
     };
     let write = |out: &mut dyn Write| -> io::Result<()> {
         let mut scores = Vec::with_capacity(model.heads());
@@ -262,6 +270,7 @@ fn scores_header<F: Real>(model: &Model<F>) -> String {
 /// whatever the backend (see [`Model::predict`]).
 pub(crate) fn certified_classes<F: Real>(
     model: &Model<F>,
+    data: &Path,
     features: &mut crate::data::Features<F>,
     args: &BackendArgs,
 ) -> Result<Vec<usize>> {
@@ -272,5 +281,34 @@ pub(crate) fn certified_classes<F: Real>(
             "perceptron: warning: {e}; the remaining rows were decided on the CPU (the result is unchanged)"
         );
     }
+    if let Some(bad) = predictions.non_finite {
+        return Err(non_finite_score(model, data, bad));
+    }
     Ok(predictions.classes)
+}
+
+/// The error for a row whose score is not a finite number: it has no
+/// class, and printing the one a NaN or infinity gives would be a guess.
+pub(crate) fn non_finite_score<F: Real>(
+    model: &Model<F>,
+    data: &Path,
+    bad: crate::model::NonFinite<F>,
+) -> Error {
+    let names = model.class_names();
+    let class = if model.heads() == 1 {
+        String::new()
+    } else {
+        format!(" for class {}", Quoted(names[bad.head]))
+    };
+    let precision = F::PRECISION.name();
+    Error::data(
+        data,
+        format!(
+            "row {}: the score w·x{class} is {}: the model's weights times this row's values \
+             overflow {precision}, so the row has no class; {}",
+            bad.row + 1,
+            bad.score,
+            crate::float::overflow_remedy(precision)
+        ),
+    )
 }

@@ -24,7 +24,7 @@ use crate::train::{Fit, RunDescription};
 pub use columns::Fitted;
 pub use file::{Kind as FileKind, MAX_MODEL_BYTES, load, parse, read_capped};
 pub use ovr_file::KIND as ONE_VS_REST_KIND;
-pub use predict::{DecideStats, Predictions};
+pub use predict::{DecideStats, NonFinite, Predictions};
 pub use training::{
     ClassTraining, ColumnRef, DataLayout, DistributedInfo, LabelWeight, TrainingInfo,
 };

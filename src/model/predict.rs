@@ -17,9 +17,22 @@ pub use crate::decide::DecideStats;
 
 /// Every row's predicted class, as an index into [`Model::class_names`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct Predictions {
+pub struct Predictions<F> {
     pub classes: Vec<usize>,
     pub stats: DecideStats,
+    /// The first row whose score is not a finite number, if any (see
+    /// [`Model::first_non_finite_score`]): its class above is the one a
+    /// NaN or infinite score gives by the rule, not a prediction.
+    pub non_finite: Option<NonFinite<F>>,
+}
+
+/// A row whose score w~·x~ overflowed the model's precision (or is NaN).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NonFinite<F> {
+    /// 0-based row and head.
+    pub row: usize,
+    pub head: usize,
+    pub score: F,
 }
 
 impl<F: Real> Model<F> {
@@ -33,7 +46,7 @@ impl<F: Real> Model<F> {
         features: &mut Features<F>,
         backend: Backend,
         gpu: &GpuOptions,
-    ) -> Result<Predictions> {
+    ) -> Result<Predictions<F>> {
         if let Some(s) = self.scaling() {
             let mut scaled = s
                 .apply(features)
@@ -43,13 +56,42 @@ impl<F: Real> Model<F> {
         self.predict_scaled(features, backend, gpu)
     }
 
+    /// The first row (and head) of `features` (in the weights' units)
+    /// whose score w~·x~ is not a finite number: such a row has no class.
+    /// Only rows whose score could overflow get a dot product: |w~·x~| is at
+    /// most max|w~| times the row's L1 norm plus 1, and the rounding of a
+    /// sum of n terms adds at most a factor (1 + u)^n, under 2 for any row
+    /// there can be; below the largest finite value, the row is safe.
+    pub fn first_non_finite_score(&self, features: &Features<F>) -> Option<NonFinite<F>> {
+        let largest: Vec<f64> = (0..self.heads())
+            .map(|h| {
+                self.head(h)
+                    .iter()
+                    .map(|w| w.to_f64().abs())
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        (0..features.rows()).find_map(|row| {
+            let x = features.row(row);
+            let l1 = x.l1_upper_f64() + 1.0;
+            (0..self.heads()).find_map(|head| {
+                if 2.0 * largest[head] * l1 < F::MAX_VALUE {
+                    return None;
+                }
+                let score = crate::reference::dot(self.head(head), x, self.has_bias());
+                (!score.is_finite()).then_some(NonFinite { row, head, score })
+            })
+        })
+    }
+
     /// [`Model::predict`] for features already in the weights' units.
     fn predict_scaled(
         &self,
         features: &mut Features<F>,
         backend: Backend,
         gpu: &GpuOptions,
-    ) -> Result<Predictions> {
+    ) -> Result<Predictions<F>> {
+        let non_finite = self.first_non_finite_score(features);
         if self.heads() > 1 {
             let mut scores = Vec::with_capacity(self.heads());
             let classes = (0..features.rows())
@@ -64,6 +106,7 @@ impl<F: Real> Model<F> {
                     host_dots: (features.rows() * self.heads()) as u64,
                     ..DecideStats::default()
                 },
+                non_finite,
             });
         }
         let cols = features.cols();
@@ -77,6 +120,7 @@ impl<F: Real> Model<F> {
         Ok(Predictions {
             classes: positive.into_iter().map(usize::from).collect(),
             stats,
+            non_finite,
         })
     }
 }

@@ -636,3 +636,45 @@ fn labels_with_control_characters_are_quoted_in_every_output() {
         .success();
     assert_eq!(stdout_of(out.get_output()), "yes\nno\n");
 }
+
+/// A row whose score overflows the model's precision has no class:
+/// `predict` (with and without --scores) and `eval` refuse it, naming the
+/// row, instead of printing the class a NaN or infinite score would give.
+/// Rows near the limit whose scores are finite are predicted as usual.
+#[test]
+fn a_score_that_overflows_is_an_error_naming_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "1,1,1\n-1,-1,-1\n").unwrap();
+    cmd(dir.path())
+        .args(["train", "t.csv", "-o", "m.json"])
+        .assert()
+        .success();
+    // Row 2's score is 3e38 + 3e38: beyond f32. Row 1's is 3e38, finite
+    // but past the quick bound, so it is computed and passes.
+    std::fs::write(
+        dir.path().join("big.csv"),
+        "1,3e38,0\n1,3e38,3e38\n-1,-1,-1\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--scores"][..]] {
+        cmd(dir.path())
+            .args(["predict", "m.json", "big.csv"])
+            .args(extra)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(
+                "big.csv: row 2: the score w·x is inf: the model's weights times this row's values overflow f32",
+            ));
+    }
+    cmd(dir.path())
+        .args(["eval", "m.json", "big.csv"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("row 2: the score w·x is inf"));
+    std::fs::write(dir.path().join("near.csv"), "1,3e38,0\n-1,-1,-1\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["predict", "m.json", "near.csv"])
+        .assert()
+        .success();
+    assert_eq!(stdout_of(out.get_output()), "1\n-1\n");
+}

@@ -193,12 +193,21 @@ pub fn engine_safe<F: Real>(w: &[F], max_norm: f64) -> bool {
 /// ||w|| exactly; twice that per update leaves room for the rounding of
 /// the adds and of this estimate of ||w||.
 pub fn safe_updates<F: Real>(weights: &[F], max_norm: f64) -> u64 {
-    let norm = weights
+    safe_updates_for_norm::<F>(weights_norm(weights), max_norm)
+}
+
+/// An upper bound of ||w|| (summed in f64, rounded up slightly).
+pub fn weights_norm<F: Real>(weights: &[F]) -> f64 {
+    weights
         .iter()
         .map(|v| v.to_f64() * v.to_f64())
         .sum::<f64>()
         .sqrt()
-        * (1.0 + 1e-9);
+        * (1.0 + 1e-9)
+}
+
+/// [`safe_updates`] from an upper bound of ||w||.
+pub fn safe_updates_for_norm<F: Real>(norm: f64, max_norm: f64) -> u64 {
     if max_norm == 0.0 && norm.is_finite() {
         // All-zero rows cannot grow the weights.
         return u32::MAX as u64;
@@ -210,6 +219,14 @@ pub fn safe_updates<F: Real>(weights: &[F], max_norm: f64) -> u64 {
     } else {
         (room / step).min(u32::MAX as f64) as u64
     }
+}
+
+/// An upper bound of ||w|| after `updates` updates from weights whose norm
+/// was at most `norm`: each adds at most `max_norm` exactly, and its
+/// rounding at most a factor 1 + u.
+pub fn norm_after_updates<F: Real>(norm: f64, updates: u64, max_norm: f64) -> f64 {
+    let k = updates as f64;
+    (norm + k * max_norm) * (k * F::UNIT_ROUNDOFF).exp() * (1.0 + 1e-9)
 }
 
 /// Multiplies the drift δ = ||w' - w|| in the settle test.
@@ -491,5 +508,35 @@ mod tests {
         assert_eq!(max_terms::<f32>(), 1 << 20);
         assert!(needs_host(Row::Dense(&[1.0f32, 1e-40]), true));
         assert!(!needs_host(Row::Dense(&[1.0f32, 0.0]), true));
+    }
+
+    /// The norm bound kept across updates is never below the norm the
+    /// updates really reach, in f32 where rounding matters most, with rows
+    /// as long as the bound allows and weights far from zero.
+    #[test]
+    fn the_norm_bound_after_updates_holds() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for case in 0..50 {
+            let dim = 1 + case * 7;
+            let mut w: Vec<f32> = (0..dim).map(|_| (next() * 2.0 - 1.0) as f32 * 1e3).collect();
+            let rows: Vec<Vec<f32>> = (0..20)
+                .map(|_| (0..dim).map(|_| (next() * 2.0 - 1.0) as f32 * 7.0).collect())
+                .collect();
+            let max_norm = rows.iter().map(|r| weights_norm(r)).fold(0.0, f64::max);
+            let start = weights_norm(&w);
+            for k in 1..=200u64 {
+                let row = &rows[(next() * 20.0) as usize % 20];
+                let y = if next() < 0.5 { 1 } else { -1 };
+                crate::reference::apply_update(&mut w, Row::Dense(row), y, false).unwrap();
+                let bound = norm_after_updates::<f32>(start, k, max_norm);
+                assert!(weights_norm(&w) <= bound, "case {case}, update {k}");
+            }
+        }
     }
 }

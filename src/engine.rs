@@ -208,6 +208,14 @@ pub trait Walker<F> {
     /// rather than walking far past it. A hint; the default ignores it.
     fn set_horizon(&mut self, _row: usize) {}
 
+    /// The loop wants the walk to stop at `deadline` (a trial's time
+    /// budget): a walker that can, ends its batch there itself, and says
+    /// so. One that cannot (the default) gets short batches instead, cut
+    /// between them, which costs a walker whose batches start helpers.
+    fn set_deadline(&mut self, _deadline: Option<std::time::Instant>) -> bool {
+        false
+    }
+
     /// Abandons the walk in flight (its results are never returned).
     fn cancel(&mut self) -> Result<(), EngineError>;
 }

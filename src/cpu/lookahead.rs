@@ -29,6 +29,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 
+use super::helpers::Helpers;
 use crate::data::CsrMatrix;
 use crate::engine::{WalkDecision, WalkStop};
 use crate::float::Real;
@@ -72,6 +73,8 @@ pub(super) struct Lookahead<F: Real> {
     /// (off in tests, so that every row's sum comes from a claim made
     /// ahead and the kept sums are checked on every run).
     walk_claims: bool,
+    /// The helper threads, started at the first batch.
+    helpers: Option<Helpers>,
 }
 
 impl<F: Real> Default for Lookahead<F> {
@@ -83,6 +86,7 @@ impl<F: Real> Default for Lookahead<F> {
             recent: Recent::default(),
             counts: LookaheadCounts::default(),
             walk_claims: true,
+            helpers: None,
         }
     }
 }
@@ -314,6 +318,8 @@ pub(super) struct Batch<'o, F> {
     pub to: usize,
     pub tau: F,
     pub helpers: usize,
+    /// When the batch ends at the latest (checked once a chunk).
+    pub deadline: Option<std::time::Instant>,
     /// Mistakes after which the batch ends (the loop replays between).
     pub max_mistakes: usize,
     pub updates_left: &'o mut u64,
@@ -346,6 +352,13 @@ impl<F: Real> Lookahead<F> {
             d.store(0, Relaxed);
         }
         let w = F::as_cells(weights)?;
+        if self
+            .helpers
+            .as_ref()
+            .is_none_or(|h| h.len() != batch.helpers)
+        {
+            self.helpers = Some(Helpers::new(batch.helpers));
+        }
         let Lookahead {
             sums,
             done,
@@ -353,7 +366,9 @@ impl<F: Real> Lookahead<F> {
             recent,
             counts,
             walk_claims,
+            helpers,
         } = self;
+        let helpers = helpers.as_ref()?;
         recent.reset(m.cols);
         let shared = Shared {
             m,
@@ -362,31 +377,21 @@ impl<F: Real> Lookahead<F> {
             to,
             frontier: Padded(AtomicUsize::new(from)),
             at: Padded(AtomicUsize::new(from)),
-            lead: LEAD_CHUNKS * CHUNK * batch.helpers.max(1),
+            lead: LEAD_CHUNKS * CHUNK * helpers.len().max(1),
             updates: Padded(AtomicU64::new(0)),
             quit: AtomicBool::new(false),
             sums,
             done,
             seen,
         };
-        let mut walked = None;
-        rayon::in_place_scope(|s| {
-            for _ in 0..batch.helpers {
-                s.spawn(|_| shared.help());
-            }
-            walked = Some(decide_rows(
-                &shared,
-                labels,
-                bias,
-                recent,
-                counts,
-                *walk_claims,
-                batch,
-            ));
+        let work = || shared.help();
+        let walked = helpers.run(&work, || {
+            let walked = decide_rows(&shared, labels, bias, recent, counts, *walk_claims, batch);
             shared.quit.store(true, Relaxed);
+            walked
         });
         recent.clear(m);
-        walked
+        Some(walked)
     }
 }
 
@@ -405,6 +410,13 @@ fn decide_rows<F: Real>(
     let mut mistakes = 0;
     let mut r = shared.from;
     while r < shared.to {
+        if r > shared.from
+            && batch
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            break;
+        }
         let end = (r + CHUNK).min(shared.to);
         let c = (r - shared.from) / CHUNK;
         shared.at.store(r, Relaxed);
@@ -492,7 +504,7 @@ fn decide_rows<F: Real>(
         r = end;
     }
     Walked {
-        position: shared.to,
+        position: r,
         stop: WalkStop::Running,
     }
 }
@@ -605,6 +617,7 @@ mod tests {
                     to,
                     tau,
                     helpers,
+                    deadline: None,
                     max_mistakes: 1 + rng.below(40),
                     updates_left: &mut left,
                     decisions: &mut decisions,
@@ -714,5 +727,39 @@ mod tests {
         recent.forget_before(&m, 3);
         assert!(!recent.touches(&[1, 7, 64, 129]));
         assert_eq!(recent.base, 3);
+    }
+
+    /// A deadline already past ends the batch after its first chunk, at a
+    /// chunk's edge, with that chunk decided as the textbook loop does.
+    #[test]
+    fn a_past_deadline_ends_the_batch_after_one_chunk() {
+        let mut rng = Rng(77);
+        let (m, labels) = data::<f64>(&mut rng, 5000, 50, 8);
+        let expected = textbook(&m, &labels[..CHUNK], true, 0.0, 1);
+        let mut w = vec![0.0; m.cols + 1];
+        let (mut decisions, mut values, mut left) = (vec![], vec![], u64::MAX);
+        let done = Lookahead::default()
+            .walk(
+                &m,
+                &labels,
+                true,
+                &mut w,
+                Batch {
+                    from: 0,
+                    to: 5000,
+                    tau: 0.0,
+                    helpers: 1,
+                    deadline: Some(std::time::Instant::now()),
+                    max_mistakes: usize::MAX,
+                    updates_left: &mut left,
+                    decisions: &mut decisions,
+                    values: &mut values,
+                },
+            )
+            .unwrap();
+        assert_eq!((done.position, done.stop), (CHUNK, WalkStop::Running));
+        let rows: Vec<usize> = decisions.iter().map(|d| d.row).collect();
+        assert_eq!(rows, expected.1);
+        assert_eq!(bits(&w), bits(&expected.0));
     }
 }

@@ -4,6 +4,7 @@
 //! its rows' margins with the 8-lane kernel and turns them into normalised
 //! slacks with [`crate::certify::Bound::slack`].
 
+mod helpers;
 mod kernel;
 pub mod lookahead;
 pub mod simd;
@@ -137,5 +138,9 @@ impl<F: Real> Walker<F> for CpuEngine<'_, F> {
 
     fn set_horizon(&mut self, row: usize) {
         self.walk.set_horizon(row);
+    }
+
+    fn set_deadline(&mut self, deadline: Option<Instant>) -> bool {
+        self.walk.set_deadline(self.data, deadline)
     }
 }

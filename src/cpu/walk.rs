@@ -43,6 +43,8 @@ pub struct CpuWalk<F: Real> {
     window: usize,
     /// Where the loop wants the next batch to end at the latest.
     horizon: usize,
+    /// When the sparse walk ends its batch at the latest (a trial's budget).
+    deadline: Option<std::time::Instant>,
     stats: WalkStats,
     /// The walk on sparse rows (see [`crate::cpu::lookahead`]).
     lookahead: Lookahead<F>,
@@ -59,6 +61,7 @@ impl<F: Real> Default for CpuWalk<F> {
             updates_left: 0,
             window: MIN_WINDOW,
             horizon: usize::MAX,
+            deadline: None,
             stats: WalkStats::default(),
             lookahead: Lookahead::default(),
         }
@@ -86,6 +89,17 @@ impl<F: Real> CpuWalk<F> {
     /// position; see [`crate::engine::Walker::set_horizon`]).
     pub fn set_horizon(&mut self, row: usize) {
         self.horizon = row;
+    }
+
+    /// Ends the sparse walk's batches at `deadline`; true if this walk
+    /// keeps it (the search on dense rows is cut between its batches).
+    pub fn set_deadline(
+        &mut self,
+        data: &Dataset<F>,
+        deadline: Option<std::time::Instant>,
+    ) -> bool {
+        self.deadline = deadline;
+        data.features.is_sparse() && rayon::current_num_threads() > 1
     }
 
     pub fn stats(&self) -> WalkStats {
@@ -129,6 +143,7 @@ impl<F: Real> CpuWalk<F> {
                     to: batch_end,
                     tau,
                     helpers,
+                    deadline: self.deadline,
                     max_mistakes: DECISIONS,
                     updates_left: &mut self.updates_left,
                     decisions: &mut decisions,

@@ -78,6 +78,11 @@ pub(super) struct Loop<'d, F> {
     /// The version the walker's copy of the weights is known to equal
     /// (verified bit for bit, or uploaded); `None` if unknown.
     pub(super) walker_version: Option<u64>,
+    /// Updates made so far, and an upper bound of ||w~|| with the weights'
+    /// version and the updates at which it was computed (see
+    /// `Loop::safe_updates`).
+    pub(super) updates_made: u64,
+    pub(super) norm_bound: Option<(f64, u64, u64)>,
     /// When kept: every update since it was last drained, as (row, head).
     pub(super) update_log: Option<Vec<(usize, usize)>>,
     /// Whether updates add their row's hinge loss to the epoch's (the
@@ -137,6 +142,8 @@ impl<'d, F: Real> Loop<'d, F> {
             walk_active: false,
             weights_version: 0,
             walker_version: None,
+            updates_made: 0,
+            norm_bound: None,
             update_log: None,
             tracks_loss: false,
             scan: None,
@@ -422,6 +429,7 @@ impl<'d, F: Real> Loop<'d, F> {
     pub(super) fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
         self.state.mistakes_in_epoch += 1;
         self.weights_version += 1;
+        self.updates_made += 1;
         if let Some(log) = &mut self.update_log {
             log.push((i, h));
         }

@@ -524,9 +524,15 @@ mod tests {
         };
         for case in 0..50 {
             let dim = 1 + case * 7;
-            let mut w: Vec<f32> = (0..dim).map(|_| (next() * 2.0 - 1.0) as f32 * 1e3).collect();
+            let mut w: Vec<f32> = (0..dim)
+                .map(|_| (next() * 2.0 - 1.0) as f32 * 1e3)
+                .collect();
             let rows: Vec<Vec<f32>> = (0..20)
-                .map(|_| (0..dim).map(|_| (next() * 2.0 - 1.0) as f32 * 7.0).collect())
+                .map(|_| {
+                    (0..dim)
+                        .map(|_| (next() * 2.0 - 1.0) as f32 * 7.0)
+                        .collect()
+                })
                 .collect();
             let max_norm = rows.iter().map(|r| weights_norm(r)).fold(0.0, f64::max);
             let start = weights_norm(&w);

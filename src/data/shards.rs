@@ -106,6 +106,7 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
             p,
             Shape::of(&r.features),
         )?;
+        check_names(&first_path, first.csv.as_ref(), p, r.csv.as_ref())?;
         cols = cols.max(r.features.cols());
     }
     let mut table = LabelTable::default();
@@ -231,6 +232,42 @@ pub fn check_shape(first_path: &Path, first: Shape, path: &Path, this: Shape) ->
     Ok(())
 }
 
+/// CSV shards that both have a header name the same columns in the same
+/// order: rows are joined by position, so `y,a,b` and then `y,b,a` would
+/// silently swap two features. (A shard without a header is taken by
+/// position, as the rules say.)
+pub fn check_names(
+    first_path: &Path,
+    first: Option<&super::raw::CsvInfo>,
+    path: &Path,
+    this: Option<&super::raw::CsvInfo>,
+) -> Result<()> {
+    let (Some(first), Some(this)) = (first, this) else {
+        return Ok(());
+    };
+    if first.names.is_empty() || this.names.is_empty() || first.names == this.names {
+        return Ok(());
+    }
+    let quoted =
+        |n: Option<&String>| n.map_or("nothing".into(), |n| crate::text::Quoted(n).to_string());
+    let k = (0..first.names.len().max(this.names.len()))
+        .find(|&k| first.names.get(k) != this.names.get(k))
+        .unwrap_or(0);
+    Err(Error::data(
+        path,
+        format!(
+            "line {}: column {} is named {} but the first shard {} names it {}; shards are \
+             joined by position, so their headers must name the same columns in the same order \
+             (reorder the columns, or drop the headers to join them by position)",
+            this.header_line.unwrap_or(1),
+            k + 1,
+            quoted(this.names.get(k)),
+            first_path.display(),
+            quoted(first.names.get(k)),
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,5 +342,33 @@ mod tests {
             describe(&widths),
             format!("{} and 1 more shard", widths[0].display())
         );
+    }
+
+    /// CSV shards whose headers name their columns in another order are
+    /// refused, naming the column; the same names in the same order, or a
+    /// shard without a header, join as before.
+    #[test]
+    fn shards_whose_headers_differ_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let a = write("a.csv", "y,a,b\n1,1,0\n-1,0,1\n");
+        let swapped = write("b.csv", "y,b,a\n1,0,1\n-1,1,0\n");
+        let same = write("c.csv", "y,a,b\n1,2,0\n");
+        let opts = LoadOptions::default();
+        let err = load_raw_all::<f64>(&[a.clone(), swapped], &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("b.csv")
+                && err.contains("column 2 is named \"b\" but the first shard")
+                && err.contains("names it \"a\""),
+            "{err}"
+        );
+        let raw = load_raw_all::<f64>(&[a, same], &opts).unwrap();
+        assert_eq!(raw.features.rows(), 3);
     }
 }

@@ -182,14 +182,7 @@ pub fn run<F: Real>(
         let ref_seconds = reference.as_ref().map(|r| r.2).unwrap_or(fit.seconds);
         let per_epoch = fit.seconds / epochs as f64;
         let stats = &fit.engine_stats;
-        let walk = crate::engine::WalkCounts {
-            batches: stats.walk.batches - before.walk.batches,
-            decisions: stats.walk.decisions - before.walk.decisions,
-            steps: stats.walk.steps - before.walk.steps,
-            dots: stats.walk.dots - before.walk.dots,
-            searches: stats.walk.searches - before.walk.searches,
-            kept: stats.walk.kept - before.walk.kept,
-        };
+        let walk = stats.walk.since(&before.walk);
         let dispatches = stats.dispatches.saturating_sub(before.dispatches);
         let engine_seconds = (stats.seconds - before.seconds).max(0.0);
         let (per_dispatch, host_us) = if walk.decisions > 0 {

@@ -84,6 +84,47 @@ pub struct WalkCounts {
     pub kept: u64,
 }
 
+impl WalkCounts {
+    /// Adds `other`'s counts (each field named, so a new one cannot be
+    /// left out).
+    pub fn add(&mut self, other: &WalkCounts) {
+        let WalkCounts {
+            batches,
+            decisions,
+            steps,
+            dots,
+            searches,
+            kept,
+        } = *other;
+        self.batches += batches;
+        self.decisions += decisions;
+        self.steps += steps;
+        self.dots += dots;
+        self.searches += searches;
+        self.kept += kept;
+    }
+
+    /// The counts since `before` was taken.
+    pub fn since(&self, before: &WalkCounts) -> WalkCounts {
+        let WalkCounts {
+            batches,
+            decisions,
+            steps,
+            dots,
+            searches,
+            kept,
+        } = *before;
+        WalkCounts {
+            batches: self.batches - batches,
+            decisions: self.decisions - decisions,
+            steps: self.steps - steps,
+            dots: self.dots - dots,
+            searches: self.searches - searches,
+            kept: self.kept - kept,
+        }
+    }
+}
+
 /// A way of obtaining certified margins.
 ///
 /// Passes are collected in the order they were submitted; an engine must

@@ -394,12 +394,7 @@ fn accumulate(total: &mut EngineStats, s: &EngineStats) {
     total.seconds += s.seconds;
     total.dispatches += s.dispatches;
     total.compute_passes += s.compute_passes;
-    let (w, v) = (&mut total.walk, &s.walk);
-    w.batches += v.batches;
-    w.decisions += v.decisions;
-    w.steps += v.steps;
-    w.dots += v.dots;
-    w.searches += v.searches;
+    total.walk.add(&s.walk);
 }
 
 #[cfg(test)]

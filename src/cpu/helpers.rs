@@ -156,11 +156,19 @@ fn serve(control: &Control) {
         };
         // SAFETY: `running` counts this helper, so `Helpers::run` has not
         // returned and the work is alive.
-        unsafe { (*work.0)() };
-        let mut slot = lock(&control.slot);
-        slot.running -= 1;
-        if slot.running == 0 {
-            control.finished.notify_all();
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*work.0)() }));
+        {
+            let mut slot = lock(&control.slot);
+            slot.running -= 1;
+            if slot.running == 0 {
+                control.finished.notify_all();
+            }
+        }
+        if let Err(panic) = ran {
+            // Counted out first, so the batch is not left waiting for this
+            // thread; its chunks were never marked done, and the walk sums
+            // their rows itself.
+            std::panic::resume_unwind(panic);
         }
     }
 }
@@ -196,5 +204,26 @@ mod tests {
             inside.store(false, Ordering::SeqCst);
             assert!(ran.load(Ordering::SeqCst) <= 3);
         }
+    }
+
+    /// A helper whose work panics is counted out before its thread ends:
+    /// the batch returns instead of waiting for it forever.
+    #[test]
+    fn a_panicking_helper_does_not_hold_the_batch() {
+        let helpers = Helpers::new(1);
+        let started = AtomicBool::new(false);
+        let work = || {
+            started.store(true, Ordering::SeqCst);
+            panic!("a helper's bug");
+        };
+        let t = Instant::now();
+        helpers.run(&work, || {
+            while !started.load(Ordering::SeqCst) && t.elapsed() < Duration::from_secs(5) {
+                std::hint::spin_loop();
+            }
+        });
+        assert!(started.load(Ordering::SeqCst));
+        // Later batches run without the dead helper.
+        helpers.run(&|| {}, || ());
     }
 }

@@ -85,9 +85,19 @@ pub struct WalkCounts {
 }
 
 impl WalkCounts {
-    /// Adds `other`'s counts (each field named, so a new one cannot be
-    /// left out).
+    /// Adds `other`'s counts.
     pub fn add(&mut self, other: &WalkCounts) {
+        *self = self.each(other, |a, b| a + b);
+    }
+
+    /// The counts since `before` was taken.
+    pub fn since(&self, before: &WalkCounts) -> WalkCounts {
+        self.each(before, |a, b| a - b)
+    }
+
+    /// `f` of each pair of counts (every field named, so a new one cannot
+    /// be left out).
+    fn each(&self, other: &WalkCounts, f: impl Fn(u64, u64) -> u64) -> WalkCounts {
         let WalkCounts {
             batches,
             decisions,
@@ -96,31 +106,13 @@ impl WalkCounts {
             searches,
             kept,
         } = *other;
-        self.batches += batches;
-        self.decisions += decisions;
-        self.steps += steps;
-        self.dots += dots;
-        self.searches += searches;
-        self.kept += kept;
-    }
-
-    /// The counts since `before` was taken.
-    pub fn since(&self, before: &WalkCounts) -> WalkCounts {
-        let WalkCounts {
-            batches,
-            decisions,
-            steps,
-            dots,
-            searches,
-            kept,
-        } = *before;
         WalkCounts {
-            batches: self.batches - batches,
-            decisions: self.decisions - decisions,
-            steps: self.steps - steps,
-            dots: self.dots - dots,
-            searches: self.searches - searches,
-            kept: self.kept - kept,
+            batches: f(self.batches, batches),
+            decisions: f(self.decisions, decisions),
+            steps: f(self.steps, steps),
+            dots: f(self.dots, dots),
+            searches: f(self.searches, searches),
+            kept: f(self.kept, kept),
         }
     }
 }

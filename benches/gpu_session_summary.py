@@ -67,7 +67,7 @@ for label, r in runs.items():
     if label == "gpu" and modes:
         share = []
         for e in modes[:8]:
-            rows = sum(e[m]["rows"] for m in ("host", "reference", "engine")) or 1
+            rows = sum(e[m]["rows"] for m in ("host", "reference", "engine", "ahead")) or 1
             share.append(f"{100 * e['engine']['rows'] / rows:.0f}%")
         print(f"  {label}: rows the engine walked, epochs 1-{len(share)}: {' '.join(share)}")
 for lanes in (8, 16, 32):

@@ -2,7 +2,7 @@
 //! for bit, including under randomly injected uncertainty (which drives the
 //! speculation, verification and rollback paths).
 
-use crate::common::{Rng, random_dense, random_sparse, textbook};
+use crate::common::{Rng, random_dense, random_sparse, textbook, textbook_variant};
 use perceptron::Real;
 use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
@@ -11,8 +11,8 @@ use perceptron::engine::{
 };
 use perceptron::gpu::twin::TwinEngine;
 use perceptron::gpu::walk_twin::TwinWalkEngine;
-use perceptron::train::PassPolicy::{self, Adaptive, Always, Host, Reference, Windows};
-use perceptron::train::{self, ReferenceEngine, Silent, State, TrainParams};
+use perceptron::train::PassPolicy::{self, Adaptive, Ahead, Always, Host, Reference, Windows};
+use perceptron::train::{self, Margin, ReferenceEngine, Silent, State, TrainParams, Variant};
 
 /// Wraps an engine and weakens its slacks at random: zeroing a slack
 /// ("uncertain") or shrinking it is always allowed, so results must not
@@ -154,6 +154,9 @@ fn check<F: Real>(data: &Dataset<F>, bias: bool, epochs: usize, seed: u64, ex: &
         // engine's run.
         (Host, Box::new(CpuEngine::new(data, bias))),
         (Reference, Box::new(TwinWalkEngine::new(data, bias, 4, 16))),
+        // The walk with the other cores summing ahead (on dense rows, the
+        // host's certified walk).
+        (Ahead, Box::new(CpuEngine::new(data, bias))),
         (
             Always,
             Box::new(Chaos {
@@ -244,6 +247,77 @@ fn sparse_random_data_matches_textbook() {
             && ex.drift_fallbacks > 1000
             && ex.early_breaks > 10,
         "paths not exercised: {ex:?}"
+    );
+}
+
+/// The host's walk on sparse rows, with other cores summing the rows ahead
+/// on the loop's own weights, equals the textbook variants bit for bit:
+/// the classic and the averaged perceptron (whose sums the loop adds after
+/// each batch of the walk), with and without a margin, in f32 and f64; and
+/// the sums made ahead were both kept and refused.
+#[test]
+fn the_hosts_walk_ahead_on_sparse_rows_matches_the_textbook_variants() {
+    fn case<F: Real>(rng: &mut Rng, case: usize, kept: &mut u64, summed: &mut u64) {
+        // Wide rows, as sparse data has (a narrow matrix's updates touch
+        // every row ahead), and some narrow ones.
+        let rows = 500 + rng.below(6000);
+        let cols = if case % 4 == 3 {
+            1 + rng.below(300)
+        } else {
+            5_000 + rng.below(50_000)
+        };
+        let nnz = 1 + rng.below(30);
+        let data = random_sparse::<F>(rng, rows, cols, nnz, [0.0, 0.01, 0.2][case % 3]);
+        let variant = [Variant::Classic, Variant::Averaged][case % 2];
+        let margin = ["0", "0.5"][case / 2 % 2];
+        let bias = case % 5 != 4;
+        let epochs = 1 + rng.below(8);
+        let tau = Margin::parse(margin).unwrap().value::<F>();
+        let (w, mistakes, _) = textbook_variant(&data, bias, epochs, variant, tau);
+        let params = TrainParams {
+            max_epochs: epochs,
+            bias,
+            passes: Ahead,
+            variant,
+            margin: Some(Margin::parse(margin).unwrap()),
+            ..Default::default()
+        };
+        let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+        let fit = train::fit(
+            &data,
+            &params.check_ref().unwrap(),
+            State::initial(cols + bias as usize),
+            Box::new(CpuEngine::new(&data, bias)),
+            &mut fb,
+            &mut Silent,
+        )
+        .unwrap();
+        let bits = |v: &[F]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
+        let what = format!("case {case}: {variant:?}, margin {margin}, bias {bias}");
+        assert_eq!(fit.mistakes_per_epoch, mistakes, "{what}: mistakes");
+        assert_eq!(bits(&fit.weights), bits(&w), "{what}: weights");
+        *kept += fit.loop_stats.ahead_kept;
+        *summed += fit.loop_stats.ahead_summed;
+    }
+    // Several threads, whatever the machine has: the walk needs helpers.
+    // (How many sums are kept depends on how the threads are scheduled;
+    // the walk's own tests, in src/cpu/lookahead.rs, make every chunk
+    // a helper's.)
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let mut rng = Rng(0x51de_a4ead);
+    let (mut kept, mut summed) = (0, 0);
+    pool.install(|| {
+        for n in 0..16 {
+            case::<f32>(&mut rng, n, &mut kept, &mut summed);
+            case::<f64>(&mut rng, n, &mut kept, &mut summed);
+        }
+    });
+    assert!(
+        kept > 1_000 && summed > 1_000,
+        "kept {kept}, summed {summed}"
     );
 }
 

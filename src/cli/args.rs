@@ -79,9 +79,11 @@ choice! {
         /// Measure every way of walking and use whichever costs least per
         /// row, measured afresh as training goes: the engine (its walk, or
         /// passes over windows), the host's own fast certified margins
-        /// (better when mistakes are only a few rows apart), or the textbook
+        /// (better when mistakes are only a few rows apart), the textbook
         /// loop (better where a certificate costs more than the dot it
-        /// saves, as on short sparse rows).
+        /// saves, as on short sparse rows), or on sparse rows the host with
+        /// the other cores summing ahead (better when mistakes are far
+        /// apart).
         Adaptive,
         /// Always use the engine: its walk where it has one (the GPU's, or the
         /// CPU engine's parallel one), else passes over windows of rows (for
@@ -97,6 +99,10 @@ choice! {
         /// textbook loop, inside the engine's run (to measure that mode
         /// alone).
         Reference,
+        /// Always walk on the host with the other cores summing sparse rows
+        /// ahead of it (to measure that mode alone; on dense rows or one
+        /// core, the host's certified walk).
+        Ahead,
     }
 }
 

@@ -42,7 +42,10 @@ const CHUNK: usize = 64;
 /// seldom land between a sum and its row.
 const LEAD_CHUNKS: usize = 8;
 /// Rows one batch covers at most (the size of the sums' buffers).
-pub(super) const BATCH_ROWS: usize = 1 << 16;
+pub const BATCH_ROWS: usize = 1 << 16;
+/// Updates one batch makes at most: the record of recent updates counts
+/// up to `u16::MAX` per feature.
+const BATCH_UPDATES: usize = 1 << 12;
 /// Spins the walk waits for a helper's chunk (helping sum the rows ahead
 /// meanwhile) before it sums the chunk's rows itself: a helper the system
 /// descheduled never holds the walk up for long.
@@ -57,13 +60,19 @@ pub struct LookaheadCounts {
 }
 
 /// Where a batch stopped.
-pub(super) struct Walked {
+pub struct Walked {
     pub position: usize,
     pub stop: WalkStop,
+    /// Whether an update left a touched weight subnormal (a certificate
+    /// made afterwards needs its flush term).
+    pub subnormal: bool,
+    /// Whether a helper's sums arrived in time for any chunk (a helper that
+    /// slept may take a millisecond to wake).
+    pub helped: bool,
 }
 
 /// The walk's buffers, kept between batches.
-pub(super) struct Lookahead<F: Real> {
+pub struct Lookahead<F: Real> {
     sums: Vec<F::Cell>,
     done: Vec<AtomicU8>,
     seen: Vec<AtomicU64>,
@@ -115,7 +124,7 @@ impl Recent {
     }
 
     /// Adds the update of a row with features `idx` (at most `u16::MAX`
-    /// updates are held: a batch ends after fewer mistakes).
+    /// updates are held: a batch ends after [`BATCH_UPDATES`]).
     fn mark(&mut self, idx: &[u32]) {
         for &k in idx {
             self.counts[k as usize] += 1;
@@ -178,24 +187,34 @@ fn sum<F: Real>(w: &[F::Cell], idx: &[u32], val: &[F]) -> F {
 }
 
 /// w~ <- w~ + y·x~ with the reference's arithmetic
-/// ([`reference::apply_update`], sparse rows); false if a weight overflowed.
-fn update<F: Real>(w: &[F::Cell], idx: &[u32], val: &[F], y: i8, bias: bool) -> bool {
-    let mut finite = true;
+/// ([`reference::apply_update`], sparse rows), made only if every new
+/// weight is finite: an overflow leaves the weights as they were, for the
+/// loop's own update to report. Returns (made, a new weight is subnormal).
+fn update<F: Real>(w: &[F::Cell], idx: &[u32], val: &[F], y: i8, bias: bool) -> (bool, bool) {
+    let step = |wk: F, xk: F| if y > 0 { wk + xk } else { wk - xk };
+    let bias_cell = bias.then(|| &w[w.len() - 1]);
+    // First the check (the row's weights are in cache for the second pass).
+    let finite = idx
+        .iter()
+        .zip(val)
+        .all(|(&k, &xk)| step(F::load(&w[k as usize]), xk).is_finite())
+        && bias_cell.is_none_or(|c| step(F::load(c), F::ONE).is_finite());
+    if !finite {
+        return (false, false);
+    }
+    let mut subnormal = false;
     for (&k, &xk) in idx.iter().zip(val) {
         let cell = &w[k as usize];
-        let wk = F::load(cell);
-        let wk = if y > 0 { wk + xk } else { wk - xk };
+        let wk = step(F::load(cell), xk);
         F::store(cell, wk);
-        finite &= wk.is_finite();
+        subnormal |= wk.is_subnormal();
     }
-    if bias {
-        let cell = &w[w.len() - 1];
-        let b = F::load(cell);
-        let b = if y > 0 { b + F::ONE } else { b - F::ONE };
+    if let Some(cell) = bias_cell {
+        let b = step(F::load(cell), F::ONE);
         F::store(cell, b);
-        finite &= b.is_finite();
+        subnormal |= b.is_subnormal();
     }
-    finite
+    (true, subnormal)
 }
 
 /// What the helpers and the walk share during one batch.
@@ -313,7 +332,7 @@ impl<F: Real> Shared<'_, F> {
 }
 
 /// Limits and outputs of one batch.
-pub(super) struct Batch<'o, F> {
+pub struct Batch<'o, F> {
     pub from: usize,
     pub to: usize,
     pub tau: F,
@@ -324,14 +343,17 @@ pub(super) struct Batch<'o, F> {
     pub max_mistakes: usize,
     pub updates_left: &'o mut u64,
     pub decisions: &'o mut Vec<WalkDecision>,
-    pub values: &'o mut Vec<F>,
+    /// Where each update's new weights are copied, for a caller that
+    /// replays the walk and compares ([`crate::engine::Walker`]); `None`
+    /// when the weights walked are the caller's own.
+    pub values: Option<&'o mut Vec<F>>,
 }
 
 impl<F: Real> Lookahead<F> {
     /// Decides rows `from..to` (at most [`BATCH_ROWS`]) in order under
     /// `weights`, updating them; `None` if the weights cannot be shared as
     /// cells (the caller walks another way).
-    pub(super) fn walk(
+    pub fn walk(
         &mut self,
         m: &CsrMatrix<F>,
         labels: &[i8],
@@ -403,11 +425,13 @@ fn decide_rows<F: Real>(
     recent: &mut Recent,
     counts: &mut LookaheadCounts,
     walk_claims: bool,
-    batch: Batch<'_, F>,
+    mut batch: Batch<'_, F>,
 ) -> Walked {
     let (m, w) = (shared.m, shared.w);
     let mut made = 0u64;
     let mut mistakes = 0;
+    let mut subnormal = false;
+    let mut helped = false;
     let mut r = shared.from;
     while r < shared.to {
         if r > shared.from
@@ -427,7 +451,9 @@ fn decide_rows<F: Real>(
                 .is_ok();
         // A helper's sums serve if no update since touched the row; the
         // bitmap holds the updates from the ones the helper saw on.
-        let kept = shared.wait_for(c, own).filter(|&seen| seen >= recent.base);
+        let summed_ahead = shared.wait_for(c, own);
+        helped |= summed_ahead.is_some();
+        let kept = summed_ahead.filter(|&seen| seen >= recent.base);
         if let Some(seen) = kept {
             recent.forget_before(m, seen);
         }
@@ -461,37 +487,48 @@ fn decide_rows<F: Real>(
                 return Walked {
                     position: row + 1,
                     stop: WalkStop::Resync,
+                    subnormal,
+                    helped,
                 };
             }
             if !reference::is_mistake_within(y, s, batch.tau) {
                 continue;
             }
-            let at = batch.values.len();
-            let finite = update(w, idx, val, y, bias);
-            batch
-                .values
-                .extend(idx.iter().map(|&k| F::load(&w[k as usize])));
-            if bias {
-                batch.values.push(F::load(&w[w.len() - 1]));
+            let (finite, sub) = update(w, idx, val, y, bias);
+            subnormal |= sub;
+            let mut values_at = None;
+            if let (true, Some(values)) = (finite, batch.values.as_deref_mut()) {
+                values_at = Some(values.len());
+                values.extend(idx.iter().map(|&k| F::load(&w[k as usize])));
+                if bias {
+                    values.push(F::load(&w[w.len() - 1]));
+                }
             }
             batch.decisions.push(WalkDecision {
                 row,
                 mistake: true,
                 speculative: false,
-                values_at: finite.then_some(at),
+                values_at,
             });
+            if !finite {
+                // Overflow, the weights left as they were: the loop's own
+                // update reports it.
+                return Walked {
+                    position: row + 1,
+                    stop: WalkStop::Resync,
+                    subnormal,
+                    helped,
+                };
+            }
             made += 1;
             shared.updates.store(made, Release);
             recent.rows.push_back(row);
             recent.mark(idx);
             mistakes += 1;
             *batch.updates_left -= 1;
-            let stop = if !finite {
-                // Overflow: the loop's own update reports it.
-                WalkStop::Resync
-            } else if *batch.updates_left == 0 {
+            let stop = if *batch.updates_left == 0 {
                 WalkStop::Updates
-            } else if mistakes >= batch.max_mistakes {
+            } else if mistakes >= batch.max_mistakes.min(BATCH_UPDATES) {
                 WalkStop::Running
             } else {
                 continue;
@@ -499,6 +536,8 @@ fn decide_rows<F: Real>(
             return Walked {
                 position: row + 1,
                 stop,
+                subnormal,
+                helped,
             };
         }
         r = end;
@@ -506,6 +545,8 @@ fn decide_rows<F: Real>(
     Walked {
         position: r,
         stop: WalkStop::Running,
+        subnormal,
+        helped,
     }
 }
 
@@ -621,7 +662,7 @@ mod tests {
                     max_mistakes: 1 + rng.below(40),
                     updates_left: &mut left,
                     decisions: &mut decisions,
-                    values: &mut values,
+                    values: Some(&mut values),
                 };
                 let done = walk.walk(m, labels, bias, &mut w, batch).expect("cells");
                 assert_eq!(done.stop, WalkStop::Running);
@@ -729,6 +770,50 @@ mod tests {
         assert_eq!(recent.base, 3);
     }
 
+    /// A batch ends after [`BATCH_UPDATES`] updates whatever the caller's
+    /// limit: the record of recent updates counts at most `u16::MAX` per
+    /// feature, and here every row is a mistake on the same feature.
+    #[test]
+    fn a_batch_ends_before_its_record_of_updates_overflows() {
+        let rows = BATCH_ROWS;
+        let m = CsrMatrix::<f32> {
+            cols: 1,
+            row_ptr: (0..=rows).collect::<Vec<_>>().into(),
+            indices: vec![0; rows].into(),
+            values: vec![1.0; rows].into(),
+        };
+        // +1, -1, +1, ...: with no bias each row undoes the last update, so
+        // every row is a mistake.
+        let labels: Vec<i8> = (0..rows).map(|i| if i % 2 == 0 { 1 } else { -1 }).collect();
+        let mut w = vec![0.0f32];
+        let (mut decisions, mut left) = (vec![], u64::MAX);
+        let done = Lookahead::default()
+            .walk(
+                &m,
+                &labels,
+                false,
+                &mut w,
+                Batch {
+                    from: 0,
+                    to: rows,
+                    tau: 0.0,
+                    helpers: 1,
+                    deadline: None,
+                    max_mistakes: usize::MAX,
+                    updates_left: &mut left,
+                    decisions: &mut decisions,
+                    values: None,
+                },
+            )
+            .unwrap();
+        assert_eq!(decisions.len(), BATCH_UPDATES);
+        assert_eq!(
+            (done.position, done.stop),
+            (BATCH_UPDATES, WalkStop::Running)
+        );
+        assert_eq!(w, [0.0]);
+    }
+
     /// A deadline already past ends the batch after its first chunk, at a
     /// chunk's edge, with that chunk decided as the textbook loop does.
     #[test]
@@ -753,7 +838,7 @@ mod tests {
                     max_mistakes: usize::MAX,
                     updates_left: &mut left,
                     decisions: &mut decisions,
-                    values: &mut values,
+                    values: Some(&mut values),
                 },
             )
             .unwrap();

@@ -147,7 +147,7 @@ impl<F: Real> CpuWalk<F> {
                     max_mistakes: DECISIONS,
                     updates_left: &mut self.updates_left,
                     decisions: &mut decisions,
-                    values: &mut values,
+                    values: Some(&mut values),
                 },
             );
             if let Some(walked) = walked {

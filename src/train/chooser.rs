@@ -16,31 +16,36 @@ impl ModeTime {
 }
 
 /// How one epoch's rows were walked: by the host with its certified
-/// margins, by the textbook loop (the reference dot for every row), and by
-/// the engine (its walk or passes over windows).
+/// margins, by the textbook loop (the reference dot for every row), by the
+/// engine (its walk or passes over windows), and by the host with the other
+/// cores summing sparse rows ahead.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct EpochModes {
     pub host: ModeTime,
     pub reference: ModeTime,
     pub engine: ModeTime,
+    pub ahead: ModeTime,
 }
 
 /// Who walks the rows: the host alone with its fast certified margins, the
 /// host alone with the reference dot for every row (the textbook loop:
 /// where a certificate costs more than the dot it would save, as on short
-/// sparse rows), or the engine (its walk, or passes over windows).
+/// sparse rows), the engine (its walk, or passes over windows), or the host
+/// with the other cores summing sparse rows ahead of it
+/// ([`crate::cpu::lookahead`]: where mistakes are far apart).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Mode {
     Host = 0,
     Reference = 1,
     Engine = 2,
+    Ahead = 3,
 }
 
-const MODES: usize = 3;
-const ALL: [Mode; MODES] = [Mode::Host, Mode::Reference, Mode::Engine];
+const MODES: usize = 4;
+const ALL: [Mode; MODES] = [Mode::Host, Mode::Reference, Mode::Engine, Mode::Ahead];
 /// The order unmeasured modes get their first trials in: the engine, which
 /// is there to be used, before the textbook loop, which rarely wins.
-const FIRST_TRIALS: [Mode; MODES] = [Mode::Engine, Mode::Host, Mode::Reference];
+const FIRST_TRIALS: [Mode; MODES] = [Mode::Engine, Mode::Host, Mode::Ahead, Mode::Reference];
 
 /// Chooses among the modes by the wall time per row each has been measured
 /// to cost, in stretches. The host is measured first. A mode's stretches
@@ -76,8 +81,14 @@ pub(super) struct Modes {
     resume: Option<(Mode, usize)>,
     /// Seconds and rows the current trial has taken so far.
     trial_spent: (f64, usize),
-    /// Whether each mode has walked its first, unmeasured piece.
+    /// Whether each mode has walked its first, unmeasured piece, and
+    /// whether it walks one after each switch to it (see
+    /// [`Modes::switch`]).
     warmed: [bool; MODES],
+    rewarms: [bool; MODES],
+    /// Whether each mode can walk these rows at all (the walk ahead needs
+    /// sparse rows and cores to help).
+    available: [bool; MODES],
     /// Rows a measurement needs (see [`MEASURE_ROWS`]).
     measure: usize,
     /// The mode the next trial starts looking from (each in turn), and each
@@ -136,12 +147,19 @@ impl Modes {
             resume: None,
             trial_spent: (0.0, 0),
             warmed: [false; MODES],
+            rewarms: [false, false, true, true],
+            available: [true, true, true, false],
             next_trial: Mode::Engine as usize,
             losses: [0; MODES],
             forced: None,
             measured_in: None,
             epoch: EpochModes::default(),
         }
+    }
+
+    /// Whether the current mode's next piece is its unmeasured warm-up.
+    pub(super) fn warming(&self) -> bool {
+        self.forced.is_none() && !self.warmed[self.current as usize]
     }
 
     /// Rows a mode must walk before its cost per row counts.
@@ -218,6 +236,7 @@ impl Modes {
             Mode::Host => self.epoch.host.add(seconds, rows),
             Mode::Reference => self.epoch.reference.add(seconds, rows),
             Mode::Engine => self.epoch.engine.add(seconds, rows),
+            Mode::Ahead => self.epoch.ahead.add(seconds, rows),
         }
         if !self.warmed[m] && rows > 0 {
             // The warm-up piece: its rows are walked, its time is not
@@ -279,7 +298,17 @@ impl Modes {
                     let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
                     let len = resume.max(spaced.min(cap as f64) as usize).min(cap);
                     self.len[m] = self.measure;
-                    self.switch(winner, len);
+                    match self.unmeasured(winner) {
+                        // A mode not yet measured is tried at once, the
+                        // winner's stretch still to come: waiting a long
+                        // stretch for it could mean walking most of an epoch
+                        // with the dearer of two modes.
+                        Some(o) => {
+                            self.resume = Some((winner, len));
+                            self.switch(o, self.measure);
+                        }
+                        None => self.switch(winner, len),
+                    }
                 } else {
                     // The trial won: it walks on, and doubles from here.
                     self.losses[m] = 0;
@@ -304,17 +333,14 @@ impl Modes {
     /// longest, another mode gets a trial (an unmeasured one first).
     fn after_win(&mut self, mode: Mode) {
         let m = mode as usize;
-        let unmeasured = FIRST_TRIALS
-            .into_iter()
-            .find(|&o| o != mode && self.cost[o as usize].is_none());
-        if let Some(o) = unmeasured {
+        if let Some(o) = self.unmeasured(mode) {
             self.resume = Some((mode, self.len[m].max(self.measure)));
             self.switch(o, self.measure);
         } else if self.len[m] >= self.max {
             // The longest stretch won: a short trial of the next in turn.
-            let o = (1..MODES)
+            let o = (1..=MODES)
                 .map(|k| ALL[(self.next_trial + k - 1) % MODES])
-                .find(|&o| o != mode)
+                .find(|&o| o != mode && self.available[o as usize])
                 .unwrap_or(mode);
             self.next_trial = (o as usize + 1) % MODES;
             self.resume = Some((mode, self.len[m]));
@@ -334,14 +360,31 @@ impl Modes {
         self.warmed[e] = false;
     }
 
+    /// The first mode in [`FIRST_TRIALS`] other than `mode` with no cost
+    /// measured yet.
+    fn unmeasured(&self, mode: Mode) -> Option<Mode> {
+        FIRST_TRIALS
+            .into_iter()
+            .find(|&o| o != mode && self.available[o as usize] && self.cost[o as usize].is_none())
+    }
+
+    /// Whether the host's walk with the other cores summing ahead can walk
+    /// these rows (see [`crate::train::sweep::Loop::may_walk_ahead`]).
+    pub(super) fn ahead_available(&mut self, available: bool) {
+        self.available[Mode::Ahead as usize] = available;
+    }
+
     fn switch(&mut self, to: Mode, rows: usize) {
-        if to == Mode::Engine && self.current != Mode::Engine {
+        if self.rewarms[to as usize] && self.current != to {
             // Each switch to the engine pays its one-time costs again (it
             // uploads or copies the weights the host changed, a pass over
             // all of them: a millisecond on 10^6 features, more than a
-            // whole trial's rows take), which say nothing of its cost per
-            // row: its first piece is not measured.
-            self.warmed[Mode::Engine as usize] = false;
+            // whole trial's rows take), and so does one to a host walk
+            // whose helper threads went to sleep (waking one can take a
+            // millisecond on a virtual machine) and whose weights sit in
+            // another core's cache: they say nothing of the mode's cost
+            // per row, so its first piece is not measured.
+            self.warmed[to as usize] = false;
         }
         self.current = to;
         self.len[to as usize] = rows;
@@ -456,6 +499,8 @@ mod tests {
         // away; what it lost, 5 ms, is worth about 0.7M of the host's rows.
         let host = 1.4e-7;
         let mut modes = Modes::new(4_000_000);
+        // The textbook loop measured already (else its trial comes first).
+        modes.cost[Mode::Reference as usize] = Some(2.0 * host);
         for _ in 0..2 {
             // The host's warm-up piece, then its first measured one.
             modes.measured(Mode::Host, MEASURE_ROWS as f64 * host, MEASURE_ROWS);
@@ -470,6 +515,61 @@ mod tests {
         let expected = (TRIAL_SHARE * lost / host) as usize;
         assert_eq!(stretch, expected);
         assert!(stretch < 1_000_000, "{stretch}");
+    }
+
+    #[test]
+    fn a_mode_not_yet_measured_is_tried_right_after_a_lost_trial() {
+        // Sparse rows early in training (2-core VM): the host 900 ns a row,
+        // the engine's walk far dearer, the textbook loop 150 ns. The
+        // engine's lost trial must not put the textbook loop's first trial
+        // a long stretch of the host's rows away.
+        let mut modes = Modes::new(200_000);
+        for _ in 0..2 {
+            modes.measured(Mode::Host, MEASURE_ROWS as f64 * 9e-7, MEASURE_ROWS);
+        }
+        assert_eq!(modes.next().0, Mode::Engine);
+        modes.measured(Mode::Engine, 0.01, 256); // the warm-up piece
+        modes.measured(Mode::Engine, 0.05, 1000); // over its budget
+        assert_eq!(modes.next(), (Mode::Reference, WARM_ROWS));
+        modes.measured(Mode::Reference, 1e-3, WARM_ROWS);
+        modes.measured(Mode::Reference, MEASURE_ROWS as f64 * 1.5e-7, MEASURE_ROWS);
+        // The textbook loop won: it walks on, from here.
+        let (mode, _) = modes.next();
+        assert_eq!(mode, Mode::Reference);
+    }
+
+    #[test]
+    fn the_walk_ahead_warms_up_after_each_switch() {
+        let mut modes = Modes::new(200_000);
+        modes.ahead_available(true);
+        modes.switch(Mode::Ahead, MEASURE_ROWS);
+        for _ in 0..2 {
+            modes.measured(Mode::Ahead, MEASURE_ROWS as f64 * 1e-7, MEASURE_ROWS);
+        }
+        modes.switch(Mode::Reference, MEASURE_ROWS);
+        modes.switch(Mode::Ahead, MEASURE_ROWS);
+        assert_eq!(modes.next(), (Mode::Ahead, WARM_ROWS));
+        // Its slow first piece after the switch is not its cost.
+        modes.measured(Mode::Ahead, 1.0, WARM_ROWS);
+        assert_eq!(modes.cost[Mode::Ahead as usize], Some(1e-7));
+    }
+
+    #[test]
+    fn the_walk_ahead_is_tried_only_where_it_can_walk() {
+        for available in [false, true] {
+            let mut modes = Modes::new(25_000);
+            modes.ahead_available(available);
+            let mut tried = false;
+            let mut at = 0;
+            while at < 40 * 25_000 {
+                let (mode, stretch) = modes.next();
+                tried |= mode == Mode::Ahead;
+                let n = stretch.min(1000);
+                modes.measured(mode, n as f64 * 1e-9, n);
+                at += n;
+            }
+            assert_eq!(tried, available);
+        }
     }
 
     #[test]
@@ -506,8 +606,9 @@ mod tests {
     #[test]
     fn a_mode_first_piece_is_not_measured() {
         let mut modes = Modes::new(25_000);
-        // The host's first piece is short, and however slow, does not count.
-        assert_eq!(modes.next(), (Mode::Host, WARM_ROWS));
+        // The host's first piece is short (at most WARM_ROWS), and however
+        // slow, does not count.
+        assert_eq!(modes.next(), (Mode::Host, 781.min(WARM_ROWS)));
         modes.measured(Mode::Host, 1.0, 1000);
         assert_eq!(modes.cost, [None; MODES]);
         // A 32nd of the 25,000 rows.
@@ -546,6 +647,8 @@ mod tests {
             Mode::Reference => 1e-8,
             Mode::Host => 1.3e-8,
             Mode::Engine => 4e-8,
+            // Dense rows: the walk ahead cannot walk them (never tried).
+            Mode::Ahead => 1e-9,
         };
         for first in [Mode::Host, Mode::Engine] {
             let mut modes = Modes::new(epoch);
@@ -576,6 +679,7 @@ mod tests {
             (Mode::Engine, true) => 9e-8,
             (Mode::Engine, false) => 3e-9,
             (Mode::Reference, _) => 6e-8,
+            (Mode::Ahead, _) => 1e-9,
         };
         let run = |tell: bool| {
             let mut modes = Modes::new(epoch);
@@ -616,7 +720,13 @@ mod tests {
             let account = modes.take_epoch();
             let rows = |t: ModeTime| t.rows;
             assert_eq!(
-                [account.host, account.reference, account.engine].map(rows)[mode as usize],
+                [
+                    account.host,
+                    account.reference,
+                    account.engine,
+                    account.ahead
+                ]
+                .map(rows)[mode as usize],
                 50_000
             );
         }

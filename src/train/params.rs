@@ -165,8 +165,9 @@ pub enum PassPolicy {
     /// Measure every way of walking and use whichever costs least per row:
     /// the engine (its walk, or passes over windows), the host's own fast
     /// certified margins (better when mistakes are only a few rows apart),
-    /// or the textbook loop (better where a certificate costs more than the
-    /// dot it saves).
+    /// the textbook loop (better where a certificate costs more than the
+    /// dot it saves), or on sparse rows the host with the other cores
+    /// summing ahead (better when mistakes are far apart).
     #[default]
     Adaptive,
     /// Always use the engine: its walk where it has one (the GPU's, or the
@@ -181,6 +182,10 @@ pub enum PassPolicy {
     /// Always walk on the host with the reference dot for every row (the
     /// textbook loop).
     Reference,
+    /// Always walk on the host with the other cores summing sparse rows
+    /// ahead of it (on dense rows, or with one core, the host's certified
+    /// walk instead).
+    Ahead,
 }
 
 #[cfg(test)]

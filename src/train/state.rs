@@ -102,6 +102,11 @@ pub struct LoopStats {
     pub walk_speculative: u64,
     /// Walks discarded after a row where the host decided otherwise.
     pub walk_rollbacks: u64,
+    /// The host's walk on sparse rows with the other cores summing ahead
+    /// ([`crate::cpu::lookahead`]): rows decided with a sum made ahead, and
+    /// rows the walk summed itself.
+    pub ahead_kept: u64,
+    pub ahead_summed: u64,
 }
 
 impl LoopStats {
@@ -119,6 +124,8 @@ impl LoopStats {
         self.pocket_evaluations += o.pocket_evaluations;
         self.walk_speculative += o.walk_speculative;
         self.walk_rollbacks += o.walk_rollbacks;
+        self.ahead_kept += o.ahead_kept;
+        self.ahead_summed += o.ahead_summed;
     }
 }
 

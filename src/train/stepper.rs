@@ -98,6 +98,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             PassPolicy::Always | PassPolicy::Windows => Some(Mode::Engine),
             PassPolicy::Host => Some(Mode::Host),
             PassPolicy::Reference => Some(Mode::Reference),
+            PassPolicy::Ahead => Some(Mode::Ahead),
         };
         lp.walk_enabled = params.passes != PassPolicy::Windows;
         lp.tau = params.margin.as_ref().map_or(F::ZERO, |m| m.value());

@@ -37,6 +37,8 @@ impl<F: Real> Loop<'_, F> {
                     .with_margin(self.tau),
             );
         }
+        let ahead = self.may_walk_ahead();
+        self.modes.ahead_available(ahead);
         while self.state.position < self.end {
             if observer.should_stop() {
                 if let Err(e) = self.end_walk(engine) {
@@ -62,8 +64,9 @@ impl<F: Real> Loop<'_, F> {
             }
             let (mode, stretch) = self.modes.next();
             if mode != Mode::Engine {
-                // The host alone: with its fast certified margins, or with
-                // the reference dot for every row (the textbook loop).
+                // The host alone: with its fast certified margins, with the
+                // reference dot for every row (the textbook loop), or with
+                // the other cores summing sparse rows ahead.
                 if let Err(e) = self.end_walk(engine) {
                     return Ok(StretchEnd::EngineFailed(e));
                 }
@@ -75,15 +78,21 @@ impl<F: Real> Loop<'_, F> {
                     Mode::Reference => self.host_bound.take(),
                     _ => None,
                 };
-                let walked = self.walk_host(engine, peers, end)?;
+                let walked = if mode == Mode::Ahead && ahead {
+                    let warming = self.modes.warming();
+                    self.walk_ahead(engine, peers, end, warming)?
+                } else {
+                    self.walk_host(engine, peers, end)?
+                };
                 if bound.is_some() {
                     self.host_bound = bound;
                 }
                 if let Err(e) = walked {
                     return Ok(StretchEnd::EngineFailed(e));
                 }
+                let walked_rows = self.state.position - pos;
                 self.modes
-                    .measured(mode, t0.elapsed().as_secs_f64(), end - pos);
+                    .measured(mode, t0.elapsed().as_secs_f64(), walked_rows);
                 observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::certify::{self, Settled};
+use crate::cpu::lookahead::Lookahead;
 use crate::data::{Dataset, Row};
 use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::error::{Error, Result};
@@ -24,7 +25,7 @@ pub(super) struct InFlight<F> {
     pub(super) weights: Vec<F>,
 }
 
-pub(super) struct Loop<'d, F> {
+pub(super) struct Loop<'d, F: Real> {
     pub(super) data: &'d Dataset<F>,
     pub(super) bias: bool,
     /// Weights per head (features plus the bias).
@@ -91,6 +92,10 @@ pub(super) struct Loop<'d, F> {
     /// The certified scan's window ([`super::scan`]) and its next length.
     pub(super) scan: Option<ScanWindow<F>>,
     pub(super) scan_len: usize,
+    /// The host's walk on sparse rows, with the other cores summing the
+    /// rows ahead ([`super::walks`]), and its decisions of one batch.
+    pub(super) ahead: Lookahead<F>,
+    pub(super) ahead_decisions: Vec<crate::engine::WalkDecision>,
 }
 
 impl<'d, F: Real> Loop<'d, F> {
@@ -148,6 +153,8 @@ impl<'d, F: Real> Loop<'d, F> {
             tracks_loss: false,
             scan: None,
             scan_len: 0,
+            ahead: Lookahead::default(),
+            ahead_decisions: Vec::new(),
         }
     }
 
@@ -221,22 +228,7 @@ impl<'d, F: Real> Loop<'d, F> {
     ) -> Result<std::result::Result<(), EngineError>> {
         if mistake {
             self.update(i, h, pass_weights)?;
-            let dim = self.dim;
-            let y = self.data.label_for(h, self.heads, i);
-            let weight = self.update_weight(i, h, y);
-            if let Some(u) = &mut self.state.average {
-                let c = self.state.epoch as u64 * self.part.epoch_rows as u64
-                    + self.part.position(i) as u64
-                    + 1;
-                variant::accumulate_weighted(
-                    &mut u[h * dim..(h + 1) * dim],
-                    self.data.features.row(i),
-                    y,
-                    c,
-                    weight,
-                    self.bias,
-                )?;
-            }
+            self.accumulate_average(i, h)?;
             if let Some(p) = &mut self.state.pocket {
                 p.on_mistake();
             }
@@ -424,9 +416,9 @@ impl<'d, F: Real> Loop<'d, F> {
         Ok(reference::is_mistake_within(y, s, self.tau))
     }
 
-    /// Applies head `h`'s update for a mistake at row `i`, keeping its
-    /// drift bound relative to `pass_weights` (that head's slice) current.
-    pub(super) fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
+    /// The counts every update adds to, whoever applied its arithmetic
+    /// (this loop, or the host's walk on sparse rows on these weights).
+    pub(super) fn count_update(&mut self, i: usize, h: usize) {
         self.state.mistakes_in_epoch += 1;
         self.weights_version += 1;
         self.updates_made += 1;
@@ -436,6 +428,37 @@ impl<'d, F: Real> Loop<'d, F> {
         if self.heads > 1 {
             self.state.head_mistakes_in_epoch[h] += 1;
         }
+    }
+
+    /// Adds head `h`'s update at row `i` to the averaged weights, if kept
+    /// (its count c is the row's place in the whole run).
+    pub(super) fn accumulate_average(&mut self, i: usize, h: usize) -> Result<()> {
+        if self.state.average.is_none() {
+            return Ok(());
+        }
+        let dim = self.dim;
+        let y = self.data.label_for(h, self.heads, i);
+        let weight = self.update_weight(i, h, y);
+        let Some(u) = &mut self.state.average else {
+            return Ok(());
+        };
+        let c = self.state.epoch as u64 * self.part.epoch_rows as u64
+            + self.part.position(i) as u64
+            + 1;
+        variant::accumulate_weighted(
+            &mut u[h * dim..(h + 1) * dim],
+            self.data.features.row(i),
+            y,
+            c,
+            weight,
+            self.bias,
+        )
+    }
+
+    /// Applies head `h`'s update for a mistake at row `i`, keeping its
+    /// drift bound relative to `pass_weights` (that head's slice) current.
+    pub(super) fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
+        self.count_update(i, h);
         let data = self.data;
         let row = data.features.row(i);
         let dim = self.dim;

@@ -5,10 +5,12 @@
 use std::time::Instant;
 
 use crate::certify::{self, Settled};
+use crate::cpu::lookahead::Batch;
 use crate::engine::{EngineError, MarginEngine, WalkStart, WalkStop};
 use crate::error::Result;
 use crate::float::Real;
 use crate::reference;
+use crate::train::chooser;
 use crate::train::part::Peers;
 use crate::train::state::Observer;
 use crate::train::sweep::{InFlight, Loop};
@@ -19,6 +21,10 @@ const BREAK_AFTER: u64 = 32;
 
 /// The smallest window the loop asks for after an early break.
 const MIN_WINDOW: usize = 64;
+
+/// Rows the walk ahead's warm-up piece goes on for at most, waiting for a
+/// helper to wake (see [`Loop::walk_ahead`]).
+const WARM_LIMIT: usize = 64 * chooser::WARM_ROWS;
 
 impl<F: Real> Loop<'_, F> {
     /// Whether this run walks with the engine's walker: one head, no pocket
@@ -333,6 +339,127 @@ impl<F: Real> Loop<'_, F> {
             n += 1;
         }
         n
+    }
+
+    /// Whether the host can walk with the other cores summing the rows
+    /// ahead ([`crate::cpu::lookahead`], [`Loop::walk_ahead`]): on sparse
+    /// rows, with cores to help, and for runs whose updates need nothing but
+    /// the row and the count: one head, unit updates (no class or row
+    /// weights), no pocket, and nothing that reads the weights just before
+    /// an update (the loss of the stopping rule, the certified scan's drift).
+    pub(super) fn may_walk_ahead(&self) -> bool {
+        self.data.features.is_sparse()
+            && self.heads == 1
+            && self.state.pocket.is_none()
+            && self.class_weights.is_none()
+            && self.row_weights.is_none()
+            && !(self.tracks_loss && self.state.early.is_some())
+            && !self.scan_tracks()
+            && rayon::current_num_threads() > 1
+    }
+
+    /// Walks rows up to `end` with the other cores summing the rows ahead,
+    /// on the loop's own weights: the walk makes every decision the
+    /// reference's way, in row order, and applies each update once, with
+    /// the reference's arithmetic; the loop then counts the batch's updates
+    /// in order. A row the walk cannot finish (a dot or an update that
+    /// overflows, the weights left as they were) is decided again row by
+    /// row, whose update reports it.
+    ///
+    /// `warming`: this is the mode's unmeasured first piece after a switch,
+    /// which goes on past `end` (to [`WARM_LIMIT`] rows) until a helper's
+    /// sums arrive: a helper that slept can take a millisecond to wake,
+    /// longer than a trial's rows, which would then measure the walk alone.
+    pub(super) fn walk_ahead(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
+        end: usize,
+        warming: bool,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        let start = self.state.position;
+        let mut end = end;
+        let mut helped = false;
+        loop {
+            if let Err(e) = self.walk_ahead_to(engine, peers, end, &mut helped)? {
+                return Ok(Err(e));
+            }
+            if !warming || helped || end >= self.end || end - start >= WARM_LIMIT {
+                return Ok(Ok(()));
+            }
+            end = (end + chooser::WARM_ROWS).min(self.end);
+        }
+    }
+
+    fn walk_ahead_to(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
+        end: usize,
+        helped: &mut bool,
+    ) -> Result<std::result::Result<(), EngineError>> {
+        let data = self.data;
+        let crate::data::Features::Sparse(m) = &data.features else {
+            return self.walk_host(engine, peers, end);
+        };
+        let helpers = rayon::current_num_threads() - 1;
+        while self.state.position < end {
+            let before = self.ahead.counts;
+            let mut updates_left = u64::MAX;
+            self.ahead_decisions.clear();
+            let walked = self.ahead.walk(
+                m,
+                &data.labels,
+                self.bias,
+                &mut self.state.weights,
+                Batch {
+                    from: self.state.position,
+                    to: end,
+                    tau: self.tau,
+                    helpers,
+                    deadline: None,
+                    max_mistakes: usize::MAX,
+                    updates_left: &mut updates_left,
+                    decisions: &mut self.ahead_decisions,
+                    values: None,
+                },
+            );
+            let Some(walked) = walked else {
+                // The weights cannot be shared between threads here.
+                return self.walk_host(engine, peers, end);
+            };
+            *helped |= walked.helped;
+            let counts = self.ahead.counts;
+            self.stats.ahead_kept += counts.kept - before.kept;
+            self.stats.ahead_summed += counts.summed - before.summed;
+            let decisions = std::mem::take(&mut self.ahead_decisions);
+            let again = (walked.stop == WalkStop::Resync)
+                .then(|| decisions.last().map(|d| d.row))
+                .flatten();
+            for d in &decisions[..decisions.len() - again.is_some() as usize] {
+                self.count_update(d.row, 0);
+                self.accumulate_average(d.row, 0)?;
+            }
+            self.ahead_decisions = decisions;
+            if walked.subnormal
+                && let Some(b) = &mut self.host_bound
+                && b.flush == F::ZERO
+            {
+                // As Loop::update does: the flush term, sticky until the
+                // next epoch.
+                *b = certify::Bound::new(true, self.facts.l1_max).with_margin(self.tau);
+            }
+            match again {
+                Some(row) => {
+                    self.state.position = row;
+                    if let Err(e) = self.walk_host(engine, peers, row + 1)? {
+                        return Ok(Err(e));
+                    }
+                }
+                None => self.state.position = walked.position,
+            }
+        }
+        Ok(Ok(()))
     }
 
     /// Walks rows up to `end` deciding every row on the host.

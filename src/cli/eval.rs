@@ -1,6 +1,7 @@
 //! `perceptron eval`: how well a saved model classifies a labelled data file.
 
 use crate::text::Quoted;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -40,7 +41,9 @@ Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
 /// = true label, columns = predicted label, in the original label texts);
 /// for a binary model the precision, recall and F1 score of the +1 class,
 /// for one-vs-rest those of every class with its support, and their macro
-/// averages.
+/// averages. Beyond 20 classes the matrix would be too wide to read:
+/// eval lists the most frequent confusions instead, and the figures of the
+/// classes that occur in the data or the predictions.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct EvalArgs {
@@ -67,6 +70,15 @@ pub struct EvalArgs {
     pub backend: BackendArgs,
 }
 
+/// Models with at most this many classes get the full confusion matrix;
+/// beyond, a matrix of K x K cells (64 million at 8,000 classes) is neither
+/// readable nor affordable, so eval keeps only the cells that are not zero
+/// (at most one per row evaluated) and shows the largest.
+pub const MATRIX_MAX_CLASSES: usize = 20;
+
+/// How many confusions the text report lists when it shows no matrix.
+pub const LISTED_CONFUSIONS: usize = 20;
+
 /// The confusion matrix, binary and one-vs-rest alike.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Confusion {
@@ -76,6 +88,30 @@ pub struct Confusion {
     /// `matrix[t][p]`: rows whose true class is `labels[t]` and predicted
     /// class is `labels[p]`.
     pub matrix: Vec<Vec<u64>>,
+}
+
+/// One non-zero cell of a confusion matrix too large to show whole.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct ConfusionCell {
+    #[serde(rename = "true")]
+    pub truth: String,
+    pub predicted: String,
+    pub rows: u64,
+}
+
+/// A one-vs-rest model's confusion counts: the whole matrix up to
+/// [`MATRIX_MAX_CLASSES`] classes, its non-zero cells beyond.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum OvrConfusion {
+    Matrix(Confusion),
+    Cells {
+        /// The model's number of classes (the matrix's side).
+        classes: usize,
+        /// Every cell that is not zero, by true then predicted class in the
+        /// model's order.
+        cells: Vec<ConfusionCell>,
+    },
 }
 
 /// Precision, recall and F1 of the +1 class; `None` where undefined (0/0).
@@ -144,13 +180,20 @@ fn report<F: Real>(
 }
 
 /// Every row's true and predicted class, as indices into the model's class
-/// names, and the confusion matrix they make.
+/// names, and the confusion counts they make.
 struct Checked {
     format: crate::data::Format,
     rows: usize,
     features: usize,
-    /// `confusion[t][p]`: rows of true class t predicted p.
-    confusion: Vec<Vec<u64>>,
+    /// `cells[(t, p)]`: rows of true class t predicted p, for the cells that
+    /// are not zero: at most one per row, whatever the number of classes.
+    cells: BTreeMap<(usize, usize), u64>,
+}
+
+impl Checked {
+    fn cell(&self, t: usize, p: usize) -> u64 {
+        self.cells.get(&(t, p)).copied().unwrap_or(0)
+    }
 }
 
 impl Checked {
@@ -160,16 +203,15 @@ impl Checked {
         let truth = true_classes(model, &args.model, &raw, shown)?;
         let predicted =
             super::predict::certified_classes(model, &args.data, &mut raw.features, &args.backend)?;
-        let k = model.class_names().len();
-        let mut confusion = vec![vec![0u64; k]; k];
+        let mut cells = BTreeMap::new();
         for (i, &c) in raw.class_ids.iter().enumerate() {
-            confusion[truth[c as usize]][predicted[i]] += 1;
+            *cells.entry((truth[c as usize], predicted[i])).or_insert(0) += 1;
         }
         Ok(Checked {
             format: raw.format,
             rows: raw.class_ids.len(),
             features: raw.features.cols(),
-            confusion,
+            cells,
         })
     }
 }
@@ -256,17 +298,17 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
 
 /// A binary model's scores on the labelled file.
 fn evaluate<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) -> EvalReport {
+    // [true][predicted], index 0 = -1, 1 = +1.
+    let m = [
+        [checked.cell(0, 0), checked.cell(0, 1)],
+        [checked.cell(1, 0), checked.cell(1, 1)],
+    ];
     let Checked {
         format,
         rows,
         features,
-        confusion,
+        ..
     } = checked;
-    // [true][predicted], index 0 = -1, 1 = +1.
-    let m = [
-        [confusion[0][0], confusion[0][1]],
-        [confusion[1][0], confusion[1][1]],
-    ];
     let (tn, fp, fn_, tp) = (m[0][0], m[0][1], m[1][0], m[1][1]);
     let precision = ratio(tp, tp + fp);
     let recall = ratio(tp, tp + fn_);
@@ -392,12 +434,23 @@ pub struct OvrEvalReport {
     pub features: usize,
     pub correct: u64,
     pub accuracy: f64,
-    pub confusion: Confusion,
+    pub confusion: OvrConfusion,
+    /// Every class of the model up to [`MATRIX_MAX_CLASSES`]; beyond, the
+    /// classes that occur in the data or the predictions (the others have
+    /// no defined figure), in the model's order.
     pub classes: Vec<OvrClassScores>,
     /// Unweighted means over the classes where the score is defined.
     pub macro_precision: Option<f64>,
     pub macro_recall: Option<f64>,
     pub macro_f1: Option<f64>,
+}
+
+/// Rows truly of a class, rows predicted as it, and rows both.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    support: u64,
+    predicted: u64,
+    correct: u64,
 }
 
 /// A one-vs-rest model's scores on the labelled file: the predicted class is
@@ -407,28 +460,60 @@ fn evaluate_ovr<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) ->
         format,
         rows,
         features,
-        confusion,
+        cells,
     } = checked;
-    let labels: Vec<String> = model.class_names().iter().map(|c| c.to_string()).collect();
-    let k = labels.len();
-    let correct: u64 = (0..k).map(|c| confusion[c][c]).sum();
-    let classes: Vec<OvrClassScores> = (0..k)
-        .map(|c| {
-            let tp = confusion[c][c];
-            let support: u64 = confusion[c].iter().sum();
-            let predicted: u64 = (0..k).map(|t| confusion[t][c]).sum();
-            OvrClassScores {
-                label: labels[c].clone(),
-                support,
-                precision: ratio(tp, predicted),
-                recall: ratio(tp, support),
-                f1: ratio(2 * tp, predicted + support),
-            }
+    let names = model.class_names();
+    let k = names.len();
+    let whole = k <= MATRIX_MAX_CLASSES;
+    // Per class, from the non-zero cells alone: no K-long table beyond the
+    // matrix's size.
+    let mut tallies: BTreeMap<usize, Tally> = BTreeMap::new();
+    if whole {
+        tallies.extend((0..k).map(|c| (c, Tally::default())));
+    }
+    for (&(t, p), &n) in &cells {
+        tallies.entry(t).or_default().support += n;
+        tallies.entry(p).or_default().predicted += n;
+        if t == p {
+            tallies.entry(t).or_default().correct += n;
+        }
+    }
+    let correct: u64 = tallies.values().map(|t| t.correct).sum();
+    let classes: Vec<OvrClassScores> = tallies
+        .iter()
+        .map(|(&c, t)| OvrClassScores {
+            label: names[c].to_owned(),
+            support: t.support,
+            precision: ratio(t.correct, t.predicted),
+            recall: ratio(t.correct, t.support),
+            f1: ratio(2 * t.correct, t.predicted + t.support),
         })
         .collect();
     let mean = |f: fn(&OvrClassScores) -> Option<f64>| {
         let v: Vec<f64> = classes.iter().filter_map(f).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let confusion = if whole {
+        let mut matrix = vec![vec![0u64; k]; k];
+        for (&(t, p), &n) in &cells {
+            matrix[t][p] = n;
+        }
+        OvrConfusion::Matrix(Confusion {
+            labels: names.iter().map(|c| c.to_string()).collect(),
+            matrix,
+        })
+    } else {
+        OvrConfusion::Cells {
+            classes: k,
+            cells: cells
+                .iter()
+                .map(|(&(t, p), &n)| ConfusionCell {
+                    truth: names[t].to_owned(),
+                    predicted: names[p].to_owned(),
+                    rows: n,
+                })
+                .collect(),
+        }
     };
     OvrEvalReport {
         model: args.model.display().to_string(),
@@ -443,10 +528,7 @@ fn evaluate_ovr<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) ->
         } else {
             correct as f64 / rows as f64
         },
-        confusion: Confusion {
-            labels,
-            matrix: confusion,
-        },
+        confusion,
         macro_precision: mean(|c| c.precision),
         macro_recall: mean(|c| c.recall),
         macro_f1: mean(|c| c.f1),
@@ -458,6 +540,10 @@ fn evaluate_ovr<F: Real>(args: &EvalArgs, model: &Model<F>, checked: Checked) ->
 pub fn render_ovr(r: &OvrEvalReport) -> String {
     let mut s = String::new();
     let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    let k = match &r.confusion {
+        OvrConfusion::Matrix(m) => m.labels.len(),
+        OvrConfusion::Cells { classes, .. } => *classes,
+    };
     line(
         &mut s,
         "model",
@@ -465,7 +551,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
             "{} ({}, one-vs-rest over {})",
             r.model,
             r.precision,
-            count(r.confusion.labels.len(), "class")
+            count(k, "class")
         ),
     );
     line(
@@ -489,11 +575,36 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
             count(r.rows, "row")
         ),
     );
-    s.push_str("\nconfusion matrix (rows: true class, columns: predicted class)\n");
-    let names = quoted(&r.confusion.labels);
-    let w0 = confusion_table(&mut s, &names, &r.confusion.matrix, "", 4, 5);
+    let names = quoted(
+        &r.classes
+            .iter()
+            .map(|c| c.label.clone())
+            .collect::<Vec<_>>(),
+    );
+    let w0 = match &r.confusion {
+        OvrConfusion::Matrix(m) => {
+            s.push_str("\nconfusion matrix (rows: true class, columns: predicted class)\n");
+            confusion_table(&mut s, &quoted(&m.labels), &m.matrix, "", 4, 5)
+        }
+        OvrConfusion::Cells { cells, .. } => {
+            top_confusions(&mut s, cells, k);
+            names
+                .iter()
+                .map(|n| n.chars().count())
+                .chain([5])
+                .max()
+                .unwrap_or(5)
+        }
+    };
+    s.push('\n');
+    if let OvrConfusion::Cells { .. } = r.confusion {
+        s.push_str(&format!(
+            "the {} that occur in the data or the predictions:\n",
+            count(r.classes.len(), "class")
+        ));
+    }
     s.push_str(&format!(
-        "\n  {:<w0$}  {:>9}  {:>9}  {:>9}  {:>9}\n",
+        "  {:<w0$}  {:>9}  {:>9}  {:>9}  {:>9}\n",
         "class", "support", "precision", "recall", "F1"
     ));
     let f = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.4}"));
@@ -515,6 +626,44 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         f(r.macro_f1)
     ));
     s
+}
+
+/// Appends, in place of a matrix too large to read, the
+/// [`LISTED_CONFUSIONS`] largest off-diagonal cells (ties in the model's
+/// class order).
+fn top_confusions(s: &mut String, cells: &[ConfusionCell], classes: usize) {
+    let mut wrong: Vec<&ConfusionCell> = cells.iter().filter(|c| c.truth != c.predicted).collect();
+    // Stable: equal counts keep the cells' order.
+    wrong.sort_by_key(|c| std::cmp::Reverse(c.rows));
+    let shown = &wrong[..wrong.len().min(LISTED_CONFUSIONS)];
+    s.push_str(&format!(
+        "\nno confusion matrix: {} are more than the {MATRIX_MAX_CLASSES} it is shown for \
+         (--json lists its non-zero cells)\n",
+        count(classes, "class")
+    ));
+    if shown.is_empty() {
+        s.push_str("no confusion: every row was predicted as its true class\n");
+        return;
+    }
+    s.push_str(&format!(
+        "the {} most frequent confusions (of {}):\n",
+        shown.len(),
+        wrong.len()
+    ));
+    let t: Vec<String> = shown.iter().map(|c| Quoted(&c.truth).to_string()).collect();
+    let p: Vec<String> = shown
+        .iter()
+        .map(|c| Quoted(&c.predicted).to_string())
+        .collect();
+    let width = |v: &[String], min: usize| v.iter().map(|x| x.chars().count()).chain([min]).max();
+    let (wt, wp) = (width(&t, 4).unwrap_or(4), width(&p, 9).unwrap_or(9));
+    s.push_str(&format!(
+        "  {:<wt$}  {:<wp$}  {:>9}\n",
+        "true", "predicted", "rows"
+    ));
+    for ((c, t), p) in shown.iter().zip(&t).zip(&p) {
+        s.push_str(&format!("  {t:<wt$}  {p:<wp$}  {:>9}\n", c.rows));
+    }
 }
 
 /// Class texts in quotes, as the tables show them.

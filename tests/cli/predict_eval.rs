@@ -678,3 +678,196 @@ fn a_score_that_overflows_is_an_error_naming_the_row() {
         .success();
     assert_eq!(stdout_of(out.get_output()), "1\n-1\n");
 }
+
+/// A one-vs-rest model file with `k` classes "c0", "c1", ... over one
+/// feature x, in f64: class c scores 2c·x - c², the largest for x = c, so a
+/// row with x = c is predicted "c{c}". Made from a small trained model
+/// whose fields are repeated `k` times.
+fn many_class_model(dir: &Path, k: usize) {
+    std::fs::write(dir.join("abc.csv"), "a,0\nb,1\nc,2\n").unwrap();
+    cmd(dir)
+        .args([
+            "train",
+            "abc.csv",
+            "--multiclass",
+            "ovr",
+            "--precision",
+            "f64",
+        ])
+        .args(["--max-epochs", "2", "-o", "small.json"])
+        .assert()
+        .code(predicate::in_iter([0, 3]));
+    let text = std::fs::read_to_string(dir.join("small.json")).unwrap();
+    let mut m: Value = serde_json::from_str(&text).unwrap();
+    let record = m["class_training"][0].clone();
+    m["classes"] = (0..k).map(|c| format!("c{c}")).collect();
+    m["weights"] = (0..k)
+        .map(|c| serde_json::json!([2.0 * c as f64]))
+        .collect();
+    m["bias"] = (0..k).map(|c| -((c * c) as f64)).collect();
+    m["class_training"] = (0..k).map(|_| record.clone()).collect();
+    std::fs::write(dir.join("many.json"), serde_json::to_string(&m).unwrap()).unwrap();
+}
+
+/// Issue: eval built a K x K confusion matrix and printed it whole, so an
+/// 8,000-class file of 190 KB took 1.2 GB and printed 577 MB. Beyond 20
+/// classes it keeps only the non-zero cells and shows the largest, with the
+/// figures of the classes that occur: output linear in the rows.
+#[test]
+fn eval_of_thousands_of_classes_prints_in_proportion_to_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = 3000;
+    many_class_model(dir.path(), k);
+    // Every row is predicted right but every seventh, predicted as the next
+    // class; class c7 has a row predicted c8 twice over.
+    let mut csv = String::new();
+    for c in 0..k - 1 {
+        let x = if c % 7 == 0 { c + 1 } else { c };
+        csv.push_str(&format!("c{c},{x}\n"));
+    }
+    csv.push_str("c7,8\n");
+    std::fs::write(dir.path().join("many.csv"), &csv).unwrap();
+    let rows = k as u64;
+    let wrong = (0..k - 1).filter(|c| c % 7 == 0).count() as u64 + 1;
+
+    let out = cmd(dir.path())
+        .args(["eval", "many.json", "many.csv", "--backend", "cpu"])
+        .assert()
+        .success();
+    let text = stdout_of(out.get_output());
+    // About one line per class that occurs; the matrix was 3000 x 3000.
+    assert!(text.len() < 100 * k, "{} bytes", text.len());
+    assert!(
+        text.contains(&format!("({} of 3000 rows correct)", rows - wrong)),
+        "{text}"
+    );
+    assert!(
+        text.contains("no confusion matrix: 3000 classes are more than the 20"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "the 20 most frequent confusions (of {})",
+            wrong - 1
+        )),
+        "{text}"
+    );
+    // The largest confusion comes first.
+    let first = text
+        .lines()
+        .skip_while(|l| !l.contains("most frequent confusions"))
+        .nth(2)
+        .unwrap();
+    assert_eq!(
+        first.split_whitespace().collect::<Vec<_>>(),
+        ["\"c7\"", "\"c8\"", "2"]
+    );
+    // c2999 is neither a row's class nor predicted.
+    assert!(text.contains("the 2999 classes that occur"), "{text}");
+
+    let out = cmd(dir.path())
+        .args([
+            "eval",
+            "many.json",
+            "many.csv",
+            "--json",
+            "--backend",
+            "cpu",
+        ])
+        .assert()
+        .success();
+    let json = stdout_of(out.get_output());
+    assert!(json.len() < 200 * k, "{} bytes", json.len());
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["correct"], rows - wrong);
+    assert_eq!(v["confusion"]["classes"], k);
+    assert!(v["confusion"].get("matrix").is_none());
+    let cells = v["confusion"]["cells"].as_array().unwrap();
+    // One cell per class with a row predicted right (2999 classes less the
+    // 429 every seventh), one per distinct confusion (429: c7's two rows
+    // make one).
+    assert_eq!(
+        cells.len() as u64,
+        (k as u64 - 1 - (wrong - 1)) + (wrong - 1)
+    );
+    assert!(cells.contains(&serde_json::json!({"true": "c7", "predicted": "c8", "rows": 2})));
+    let sum: u64 = cells.iter().map(|c| c["rows"].as_u64().unwrap()).sum();
+    assert_eq!(sum, rows);
+    let classes = v["classes"].as_array().unwrap();
+    assert_eq!(classes.len(), k - 1);
+    let c8 = &classes[8];
+    assert_eq!(
+        (c8["label"].as_str(), c8["support"].as_u64()),
+        (Some("c8"), Some(1))
+    );
+    assert_eq!(c8["precision"].as_f64(), Some(1.0 / 3.0));
+}
+
+/// Issue: a 70,000-class model with a 2-row file asked for a matrix of 39
+/// GB and aborted; with two rows, eval now needs memory for the model and
+/// the two rows' cells only. Run under an address-space limit that the
+/// matrix alone would exceed 40-fold.
+#[cfg(target_os = "linux")]
+#[test]
+fn eval_of_seventy_thousand_classes_fits_in_a_small_address_space() {
+    let dir = tempfile::tempdir().unwrap();
+    many_class_model(dir.path(), 70_000);
+    std::fs::write(dir.path().join("two.csv"), "c5,5\nc69999,3\n").unwrap();
+    let out = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg("ulimit -v 1000000 && exec \"$0\" eval many.json two.csv --json --backend cpu")
+        .arg(crate::common::bin())
+        .env("RAYON_NUM_THREADS", "2")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["correct"], 1);
+    assert_eq!(
+        v["confusion"]["cells"],
+        serde_json::json!([
+            {"true": "c5", "predicted": "c5", "rows": 1},
+            {"true": "c69999", "predicted": "c3", "rows": 1}
+        ])
+    );
+    let labels: Vec<&str> = v["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["c3", "c5", "c69999"]);
+}
+
+/// Issue: nothing bounded what a model file's parse takes (a one-vs-rest
+/// model's per-class records and weights): it is checked against the
+/// memory available before parsing, and refused with both numbers.
+#[test]
+fn a_model_whose_parse_exceeds_the_memory_limit_is_refused_with_the_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    many_class_model(dir.path(), 3000);
+    std::fs::write(dir.path().join("two.csv"), "c5,5\nc2999,3\n").unwrap();
+    let out = cmd(dir.path())
+        .args(["eval", "many.json", "two.csv"])
+        .env("PERCEPTRON_MEMORY_LIMIT", "1000000")
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("many.json: needs more memory than is available to be read: parsing its ")
+            && err.contains(" JSON values and 3003 objects takes ")
+            && err.contains("but only 976.6 KiB is available (PERCEPTRON_MEMORY_LIMIT)"),
+        "{err}"
+    );
+    cmd(dir.path())
+        .args(["eval", "many.json", "two.csv"])
+        .env("PERCEPTRON_MEMORY_LIMIT", "100000000")
+        .assert()
+        .success();
+}

@@ -283,6 +283,104 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Lowers the disk space taken as free for outputs to this many bytes: for
+/// tests that make small outputs look huge, or to cap what a run writes.
+pub const DISK_LIMIT_VAR: &str = "PERCEPTRON_DISK_LIMIT";
+
+/// [`DISK_LIMIT_VAR`] in bytes, None when unset; an error naming the
+/// variable when it is not a whole number of bytes.
+pub fn disk_limit() -> Result<Option<u64>> {
+    let Some(raw) = std::env::var_os(DISK_LIMIT_VAR) else {
+        return Ok(None);
+    };
+    let text = raw.to_string_lossy();
+    text.trim().parse::<u64>().map(Some).map_err(|_| {
+        Error::Usage(format!(
+            "{DISK_LIMIT_VAR} must be a whole number of bytes, not {text:?}"
+        ))
+    })
+}
+
+/// Bytes free for an unprivileged writer on the filesystem holding `dir`
+/// (`statvfs`'s available blocks), None where the system does not say.
+#[cfg(unix)]
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: an all-zero statvfs is a valid value for statvfs to fill.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a struct it may write.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)] // the fields' widths differ by platform
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+#[cfg(not(unix))]
+fn free_bytes(_dir: &Path) -> Option<u64> {
+    None
+}
+
+/// Refuses, before anything is written, an output that will take at least
+/// `bytes` when its disk has less free (or [`DISK_LIMIT_VAR`] says less):
+/// a small sparse file can ask for gigabytes of dense or CSV text, and
+/// finding out at the full disk costs the time and leaves the disk full
+/// for everyone meanwhile. The file being replaced does not count as free:
+/// it stays until the new one is complete. Standard output and devices
+/// are not checked.
+pub fn check_space(path: &Path, bytes: u64) -> Result<()> {
+    if is_stdout(path) || is_special(path) {
+        return Ok(());
+    }
+    let target = resolve_links(path);
+    let mut dir = directory_of(&target);
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => dir = p,
+            _ => {
+                dir = Path::new(".");
+                break;
+            }
+        }
+    }
+    let limit = disk_limit()?;
+    let (free, named) = match (free_bytes(dir), limit) {
+        (Some(f), Some(l)) if l < f => (l, true),
+        (None, Some(l)) => (l, true),
+        (Some(f), _) => (f, false),
+        (None, None) => return Ok(()),
+    };
+    if bytes <= free {
+        return Ok(());
+    }
+    // Both units: the human one to read, the exact one to compare.
+    let both = |n: u64| {
+        if n < 1024 {
+            crate::text::count(n, "byte")
+        } else {
+            format!("{} ({n} bytes)", crate::memory::human(n))
+        }
+    };
+    Err(Error::io(
+        path,
+        "cannot write output",
+        std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            format!(
+                "it would take at least {}, but only {} is free {}; nothing was written",
+                both(bytes),
+                both(free),
+                if named {
+                    format!("under {DISK_LIMIT_VAR}")
+                } else {
+                    format!("on the disk of {}", dir.display())
+                }
+            ),
+        ),
+    ))
+}
+
 /// Checks that [`write_atomic`] could write `path`: it is not a directory,
 /// not a read-only file, and its directory exists or can be created (the
 /// nearest existing one on the way is a directory). Commands call this

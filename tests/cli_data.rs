@@ -262,3 +262,119 @@ fn convert_refuses_bad_input() {
         "only bad.pbin is there"
     );
 }
+
+/// Issue: `convert h.svm h.pbin --layout dense` of a 2-row file whose one
+/// index is 2^31 - 1 started a 16 GiB write with no size check. The
+/// output's size is known before the copy is made and checked against the
+/// disk's free space (here lowered by `PERCEPTRON_DISK_LIMIT`): refused
+/// with both numbers, nothing written.
+#[test]
+fn convert_refuses_a_dense_copy_larger_than_the_disk_with_both_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    for (index, needs) in [
+        ("16777216", "128.0 MiB (134217728 bytes)"),
+        ("2147483647", "16.0 GiB (17179869176 bytes)"),
+    ] {
+        std::fs::write(
+            dir.path().join("h.svm"),
+            format!("1 1:1\n-1 1:3 {index}:1\n"),
+        )
+        .unwrap();
+        let out = perceptron()
+            .current_dir(dir.path())
+            .args(["convert", "h.svm", "h.pbin", "--layout", "dense"])
+            .env("PERCEPTRON_DISK_LIMIT", "1000000")
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(1);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "perceptron: error: h.pbin: cannot write output: it would take at least \
+                 {needs}, but only 976.6 KiB (1000000 bytes) is free under \
+                 PERCEPTRON_DISK_LIMIT; nothing was written"
+            )
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "only h.svm: {left:?}");
+    }
+}
+
+/// Issue: a 20-byte sparse file with index 3e7 converted to CSV took 1.47
+/// GB (the first line's fields were held to test it for a header, 50 bytes
+/// each). The CSV's size is checked against the disk first, and the
+/// conversion runs in memory proportional to one line.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_far_index_converted_to_csv_is_checked_against_the_disk_and_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.svm"), "1 30000000:1\n").unwrap();
+    let out = perceptron()
+        .current_dir(dir.path())
+        .args(["convert", "s.svm", "s.csv"])
+        .env("PERCEPTRON_DISK_LIMIT", "1000000")
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(
+            "s.csv: cannot write output: it would take at least 57.2 MiB (60000002 bytes), \
+             but only 976.6 KiB (1000000 bytes) is free under PERCEPTRON_DISK_LIMIT"
+        ),
+        "{err}"
+    );
+    assert!(!dir.path().join("s.csv").exists());
+    // 10^7 columns: a 20 MB line, converted within 300 MB of address space
+    // (holding its fields took 500 MB).
+    std::fs::write(dir.path().join("t.svm"), "1 10000000:1\n").unwrap();
+    let out = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg("ulimit -v 300000 && exec \"$0\" convert t.svm t.csv")
+        .arg(crate::common::bin())
+        .env("RAYON_NUM_THREADS", "2")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::metadata(dir.path().join("t.csv")).unwrap().len(),
+        20_000_002
+    );
+}
+
+/// `gen` writes files of the size asked for: checked against the disk
+/// before anything is drawn.
+#[test]
+fn gen_refuses_a_file_larger_than_the_disk_with_both_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = perceptron()
+        .current_dir(dir.path())
+        .args(["gen", "--rows", "100000", "--features", "10", "-o", "g.csv"])
+        .env("PERCEPTRON_DISK_LIMIT", "100000")
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(
+            "g.csv: cannot write output: it would take at least 2.2 MiB (2300000 bytes), but \
+             only 97.7 KiB (100000 bytes) is free under PERCEPTRON_DISK_LIMIT"
+        ),
+        "{err}"
+    );
+    assert!(!dir.path().join("g.csv").exists());
+    perceptron()
+        .current_dir(dir.path())
+        .args(["gen", "--rows", "100000", "--features", "10", "-o", "g.csv"])
+        .env("PERCEPTRON_DISK_LIMIT", "x")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "PERCEPTRON_DISK_LIMIT must be a whole number of bytes, not \"x\"",
+        ));
+}

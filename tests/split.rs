@@ -148,3 +148,38 @@ fn split_and_convert_change_no_value() {
     std::fs::write(&small, "1,0.5,2\n-1,3,-0.25\n").unwrap();
     assert_eq!(convert(&[&small, &d.join("s.pbin")])["precision"], "f32");
 }
+
+/// Issue: a split to a full disk replaced `-o` and then failed on
+/// `--test`. Both parts' sizes are checked against the disk (here lowered
+/// by `PERCEPTRON_DISK_LIMIT`) before either is written: refused with both
+/// numbers, both old files intact.
+#[test]
+fn a_split_larger_than_the_disk_is_refused_before_either_part_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.csv");
+    let text: String = (0..200).map(|i| format!("{},{i}\n", i % 2)).collect();
+    std::fs::write(&data, text).unwrap();
+    let (tr, te) = (dir.path().join("tr.csv"), dir.path().join("te.csv"));
+    std::fs::write(&tr, "old train\n").unwrap();
+    std::fs::write(&te, "old test\n").unwrap();
+    let out = assert_cmd::Command::cargo_bin("perceptron")
+        .unwrap()
+        .arg("split")
+        .arg(&data)
+        .arg("-o")
+        .arg(&tr)
+        .arg("--test")
+        .arg(&te)
+        .env("PERCEPTRON_DISK_LIMIT", "500")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write output: it would take at least ")
+            && err.contains("but only 500 bytes is free under PERCEPTRON_DISK_LIMIT"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&tr).unwrap(), "old train\n");
+    assert_eq!(std::fs::read_to_string(&te).unwrap(), "old test\n");
+}

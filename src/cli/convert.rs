@@ -147,6 +147,17 @@ fn write_in<F: Real>(
     super::args::warn_csv_options(&opts, raw.format, &args.input);
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format;
+    // A dense copy of sparse data can be thousands of times its size (one
+    // index of 2^31 asks for 16 GiB): the disk is checked before the copy
+    // is made, and again, for every output, before writing.
+    if let (Some(LayoutArg::Dense), Features::Sparse(m)) = (args.layout, &raw.features)
+        && !to_stdout
+        && OutputFormat::from_path(&args.output)? == OutputFormat::Binary
+    {
+        let cells = (m.rows() as u64).saturating_mul(m.cols as u64);
+        let bytes = cells.saturating_mul(std::mem::size_of::<F>() as u64);
+        crate::output::check_space(&args.output, bytes)?;
+    }
     let raw = match args.layout.map(Layout::from) {
         Some(l) => with_layout(raw, l, &args.input)?,
         None => raw,

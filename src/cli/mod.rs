@@ -100,6 +100,7 @@ pub fn main() -> i32 {
     interrupt::install();
     // A mistyped limit must not be silently ignored.
     let result = crate::memory::limit()
+        .and_then(|_| crate::output::disk_limit())
         .and_then(|_| start_threads())
         .and_then(|_| match &cli.command {
             Command::Train(a) => train::run(a, &given),

@@ -296,6 +296,7 @@ fn copy_lines(
         return Ok(None);
     }
     let bytes = (kept_header.len() + lines.len()) as u64;
+    crate::output::check_space(out, bytes)?;
     crate::output::write_atomic(out, |w| {
         w.write_all(&kept_header)?;
         w.write_all(&lines)

@@ -140,6 +140,7 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
     let mut written = 0u64;
     match format {
         OutputFormat::Binary => {
+            crate::output::check_space(path, least_bytes(raw, format, 0))?;
             write_atomic_seekable(path, |w| {
                 written = binary::write_raw(w, raw)?;
                 Ok(())
@@ -168,6 +169,8 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
                 .collect::<std::result::Result<Vec<String>, String>>()
                 .map_err(|m| Error::data(path, m))?;
             check_text_lines(path, raw, format, &labels)?;
+            let shortest = labels.iter().map(String::len).min().unwrap_or(0);
+            crate::output::check_space(path, least_bytes(raw, format, shortest))?;
             // CSV keeps a CSV input's layout; the label goes first otherwise.
             let layout = raw.csv.as_ref().filter(|_| csv);
             let (label_at, delimiter) = match layout {
@@ -227,6 +230,26 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
         }
     }
     Ok(written)
+}
+
+/// The fewest bytes `raw` can take written in `format`, computed without
+/// writing: every text line at its shortest (labels of `label_bytes` at
+/// least), or the binary file's arrays. A lower bound, so that an output
+/// the disk cannot hold is refused before the first byte.
+pub fn least_bytes<F: Real>(raw: &RawData<F>, format: OutputFormat, label_bytes: usize) -> u64 {
+    let rows = raw.features.rows() as u64;
+    let line = |shortest: u64| shortest.saturating_add(1).saturating_mul(rows);
+    match (format, &raw.features) {
+        (OutputFormat::Csv, f) => line(csv::shortest_csv_line(label_bytes, f.cols())),
+        // Every value that is not zero is written, as ` k:v` at least.
+        (OutputFormat::Libsvm, f) => {
+            line(label_bytes as u64).saturating_add((f.nonzeros() as u64).saturating_mul(4))
+        }
+        (OutputFormat::Binary, Features::Dense(m)) => crate::memory::bytes_of::<F>(m.values.len()),
+        (OutputFormat::Binary, Features::Sparse(m)) => crate::memory::bytes_of::<F>(m.values.len())
+            .saturating_add(crate::memory::bytes_of::<u32>(m.indices.len()))
+            .saturating_add(crate::memory::bytes_of::<u64>(m.rows())),
+    }
 }
 
 /// Refuses text output when the shortest line of some row would exceed the

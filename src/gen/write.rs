@@ -128,6 +128,20 @@ impl Generator {
             )?,
             OutputFormat::Binary => {}
         }
+        // The file, at its smallest: each line at its shortest (labels `+1`
+        // or `-1`), or the binary arrays; checked against the disk first.
+        let rows = self.opts.rows;
+        let k = k as u64;
+        let sparse = matches!(self.opts.density, Density::Sparse { .. });
+        let least = match format {
+            OutputFormat::Csv => shortest_csv_line(2, cols).saturating_add(1),
+            OutputFormat::Libsvm => shortest_libsvm_line(2, k as usize).saturating_add(1),
+            OutputFormat::Binary => {
+                (std::mem::size_of::<F>() as u64 + if sparse { 4 } else { 0 }).saturating_mul(k)
+            }
+        }
+        .saturating_mul(rows);
+        crate::output::check_space(path, least)?;
         let needed = self.block_bytes::<F>(format);
         crate::memory::check(needed).map_err(|s| {
             Error::data(

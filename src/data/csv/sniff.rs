@@ -40,33 +40,44 @@ pub(crate) fn header_by_content(
         HeaderMode::Present => true,
         HeaderMode::Absent => false,
         HeaderMode::Auto => {
-            let others: Vec<&str> = fields
+            let others = fields
                 .iter()
                 .enumerate()
                 .filter(|(k, f)| Some(*k) != label && !f.text.is_empty())
-                .map(|(_, f)| f.text.as_ref())
-                .collect();
-            if others.is_empty() {
-                return false;
-            }
+                .map(|(_, f)| f.text.as_ref());
             let label = label.and_then(|k| fields.get(k)).map(|f| f.text.as_ref());
-            others.iter().all(|t| t.parse::<f64>().is_err()) || numbered_names(label, &others)
+            looks_like_header(label, others)
         }
     }
+}
+
+/// Whether a first line whose label field is `label` and whose other
+/// non-empty fields are `others` (in order) is a header: none of them is a
+/// number, or they are the integers 0, 1, 2, ... written plainly after a label that
+/// is text, at least [`NUMBERED_NAMES`] of them. Reads
+/// `others` once and stops as soon as both are ruled out, so a line of
+/// millions of fields is decided without holding them.
+pub(crate) fn looks_like_header<S: AsRef<str>>(
+    label: Option<&str>,
+    others: impl Iterator<Item = S>,
+) -> bool {
+    let text_label = label.is_some_and(|l| !l.is_empty() && l.parse::<f64>().is_err());
+    let (mut count, mut none_numeric, mut numbered) = (0usize, true, text_label);
+    for t in others {
+        let t = t.as_ref();
+        none_numeric = none_numeric && t.parse::<f64>().is_err();
+        numbered = numbered && t == count.to_string();
+        count += 1;
+        if !none_numeric && !numbered {
+            return false;
+        }
+    }
+    count > 0 && (none_numeric || (numbered && count >= NUMBERED_NAMES))
 }
 
 /// Fewest numbered column names that make a header of a line whose label is
 /// text: `cat,0,1` may well be data, `y,0,1,2` hardly.
 pub(crate) const NUMBERED_NAMES: usize = 3;
-
-/// Whether `label` is text (not a number) and `others` are the integers
-/// 0, 1, 2, ..., written plainly, at least [`NUMBERED_NAMES`] of them.
-fn numbered_names(label: Option<&str>, others: &[&str]) -> bool {
-    let text_label = label.is_some_and(|l| !l.is_empty() && l.parse::<f64>().is_err());
-    text_label
-        && others.len() >= NUMBERED_NAMES
-        && others.iter().enumerate().all(|(k, t)| *t == k.to_string())
-}
 
 /// The candidate delimiter occurring most often outside quotes (ties go to
 /// `,` then `;` then tab); `,` when none occurs, which leaves a single field.

@@ -1,10 +1,10 @@
 //! Writing CSV lines: the label first (quoted when needed), then every
 //! feature, zeros included.
 
+use crate::data::lines::MAX_LINE_BYTES;
 use crate::data::matrix::Row;
 use crate::data::message::quote;
 use crate::data::number::push_value;
-use crate::data::options::HeaderMode;
 use crate::float::Real;
 
 /// A label as a CSV field: quoted when it holds a delimiter, a quote, a
@@ -72,10 +72,17 @@ pub fn csv_line_in<F: Real>(
         }
         field += 1;
     };
+    // A line past the readers' limit is refused by the caller: stop
+    // building it there, so a row of 10^8 features does not first take
+    // gigabytes.
+    let over = |out: &Vec<u8>| out.len() - start > MAX_LINE_BYTES;
     match row {
         Row::Dense(x) => {
             for &v in x {
                 put(out, Some(v));
+                if over(out) {
+                    return out.len() - start;
+                }
             }
         }
         Row::Sparse(idx, val) => {
@@ -83,12 +90,18 @@ pub fn csv_line_in<F: Real>(
             for (&k, &v) in idx.iter().zip(val) {
                 for _ in next..k as usize {
                     put(out, None);
+                    if over(out) {
+                        return out.len() - start;
+                    }
                 }
                 put(out, Some(v));
                 next = k as usize + 1;
             }
             for _ in next..cols {
                 put(out, None);
+                if over(out) {
+                    return out.len() - start;
+                }
             }
         }
     }
@@ -117,26 +130,40 @@ pub fn first_line_as_data(line: &mut Vec<u8>, start: usize, delimiter: u8, label
     else {
         return;
     };
-    let Ok(fields) = super::fields::Fields::new(text, delimiter).collect::<Result<Vec<_>, _>>()
-    else {
+    // The fields are walked, never collected: a line can have millions (a
+    // sparse row written densely), and holding them took 50 bytes each.
+    let fields = || super::fields::Fields::new(text, delimiter);
+    if fields().any(|f| f.is_err()) {
         return;
-    };
-    if !super::sniff::header_by_content(HeaderMode::Auto, &fields, Some(label_at)) {
+    }
+    let label = fields().nth(label_at).and_then(|f| f.ok());
+    let others = fields()
+        .enumerate()
+        .filter_map(|(k, f)| f.ok().filter(|f| k != label_at && !f.text.is_empty()))
+        .map(|f| f.text);
+    if !super::sniff::looks_like_header(label.as_ref().map(|f| f.text.as_ref()), others) {
         return;
     }
     let integral = |t: &str| {
         let digits = t.strip_prefix('-').unwrap_or(t);
         !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
     };
-    let ends: Vec<usize> = fields
-        .iter()
-        .enumerate()
-        .filter(|(k, f)| *k != label_at && integral(&f.text))
-        .map(|(_, f)| start + f.start + f.text.len())
-        .collect();
-    for end in ends.into_iter().rev() {
-        line.splice(end..end, *b".0");
+    // One pass, appending ".0" after each integral feature: a splice per
+    // field would move the rest of the line each time.
+    let mut out = Vec::with_capacity(line.len() + line.len() / 2);
+    out.extend_from_slice(&line[..start]);
+    let mut copied = start;
+    for (k, f) in fields().enumerate() {
+        let Ok(f) = f else { return };
+        if k != label_at && integral(&f.text) {
+            let end = start + f.start + f.text.len();
+            out.extend_from_slice(&line[copied..end]);
+            out.extend_from_slice(b".0");
+            copied = end;
+        }
     }
+    out.extend_from_slice(&line[copied..]);
+    *line = out;
 }
 
 /// Appends a header line of `names`, quoted as labels are, separated by

@@ -16,6 +16,7 @@
 //! to. A missing directory on the way to an output is created (as `mkdir
 //! -p` would), when the output is written.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -59,6 +60,100 @@ pub fn abandon_pending(stop: impl FnOnce(&[PathBuf]) -> std::convert::Infallible
     }
     let destinations: Vec<PathBuf> = list.iter().map(|(_, d)| d.clone()).collect();
     match stop(&destinations) {}
+}
+
+/// A complete temporary file waiting for its rename, while a [`Batch`] is
+/// open: it stays on the interrupt list until then.
+struct Staged {
+    tmp: tempfile::NamedTempFile,
+    path: PathBuf,
+    _pending: Pending,
+}
+
+thread_local! {
+    /// The outputs staged by this thread's open [`Batch`]; None when none
+    /// is open.
+    static BATCH: RefCell<Option<Vec<Staged>>> = const { RefCell::new(None) };
+}
+
+/// The outputs of one run, replaced together: while a batch is open, every
+/// atomic write on this thread writes its temporary file completely and
+/// then waits; [`Batch::commit`] renames them all over their destinations
+/// once every one is written. A batch dropped without a commit (an output
+/// failed, the disk filled) removes them all, so every existing output
+/// keeps its old content: a run never leaves some outputs new and others
+/// old. The renames cannot run out of space; only a filesystem fault
+/// between two of them could separate them. Standard output and devices
+/// are written at once, as without a batch.
+pub struct Batch {
+    /// False for a batch opened inside another: the outer one commits.
+    owner: bool,
+    // The batch belongs to the thread that opened it.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Batch {
+    /// Opens a batch on this thread; writes before [`Batch::commit`] are
+    /// staged. Batches do not nest: an inner one joins the outer.
+    pub fn begin() -> Self {
+        let owner = BATCH.with(|b| {
+            let mut b = b.borrow_mut();
+            let outermost = b.is_none();
+            if outermost {
+                *b = Some(Vec::new());
+            }
+            outermost
+        });
+        Batch {
+            owner,
+            _thread: std::marker::PhantomData,
+        }
+    }
+
+    /// Renames every staged output over its destination, in the order they
+    /// were written, then syncs their directories.
+    pub fn commit(self) -> Result<()> {
+        if !self.owner {
+            return Ok(());
+        }
+        let staged = BATCH.with(|b| b.borrow_mut().take()).unwrap_or_default();
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for Staged {
+            tmp,
+            path,
+            _pending,
+        } in staged
+        {
+            let mut list = pending();
+            let tmp_path = tmp.path().to_path_buf();
+            let persisted = tmp.persist(&path);
+            list.retain(|(t, _)| t != &tmp_path);
+            drop(list);
+            // A failure drops the rest of the list: their files go.
+            persisted.map_err(|e| Error::io(&path, "cannot replace output", e.error))?;
+            let dir = directory_of(&path).to_path_buf();
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        for d in dirs {
+            if let Ok(d) = File::open(d) {
+                // Best effort: not every platform can fsync a directory.
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Batch {
+    /// Without a commit, removes every staged file (the temporary files
+    /// delete themselves when dropped).
+    fn drop(&mut self) {
+        if self.owner {
+            let _ = BATCH.try_with(|b| b.borrow_mut().take());
+        }
+    }
 }
 
 /// A destination that can also seek (for formats whose header is written last).
@@ -191,6 +286,20 @@ pub fn write_atomic_seekable(
     tmp.as_file()
         .sync_all()
         .map_err(|e| Error::io(path, "cannot flush output to disk", e))?;
+    let staged = BATCH.with(|b| b.borrow().is_some());
+    if staged {
+        let staged = Staged {
+            tmp,
+            path: path.to_path_buf(),
+            _pending,
+        };
+        BATCH.with(|b| {
+            if let Some(list) = b.borrow_mut().as_mut() {
+                list.push(staged);
+            }
+        });
+        return Ok(());
+    }
     let mut list = pending();
     let tmp_path = tmp.path().to_path_buf();
     let persisted = tmp.persist(path);
@@ -507,6 +616,56 @@ mod tests {
         check_destination(&dir.path().join("m.json")).unwrap();
         check_destination(Path::new("m.json")).unwrap();
         check_destination(Path::new("-")).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    /// A run's outputs are replaced together or not at all.
+    #[test]
+    fn a_batch_replaces_every_output_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.svg"));
+        std::fs::write(&a, b"old a").unwrap();
+        std::fs::write(&b, b"old b").unwrap();
+        {
+            let _batch = Batch::begin();
+            write_atomic(&a, |w| w.write_all(b"new a")).unwrap();
+            // Written, not yet in place.
+            assert_eq!(std::fs::read(&a).unwrap(), b"old a");
+            assert!(write_atomic(&b, |_| Err(std::io::Error::other("disk full"))).is_err());
+            // Dropped without a commit: the run failed.
+        }
+        assert_eq!(std::fs::read(&a).unwrap(), b"old a");
+        assert_eq!(std::fs::read(&b).unwrap(), b"old b");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temporary left"
+        );
+        let batch = Batch::begin();
+        write_atomic(&a, |w| w.write_all(b"new a")).unwrap();
+        let inner = Batch::begin();
+        write_atomic(&b, |w| w.write_all(b"new b")).unwrap();
+        inner.commit().unwrap();
+        assert_eq!(
+            std::fs::read(&b).unwrap(),
+            b"old b",
+            "the outer batch commits"
+        );
+        assert!(
+            pending().iter().any(|(_, d)| d == &b),
+            "staged files are removed on an interrupt"
+        );
+        batch.commit().unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"new a");
+        assert_eq!(std::fs::read(&b).unwrap(), b"new b");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        // Without a batch, a write is in place at once.
+        write_atomic(&a, |w| w.write_all(b"newer")).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"newer");
     }
 }
 

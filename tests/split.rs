@@ -183,3 +183,47 @@ fn a_split_larger_than_the_disk_is_refused_before_either_part_is_written() {
     assert_eq!(std::fs::read_to_string(&tr).unwrap(), "old train\n");
     assert_eq!(std::fs::read_to_string(&te).unwrap(), "old test\n");
 }
+
+/// Issue: `split` to a full disk exited 1 with `-o` already replaced and
+/// `--test` old, so the parts could share rows. Here the training part (a
+/// copy of LIBSVM lines) fits under the disk limit and the test part (the
+/// same rows as CSV, 500 columns each) does not: neither file changes.
+#[test]
+fn a_split_whose_second_part_fails_replaces_neither() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.svm");
+    let text: String = (0..40)
+        .map(|i| format!("{} 1:{i} 500:1\n", if i % 2 == 0 { "+1" } else { "-1" }))
+        .collect();
+    std::fs::write(&data, text).unwrap();
+    let (tr, te) = (dir.path().join("tr.svm"), dir.path().join("te.csv"));
+    std::fs::write(&tr, "old train\n").unwrap();
+    std::fs::write(&te, "old test\n").unwrap();
+    let run = |limit: &str| {
+        assert_cmd::Command::cargo_bin("perceptron")
+            .unwrap()
+            .arg("split")
+            .arg(&data)
+            .arg("-o")
+            .arg(&tr)
+            .arg("--test")
+            .arg(&te)
+            .env("PERCEPTRON_DISK_LIMIT", limit)
+            .output()
+            .unwrap()
+    };
+    let out = run("5000");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("te.csv: cannot write output: it would take at least 7.8 KiB (8024 bytes)"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&tr).unwrap(), "old train\n");
+    assert_eq!(std::fs::read_to_string(&te).unwrap(), "old test\n");
+    let left = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(left, 3, "no temporary file left");
+    assert!(run("1000000").status.success());
+    assert_eq!(std::fs::read_to_string(&tr).unwrap().lines().count(), 32);
+    assert_eq!(std::fs::read_to_string(&te).unwrap().lines().count(), 8);
+}

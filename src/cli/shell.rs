@@ -94,10 +94,13 @@ pub fn man(args: &ManArgs) -> Result<i32> {
         }
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(dir, "cannot create the manual pages' directory", e))?;
+        // Every page or none: a half-updated set would mix versions.
+        let batch = crate::output::Batch::begin();
         for page in pages {
             let man = page_of(page);
             crate::output::write_atomic(&dir.join(man.get_filename()), |w| man.render(w))?;
         }
+        batch.commit()?;
         return Ok(exit::SUCCESS);
     }
     let page = match &args.command {

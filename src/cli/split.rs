@@ -207,8 +207,12 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
         }
         write_raw(path, &subset(&raw, rows), format)
     };
+    // Both parts or neither: an old test part beside a new training part
+    // could share rows.
+    let batch = crate::output::Batch::begin();
     let train_bytes = part(&args.output, train_format, &train_rows, false)?;
     let test_bytes = part(&args.test, test_format, &test_rows, true)?;
+    batch.commit()?;
     let report = SplitReport {
         data: data::source::name(&args.data).display().to_string(),
         format: raw.format,

@@ -99,3 +99,58 @@ fn outputs_follow_links_and_write_pipes_in_place() {
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
 }
+
+/// Issue: `train -o m.json --plot DIR` whose picture could not be written
+/// exited 1 with m.json already replaced. The model and its pictures are
+/// replaced together once all are written: here DIR/margins.svg, the last
+/// output, is a directory, so the model and the curve keep their old
+/// content and no temporary file is left.
+#[cfg(feature = "plot")]
+#[test]
+fn a_picture_that_cannot_be_written_leaves_the_old_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let pictures = dir.path().join("pictures");
+    std::fs::create_dir_all(pictures.join("margins.svg")).unwrap();
+    std::fs::write(pictures.join("curve.svg"), "old curve").unwrap();
+    std::fs::write(dir.path().join("m.json"), "old model").unwrap();
+    let train = |plot: &str| {
+        cmd(dir.path())
+            .args(["train", &data_str("iris_setosa.csv"), "-o", "m.json"])
+            .args(["--plot", plot])
+            .assert()
+    };
+    train("pictures").code(1).stderr(predicates::str::contains(
+        "margins.svg: cannot write output: it is a directory",
+    ));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.json")).unwrap(),
+        "old model"
+    );
+    assert_eq!(
+        std::fs::read_to_string(pictures.join("curve.svg")).unwrap(),
+        "old curve"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temporary file"
+    );
+    assert_eq!(
+        std::fs::read_dir(&pictures).unwrap().count(),
+        2,
+        "no temporary file"
+    );
+    // Once every output can be written, all are replaced.
+    std::fs::remove_dir(pictures.join("margins.svg")).unwrap();
+    train("pictures").success();
+    assert!(
+        std::fs::read_to_string(dir.path().join("m.json"))
+            .unwrap()
+            .starts_with('{')
+    );
+    assert!(
+        std::fs::read_to_string(pictures.join("margins.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
+}

@@ -295,12 +295,16 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         args.data_args.csv.label_column.as_ref(),
     );
     let model = Model::from_scaled_fit(&fit, &run, &data, Some(layout), scaling)?;
+    // The model and its pictures are replaced together, once all are
+    // written: a picture that cannot be written leaves the old model.
+    let batch = crate::output::Batch::begin();
     model.save(&output)?;
     #[cfg(feature = "plot")]
     let plots = match &args.plot {
         Some(dir) => super::plot::training_pictures(dir, &model, &output, &data)?,
         None => Vec::new(),
     };
+    batch.commit()?;
     #[cfg(not(feature = "plot"))]
     let plots: Vec<PathBuf> = Vec::new();
     let sources = Sources {

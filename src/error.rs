@@ -36,6 +36,9 @@ pub enum Remedy {
     /// Take this column (its header name, else its 1-based number) as the
     /// label (a feature column holds text, as labels do).
     LabelColumn(String),
+    /// Count LIBSVM feature indices from 0 (an index 0 was found where
+    /// they count from 1).
+    ZeroBased,
 }
 
 impl Remedy {
@@ -50,6 +53,7 @@ impl Remedy {
                 format!("take column {c} as the label")
             }
             Remedy::LabelColumn(c) => format!("take the column named \"{c}\" as the label"),
+            Remedy::ZeroBased => "read its indices as zero-based".to_owned(),
         }
     }
 }

@@ -807,7 +807,9 @@ fn bad_lines_are_errors_with_file_line_and_column() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "bad.svm:2:3: feature index 0 in \"0:1\": feature indices start at 1",
+            "bad.svm:2:3: feature index 0 in \"0:1\": indices are read one-based, from 1 (the \
+             LIBSVM standard) (if this file counts features from 0, as scikit-learn's \
+             dump_svmlight_file writes by default, pass --zero-based)",
         ));
     cmd(d)
         .args(["online", "--format", "csv"])

@@ -32,3 +32,4 @@ mod shell;
 mod split;
 mod variants;
 mod whitespace;
+mod zero_based;

@@ -101,6 +101,8 @@ pub fn csv_options(sel: u8) -> LoadOptions {
         unlabeled: sel >= 192,
         label_column_from: None,
         labels: None,
+        index_base: None,
+        index_base_from: None,
     }
 }
 

@@ -46,14 +46,23 @@ def _arrays(loaded, n_features=None):
     return X, y
 
 
-def load_svmlight(path, *, dtype=np.float64, n_features=None):
-    """Reads a LIBSVM/svmlight file (``label index:value ...``, 1-based
-    increasing indices; gzip too) with the command line's parser, on all
-    cores: ``(X, y)``, X a SciPy CSR matrix with int32 indices (column 0 is
-    feature 1) and y float64, as scikit-learn's ``load_svmlight_file``
-    returns them. ``n_features`` widens X to that many columns. A bad line
-    is a ValueError naming the file, line and column."""
-    loaded = _core.load_data(os.fspath(path), format="libsvm", precision=_precision(dtype))
+def load_svmlight(path, *, dtype=np.float64, n_features=None, zero_based="auto"):
+    """Reads a LIBSVM/svmlight file (``label index:value ...``, increasing
+    indices; gzip too) with the command line's parser, on all cores: ``(X,
+    y)``, X a SciPy CSR matrix with int32 indices (column 0 is the first
+    feature) and y float64, as scikit-learn's ``load_svmlight_file``
+    returns them. ``zero_based`` is scikit-learn's: "auto" reads a file
+    with an index 0 zero-based and any other one-based; True or False says.
+    ``n_features`` widens X to that many columns. A bad line is a
+    ValueError naming the file, line and column."""
+    if zero_based not in ("auto", True, False):
+        raise ValueError(f'zero_based must be "auto", True or False, not {zero_based!r}')
+    loaded = _core.load_data(
+        os.fspath(path),
+        format="libsvm",
+        precision=_precision(dtype),
+        zero_based=None if zero_based == "auto" else zero_based,
+    )
     return _arrays(loaded, n_features)
 
 

@@ -52,6 +52,7 @@ fn remedy(r: Remedy) -> String {
             Ok(n) => format!("pass label_column={n}"),
             Err(_) => format!("pass label_column='{c}'"),
         },
+        Remedy::ZeroBased => "pass zero_based=True".to_owned(),
     }
 }
 

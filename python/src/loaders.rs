@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use numpy::ndarray::ArrayView1;
 use numpy::{Element, PyArray1, PyArrayMethods};
 use perceptron::data::{
-    self, CsrMatrix, Features, Format, HeaderMode, LabelColumn, LoadOptions, Storage,
+    self, CsrMatrix, Features, Format, HeaderMode, IndexBase, LabelColumn, LoadOptions, Storage,
 };
 use perceptron::{Precision, Real};
 use pyo3::exceptions::PyValueError;
@@ -71,7 +71,7 @@ where
 /// `indptr`), `shape`, and the labels: `y` (float64) when every label is a
 /// number, else `class_ids` (uint32) and `labels` (their texts).
 #[pyfunction]
-#[pyo3(signature = (path, *, format, precision, label_column=None, header=None, delimiter=None))]
+#[pyo3(signature = (path, *, format, precision, label_column=None, header=None, delimiter=None, zero_based=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn load_data<'py>(
     py: Python<'py>,
@@ -81,6 +81,7 @@ pub fn load_data<'py>(
     label_column: Option<&Bound<'py, PyAny>>,
     header: Option<bool>,
     delimiter: Option<char>,
+    zero_based: Option<bool>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let format = match format {
         None => None,
@@ -122,6 +123,8 @@ pub fn load_data<'py>(
             Some(false) => HeaderMode::Absent,
         },
         delimiter,
+        // LIBSVM: `None` detects the base as scikit-learn's "auto" does.
+        index_base: zero_based.map(|z| if z { IndexBase::Zero } else { IndexBase::One }),
         ..LoadOptions::default()
     };
     let precision = match precision {

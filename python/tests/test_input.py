@@ -124,6 +124,23 @@ def test_load_svmlight_reads_what_scikit_learn_reads():
     assert wide.shape == (270, 20)
 
 
+def test_load_svmlight_reads_zero_based_files_as_scikit_learn_does(tmp_path):
+    # dump_svmlight_file writes zero-based by default; "auto" reads it so.
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = load_svmlight_file(str(DATA / "heart_scale.svm"))
+    zero = tmp_path / "zero.svm"
+    dump_svmlight_file(X, y, str(zero))
+    for zero_based in ("auto", True):
+        Xp, yp = perceptron.load_svmlight(zero, zero_based=zero_based)
+        Xs, ys = load_svmlight_file(str(zero), zero_based=zero_based)
+        np.testing.assert_array_equal(Xp.toarray(), Xs.toarray())
+        np.testing.assert_array_equal(yp, ys)
+    np.testing.assert_array_equal(perceptron.load_svmlight(zero)[0].toarray(), X.toarray())
+    with pytest.raises(ValueError, match=r"zero\.svm:1:.*feature index 0.*pass zero_based=True"):
+        perceptron.load_svmlight(zero, zero_based=False)
+
+
 def test_load_csv_reads_what_numpy_reads_gzip_too():
     X, y = perceptron.load_csv(DATA / "iris_setosa.csv")
     table = np.loadtxt(DATA / "iris_setosa.csv", delimiter=",")

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::backend::Backend;
-use crate::data::{Format, HeaderMode, LabelColumn, LoadOptions};
+use crate::data::{Format, HeaderMode, IndexBase, LabelColumn, LoadOptions};
 use crate::float::Precision;
 use crate::gpu::{AdapterRequest, GpuOptions};
 use crate::train::Margin;
@@ -54,7 +54,8 @@ choice! {
     FormatArg => crate::data::Format {
         /// Delimited text, one row per line, the label in one column.
         Csv,
-        /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
+        /// LIBSVM/svmlight: `label index:value ...`, increasing indices from 1
+        /// (or from 0: --zero-based).
         Libsvm,
         /// The tool's binary format (`.pbin`), written by `perceptron convert`.
         Binary,
@@ -116,7 +117,8 @@ choice! {
     TextFormatArg => crate::data::Format {
         /// Delimited text, one row per line, the label in one column.
         Csv,
-        /// LIBSVM/svmlight: `label index:value ...`, 1-based increasing indices.
+        /// LIBSVM/svmlight: `label index:value ...`, increasing indices from 1
+        /// (or from 0: --zero-based).
         Libsvm,
     }
 }
@@ -138,6 +140,9 @@ pub struct DataArgs {
 
     #[command(flatten)]
     pub csv: CsvArgs,
+
+    #[command(flatten)]
+    pub libsvm: LibsvmArgs,
 }
 
 /// How to read a text stream (`online`): CSV or LIBSVM, never binary.
@@ -150,6 +155,38 @@ pub struct TextDataArgs {
 
     #[command(flatten)]
     pub csv: CsvArgs,
+
+    #[command(flatten)]
+    pub libsvm: LibsvmArgs,
+}
+
+/// How LIBSVM text counts its feature indices.
+#[derive(Args, Clone, Debug, Default)]
+pub struct LibsvmArgs {
+    /// LIBSVM: feature indices count from 0, as scikit-learn's
+    /// dump_svmlight_file writes by default. Default: detected, a file (or
+    /// set of shards) with an index 0 is zero-based, else one-based;
+    /// predict and eval read as the model's training data did.
+    #[arg(long, conflicts_with = "one_based")]
+    pub zero_based: bool,
+
+    /// LIBSVM: feature indices count from 1 (the LIBSVM standard); an index
+    /// 0 is then an error naming its line.
+    #[arg(long)]
+    pub one_based: bool,
+}
+
+impl LibsvmArgs {
+    /// The base asked for; `None` detects it.
+    pub fn index_base(&self) -> Option<IndexBase> {
+        if self.zero_based {
+            Some(IndexBase::Zero)
+        } else if self.one_based {
+            Some(IndexBase::One)
+        } else {
+            None
+        }
+    }
 }
 
 /// How to read CSV text.
@@ -193,6 +230,7 @@ impl DataArgs {
     pub fn load_options(&self, positive: Option<String>) -> LoadOptions {
         LoadOptions {
             labels: self.labels.clone(),
+            index_base: self.libsvm.index_base(),
             ..self
                 .csv
                 .load_options(self.format.map(Format::from), positive)
@@ -202,8 +240,12 @@ impl DataArgs {
 
 impl TextDataArgs {
     pub fn load_options(&self, positive: Option<String>) -> LoadOptions {
-        self.csv
-            .load_options(self.format.map(Format::from), positive)
+        LoadOptions {
+            index_base: self.libsvm.index_base(),
+            ..self
+                .csv
+                .load_options(self.format.map(Format::from), positive)
+        }
     }
 }
 
@@ -224,13 +266,26 @@ impl CsvArgs {
             unlabeled: false,
             label_column_from: None,
             labels: None,
+            index_base: None,
+            index_base_from: None,
         }
     }
 }
 
-/// Warns when CSV options were given (by the user, not taken from a model)
-/// for data read in another format, where they do nothing.
+/// Warns when CSV options (or LIBSVM's) were given (by the user, not taken
+/// from a model) for data read in another format, where they do nothing.
 pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
+    if format != Format::Libsvm
+        && opts.index_base_from.is_none()
+        && let Some(base) = opts.index_base
+    {
+        eprintln!(
+            "perceptron: warning: --{} is ignored: {} is {} data, and it applies only to LIBSVM",
+            base.words(),
+            crate::data::source::name(data).display(),
+            format.name(),
+        );
+    }
     if format == Format::Csv {
         return;
     }

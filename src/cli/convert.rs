@@ -10,8 +10,9 @@ use serde::Serialize;
 use super::args::{DataArgs, LayoutArg, PrecisionArg};
 use crate::data::binary::Layout;
 use crate::data::exact::{self, Exact};
-use crate::data::write::{OutputFormat, with_layout, write_raw};
+use crate::data::write::{OutputFormat, with_layout, write_raw_based};
 use crate::data::{self, Features};
+use crate::data::{IndexBase, LoadOptions};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 
@@ -33,7 +34,9 @@ Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
 /// Convert a data file to the binary .pbin format, CSV or LIBSVM.
 ///
 /// Reads CSV or LIBSVM (optionally .gz) or binary; writes binary (.pbin),
-/// CSV (.csv) or LIBSVM (.svm, .libsvm), by OUT's extension. The label values are kept as they are (no -1/+1 mapping), so any label
+/// CSV (.csv) or LIBSVM (.svm, .libsvm), by OUT's extension; LIBSVM output
+/// counts features from 1 (the standard), or from 0 with --zero-based. The
+/// label values are kept as they are (no -1/+1 mapping), so any label
 /// column converts. CSV input becomes a dense binary file, LIBSVM input a
 /// sparse (CSR) one, unless --layout says otherwise. No value changes
 /// unless a --precision is asked for: f32 is kept where every value is
@@ -87,6 +90,8 @@ pub struct ConvertReport {
     pub input_format: crate::data::Format,
     pub output: String,
     pub output_format: OutputFormat,
+    /// LIBSVM output: `one` (the standard) or `zero` (asked for).
+    pub index_base: Option<IndexBase>,
     pub layout: Layout,
     pub precision: Precision,
     /// Why the precision: asked for, or the first value that needs f64 when
@@ -143,7 +148,11 @@ fn write_in<F: Real>(
     precision_reason: String,
 ) -> Result<i32> {
     let to_stdout = crate::output::is_stdout(&args.output);
-    let opts = args.data_args.load_options(None);
+    let opts = LoadOptions {
+        // Also how LIBSVM output counts: not ignored for other input.
+        index_base: None,
+        ..args.data_args.load_options(None)
+    };
     super::args::warn_csv_options(&opts, raw.format, &args.input);
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format;
@@ -163,8 +172,26 @@ fn write_in<F: Real>(
         None => raw,
     };
     let format = OutputFormat::of_output(&args.output, raw.features.is_sparse())?;
+    // LIBSVM is written one-based, the standard, unless asked.
+    let base = args.data_args.libsvm.index_base().unwrap_or(IndexBase::One);
+    if format == OutputFormat::Libsvm
+        && let Some(info) = raw.libsvm.as_ref().filter(|i| i.base != base)
+    {
+        eprintln!(
+            "perceptron: note: {} is read {}; {} counts features {} (pass --{} to keep the \
+             input's)",
+            data::source::name(&args.input).display(),
+            info.describe(),
+            crate::output::shown(&args.output),
+            match base {
+                IndexBase::One => "from 1, the LIBSVM standard",
+                IndexBase::Zero => "from 0",
+            },
+            info.base.words()
+        );
+    }
     let t1 = Instant::now();
-    let bytes = write_raw(&args.output, &raw, format)?;
+    let bytes = write_raw_based(&args.output, &raw, format, base)?;
     let write_seconds = t1.elapsed().as_secs_f64();
     let stored_values = match &raw.features {
         Features::Dense(m) => m.values.len(),
@@ -175,6 +202,7 @@ fn write_in<F: Real>(
         input_format,
         output: crate::output::shown(&args.output),
         output_format: format,
+        index_base: (format == OutputFormat::Libsvm).then_some(base),
         layout: Layout::of(&raw.features),
         precision: F::PRECISION,
         precision_reason,
@@ -191,10 +219,15 @@ fn write_in<F: Real>(
         serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?
     } else {
         format!(
-            "wrote {}: {} ({}{} values: {}), {} rows x {} features, {} stored values, {} \
+            "wrote {}: {}{} ({}{} values: {}), {} rows x {} features, {} stored values, {} \
              label values, {}; read in {:.3} s, written in {:.3} s",
             report.output,
             format.name(),
+            if report.index_base == Some(IndexBase::Zero) {
+                " zero-based"
+            } else {
+                ""
+            },
             if format == OutputFormat::Binary {
                 format!("{}, ", report.layout.name())
             } else {

@@ -43,6 +43,7 @@ pub fn remedy(r: Remedy) -> String {
         Remedy::Delimiter(d) => format!("pass --delimiter {}", delimiter_words(d)),
         Remedy::Header => "pass --header".to_owned(),
         Remedy::LabelColumn(c) => format!("pass --label-column {c}"),
+        Remedy::ZeroBased => "pass --zero-based".to_owned(),
     }
 }
 
@@ -319,6 +320,11 @@ mod tests {
                 Remedy::Header,
                 "say that the file has a header",
                 "pass --header",
+            ),
+            (
+                Remedy::ZeroBased,
+                "read its indices as zero-based",
+                "pass --zero-based",
             ),
         ] {
             let hint = Hint {

@@ -87,6 +87,11 @@ pub struct InfoReport {
     pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
+    /// LIBSVM: how feature indices were counted (`zero` or `one`).
+    pub index_base: Option<crate::data::IndexBase>,
+    /// LIBSVM: why, in words (`zero-based: index 0 appears on line 3 of
+    /// a.svm`).
+    pub index_base_why: Option<String>,
     pub rows: usize,
     /// Feature columns (the bias excluded). For LIBSVM, the largest index.
     pub features: usize,
@@ -224,6 +229,8 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
         data: path.display().to_string(),
         format: raw.format,
         header_line: raw.csv.as_ref().and_then(|c| c.header_line),
+        index_base: raw.libsvm.as_ref().map(|l| l.base),
+        index_base_why: raw.libsvm.as_ref().map(crate::data::LibsvmInfo::describe),
         rows,
         features: cols,
         nonzeros,
@@ -278,6 +285,7 @@ pub fn render(r: &InfoReport) -> String {
             super::train::report::header_note(r.header_line)
         ),
     );
+    super::train::report::indices_line(&mut s, r.index_base_why.as_deref());
     line(
         &mut s,
         "shape",

@@ -105,7 +105,10 @@ pub fn run(args: &PredictArgs) -> Result<i32> {
 /// (`--label-column`, `--unlabeled`, another `--format`), a CSV file's label
 /// is read from the column the model's training data had it in. A model
 /// trained with the label last, by name or number, would otherwise read
-/// the wrong column, silently.
+/// the wrong column, silently. Likewise LIBSVM indices count as the
+/// training data's did (unless `--zero-based` or `--one-based`): detected
+/// again, a zero-based file that happens to hold no index 0 would be read
+/// one-based, every feature shifted by one.
 fn options_for_model(
     opts: &LoadOptions,
     training: &TrainingInfo,
@@ -126,6 +129,15 @@ fn options_for_model(
     {
         opts.label_column = Some(column);
         opts.label_column_from = Some(model_path.to_path_buf());
+    }
+    if opts.index_base.is_none()
+        && let Some(base) = training
+            .data_layout
+            .as_ref()
+            .and_then(DataLayout::libsvm_base)
+    {
+        opts.index_base = Some(base);
+        opts.index_base_from = Some(model_path.to_path_buf());
     }
     opts
 }

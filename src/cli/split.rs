@@ -6,8 +6,9 @@ use clap::Args;
 use serde::Serialize;
 
 use super::args::{DataArgs, PrecisionArg};
+use crate::data::IndexBase;
 use crate::data::exact::{self, Exact};
-use crate::data::write::{OutputFormat, write_raw};
+use crate::data::write::{OutputFormat, write_raw_based};
 use crate::data::{self, Format, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
@@ -125,6 +126,7 @@ fn subset<F: Real>(raw: &RawData<F>, rows: &[usize]) -> RawData<F> {
         table: raw.table.clone(),
         format: raw.format,
         csv: raw.csv.clone(),
+        libsvm: raw.libsvm.clone(),
     }
 }
 
@@ -205,8 +207,21 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
                 return Ok(bytes);
             }
         }
-        write_raw(path, &subset(&raw, rows), format)
+        // Text LIBSVM counts as the input did (the halves are its rows).
+        let base = raw.libsvm.as_ref().map_or(IndexBase::One, |l| l.base);
+        write_raw_based(path, &subset(&raw, rows), format, base)
     };
+    if let Some(info) = raw.libsvm.as_ref().filter(|l| l.base == IndexBase::Zero)
+        && (train_format == OutputFormat::Libsvm || test_format == OutputFormat::Libsvm)
+    {
+        // A half may lack the index 0 that told the whole apart.
+        eprintln!(
+            "perceptron: note: {} is read {}; its LIBSVM halves count from 0 too: read \
+             them with --zero-based (a half may hold no index 0 to tell)",
+            data::source::name(&args.data).display(),
+            info.describe()
+        );
+    }
     // Both parts or neither: an old test part beside a new training part
     // could share rows.
     let batch = crate::output::Batch::begin();

@@ -95,6 +95,7 @@ pub fn to_f32(raw: RawData<f64>) -> RawData<f32> {
         table: raw.table,
         format: raw.format,
         csv: raw.csv,
+        libsvm: raw.libsvm,
     }
 }
 

@@ -55,8 +55,8 @@ pub use facts::RowFacts;
 pub use labels::{ClassLabel, LabelMap, LabelTable};
 pub use lines::MAX_LINE_BYTES;
 pub use matrix::{CsrMatrix, DenseMatrix, Features, MAX_FEATURE_INDEX, Row};
-pub use options::{Format, HeaderMode, LabelColumn, LoadOptions, NO_LABEL};
-pub use raw::{CsvInfo, RawData};
+pub use options::{Format, HeaderMode, IndexBase, LabelColumn, LoadOptions, NO_LABEL};
+pub use raw::{BaseWhy, CsvInfo, LibsvmInfo, RawData};
 pub use scaling::{ScaleKind, Scaling};
 pub use storage::Storage;
 
@@ -88,7 +88,14 @@ pub fn load_raw<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> 
             csv::refuse_pandas_index(&raw, path)?;
             Ok(raw)
         }
-        Format::Libsvm => libsvm::parse_text(text, path, opts.unlabeled, size_hint, reading),
+        Format::Libsvm => libsvm::parse_text(
+            text,
+            path,
+            opts.unlabeled,
+            libsvm::Indexing::of(opts),
+            size_hint,
+            reading,
+        ),
         Format::Binary if input.gzip => Err(Error::data(
             path,
             "gzip-compressed binary (.pbin) files are not supported; decompress it \

@@ -74,6 +74,37 @@ impl std::str::FromStr for LabelColumn {
     }
 }
 
+/// How a LIBSVM file counts its feature indices: from 1 (the LIBSVM
+/// standard) or from 0 (scikit-learn's `dump_svmlight_file` writes this by
+/// default). Either way the first feature is column 0 of the matrix, so the
+/// base only says how a file names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexBase {
+    /// Index 0 is the first feature.
+    Zero,
+    /// Index 1 is the first feature.
+    One,
+}
+
+impl IndexBase {
+    /// `zero-based` or `one-based`.
+    pub fn words(self) -> &'static str {
+        match self {
+            IndexBase::Zero => "zero-based",
+            IndexBase::One => "one-based",
+        }
+    }
+
+    /// The index of the first feature.
+    pub fn first(self) -> u64 {
+        match self {
+            IndexBase::Zero => 0,
+            IndexBase::One => 1,
+        }
+    }
+}
+
 /// Whether a CSV file starts with a header line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HeaderMode {
@@ -112,6 +143,15 @@ pub struct LoadOptions {
     /// `.npy` data: the labels, one per row, in this second `.npy` file
     /// (else in a column of the array).
     pub labels: Option<PathBuf>,
+    /// LIBSVM: how feature indices count; `None` detects it as
+    /// scikit-learn's `zero_based="auto"` does: a file (or a set of
+    /// shards) with an index 0 is zero-based, else one-based. A stream,
+    /// read one example at a time, cannot look ahead: it is then one-based,
+    /// and an index 0 is refused.
+    pub index_base: Option<IndexBase>,
+    /// The model file `index_base` was taken from, when it was not given by
+    /// the user, so that an index the base refuses is explained.
+    pub index_base_from: Option<PathBuf>,
 }
 
 /// The one class of every row read with [`LoadOptions::unlabeled`].

@@ -3,7 +3,9 @@
 
 use super::labels::LabelTable;
 use super::matrix::Features;
-use super::options::Format;
+use std::path::PathBuf;
+
+use super::options::{Format, IndexBase};
 
 /// What the CSV reader settled about a file's layout: for reports (the
 /// header line skipped) and for the model file (the label column).
@@ -44,6 +46,48 @@ impl CsvInfo {
     }
 }
 
+/// How the LIBSVM reader counted a file's feature indices, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LibsvmInfo {
+    pub base: IndexBase,
+    pub why: BaseWhy,
+}
+
+/// Why a LIBSVM file was read with its [`IndexBase`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BaseWhy {
+    /// The user asked for it.
+    Asked,
+    /// It is the base of the model's training data (this model file).
+    Model(PathBuf),
+    /// Detected: index 0 appears on this line of this file.
+    ZeroAt { path: PathBuf, line: u64 },
+    /// Detected: no index 0 anywhere, so the LIBSVM standard.
+    NoZero,
+    /// A stream, read one example at a time, is not searched ahead for an
+    /// index 0: the LIBSVM standard unless asked.
+    Stream,
+}
+
+impl LibsvmInfo {
+    /// The base and why, for reports: `zero-based: index 0 appears on line
+    /// 3 of a.svm`.
+    pub fn describe(&self) -> String {
+        let why = match &self.why {
+            BaseWhy::Asked => "as asked".to_owned(),
+            BaseWhy::Model(m) => format!("as the training data of {}", m.display()),
+            BaseWhy::ZeroAt { path, line } => {
+                format!("index 0 appears on line {line} of {}", path.display())
+            }
+            BaseWhy::NoZero => "no index 0 appears (the LIBSVM standard)".to_owned(),
+            BaseWhy::Stream => {
+                "the LIBSVM standard (a stream is not searched ahead for an index 0)".to_owned()
+            }
+        };
+        format!("{}: {why}", self.base.words())
+    }
+}
+
 /// A parsed file before its labels are mapped to -1/+1.
 #[derive(Clone, Debug)]
 pub struct RawData<F> {
@@ -54,6 +98,9 @@ pub struct RawData<F> {
     pub format: Format,
     /// The layout of a CSV file; `None` for the other formats.
     pub csv: Option<CsvInfo>,
+    /// How a LIBSVM file's indices were counted; `None` for the other
+    /// formats.
+    pub libsvm: Option<LibsvmInfo>,
 }
 
 /// Everything a reading gives, for tests that compare two readings: the
@@ -63,12 +110,13 @@ pub struct RawData<F> {
 pub(crate) fn summary<F: std::fmt::Debug>(r: &crate::error::Result<RawData<F>>) -> String {
     match r {
         Ok(raw) => format!(
-            "{:?} {:?} {:?} {:?} {:?}",
+            "{:?} {:?} {:?} {:?} {:?} {:?}",
             raw.features,
             raw.class_ids,
             raw.table.classes(),
             raw.format,
-            raw.csv
+            raw.csv,
+            raw.libsvm
         ),
         Err(e) => format!("error: {e}"),
     }

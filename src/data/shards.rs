@@ -16,8 +16,8 @@ use crate::float::Real;
 
 use super::labels::LabelTable;
 use super::matrix::{CsrMatrix, DenseMatrix, Features};
-use super::options::LoadOptions;
-use super::raw::RawData;
+use super::options::{IndexBase, LoadOptions};
+use super::raw::{BaseWhy, LibsvmInfo, RawData};
 
 /// The paths DATA stands for: each argument as given, except that one
 /// holding `*`, `?` or `[` that names no existing file is a pattern,
@@ -62,12 +62,65 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 /// Reads every file of `paths` and joins their rows, in order.
+///
+/// LIBSVM shards are one dataset, so they are read with one index base:
+/// when it is detected, an index 0 in any of them makes them all
+/// zero-based (the ones read one-based are read again), as one file holding
+/// all their rows would be.
 pub fn load_raw_all<F: Real>(paths: &[PathBuf], opts: &LoadOptions) -> Result<RawData<F>> {
     let mut pieces = Vec::with_capacity(paths.len());
     for p in paths {
         pieces.push((p.clone(), super::load_raw::<F>(p, opts)?));
     }
+    let zero_based = pieces
+        .iter()
+        .any(|(_, r)| r.libsvm.as_ref().is_some_and(|i| i.base == IndexBase::Zero));
+    if opts.index_base.is_none() && zero_based {
+        let zero = LoadOptions {
+            index_base: Some(IndexBase::Zero),
+            ..opts.clone()
+        };
+        for (p, r) in &mut pieces {
+            if r.libsvm.as_ref().is_some_and(|i| i.base == IndexBase::One) {
+                *r = super::load_raw::<F>(p, &zero)?;
+            }
+        }
+    }
     concat(pieces)
+}
+
+/// How the LIBSVM pieces were read: one base for all (else an error naming
+/// two files that differ), and why (the first index 0 when one was
+/// detected).
+fn joined_base<F>(all: &[(PathBuf, RawData<F>)]) -> Result<Option<LibsvmInfo>> {
+    let mut read = all
+        .iter()
+        .filter_map(|(p, r)| r.libsvm.as_ref().map(|i| (p, i)));
+    let Some((first_path, first)) = read.next() else {
+        return Ok(None);
+    };
+    let mut why = first.why.clone();
+    for (p, i) in read {
+        if i.base != first.base {
+            return Err(Error::data(
+                p,
+                format!(
+                    "was read {} but {} was read {}; the shards of one dataset must count \
+                     their feature indices alike (pass --zero-based or --one-based)",
+                    i.base.words(),
+                    first_path.display(),
+                    first.base.words()
+                ),
+            ));
+        }
+        if !matches!(why, BaseWhy::ZeroAt { .. }) && matches!(i.why, BaseWhy::ZeroAt { .. }) {
+            why = i.why.clone();
+        }
+    }
+    Ok(Some(LibsvmInfo {
+        base: first.base,
+        why,
+    }))
 }
 
 /// How a list of shards is named in reports: the one path, or the first
@@ -113,6 +166,7 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
     let mut class_ids = Vec::new();
     let all: Vec<(PathBuf, RawData<F>)> =
         std::iter::once((first_path, first)).chain(rest).collect();
+    let libsvm = joined_base(&all)?;
     let rows: usize = all.iter().map(|(_, r)| r.features.rows()).sum();
     let nnz: usize = all.iter().map(|(_, r)| stored(&r.features)).sum();
     let too_big = |p: &Path, what: &str, s: crate::memory::Shortfall| {
@@ -175,6 +229,7 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
         table,
         format: first.format,
         csv: all.iter().find_map(|(_, r)| r.csv.clone()),
+        libsvm,
     })
 }
 

@@ -11,7 +11,8 @@
 //! CSV keeps its layout (the header, the label column and the delimiter),
 //! so that a model of the original reads it as it reads the original;
 //! other CSV output has no header and the label first. LIBSVM output lists
-//! the stored entries with 1-based indices. LIBSVM files do not record the number of features,
+//! the stored entries with 1-based indices (the LIBSVM standard), or
+//! 0-based when asked. LIBSVM files do not record the number of features,
 //! so a reader sees as many as the largest index present.
 
 use std::io;
@@ -23,6 +24,7 @@ use crate::output::{write_atomic, write_atomic_seekable};
 
 use super::lines::MAX_LINE_BYTES;
 use super::matrix::{CsrMatrix, DenseMatrix, Features};
+use super::options::IndexBase;
 use super::raw::RawData;
 use super::{binary, csv, libsvm};
 
@@ -135,8 +137,19 @@ pub fn check_line(path: &Path, row: u64, len: usize) -> Result<()> {
 }
 
 /// Writes `raw` to `path` atomically in `format`; returns the bytes written.
-/// Binary output keeps the features' layout and precision.
+/// Binary output keeps the features' layout and precision; LIBSVM output
+/// is one-based.
 pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -> Result<u64> {
+    write_raw_based(path, raw, format, IndexBase::One)
+}
+
+/// [`write_raw`], LIBSVM indices counted from `base`.
+pub fn write_raw_based<F: Real>(
+    path: &Path,
+    raw: &RawData<F>,
+    format: OutputFormat,
+    base: IndexBase,
+) -> Result<u64> {
     let mut written = 0u64;
     match format {
         OutputFormat::Binary => {
@@ -207,7 +220,7 @@ pub fn write_raw<F: Real>(path: &Path, raw: &RawData<F>, format: OutputFormat) -
                     } else if csv {
                         csv::csv_line_in(&mut line, label, row, cols, label_at, delimiter)
                     } else {
-                        libsvm::libsvm_line(&mut line, label, row)
+                        libsvm::libsvm_line_based(&mut line, label, row, base)
                     };
                     if let Err(e) = check_line(path, i as u64 + 1, len) {
                         failure = Some(e);

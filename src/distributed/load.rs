@@ -19,7 +19,9 @@ use crate::data::matrix::{CsrMatrix, DenseMatrix, Features};
 use crate::data::message::quote;
 use crate::data::part::{self, CsvStart};
 use crate::data::shards::{self, Shape};
-use crate::data::{CsvInfo, Dataset, Format, LoadOptions, RawData, format, source};
+use crate::data::{
+    BaseWhy, CsvInfo, Dataset, Format, IndexBase, LibsvmInfo, LoadOptions, RawData, format, source,
+};
 use crate::error::{Error, Result};
 use crate::float::Real;
 
@@ -35,6 +37,9 @@ pub struct Block<F> {
     pub data: Dataset<F>,
     /// The layout of the first CSV file, if any (for the model file).
     pub csv: Option<CsvInfo>,
+    /// How the LIBSVM files counted their indices, if any (for the report
+    /// and the model file).
+    pub libsvm: Option<LibsvmInfo>,
     pub whole: Whole,
 }
 
@@ -201,7 +206,7 @@ pub fn load<F: Real>(
     let lines_before = exclusive_sums(t, &newlines);
 
     // This rank's rows of each file.
-    let read = |f: usize, piece: &Piece| -> Result<(RawData<F>, Vec<u64>)> {
+    let read = |f: usize, piece: &Piece, opts: &LoadOptions| -> Result<(RawData<F>, Vec<u64>)> {
         let info = &infos[f];
         Ok(match *piece {
             Piece::Rows(lo, hi) => {
@@ -225,13 +230,74 @@ pub fn load<F: Real>(
             ),
         })
     };
-    let parts: Vec<(usize, RawData<F>, Vec<u64>)> = agree(
+    let mut parts: Vec<(usize, RawData<F>, Vec<u64>)> = agree(
         t,
         cuts.iter()
-            .map(|(f, piece, _)| read(*f, piece).map(|(r, c)| (*f, r, c)))
+            .map(|(f, piece, _)| read(*f, piece, opts).map(|(r, c)| (*f, r, c)))
             .collect(),
         describe,
     )?;
+
+    // LIBSVM files are one dataset with one index base: when it is
+    // detected, the first index 0 of any rank makes every part zero-based
+    // (parts read one-based are read again), as in a single process.
+    let mut zero = [u64::MAX];
+    for (f, raw, _) in &parts {
+        if let Some(BaseWhy::ZeroAt { .. }) = raw.libsvm.as_ref().map(|l| &l.why) {
+            zero[0] = zero[0].min(*f as u64);
+        }
+    }
+    t.all_reduce(Reduce::Min, &mut zero);
+    let mut line = [u64::MAX];
+    for (f, raw, _) in &parts {
+        if let Some(BaseWhy::ZeroAt { line: l, .. }) = raw.libsvm.as_ref().map(|l| &l.why)
+            && *f as u64 == zero[0]
+        {
+            line[0] = line[0].min(*l);
+        }
+    }
+    t.all_reduce(Reduce::Min, &mut line);
+    let libsvm = infos.iter().any(|i| i.format == Format::Libsvm).then(|| {
+        match (opts.index_base, infos.get(zero[0] as usize)) {
+            (Some(base), _) => LibsvmInfo {
+                base,
+                why: opts
+                    .index_base_from
+                    .clone()
+                    .map_or(BaseWhy::Asked, BaseWhy::Model),
+            },
+            (None, Some(info)) => LibsvmInfo {
+                base: IndexBase::Zero,
+                why: BaseWhy::ZeroAt {
+                    path: info.path.clone(),
+                    line: line[0],
+                },
+            },
+            (None, None) => LibsvmInfo {
+                base: IndexBase::One,
+                why: BaseWhy::NoZero,
+            },
+        }
+    });
+    if let Some(settled) = &libsvm {
+        let zero_opts = LoadOptions {
+            index_base: Some(IndexBase::Zero),
+            ..opts.clone()
+        };
+        let again: Result<()> = (|| {
+            for ((f, raw, _), (_, piece, _)) in parts.iter_mut().zip(&cuts) {
+                let Some(read_as) = raw.libsvm.as_ref().map(|l| l.base) else {
+                    continue;
+                };
+                if read_as != settled.base {
+                    *raw = read(*f, piece, &zero_opts)?.0;
+                }
+                raw.libsvm = Some(settled.clone());
+            }
+            Ok(())
+        })();
+        agree(t, again, describe)?;
+    }
 
     // The rules about whole files: rows in each, and every class of a
     // `.pbin` table used.
@@ -302,6 +368,7 @@ pub fn load<F: Real>(
     Ok(Block {
         data,
         csv: first_csv,
+        libsvm,
         whole,
     })
 }
@@ -394,6 +461,7 @@ fn join<F: Real>(
         table: LabelTable::default(),
         format: infos.first().map_or(Format::Csv, |i| i.format),
         csv: None,
+        libsvm: None,
     })
 }
 

@@ -297,3 +297,47 @@ fn options_that_need_one_process_are_refused_with_a_typed_error() {
     ));
     assert!(check(TrainParams::default(), Mode::Mix).is_ok());
 }
+
+/// Zero-based LIBSVM across ranks: an index 0 in one rank's part makes
+/// every part zero-based (a rank whose part has none reads it again), and
+/// every rank says where it is, as a single process reading all the rows.
+#[test]
+fn ranks_settle_one_index_base() {
+    let dir = tempfile::tempdir().unwrap();
+    // Index 0 only near the end of the second file: most ranks see none.
+    let mut a = String::new();
+    for i in 0..300 {
+        a.push_str(&format!("{} 1:{i} 3:1\n", i % 2));
+    }
+    let mut b = a.clone();
+    b.push_str("1 0:5 2:1\n");
+    let paths = vec![dir.path().join("a.svm"), dir.path().join("b.svm")];
+    std::fs::write(&paths[0], &a).unwrap();
+    std::fs::write(&paths[1], &b).unwrap();
+    for opts in [
+        LoadOptions::default(),
+        LoadOptions {
+            index_base: Some(data::IndexBase::Zero),
+            ..LoadOptions::default()
+        },
+    ] {
+        let raw = data::shards::load_raw_all::<f32>(&paths, &opts).unwrap();
+        let info = raw.libsvm.clone().unwrap();
+        assert_eq!(info.base, data::IndexBase::Zero);
+        let want = Dataset::from_raw(raw, &paths[0], None).unwrap();
+        assert_eq!(want.cols(), 4);
+        for k in 1..=4 {
+            let got = blocks::<f32>(&paths, k, &opts, false);
+            assert_whole(&got, &want);
+            assert!(got.iter().all(|b| b.libsvm.as_ref() == Some(&info)), "{k}");
+        }
+    }
+    let one = LoadOptions {
+        index_base: Some(data::IndexBase::One),
+        ..LoadOptions::default()
+    };
+    let e = run_ranks(3, |t| {
+        load::load::<f32>(t, &paths, &one, false, &plainly).err()
+    });
+    assert!(e.iter().all(|e| e.is_some()));
+}

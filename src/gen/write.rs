@@ -69,6 +69,7 @@ impl Generator {
                 table,
                 format: Format::Binary,
                 csv: None,
+                libsvm: None,
             },
             labels,
             redraws,

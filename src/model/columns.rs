@@ -132,6 +132,7 @@ mod tests {
             header: Some(names.is_some()),
             delimiter: Some(",".into()),
             feature_names: names.map(|n| n.iter().map(|s| s.to_string()).collect()),
+            index_base: None,
         });
         let labels = LabelMap {
             positive: "1".into(),
@@ -161,6 +162,7 @@ mod tests {
                 columns: cols + 1,
                 names: if names.is_empty() { vec![] } else { all },
             }),
+            libsvm: None,
         }
     }
 

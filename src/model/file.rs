@@ -296,7 +296,7 @@ fn build<F: Real>(path: &Path, file: ModelFile) -> Result<Model<F>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{CsvInfo, Format, LabelColumn};
+    use crate::data::{BaseWhy, CsvInfo, Format, IndexBase, LabelColumn, LibsvmInfo};
     use crate::model::{ColumnRef, DataLayout};
 
     fn sample<F: Real>(weights: Vec<F>, bias: F) -> Model<F> {
@@ -341,6 +341,7 @@ mod tests {
                     header: Some(true),
                     delimiter: Some(";".into()),
                     feature_names: None,
+                    index_base: None,
                 }),
                 distributed: None,
                 class_weights: None,
@@ -446,7 +447,7 @@ mod tests {
             columns: 4,
             names: vec![],
         };
-        let l = DataLayout::of(Format::Csv, Some(&info), None);
+        let l = DataLayout::of(Format::Csv, Some(&info), None, None);
         assert_eq!(
             l,
             DataLayout {
@@ -455,6 +456,7 @@ mod tests {
                 header: Some(false),
                 delimiter: Some("tab".into()),
                 feature_names: None,
+                index_base: None,
             }
         );
         let named = LabelColumn::Name("y".into());
@@ -464,7 +466,7 @@ mod tests {
             names: vec!["a".into(), "b".into(), "c".into(), "y".into()],
             ..info
         };
-        let l = DataLayout::of(Format::Csv, Some(&info), Some(&named));
+        let l = DataLayout::of(Format::Csv, Some(&info), None, Some(&named));
         assert_eq!(
             (l.label_column, l.header),
             (Some(ColumnRef::Name("y".into())), Some(true))
@@ -473,11 +475,28 @@ mod tests {
             l.feature_names,
             Some(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()])
         );
-        let l = DataLayout::of(Format::Libsvm, None, Some(&named));
+        let zero = LibsvmInfo {
+            base: IndexBase::Zero,
+            why: BaseWhy::NoZero,
+        };
+        let l = DataLayout::of(Format::Libsvm, None, Some(&zero), Some(&named));
         assert_eq!(
-            (l.format, l.label_column, l.header, l.delimiter),
-            (Format::Libsvm, None, None, None)
+            (l.format, &l.label_column, l.header, &l.delimiter),
+            (Format::Libsvm, &None, None, &None)
         );
+        // The base is recorded, and read back; a LIBSVM layout written
+        // before it was recorded is one-based, the only base read then.
+        assert_eq!(l.index_base, Some(IndexBase::Zero));
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.contains(r#""index_base":"zero""#), "{json}");
+        let old: DataLayout = serde_json::from_str(r#"{"format":"libsvm"}"#).unwrap();
+        assert_eq!(
+            (old.index_base, old.libsvm_base()),
+            (None, Some(IndexBase::One))
+        );
+        assert_eq!(l.libsvm_base(), Some(IndexBase::Zero));
+        let csv = DataLayout::of(Format::Csv, Some(&info), None, None);
+        assert_eq!(csv.libsvm_base(), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{CsvInfo, Dataset, Format, LabelColumn};
+use crate::data::{CsvInfo, Dataset, Format, IndexBase, LabelColumn, LibsvmInfo};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::{Fit, RunDescription};
@@ -126,6 +126,12 @@ pub struct DataLayout {
     /// written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feature_names: Option<Vec<String>>,
+    /// LIBSVM: how the training data counted its feature indices (`zero`
+    /// or `one`), which `predict` and `eval` read LIBSVM data with unless
+    /// told otherwise. Absent in files written before it was recorded:
+    /// those were one-based, the only base then read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_base: Option<IndexBase>,
 }
 
 /// A CSV column by 1-based number or by header name; a number or a string in
@@ -142,7 +148,13 @@ impl DataLayout {
     /// (`csv`) and how the user named the label column (`given`): a name is
     /// kept as a name, so that data with its columns in another order still
     /// reads right.
-    pub fn of(format: Format, csv: Option<&CsvInfo>, given: Option<&LabelColumn>) -> Self {
+    pub fn of(
+        format: Format,
+        csv: Option<&CsvInfo>,
+        libsvm: Option<&LibsvmInfo>,
+        given: Option<&LabelColumn>,
+    ) -> Self {
+        let index_base = libsvm.map(|l| l.base);
         let Some(csv) = csv else {
             return DataLayout {
                 format,
@@ -150,6 +162,7 @@ impl DataLayout {
                 header: None,
                 delimiter: None,
                 feature_names: None,
+                index_base,
             };
         };
         let label_column = match (given, csv.label_column) {
@@ -167,6 +180,18 @@ impl DataLayout {
                 d => char::from(d).to_string(),
             }),
             feature_names: csv.feature_names(),
+            index_base,
+        }
+    }
+
+    /// The index base to read LIBSVM data for this model with: the
+    /// training data's; one-based for a LIBSVM model file that predates
+    /// the record; `None` (detect, as training does) when the model was
+    /// not trained on LIBSVM data.
+    pub fn libsvm_base(&self) -> Option<IndexBase> {
+        match self.format {
+            Format::Libsvm => Some(self.index_base.unwrap_or(IndexBase::One)),
+            _ => None,
         }
     }
 

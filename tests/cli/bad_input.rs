@@ -421,11 +421,15 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
-            name: "LIBSVM index 0",
-            args: &["train", "z.svm"],
+            name: "LIBSVM index 0 read one-based",
+            args: &["train", "--one-based", "z.svm"],
             make: vec![Text("z.svm", "+1 1:2\n-1 0:2 1:3\n")],
             code: 1,
-            stderr: &["z.svm:2:4: feature index 0 in \"0:2\": feature indices start at 1"],
+            stderr: &[
+                "z.svm:2:4: feature index 0 in \"0:2\": indices are read one-based, from 1 \
+                 (the LIBSVM standard) (if this file counts features from 0, as \
+                 scikit-learn's dump_svmlight_file writes by default, pass --zero-based)",
+            ],
         },
         Case {
             name: "LIBSVM non-increasing index",

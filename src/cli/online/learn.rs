@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::{LabelRule, OnlineArgs, OnlineReport, stream_path};
+use crate::data::LoadOptions;
 use crate::data::stream::{RowStream, StreamSource};
 use crate::error::{Error, Result};
 use crate::float::Real;
@@ -25,6 +26,8 @@ pub(super) struct Bound {
 pub(super) struct Run<'a, F> {
     pub(super) args: &'a OnlineArgs,
     pub(super) source: StreamSource<'a>,
+    /// How the stream is read (again by the second pass).
+    pub(super) opts: LoadOptions,
     pub(super) stream: RowStream<'a, F>,
     pub(super) learner: Learner<F>,
     pub(super) rule: LabelRule,
@@ -102,10 +105,9 @@ impl<F: Real> Run<'_, F> {
 
     /// Reads the file again and measures the final weights on every example.
     pub(super) fn second_pass(&mut self) -> Result<Option<Bound>> {
-        let opts = self.args.data_args.load_options(None);
         let mut stream = RowStream::<F>::open(
             self.source,
-            &opts,
+            &self.opts,
             self.args.max_features,
             Some(self.stop.clone()),
         )?;
@@ -227,6 +229,7 @@ impl<F: Real> Run<'_, F> {
             data_layout: Some(DataLayout::of(
                 self.stream.format(),
                 self.stream.csv_info().as_ref(),
+                self.stream.libsvm_info().as_ref(),
                 self.args.data_args.csv.label_column.as_ref(),
             )),
             class_weights: None,

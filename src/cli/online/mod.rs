@@ -266,13 +266,24 @@ fn run_in<F: Real>(
     init: Option<AnyModel>,
 ) -> Result<i32> {
     let tau = args.margin.as_ref().map_or(F::ZERO, |m| m.value::<F>());
+    let mut opts = args.data_args.load_options(None);
+    // LIBSVM indices count as the --init model's data did, unless told.
+    if let (None, Some(path), Some(base)) = (
+        opts.index_base,
+        &args.init,
+        init.as_ref()
+            .and_then(|m| m.training().data_layout.as_ref())
+            .and_then(|l| l.libsvm_base()),
+    ) {
+        opts.index_base = Some(base);
+        opts.index_base_from = Some(path.clone());
+    }
     let (learner, rule) = starting_point::<F>(args, init, tau)?;
     let init_features = learner.features();
     // Cannot truncate: max_features <= MAX_FEATURE_INDEX < 2^31.
     let max_features = usize::try_from(args.max_features).unwrap_or(usize::MAX);
     let learner = learner.with_max_features(max_features);
     let stop = super::interrupt::flag();
-    let opts = args.data_args.load_options(None);
     let stream = match RowStream::<F>::open(source, &opts, args.max_features, Some(stop.clone())) {
         Ok(s) => s,
         Err(_) if stop.load(Ordering::Relaxed) => {
@@ -285,6 +296,7 @@ fn run_in<F: Real>(
     let mut run = Run {
         args,
         source,
+        opts: opts.clone(),
         stream,
         learner,
         rule,

@@ -110,7 +110,12 @@ mod on_ranks {
         let paths = agree(t, checked_paths(args, &output), describe)?;
         let opts = args.data_args.load_options(args.positive.clone());
         let multiclass = args.multiclass.is_some();
-        let Block { data, csv, whole } = load::load::<F>(t, &paths, &opts, multiclass, describe)?;
+        let Block {
+            data,
+            csv,
+            libsvm,
+            whole,
+        } = load::load::<F>(t, &paths, &opts, multiclass, describe)?;
         let heads = params.heads(data.classes.len());
         let init = match &args.init {
             Some(p) => Some(agree(t, super::super::init_fingerprint(p), describe)?),
@@ -306,6 +311,7 @@ mod on_ranks {
                 &fit,
                 &data,
                 csv.as_ref(),
+                libsvm.as_ref(),
                 &whole,
                 &output,
                 report_extra,
@@ -455,12 +461,18 @@ mod on_ranks {
         fit: &Fit<F>,
         data: &Dataset<F>,
         csv: Option<&crate::data::CsvInfo>,
+        libsvm: Option<&crate::data::LibsvmInfo>,
         whole: &load::Whole,
         output: &Path,
         extra: DistributedReport,
         warnings: Vec<String>,
     ) -> Result<Option<TrainReport>> {
-        let layout = DataLayout::of(data.format, csv, args.data_args.csv.label_column.as_ref());
+        let layout = DataLayout::of(
+            data.format,
+            csv,
+            libsvm,
+            args.data_args.csv.label_column.as_ref(),
+        );
         let mut model = Model::from_fit(fit, run, data, Some(layout))?;
         model.training.rows = whole.rows;
         model.training.data = whole.source.clone();
@@ -476,6 +488,7 @@ mod on_ranks {
             model: &model,
             data,
             csv,
+            libsvm,
             output,
             requested: args.backend.resolve().0,
         };

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::args::default_model_path;
 use super::progress::TrainProgress;
-use crate::data::{self, CsvInfo, Dataset};
+use crate::data::{self, CsvInfo, Dataset, LibsvmInfo};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{DataLayout, Model};
@@ -116,9 +116,9 @@ fn with_drawn_seed(args: &TrainArgs) -> TrainArgs {
     args
 }
 
-/// The training data, and the layout of a CSV file (for the report and the
-/// model file).
-fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
+/// The training data, and the layout of a CSV file or the index base of
+/// LIBSVM data (for the report and the model file).
+fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Option<LibsvmInfo>)> {
     let opts = args.data_args.load_options(args.positive.clone());
     // No DATA: piped standard input, else the bundled demo.
     let given: Vec<PathBuf> = match args.data.as_slice() {
@@ -143,6 +143,7 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
     };
     super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
+    let libsvm = raw.libsvm.clone();
     let data = if args.multiclass.is_some() {
         Dataset::from_raw_classes(raw, &path)?
     } else {
@@ -154,7 +155,7 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>)> {
         1
     };
     crate::memory::check_weights_fit(&data.source, data.cols() + 1, classes)?;
-    Ok((data, csv))
+    Ok((data, csv, libsvm))
 }
 
 /// `resume`: the checkpoint resumed from and its text.
@@ -182,7 +183,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         inputs.extend(args.resume.as_deref());
         super::plot::prepare_dir(dir, &inputs)?;
     }
-    let (mut data, csv) = load::<F>(args)?;
+    let (mut data, csv, libsvm) = load::<F>(args)?;
     let reading_seconds = started.elapsed().as_secs_f64();
     let init = match &args.init {
         Some(p) => Some(init_fingerprint(p)?),
@@ -292,6 +293,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     let layout = DataLayout::of(
         data.format,
         csv.as_ref(),
+        libsvm.as_ref(),
         args.data_args.csv.label_column.as_ref(),
     );
     let model = Model::from_scaled_fit(&fit, &run, &data, Some(layout), scaling)?;
@@ -313,6 +315,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         model: &model,
         data: &data,
         csv: csv.as_ref(),
+        libsvm: libsvm.as_ref(),
         output: &output,
         requested: backend,
     };

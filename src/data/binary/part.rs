@@ -153,6 +153,7 @@ pub fn read_rows<F: Real>(path: &Path, lo: u64, hi: u64) -> Result<(RawData<F>, 
             table,
             format: Format::Binary,
             csv: None,
+            libsvm: None,
         },
         PartCounts { class_rows: counts },
     ))

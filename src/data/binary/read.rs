@@ -359,6 +359,7 @@ fn read_body<F: Real>(
         table,
         format: Format::Binary,
         csv: None,
+        libsvm: None,
     })
 }
 

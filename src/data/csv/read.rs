@@ -132,6 +132,7 @@ fn parse_body<F: Real>(
         table,
         format: Format::Csv,
         csv: Some(info),
+        libsvm: None,
     })
 }
 

@@ -3,14 +3,14 @@
 //!
 //! It takes a line only when it is sure to read it as [`super::Line`] does:
 //! a numeric label, `index:value` tokens with increasing indices within the
-//! format's limit and plain decimal values ([`parse_prefix`]), `qid:N` tokens,
+//! format's limit (index 0 only where the base allows it) and plain decimal values ([`parse_prefix`]), `qid:N` tokens,
 //! a comment after `#`. Anything else (a byte outside ASCII before the
 //! comment, a bad token, a line too long) gives the block up to the line
 //! reader, which reads the same values or says what is wrong.
 
 use crate::data::matrix::MAX_FEATURE_INDEX;
 use crate::data::number::{leading_digits, parse_prefix};
-use crate::data::options::NO_LABEL;
+use crate::data::options::{IndexBase, NO_LABEL};
 use crate::float::Real;
 
 use super::line::label_problem;
@@ -97,7 +97,10 @@ impl<F: Real> CsrRows<'_, F> {
             }
         };
         let class = self.intern_label(label, no)?;
-        let mut prev: u64 = 0;
+        let offset = self.indexing.offset();
+        // The smallest index the next token may have.
+        let mut next: u64 = 0;
+        let entries = self.indices.len();
         loop {
             while pos < line.len() && is_space(line[pos]) {
                 pos += 1;
@@ -143,23 +146,40 @@ impl<F: Real> CsrRows<'_, F> {
             if pos < line.len() && !is_space(line[pos]) && line[pos] != b'#' {
                 return None;
             }
-            if index == 0 || index > MAX_FEATURE_INDEX || index <= prev {
+            // Zero-based, the largest index is one less (the limit is on
+            // features).
+            if index > MAX_FEATURE_INDEX + offset - 1 || index < next {
                 return None;
+            }
+            if index == 0 {
+                match self.indexing.base {
+                    Some(IndexBase::Zero) => {}
+                    // Detecting: only the first is kept (the line is ASCII
+                    // up to here, so the byte is the column).
+                    None if self.zero_at.is_none() => self.zero_at = Some((no, digits as u64 + 1)),
+                    None => {}
+                    // Refused: the line reader says why.
+                    Some(IndexBase::One) => return None,
+                }
             }
             if crate::memory::reserve(&mut self.indices, 1).is_err()
                 || crate::memory::reserve(&mut self.values, 1).is_err()
             {
                 return None;
             }
-            // index <= MAX_FEATURE_INDEX < 2^31, so index - 1 fits in u32.
-            self.indices.push((index - 1) as u32);
+            // index - offset < MAX_FEATURE_INDEX < 2^31 fits in u32; index 0
+            // while detecting wraps to u32::MAX (see `Indexing`).
+            self.indices
+                .push((index as u32).wrapping_sub(offset as u32));
             self.values.push(value);
-            prev = index;
+            next = index + 1;
         }
         if self.row_ptr.try_reserve(1).is_err() || self.class_ids.try_reserve(1).is_err() {
             return None;
         }
-        self.max_index = self.max_index.max(prev);
+        if self.indices.len() > entries {
+            self.max_index = self.max_index.max(next - offset);
+        }
         self.row_ptr.push(self.indices.len());
         self.class_ids.push(class);
         Some(())

@@ -5,6 +5,7 @@ use std::path::Path;
 use crate::data::matrix::MAX_FEATURE_INDEX;
 use crate::data::message::{column_at, quote};
 use crate::data::number::parse_value;
+use crate::data::options::{IndexBase, LoadOptions};
 use crate::error::{Error, Hint, Remedy, Result};
 use crate::float::Real;
 
@@ -29,6 +30,47 @@ pub(crate) const FORMAT_LIMIT: IndexLimit<'static> = IndexLimit {
     max: MAX_FEATURE_INDEX,
     why: "",
 };
+
+/// How a reader counts feature indices (see [`IndexBase`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Indexing<'a> {
+    /// `None` detects the base: an index 0 is read (and reported, see
+    /// [`Line::parse_features`]) and stored as `u32::MAX`, which the caller
+    /// turns into 0 when it settles that the file is zero-based.
+    pub base: Option<IndexBase>,
+    /// The model file the base was taken from, to explain a refusal.
+    pub from: Option<&'a Path>,
+}
+
+impl<'a> Indexing<'a> {
+    /// The indexing `opts` ask for.
+    pub(crate) fn of(opts: &'a LoadOptions) -> Self {
+        Indexing {
+            base: opts.index_base,
+            from: opts.index_base_from.as_deref(),
+        }
+    }
+
+    /// What is subtracted from an index as written to give its column: 1
+    /// unless the base is zero.
+    pub(crate) fn offset(self) -> u64 {
+        match self.base {
+            Some(IndexBase::Zero) => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// What [`Line::parse_features`] read besides the values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Read {
+    /// Features the row needs: its largest column + 1 (0 for none). A row
+    /// holding only index 0 when the base is detected counts 0; the caller
+    /// adds one to the file's count once the file is known zero-based.
+    pub count: u64,
+    /// The 1-based column of an index 0, when the base is being detected.
+    pub zero_at: Option<u64>,
+}
 
 /// A data line whose label has been checked; its features are read by
 /// [`Line::parse_features`]. Shared by the batch parser and the row stream
@@ -96,17 +138,20 @@ impl<'a> Line<'a> {
         Error::parse(self.path, self.no, Some(column_at(self.line, byte)), msg)
     }
 
-    /// Appends the features to `indices` (0-based) and `values`, checking
-    /// every token; returns the largest 1-based index (0 for none). On an
-    /// error the vectors may hold part of the row.
+    /// Appends the features to `indices` (their columns, see [`Indexing`])
+    /// and `values`, checking every token. On an error the vectors may hold
+    /// part of the row.
     pub(crate) fn parse_features<F: Real>(
         &self,
         limit: IndexLimit<'_>,
+        indexing: Indexing<'_>,
         indices: &mut Vec<u32>,
         values: &mut Vec<F>,
-    ) -> Result<u64> {
+    ) -> Result<Read> {
         let err = |byte: usize, msg: String| self.err(byte, msg);
-        let mut prev: u64 = 0;
+        let offset = indexing.offset();
+        let mut prev: Option<u64> = None;
+        let mut zero_at = None;
         for (at, tok) in tokens(self.data).skip(self.first_feature) {
             // A byte search: `:` is ASCII, and the tokens are short.
             let Some(colon) = tok.bytes().position(|b| b == b':') else {
@@ -153,7 +198,7 @@ impl<'a> Line<'a> {
                 return Err(err(
                     at,
                     format!(
-                        "expected a feature index (a positive integer) in {}, found {}",
+                        "expected a feature index (a non-negative integer) in {}, found {}",
                         quote(tok),
                         quote(name)
                     ),
@@ -162,42 +207,50 @@ impl<'a> Line<'a> {
             // All digits: only overflow can fail, and that is over the limit too.
             let index = name.parse::<u64>().unwrap_or(u64::MAX);
             if index == 0 {
-                return Err(err(
-                    at,
-                    format!(
-                        "feature index 0 in {}: feature indices start at 1",
-                        quote(tok)
-                    ),
-                ));
+                match indexing.base {
+                    Some(IndexBase::Zero) => {}
+                    None => zero_at = Some(column_at(self.line, at)),
+                    Some(IndexBase::One) => return Err(self.zero_refused(at, tok, indexing)),
+                }
             }
-            let max = limit.max.min(MAX_FEATURE_INDEX);
+            // The limit is on features: zero-based, the largest index is
+            // one less.
+            let cap = limit.max.min(MAX_FEATURE_INDEX);
+            let max = cap + offset - 1;
             if index > max {
-                let why = if max < limit.max { "" } else { limit.why };
+                let why = if cap < limit.max { "" } else { limit.why };
+                let zero = if offset == 0 {
+                    " (indices counted from 0)"
+                } else {
+                    ""
+                };
                 return Err(err(
                     at,
                     format!(
-                        "feature index {name} in {} exceeds the limit of {max}{why}",
+                        "feature index {name} in {} exceeds the limit of {max}{zero}{why}",
                         quote(tok)
                     ),
                 ));
             }
-            if index == prev {
-                return Err(err(
-                    at,
-                    format!(
-                        "duplicate feature index {index}: the previous feature also has index \
-                         {prev}; indices must strictly increase"
-                    ),
-                ));
-            }
-            if index < prev {
-                return Err(err(
-                    at,
-                    format!(
-                        "feature index {index} follows index {prev}; indices must strictly \
-                         increase"
-                    ),
-                ));
+            if let Some(prev) = prev {
+                if index == prev {
+                    return Err(err(
+                        at,
+                        format!(
+                            "duplicate feature index {index}: the previous feature also has \
+                             index {prev}; indices must strictly increase"
+                        ),
+                    ));
+                }
+                if index < prev {
+                    return Err(err(
+                        at,
+                        format!(
+                            "feature index {index} follows index {prev}; indices must \
+                             strictly increase"
+                        ),
+                    ));
+                }
             }
             let v = parse_value::<F>(value, &format_args!("for feature {index}"))
                 .map_err(|msg| err(at + name.len() + 1, msg))?;
@@ -206,12 +259,35 @@ impl<'a> Line<'a> {
             crate::memory::reserve(indices, 1)
                 .and_then(|()| crate::memory::reserve(values, 1))
                 .map_err(|s| s.data_error(self.path, "the feature values", self.no))?;
-            // index <= MAX_FEATURE_INDEX < 2^31, so index - 1 fits in u32.
-            indices.push(u32::try_from(index - 1).unwrap_or(u32::MAX));
+            // index - offset < MAX_FEATURE_INDEX < 2^31 fits in u32; index 0
+            // while detecting wraps to u32::MAX (see [`Indexing`]).
+            indices.push((index as u32).wrapping_sub(offset as u32));
             values.push(v);
-            prev = index;
+            prev = Some(index);
         }
-        Ok(prev)
+        Ok(Read {
+            count: prev.map_or(0, |p| p + 1 - offset),
+            zero_at,
+        })
+    }
+
+    /// The error for index 0 where indices are one-based.
+    fn zero_refused(&self, at: usize, tok: &str, indexing: Indexing<'_>) -> Error {
+        let whose = match indexing.from {
+            Some(model) => format!(
+                "the model {} was trained on one-based LIBSVM data, so indices are read \
+                 from 1",
+                model.display()
+            ),
+            None => "indices are read one-based, from 1 (the LIBSVM standard)".to_owned(),
+        };
+        self.err(at, format!("feature index 0 in {}: {whose}", quote(tok)))
+            .with_hint(Some(Hint {
+                why: "if this file counts features from 0, as scikit-learn's \
+                      dump_svmlight_file writes by default, "
+                    .to_owned(),
+                remedy: Remedy::ZeroBased,
+            }))
     }
 }
 

@@ -1,7 +1,9 @@
 //! LIBSVM/svmlight parsing into CSR.
 //!
 //! A line is `label index:value index:value ... [# comment]`, tokens separated
-//! by spaces or tabs, indices 1-based and strictly increasing. The label is a
+//! by spaces or tabs, indices strictly increasing and counted from 1 (the
+//! LIBSVM standard) or from 0 (scikit-learn's default; see
+//! [`crate::data::IndexBase`]: detected unless asked). The label is a
 //! number (`+1`, `-1`, `0`, `2.5`, ...), kept as written. `qid:N` tokens are
 //! checked and ignored. Blank and comment-only lines are skipped. Values of
 //! exactly zero are kept as given. Unlabeled data (`predict --unlabeled`) may
@@ -23,9 +25,9 @@ use super::blocks::{Reading, Text};
 use super::lines::LineReader;
 use super::raw::RawData;
 
-pub(crate) use line::{IndexLimit, Line};
+pub(crate) use line::{IndexLimit, Indexing, Line};
 pub(crate) use sniff::{EXTENSIONS, looks_like_libsvm};
-pub use write::{libsvm_label, libsvm_line, shortest_libsvm_line};
+pub use write::{libsvm_label, libsvm_line, libsvm_line_based, shortest_libsvm_line};
 
 /// Parses LIBSVM text into a CSR matrix.
 pub fn parse<F: Real, R: BufRead>(reader: R, path: &Path) -> Result<RawData<F>> {
@@ -62,14 +64,23 @@ pub fn parse_with<F: Real, R: BufRead>(
     size_hint: Option<u64>,
     reading: Reading,
 ) -> Result<RawData<F>> {
-    parse_text(Text::reader(reader), path, unlabeled, size_hint, reading)
+    parse_text(
+        Text::reader(reader),
+        path,
+        unlabeled,
+        Indexing::default(),
+        size_hint,
+        reading,
+    )
 }
 
-/// [`parse_with`] for text already in memory or mapped.
+/// [`parse_with`] for text already in memory or mapped, its indices
+/// counted as `indexing` says.
 pub(crate) fn parse_text<F: Real>(
     text: Text<'_>,
     path: &Path,
     unlabeled: bool,
+    indexing: Indexing<'_>,
     size_hint: Option<u64>,
     reading: Reading,
 ) -> Result<RawData<F>> {
@@ -77,6 +88,7 @@ pub(crate) fn parse_text<F: Real>(
         LineReader::new(text, path),
         path,
         unlabeled,
+        indexing,
         size_hint,
         reading,
     )
@@ -89,10 +101,11 @@ pub(crate) fn parse_part<F: Real>(
     lines: LineReader<'_, Text<'_>>,
     path: &Path,
     unlabeled: bool,
+    indexing: Indexing<'_>,
     size_hint: Option<u64>,
     reading: Reading,
 ) -> Result<RawData<F>> {
-    read::parse_part_lines(lines, path, unlabeled, size_hint, reading)
+    read::parse_part_lines(lines, path, unlabeled, indexing, size_hint, reading)
 }
 
 #[cfg(test)]

@@ -5,41 +5,50 @@ use std::path::Path;
 use crate::data::blocks::{Reading, Text, TextRows, extend_in_parallel, parse_rows, trim_excess};
 use crate::data::labels::{LabelTable, MAX_DISTINCT_LABELS, Recent};
 use crate::data::lines::LineReader;
+use crate::data::matrix::MAX_FEATURE_INDEX;
 use crate::data::matrix::{CsrMatrix, Features};
 use crate::data::message::{NO_DATA_ROWS, quote};
-use crate::data::options::{Format, NO_LABEL};
-use crate::data::raw::RawData;
+use crate::data::options::{Format, IndexBase, NO_LABEL};
+use crate::data::raw::{BaseWhy, LibsvmInfo, RawData};
 use crate::error::{Error, Result};
 use crate::float::Real;
 
-use super::line::{FORMAT_LIMIT, Line};
+use super::line::{FORMAT_LIMIT, Indexing, Line};
 
 /// The rows read so far, as a [`CsrMatrix`] under construction in owned
 /// vectors, with their labels.
 pub(super) struct CsrRows<'p, F> {
     pub(super) path: &'p Path,
     pub(super) unlabeled: bool,
+    pub(super) indexing: Indexing<'p>,
     pub(super) row_ptr: Vec<usize>,
     pub(super) indices: Vec<u32>,
     pub(super) values: Vec<F>,
     pub(super) class_ids: Vec<u32>,
     pub(super) table: LabelTable,
+    /// Features the rows need: the largest column + 1 (see
+    /// [`super::line::Read::count`]).
     pub(super) max_index: u64,
+    /// The first index 0 (its line and 1-based column) while the base is
+    /// detected.
+    pub(super) zero_at: Option<(u64, u64)>,
     /// The last labels seen (for the fast path).
     pub(super) recent: Recent,
 }
 
 impl<'p, F: Real> CsrRows<'p, F> {
-    fn new(path: &'p Path, unlabeled: bool) -> Self {
+    fn new(path: &'p Path, unlabeled: bool, indexing: Indexing<'p>) -> Self {
         CsrRows {
             path,
             unlabeled,
+            indexing,
             row_ptr: vec![0],
             indices: Vec::new(),
             values: Vec::new(),
             class_ids: Vec::new(),
             table: LabelTable::default(),
             max_index: 0,
+            zero_at: None,
             recent: Recent::default(),
         }
     }
@@ -60,7 +69,7 @@ impl<'p, F: Real> CsrRows<'p, F> {
 
 impl<F: Real> TextRows for CsrRows<'_, F> {
     fn for_block(&self, bytes: usize) -> Self {
-        let mut rows = CsrRows::new(self.path, self.unlabeled);
+        let mut rows = CsrRows::new(self.path, self.unlabeled, self.indexing);
         // An entry takes four bytes at least (` k:v`): room for the most
         // the block holds (pages that stay untouched cost nothing). Rows
         // grow as they come: there are few of them.
@@ -78,6 +87,7 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
         self.class_ids.clear();
         self.table = LabelTable::default();
         self.max_index = 0;
+        self.zero_at = None;
         self.recent = Recent::default();
     }
 
@@ -110,8 +120,16 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
         crate::memory::reserve(&mut self.row_ptr, 1)
             .and_then(|()| crate::memory::reserve(&mut self.class_ids, 1))
             .map_err(|s| s.data_error(path, "the rows", no))?;
-        let last = parsed.parse_features(FORMAT_LIMIT, &mut self.indices, &mut self.values)?;
-        self.max_index = self.max_index.max(last);
+        let read = parsed.parse_features(
+            FORMAT_LIMIT,
+            self.indexing,
+            &mut self.indices,
+            &mut self.values,
+        )?;
+        self.max_index = self.max_index.max(read.count);
+        if self.zero_at.is_none() {
+            self.zero_at = read.zero_at.map(|column| (no, column));
+        }
         self.row_ptr.push(self.indices.len());
         self.class_ids.push(class);
         Ok(())
@@ -140,6 +158,11 @@ impl<F: Real> TextRows for CsrRows<'_, F> {
         self.class_ids
             .extend(block.class_ids.iter().map(|&c| ids[c as usize]));
         self.max_index = self.max_index.max(block.max_index);
+        if self.zero_at.is_none() {
+            self.zero_at = block
+                .zero_at
+                .map(|(line, column)| (line + lines_before, column));
+        }
         true
     }
 
@@ -155,10 +178,11 @@ pub(crate) fn parse_lines<F: Real>(
     lines: LineReader<'_, Text<'_>>,
     path: &Path,
     unlabeled: bool,
+    indexing: Indexing<'_>,
     size_hint: Option<u64>,
     reading: Reading,
 ) -> Result<RawData<F>> {
-    let raw = parse_part_lines(lines, path, unlabeled, size_hint, reading)?;
+    let raw = parse_part_lines(lines, path, unlabeled, indexing, size_hint, reading)?;
     if raw.class_ids.is_empty() {
         return Err(Error::data(path, NO_DATA_ROWS));
     }
@@ -167,15 +191,17 @@ pub(crate) fn parse_lines<F: Real>(
 
 /// [`parse_lines`] for a part of a file (see [`crate::data::part`]): no
 /// rows is not an error, and the feature count is the largest index in the
-/// part.
+/// part. When the base is detected, the part's own index 0 decides it (a
+/// caller reading several parts settles one base for all).
 pub(crate) fn parse_part_lines<F: Real>(
     lines: LineReader<'_, Text<'_>>,
     path: &Path,
     unlabeled: bool,
+    indexing: Indexing<'_>,
     size_hint: Option<u64>,
     reading: Reading,
 ) -> Result<RawData<F>> {
-    let mut m = CsrRows::<F>::new(path, unlabeled);
+    let mut m = CsrRows::<F>::new(path, unlabeled, indexing);
     // Sized once, from the first block with rows.
     parse_rows(lines, &mut m, reading, |m, bytes, lines, local| {
         let Some(total) = size_hint else {
@@ -198,9 +224,44 @@ pub(crate) fn parse_part_lines<F: Real>(
         mut values,
         mut class_ids,
         table,
-        max_index,
+        mut max_index,
+        zero_at,
         ..
     } = m;
+    let (base, why) = match (indexing.base, zero_at) {
+        (Some(base), _) => (
+            base,
+            indexing
+                .from
+                .map_or(BaseWhy::Asked, |m| BaseWhy::Model(m.to_path_buf())),
+        ),
+        (None, Some((line, _))) => (
+            IndexBase::Zero,
+            BaseWhy::ZeroAt {
+                path: path.to_path_buf(),
+                line,
+            },
+        ),
+        (None, None) => (IndexBase::One, BaseWhy::NoZero),
+    };
+    if indexing.base.is_none() && zero_at.is_some() {
+        // Read with 1 subtracted (index 0 wrapped to u32::MAX): one pass
+        // puts every index back, which only zero-based files pay.
+        use rayon::prelude::*;
+        indices.par_iter_mut().for_each(|i| *i = i.wrapping_add(1));
+        max_index += 1;
+        if max_index > MAX_FEATURE_INDEX {
+            let (line, _) = zero_at.unwrap_or_default();
+            return Err(Error::data(
+                path,
+                format!(
+                    "has feature index {MAX_FEATURE_INDEX} and, on line {line}, index 0: \
+                     counted from 0 that is {max_index} features, more than the limit of \
+                     {MAX_FEATURE_INDEX}"
+                ),
+            ));
+        }
+    }
     trim_excess(&mut row_ptr);
     trim_excess(&mut indices);
     trim_excess(&mut values);
@@ -216,5 +277,6 @@ pub(crate) fn parse_part_lines<F: Real>(
         table,
         format: Format::Libsvm,
         csv: None,
+        libsvm: Some(LibsvmInfo { base, why }),
     })
 }

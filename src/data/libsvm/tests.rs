@@ -9,7 +9,7 @@ use crate::data::blocks::{Reading, Text};
 use crate::data::csv;
 use crate::data::lines::LineReader;
 use crate::data::matrix::{CsrMatrix, Features};
-use crate::data::options::{Format, LoadOptions, NO_LABEL};
+use crate::data::options::{Format, IndexBase, LoadOptions, NO_LABEL};
 use crate::data::raw::RawData;
 use crate::error::Result;
 use crate::float::Real;
@@ -44,6 +44,32 @@ fn ok(text: &str) -> CsrMatrix<f64> {
 
 fn err(text: &str) -> String {
     parse_str::<f64>(text).unwrap_err().to_string()
+}
+
+/// Reads `text` with its indices counted as `base` says (`None`: detected),
+/// on the fast path, line by line and in tiny blocks: the three must agree.
+fn read_as(text: &str, base: Option<IndexBase>, from: Option<&Path>) -> Result<RawData<f64>> {
+    let path = Path::new("t.svm");
+    let indexing = Indexing { base, from };
+    let tiny = Reading {
+        fast: true,
+        block_bytes: 7,
+    };
+    let read = |reading| {
+        parse_text(
+            Text::bytes(text.as_bytes()),
+            path,
+            false,
+            indexing,
+            None,
+            reading,
+        )
+    };
+    let fast = read(Reading::default());
+    let summary = crate::data::raw::summary;
+    assert_eq!(summary(&fast), summary(&read(Reading::line_by_line())));
+    assert_eq!(summary(&fast), summary(&read(tiny)));
+    fast
 }
 
 fn matrix(cols: usize, row_ptr: &[usize], indices: &[u32], values: &[f64]) -> CsrMatrix<f64> {
@@ -232,10 +258,6 @@ fn whitespace_comments_crlf_and_qid() {
 #[test]
 fn indices_are_one_based_increasing_and_bounded() {
     assert_eq!(
-        err("1 1:2\n1 0:1\n"),
-        "t.svm:2:3: feature index 0 in \"0:1\": feature indices start at 1"
-    );
-    assert_eq!(
         err("1 2:1 1:3\n"),
         "t.svm:1:7: feature index 1 follows index 2; indices must strictly increase"
     );
@@ -273,11 +295,11 @@ fn malformed_tokens_are_named() {
     );
     assert_eq!(
         err("1 a:b\n"),
-        "t.svm:1:3: expected a feature index (a positive integer) in \"a:b\", found \"a\""
+        "t.svm:1:3: expected a feature index (a non-negative integer) in \"a:b\", found \"a\""
     );
     assert_eq!(
         err("1 1:2 -3:1\n"),
-        "t.svm:1:7: expected a feature index (a positive integer) in \"-3:1\", found \"-3\""
+        "t.svm:1:7: expected a feature index (a non-negative integer) in \"-3:1\", found \"-3\""
     );
     assert_eq!(
         err("1  3\n"),
@@ -293,7 +315,7 @@ fn malformed_tokens_are_named() {
     );
     assert_eq!(
         err("1 2:1 \u{e9}:1\n"),
-        "t.svm:1:7: expected a feature index (a positive integer) in \"\u{e9}:1\", found \
+        "t.svm:1:7: expected a feature index (a non-negative integer) in \"\u{e9}:1\", found \
          \"\u{e9}\""
     );
 
@@ -415,7 +437,15 @@ fn files_without_rows_and_bad_bytes_are_refused() {
     );
     let text = b"1 1:2\n-1 1:2 2:3 3:4 4:5\n";
     let lines = LineReader::with_limit(Text::bytes(&text[..]), path, 10);
-    let e = parse_lines::<f64>(lines, path, false, None, Reading::default()).unwrap_err();
+    let e = parse_lines::<f64>(
+        lines,
+        path,
+        false,
+        Indexing::default(),
+        None,
+        Reading::default(),
+    )
+    .unwrap_err();
     assert_eq!(
         e.to_string(),
         "t.svm:2:11: line is longer than the limit of 10 bytes; is this a text data file?"
@@ -453,7 +483,7 @@ proptest::proptest! {
             }
         }
         let lines = LineReader::with_limit(Text::bytes(&bytes[..]), path, 7);
-        let _ = parse_lines::<f64>(lines, path, false, Some(bytes.len() as u64), Reading::default());
+        let _ = parse_lines::<f64>(lines, path, false, Indexing::default(), Some(bytes.len() as u64), Reading::default());
     }
 }
 
@@ -543,12 +573,107 @@ proptest::proptest! {
         let tiny = Reading { fast: true, block_bytes: block };
         let fast = summary(&parse_with::<f32, _>(&bytes[..], path, unlabeled, None, tiny));
         proptest::prop_assert_eq!(&fast, &slow);
-        let fast = summary(&parse_text::<f32>(Text::bytes(&bytes), path, unlabeled, None, tiny));
+        let fast = summary(&parse_text::<f32>(Text::bytes(&bytes), path, unlabeled, Indexing::default(), None, tiny));
         proptest::prop_assert_eq!(&fast, &slow);
         let slow = summary(&parse_with::<f64, _>(&bytes[..], path, unlabeled, None, Reading::line_by_line()));
-        let fast = summary(&parse_text::<f64>(Text::bytes(&bytes), path, unlabeled, None, tiny));
+        let fast = summary(&parse_text::<f64>(Text::bytes(&bytes), path, unlabeled, Indexing::default(), None, tiny));
         proptest::prop_assert_eq!(&fast, &slow);
     }
 }
 
 const ALPHABET: &[u8] = b"0123456789:::  \t\n\n\r#.-+eEnaifqd\xff\xc3\xa9";
+
+/// scikit-learn's `dump_svmlight_file` writes zero-based indices: a file
+/// with an index 0 is read zero-based (as its `zero_based="auto"` does), to
+/// the same matrix as the same rows written one-based, and says why.
+#[test]
+fn a_file_with_index_0_is_zero_based() {
+    let zero = "# sklearn\n1 0:1.5 2:3\n-1 1:2 3:-1\n1 3:2\n";
+    let one = "# sklearn\n1 1:1.5 3:3\n-1 2:2 4:-1\n1 4:2\n";
+    let z = read_as(zero, None, None).unwrap();
+    let o = read_as(one, None, None).unwrap();
+    assert_eq!(z.features, o.features);
+    assert_eq!(
+        csr(&z),
+        matrix(4, &[0, 2, 4, 5], &[0, 2, 1, 3, 3], &[1.5, 3., 2., -1., 2.])
+    );
+    let zi = z.libsvm.unwrap();
+    assert_eq!(zi.base, IndexBase::Zero);
+    assert_eq!(
+        zi.describe(),
+        "zero-based: index 0 appears on line 2 of t.svm"
+    );
+    let oi = o.libsvm.unwrap();
+    assert_eq!(oi.base, IndexBase::One);
+    assert_eq!(
+        oi.describe(),
+        "one-based: no index 0 appears (the LIBSVM standard)"
+    );
+    // The first index 0 is named, however far into the file (blocks parsed
+    // on their own number their lines from 1).
+    let mut late: String = (0..2000)
+        .map(|i| format!("{} 1:{i} 2:1\n", i % 2))
+        .collect();
+    late.push_str("1 0:7\n-1 0:1 1:1\n");
+    let raw = read_as(&late, None, None).unwrap();
+    assert_eq!(
+        raw.libsvm.as_ref().unwrap().describe(),
+        "zero-based: index 0 appears on line 2001 of t.svm"
+    );
+    let m = csr(&raw);
+    assert_eq!(
+        (m.cols, &m.indices[..2], &m.indices[4000..]),
+        (3, &[1, 2][..], &[0, 0, 1][..])
+    );
+    // A row holding only index 0 is one feature.
+    assert_eq!(read_as("1 0:1\n", None, None).unwrap().features.cols(), 1);
+}
+
+/// Asked for, the base is used as given: zero-based without an index 0
+/// (the case detection cannot see), one-based refusing index 0 with its
+/// line, column and value, and a hint.
+#[test]
+fn an_index_base_asked_for_is_used_as_given() {
+    let z = read_as("1 1:2 3:1\n", Some(IndexBase::Zero), None).unwrap();
+    assert_eq!(csr(&z), matrix(4, &[0, 2], &[1, 3], &[2., 1.]));
+    assert_eq!(z.libsvm.unwrap().describe(), "zero-based: as asked");
+    let e = read_as("1 1:2\n-1 0:1.5 2:1\n", Some(IndexBase::One), None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.svm:2:4: feature index 0 in \"0:1.5\": indices are read one-based, from 1 (the \
+         LIBSVM standard) (if this file counts features from 0, as scikit-learn's \
+         dump_svmlight_file writes by default, read its indices as zero-based)"
+    );
+    let model = Path::new("m.json");
+    let e = read_as("1 0:1\n", Some(IndexBase::One), Some(model)).unwrap_err();
+    assert!(
+        e.to_string().starts_with(
+            "t.svm:1:3: feature index 0 in \"0:1\": the model m.json was trained on one-based \
+             LIBSVM data, so indices are read from 1 ("
+        ),
+        "{e}"
+    );
+    let z = read_as("1 0:1\n", Some(IndexBase::Zero), Some(model)).unwrap();
+    assert_eq!(
+        z.libsvm.unwrap().describe(),
+        "zero-based: as the training data of m.json"
+    );
+    // Counted from 0, the largest index is one less: the limit is on
+    // features.
+    assert_eq!(
+        read_as("1 2147483647:1\n", Some(IndexBase::Zero), None)
+            .unwrap_err()
+            .to_string(),
+        "t.svm:1:3: feature index 2147483647 in \"2147483647:1\" exceeds the limit of \
+         2147483646 (indices counted from 0)"
+    );
+    assert_eq!(
+        read_as("1 2147483646:1\n", Some(IndexBase::Zero), None)
+            .unwrap()
+            .features
+            .cols(),
+        2147483647
+    );
+    let e = read_as("1 0:1 2147483647:1\n", None, None).unwrap_err();
+    assert!(e.to_string().contains("more than the limit"), "{e}");
+}

@@ -1,9 +1,10 @@
 //! Writing LIBSVM lines: the label, then `index:value` for every stored
-//! entry, 1-based.
+//! entry, 1-based (the LIBSVM standard) unless asked to count from 0.
 
 use crate::data::matrix::Row;
 use crate::data::message::quote;
 use crate::data::number::push_value;
+use crate::data::options::IndexBase;
 use crate::float::Real;
 
 /// A label as a LIBSVM token: a finite number (the reader refuses anything
@@ -70,10 +71,21 @@ fn push_index(out: &mut Vec<u8>, index: u64) {
 /// Appends a LIBSVM line: the label, then `index:value` for every stored
 /// entry (1-based indices). Returns its length without the newline.
 pub fn libsvm_line<F: Real>(out: &mut Vec<u8>, label: &str, row: Row<'_, F>) -> usize {
+    libsvm_line_based(out, label, row, IndexBase::One)
+}
+
+/// [`libsvm_line`] with indices counted from `base`.
+pub fn libsvm_line_based<F: Real>(
+    out: &mut Vec<u8>,
+    label: &str,
+    row: Row<'_, F>,
+    base: IndexBase,
+) -> usize {
     let start = out.len();
+    let first = base.first();
     out.extend_from_slice(label.as_bytes());
     row.for_each(|k, v| {
-        push_index(out, k as u64 + 1);
+        push_index(out, k as u64 + first);
         push_value(out, v);
     });
     let len = out.len() - start;

@@ -539,6 +539,7 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
         table,
         format: Format::Npy,
         csv: None,
+        libsvm: None,
     })
 }
 

@@ -302,9 +302,14 @@ fn parse<F: Real>(
 ) -> Result<RawData<F>> {
     let reading = Reading::default();
     match format {
-        Format::Libsvm => {
-            super::libsvm::parse_part(lines, path, opts.unlabeled, size_hint, reading)
-        }
+        Format::Libsvm => super::libsvm::parse_part(
+            lines,
+            path,
+            opts.unlabeled,
+            super::libsvm::Indexing::of(opts),
+            size_hint,
+            reading,
+        ),
         Format::Csv => match csv_start {
             // Only blank and comment lines in the whole file.
             None => Ok(empty_csv(0, None)),
@@ -340,6 +345,7 @@ fn empty_csv<F: Real>(cols: usize, info: Option<super::raw::CsvInfo>) -> RawData
         table: Default::default(),
         format: Format::Csv,
         csv: info,
+        libsvm: None,
     }
 }
 
@@ -355,6 +361,7 @@ pub fn empty_sparse<F: Real>(format: Format) -> RawData<F> {
         class_ids: Vec::new(),
         table: Default::default(),
         format,
+        libsvm: None,
         csv: None,
     }
 }

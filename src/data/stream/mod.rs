@@ -22,7 +22,7 @@
 mod pump;
 
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -32,12 +32,12 @@ use crate::float::Real;
 use super::binary;
 use super::csv::{Layout, is_skipped};
 use super::format::{format_from_line, format_from_name};
-use super::libsvm::{IndexLimit, Line};
+use super::libsvm::{IndexLimit, Indexing, Line};
 use super::lines::LineReader;
 use super::matrix::Row;
 use super::message::{NO_DATA_ROWS, column_at, quote};
-use super::options::{Format, LoadOptions, NO_LABEL};
-use super::raw::CsvInfo;
+use super::options::{Format, IndexBase, LoadOptions, NO_LABEL};
+use super::raw::{BaseWhy, CsvInfo, LibsvmInfo};
 use super::source::{self, gunzip, looks_like_gzip};
 use pump::{CHUNK_BYTES, Pump};
 
@@ -85,7 +85,7 @@ pub struct StreamRow<'a, F> {
     pub label_column: u64,
     pub row: Row<'a, F>,
     /// Weights the row needs: the feature columns of a CSV row, the largest
-    /// index of a LIBSVM row (0 when it has no features).
+    /// column + 1 of a LIBSVM row (0 when it has no features).
     pub features: usize,
 }
 
@@ -102,6 +102,12 @@ pub struct RowStream<'p, F> {
     max_features: u64,
     /// Rows have no label (see [`LoadOptions::unlabeled`]).
     unlabeled: bool,
+    /// How LIBSVM indices count: a stream cannot look ahead for an index 0,
+    /// so it is one-based unless asked (an index 0 is then refused, with a
+    /// hint).
+    index_base: IndexBase,
+    index_base_from: Option<PathBuf>,
+    index_base_asked: bool,
     stop: Option<Arc<AtomicBool>>,
     values: Vec<F>,
     indices: Vec<u32>,
@@ -246,6 +252,9 @@ impl<'p, F: Real> RowStream<'p, F> {
             pending,
             max_features,
             unlabeled: opts.unlabeled,
+            index_base: opts.index_base.unwrap_or(IndexBase::One),
+            index_base_from: opts.index_base_from.clone(),
+            index_base_asked: opts.index_base.is_some(),
             stop,
             values: Vec::new(),
             indices: Vec::new(),
@@ -263,6 +272,8 @@ impl<'p, F: Real> RowStream<'p, F> {
             pending,
             max_features,
             unlabeled,
+            index_base,
+            index_base_from,
             values,
             indices,
             label,
@@ -316,19 +327,35 @@ impl<'p, F: Real> RowStream<'p, F> {
                 max: *max_features,
                 why: MAX_FEATURES_WHY,
             };
-            let last = parsed.parse_features(limit, indices, values)?;
+            let indexing = Indexing {
+                base: Some(*index_base),
+                from: index_base_from.as_deref(),
+            };
+            let read = parsed.parse_features(limit, indexing, indices, values)?;
             return Ok(Some(StreamRow {
                 line: no,
                 label,
                 label_column: column,
                 row: Row::Sparse(indices, values),
-                features: usize::try_from(last).unwrap_or(usize::MAX),
+                features: usize::try_from(read.count).unwrap_or(usize::MAX),
             }));
         }
     }
 
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// How LIBSVM indices are counted, and why (`None` for CSV).
+    pub fn libsvm_info(&self) -> Option<LibsvmInfo> {
+        (self.format == Format::Libsvm).then(|| LibsvmInfo {
+            base: self.index_base,
+            why: match &self.index_base_from {
+                Some(m) => BaseWhy::Model(m.clone()),
+                None if self.index_base_asked => BaseWhy::Asked,
+                None => BaseWhy::Stream,
+            },
+        })
     }
 
     /// The CSV layout settled from the first line (`None` for LIBSVM).

@@ -160,9 +160,13 @@ fn bad_lines_give_the_batch_parsers_messages() {
         for (k, text) in cases.iter().enumerate() {
             let path = dir.path().join(format!("t{k}.{ext}"));
             std::fs::write(&path, text).unwrap();
-            let batch = load_raw::<f64>(&path, &LoadOptions::default())
-                .unwrap_err()
-                .to_string();
+            // A stream is one-based unless asked (it cannot look ahead for
+            // an index 0); the batch reader, so told, refuses index 0 alike.
+            let opts = LoadOptions {
+                index_base: Some(crate::data::IndexBase::One),
+                ..LoadOptions::default()
+            };
+            let batch = load_raw::<f64>(&path, &opts).unwrap_err().to_string();
             let streamed = RowStream::<f64>::open(
                 StreamSource::File(&path),
                 &LoadOptions::default(),

@@ -4,15 +4,15 @@
 
 mod text;
 
-pub(crate) use text::header_note;
 pub use text::render;
 use text::stopped_early;
+pub(crate) use text::{header_note, indices_line};
 
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::data::{CsvInfo, Dataset, ScaleKind};
+use crate::data::{CsvInfo, Dataset, IndexBase, LibsvmInfo, ScaleKind};
 use crate::float::{Precision, Real};
 use crate::model::{ClassTraining, LabelWeight, Model};
 use crate::text::count;
@@ -28,6 +28,11 @@ pub struct TrainReport {
     pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
+    /// LIBSVM: how feature indices were counted (`zero` or `one`).
+    pub index_base: Option<IndexBase>,
+    /// LIBSVM: why, in words (`zero-based: index 0 appears on line 3 of
+    /// a.svm`).
+    pub index_base_why: Option<String>,
     pub rows: usize,
     pub features: usize,
     pub sparse: bool,
@@ -204,6 +209,8 @@ pub struct Sources<'a, F> {
     /// The training data, in training order.
     pub data: &'a Dataset<F>,
     pub csv: Option<&'a CsvInfo>,
+    /// How LIBSVM data counted its indices, and why.
+    pub libsvm: Option<&'a LibsvmInfo>,
     pub output: &'a Path,
     /// The backend asked for.
     pub requested: crate::backend::Backend,
@@ -217,6 +224,7 @@ impl TrainReport {
             model,
             data,
             csv,
+            libsvm,
             output,
             requested,
         } = s;
@@ -250,6 +258,8 @@ impl TrainReport {
             data: data.source.display().to_string(),
             format: data.format,
             header_line: csv.and_then(|c| c.header_line),
+            index_base: libsvm.map(|l| l.base),
+            index_base_why: libsvm.map(LibsvmInfo::describe),
             rows: data.rows(),
             features: data.cols(),
             sparse: data.features.is_sparse(),

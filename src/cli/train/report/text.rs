@@ -40,6 +40,13 @@ pub fn render(r: &TrainReport) -> String {
     }
 }
 
+/// The `indices` line of LIBSVM data: its base and why.
+pub(crate) fn indices_line(s: &mut String, why: Option<&str>) {
+    if let Some(why) = why {
+        s.push_str(&format!("{:<10}  {why}\n", "indices"));
+    }
+}
+
 /// ", header on line N" when a header line was skipped.
 pub(crate) fn header_note(line: Option<u64>) -> String {
     line.map(|n| format!(", header on line {n}"))
@@ -202,6 +209,7 @@ fn render_binary(
             if r.bias { ", with bias" } else { ", no bias" }
         ),
     );
+    indices_line(&mut s, r.index_base_why.as_deref());
     line(
         &mut s,
         "labels",
@@ -397,6 +405,7 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
             if r.bias { ", with bias" } else { ", no bias" }
         ),
     );
+    indices_line(&mut s, r.index_base_why.as_deref());
     line(
         &mut s,
         "classes",

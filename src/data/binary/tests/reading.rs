@@ -26,6 +26,7 @@ fn large_sections_read_in_parallel_pieces_round_trip() {
         table,
         format: Format::Csv,
         csv: None,
+        libsvm: None,
     };
     let bytes = to_bytes(&raw);
     assert!(bytes.len() > 17 << 20);

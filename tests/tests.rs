@@ -16,6 +16,7 @@ mod everyday;
 mod golden;
 mod gpu;
 mod hostile_device;
+mod ignore_columns;
 mod interrupt;
 mod loop_exactness;
 mod mpi;

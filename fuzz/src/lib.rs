@@ -103,6 +103,8 @@ pub fn csv_options(sel: u8) -> LoadOptions {
         labels: None,
         index_base: None,
         index_base_from: None,
+        ignore_columns: Vec::new(),
+        ignore_columns_from: None,
     }
 }
 

@@ -198,6 +198,18 @@ pub struct CsvArgs {
     #[arg(long, value_name = "N|-N|last|NAME", allow_negative_numbers = true)]
     pub label_column: Option<LabelColumn>,
 
+    /// CSV: columns that are not features, such as ids or timestamps (and a
+    /// pandas index: --ignore-columns 1), by header name or as
+    /// --label-column numbers them (N, -N, last); e.g. --ignore-columns
+    /// id,date. The model records them: predict and eval leave them out too.
+    #[arg(
+        long,
+        value_name = "NAME|N,...",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub ignore_columns: Vec<LabelColumn>,
+
     /// CSV: the first line is a header (default: detected).
     #[arg(long, conflicts_with = "no_header")]
     pub header: bool,
@@ -268,6 +280,8 @@ impl CsvArgs {
             labels: None,
             index_base: None,
             index_base_from: None,
+            ignore_columns: self.ignore_columns.clone(),
+            ignore_columns_from: None,
         }
     }
 }
@@ -297,6 +311,10 @@ pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
             "--label-column",
         ),
         (opts.delimiter.is_some(), "--delimiter"),
+        (
+            !opts.ignore_columns.is_empty() && opts.ignore_columns_from.is_none(),
+            "--ignore-columns",
+        ),
         (opts.header == HeaderMode::Present, "--header"),
         (opts.header == HeaderMode::Absent, "--no-header"),
     ]

@@ -87,6 +87,8 @@ pub struct InfoReport {
     pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
+    /// CSV: the columns left out (`--ignore-columns`), as named.
+    pub ignored_columns: Vec<String>,
     /// LIBSVM: how feature indices were counted (`zero` or `one`).
     pub index_base: Option<crate::data::IndexBase>,
     /// LIBSVM: why, in words (`zero-based: index 0 appears on line 3 of
@@ -229,6 +231,11 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
         data: path.display().to_string(),
         format: raw.format,
         header_line: raw.csv.as_ref().and_then(|c| c.header_line),
+        ignored_columns: raw
+            .csv
+            .as_ref()
+            .map(crate::data::CsvInfo::ignored_names)
+            .unwrap_or_default(),
         index_base: raw.libsvm.as_ref().map(|l| l.base),
         index_base_why: raw.libsvm.as_ref().map(crate::data::LibsvmInfo::describe),
         rows,
@@ -283,6 +290,7 @@ pub fn render(r: &InfoReport) -> String {
             r.data,
             r.format.name(),
             super::train::report::header_note(r.header_line)
+                + &super::train::report::ignored_note(&r.ignored_columns)
         ),
     );
     super::train::report::indices_line(&mut s, r.index_base_why.as_deref());

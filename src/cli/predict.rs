@@ -130,6 +130,15 @@ fn options_for_model(
         opts.label_column = Some(column);
         opts.label_column_from = Some(model_path.to_path_buf());
     }
+    let ignored = training
+        .data_layout
+        .as_ref()
+        .map(DataLayout::ignored_columns)
+        .unwrap_or_default();
+    if opts.ignore_columns.is_empty() && csv_or_unknown && !ignored.is_empty() {
+        opts.ignore_columns = ignored;
+        opts.ignore_columns_from = Some(model_path.to_path_buf());
+    }
     if opts.index_base.is_none()
         && let Some(base) = training
             .data_layout

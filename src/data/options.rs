@@ -152,6 +152,14 @@ pub struct LoadOptions {
     /// The model file `index_base` was taken from, when it was not given by
     /// the user, so that an index the base refuses is explained.
     pub index_base_from: Option<PathBuf>,
+    /// CSV: columns that are not features (ids, timestamps), by header name
+    /// or position (as [`LoadOptions::label_column`] names a column); their
+    /// fields are skipped unread.
+    pub ignore_columns: Vec<LabelColumn>,
+    /// The model file `ignore_columns` was taken from, when they were not
+    /// given by the user: a name the data lacks is then no error (the
+    /// model's features are matched by name anyway).
+    pub ignore_columns_from: Option<PathBuf>,
 }
 
 /// The one class of every row read with [`LoadOptions::unlabeled`].

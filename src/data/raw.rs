@@ -25,11 +25,14 @@ pub struct CsvInfo {
     /// The header's names of every column, the label's included, in file
     /// order; empty without a header.
     pub names: Vec<String>,
+    /// The 1-based columns left out (`--ignore-columns`), in file order:
+    /// neither label nor features.
+    pub ignored: Vec<usize>,
 }
 
 impl CsvInfo {
     /// The header's names of the feature columns (every column but the
-    /// label), in file order; `None` without a header.
+    /// label and the ignored ones), in file order; `None` without a header.
     pub fn feature_names(&self) -> Option<Vec<String>> {
         if self.names.is_empty() {
             return None;
@@ -39,10 +42,36 @@ impl CsvInfo {
             self.names
                 .iter()
                 .enumerate()
-                .filter(|(k, _)| Some(*k) != label)
+                .filter(|(k, _)| Some(*k) != label && !self.ignored.contains(&(k + 1)))
                 .map(|(_, n)| n.clone())
                 .collect(),
         )
+    }
+
+    /// The ignored columns as reports name them: by header name, else by
+    /// number (`column 1`).
+    pub fn ignored_names(&self) -> Vec<String> {
+        self.ignored
+            .iter()
+            .map(|&k| match self.names.get(k - 1) {
+                Some(n) if !n.trim().is_empty() => crate::data::message::quote(n),
+                _ => format!("column {k}"),
+            })
+            .collect()
+    }
+
+    /// The header's names of the columns read (the ignored ones left out),
+    /// and the label's place among them: the layout of the data as read.
+    pub fn kept(&self) -> (Vec<String>, Option<usize>) {
+        let kept = |k: usize| !self.ignored.contains(&k);
+        let names = (1..=self.names.len())
+            .filter(|&k| kept(k))
+            .map(|k| self.names[k - 1].clone())
+            .collect();
+        let label = self
+            .label_column
+            .map(|l| (1..=l).filter(|&k| kept(k)).count());
+        (names, label)
     }
 }
 

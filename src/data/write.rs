@@ -185,19 +185,17 @@ pub fn write_raw_based<F: Real>(
             let shortest = labels.iter().map(String::len).min().unwrap_or(0);
             crate::output::check_space(path, least_bytes(raw, format, shortest))?;
             // CSV keeps a CSV input's layout; the label goes first otherwise.
-            let layout = raw.csv.as_ref().filter(|_| csv);
-            let (label_at, delimiter) = match layout {
-                Some(info) => (
-                    info.label_column.map_or(0, |k| k - 1).min(cols),
-                    info.delimiter,
-                ),
+            // Ignored columns were not read: the layout of what was.
+            let layout = raw.csv.as_ref().filter(|_| csv).map(|i| (i.kept(), i));
+            let (label_at, delimiter) = match &layout {
+                Some(((_, label), info)) => (label.map_or(0, |k| k - 1).min(cols), info.delimiter),
                 None => (0, b','),
             };
             let mut header = Vec::new();
-            if let Some(info) = layout
-                && !info.names.is_empty()
+            if let Some(((names, _), _)) = &layout
+                && !names.is_empty()
             {
-                let len = csv::csv_header(&mut header, &info.names, delimiter)
+                let len = csv::csv_header(&mut header, names, delimiter)
                     .map_err(|m| Error::data(path, format!("the header's {m}")))?;
                 check_line(path, 0, len)?;
             }

@@ -133,6 +133,7 @@ mod tests {
             delimiter: Some(",".into()),
             feature_names: names.map(|n| n.iter().map(|s| s.to_string()).collect()),
             index_base: None,
+            ignored_columns: None,
         });
         let labels = LabelMap {
             positive: "1".into(),
@@ -161,6 +162,7 @@ mod tests {
                 delimiter: b',',
                 columns: cols + 1,
                 names: if names.is_empty() { vec![] } else { all },
+                ignored: vec![],
             }),
             libsvm: None,
         }

@@ -342,6 +342,7 @@ mod tests {
                     delimiter: Some(";".into()),
                     feature_names: None,
                     index_base: None,
+                    ignored_columns: None,
                 }),
                 distributed: None,
                 class_weights: None,
@@ -446,6 +447,7 @@ mod tests {
             delimiter: b'\t',
             columns: 4,
             names: vec![],
+            ignored: vec![],
         };
         let l = DataLayout::of(Format::Csv, Some(&info), None, None);
         assert_eq!(
@@ -457,6 +459,7 @@ mod tests {
                 delimiter: Some("tab".into()),
                 feature_names: None,
                 index_base: None,
+                ignored_columns: None,
             }
         );
         let named = LabelColumn::Name("y".into());

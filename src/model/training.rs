@@ -132,6 +132,11 @@ pub struct DataLayout {
     /// those were one-based, the only base then read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_base: Option<IndexBase>,
+    /// CSV: the columns left out (`--ignore-columns`), by header name when
+    /// there is a header, else by 1-based number; `predict` and `eval`
+    /// leave out the same unless told otherwise. Absent when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored_columns: Option<Vec<ColumnRef>>,
 }
 
 /// A CSV column by 1-based number or by header name; a number or a string in
@@ -163,6 +168,7 @@ impl DataLayout {
                 delimiter: None,
                 feature_names: None,
                 index_base,
+                ignored_columns: None,
             };
         };
         let label_column = match (given, csv.label_column) {
@@ -181,7 +187,31 @@ impl DataLayout {
             }),
             feature_names: csv.feature_names(),
             index_base,
+            ignored_columns: (!csv.ignored.is_empty()).then(|| {
+                csv.ignored
+                    .iter()
+                    .map(|&k| match csv.names.get(k - 1) {
+                        // A name is the column wherever it is; an empty one
+                        // (a pandas index) names nothing.
+                        Some(name) if !name.is_empty() => ColumnRef::Name(name.clone()),
+                        _ => ColumnRef::Number(k as u64),
+                    })
+                    .collect()
+            }),
         }
+    }
+
+    /// The columns to leave out of other CSV data, as the training data's
+    /// were.
+    pub fn ignored_columns(&self) -> Vec<LabelColumn> {
+        self.ignored_columns
+            .iter()
+            .flatten()
+            .filter_map(|c| match c {
+                ColumnRef::Number(n) => usize::try_from(*n).ok().map(LabelColumn::Index),
+                ColumnRef::Name(name) => Some(LabelColumn::Name(name.clone())),
+            })
+            .collect()
     }
 
     /// The index base to read LIBSVM data for this model with: the

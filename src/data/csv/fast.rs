@@ -3,7 +3,8 @@
 //!
 //! It takes a line only when it is sure to read it as [`super::Layout`]
 //! does: ASCII fields, none quoted, as many as the layout expects, a
-//! non-empty label and plain decimal numbers ([`parse_prefix`]). Anything else
+//! non-empty label and plain decimal numbers ([`parse_prefix`]) (ignored
+//! fields are skipped, ASCII without quotes). Anything else
 //! (a quote, a byte outside ASCII, a bad or missing field, a line too long)
 //! gives the block up to the line reader, which reads the same values or
 //! says what is wrong.
@@ -85,7 +86,17 @@ impl<F: Real> Rows<'_, F> {
             if line.get(pos) == Some(&b'"') || k >= expected {
                 break;
             }
-            if Some(k) == label {
+            if self.layout.skipped(k) {
+                // Left out unread; only plain ASCII without quotes here,
+                // where the line reader would read the field alike.
+                while pos < line.len() && line[pos] != delim {
+                    if line[pos] == b'"' || !line[pos].is_ascii() {
+                        self.values.truncate(start_len);
+                        return None;
+                    }
+                    pos += 1;
+                }
+            } else if Some(k) == label {
                 let start = pos;
                 while pos < line.len() && line[pos] != delim {
                     pos += 1;

@@ -26,6 +26,9 @@ pub(crate) struct Layout {
     expected: usize,
     /// 0-based label field; `None` for unlabeled data.
     pub(crate) label: Option<usize>,
+    /// Per field, whether it is left out (`--ignore-columns`): skipped
+    /// unread, neither label nor feature.
+    pub(crate) skip: Vec<bool>,
     /// The line that fixed `expected`, for messages.
     shape_line: u64,
     /// Header names, empty without a header.
@@ -96,7 +99,7 @@ impl Layout {
             ),
             None => what,
         };
-        let has_header;
+        let mut has_header;
         let label = match &opts.label_column {
             _ if opts.unlabeled => {
                 has_header = header_by_content(opts.header, &fields, None);
@@ -182,11 +185,46 @@ impl Layout {
                 }
             }
         };
+        let mut skip = vec![false; n];
+        for c in &opts.ignore_columns {
+            let Some(k) = ignored_column(c, &fields, first, first_no, path, opts)? else {
+                continue;
+            };
+            // A name is found in the header: the first line is one.
+            has_header |= matches!(c, LabelColumn::Name(_));
+            if Some(k) == label {
+                return Err(Error::parse(
+                    path,
+                    first_no,
+                    Some(column_at(first, fields[k].start)),
+                    format!(
+                        "--ignore-columns names column {} ({}), the label column; the label \
+                         is never a feature, so leave it out of --ignore-columns",
+                        k + 1,
+                        quote(&fields[k].text)
+                    ),
+                ));
+            }
+            skip[k] = true;
+        }
+        let kept = n - usize::from(label.is_some()) - skip.iter().filter(|&&s| s).count();
+        if kept == 0 && !opts.ignore_columns.is_empty() {
+            return Err(Error::parse(
+                path,
+                first_no,
+                Some(1),
+                format!(
+                    "no feature columns left: the file has {n} columns, and --ignore-columns \
+                     leaves out every one that is not the label"
+                ),
+            ));
+        }
 
         let layout = Layout {
             delim,
             expected: n,
             label,
+            skip,
             shape_line: first_no,
             names: if has_header {
                 fields.iter().map(|f| f.text.clone().into_owned()).collect()
@@ -210,9 +248,16 @@ impl Layout {
         self.expected
     }
 
-    /// Feature columns per row (every field but the label).
+    /// Feature columns per row (every field but the label and the ignored
+    /// ones).
     pub(crate) fn cols(&self) -> usize {
-        self.expected - usize::from(self.label.is_some())
+        self.expected - usize::from(self.label.is_some()) - self.skip.iter().filter(|&&s| s).count()
+    }
+
+    /// Whether field `k` (0-based) is left out.
+    #[inline]
+    pub(crate) fn skipped(&self, k: usize) -> bool {
+        self.skip.get(k).copied().unwrap_or(false)
     }
 
     /// What reports and the model file say about this layout.
@@ -224,6 +269,10 @@ impl Layout {
             delimiter: self.delim,
             columns: self.expected,
             names: self.names.clone(),
+            ignored: (0..self.expected)
+                .filter(|&k| self.skipped(k))
+                .map(|k| k + 1)
+                .collect(),
         }
     }
 
@@ -263,7 +312,9 @@ impl Layout {
                 ));
             }
             let name = ColumnName(k, self.names.get(k).map(String::as_str));
-            if Some(k) == self.label {
+            if self.skipped(k) {
+                // Not a feature: whatever it holds (ids, dates) is not read.
+            } else if Some(k) == self.label {
                 if field.text.is_empty() {
                     return Err(err(field.start, format!("empty label {name}")));
                 }
@@ -375,6 +426,96 @@ impl Layout {
                 delimiter_name(self.delim),
                 self.shape_line
             )
+        }
+    }
+}
+
+/// The 0-based field `--ignore-columns` names by `c` among `fields` (the
+/// first line, `first_no`), or an error naming the columns there are.
+/// `None` for a name the data lacks when the list came from a model: its
+/// features are matched by name afterwards, so a column already dropped
+/// from the data is no matter.
+fn ignored_column(
+    c: &LabelColumn,
+    fields: &[super::fields::Field<'_>],
+    first: &str,
+    first_no: u64,
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<Option<usize>> {
+    let n = fields.len();
+    let from_model = |what: String| match &opts.ignore_columns_from {
+        Some(model) => format!(
+            "{what} (the columns the model {} was trained without); pass --ignore-columns to \
+             say which to leave out",
+            model.display()
+        ),
+        None => what,
+    };
+    match c {
+        LabelColumn::Index(_) | LabelColumn::FromEnd(_) => match c.position(n) {
+            Some(k) => Ok(Some(k)),
+            None => Err(Error::parse(
+                path,
+                first_no,
+                Some(1),
+                from_model(format!(
+                    "--ignore-columns {}: out of range: the file has {n} columns (numbered \
+                     from 1, or from -1 for the last)",
+                    match c {
+                        LabelColumn::FromEnd(k) => format!("-{k}"),
+                        LabelColumn::Index(k) => k.to_string(),
+                        LabelColumn::Name(_) => String::new(),
+                    }
+                )),
+            )),
+        },
+        LabelColumn::Name(name) => {
+            if opts.header == HeaderMode::Absent {
+                return Err(Error::parse(
+                    path,
+                    first_no,
+                    Some(1),
+                    from_model(format!(
+                        "--ignore-columns names the column {} but the file is read without a \
+                         header line; give its number instead",
+                        quote(name)
+                    )),
+                ));
+            }
+            let found: Vec<usize> = (0..n)
+                .filter(|&k| fields[k].text == name.as_str())
+                .collect();
+            match found[..] {
+                [k] => Ok(Some(k)),
+                [] if opts.ignore_columns_from.is_some() => Ok(None),
+                [] => {
+                    let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
+                    Err(Error::parse(
+                        path,
+                        first_no,
+                        Some(1),
+                        format!(
+                            "--ignore-columns: no column named {} in the header; its columns \
+                             are {}",
+                            quote(name),
+                            names.join(", ")
+                        ),
+                    ))
+                }
+                [a, b, ..] => Err(Error::parse(
+                    path,
+                    first_no,
+                    Some(column_at(first, fields[b].start)),
+                    format!(
+                        "the header names columns {} and {} both {}; give the number of the \
+                         one to ignore instead",
+                        a + 1,
+                        b + 1,
+                        quote(name)
+                    ),
+                )),
+            }
         }
     }
 }

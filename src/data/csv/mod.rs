@@ -87,7 +87,7 @@ pub(crate) fn refuse_pandas_index<F: Real>(raw: &RawData<F>, path: &Path) -> Res
     };
     let rows = raw.features.rows();
     let unnamed = info.names.first().is_some_and(|n| n.trim().is_empty());
-    if !unnamed || rows < 2 || info.columns < 2 {
+    if !unnamed || rows < 2 || info.columns < 2 || info.ignored.contains(&1) {
         return Ok(());
     }
     let what = "has no name in the header and holds the row numbers 0, 1, 2, ...: a pandas \
@@ -103,8 +103,9 @@ pub(crate) fn refuse_pandas_index<F: Real>(raw: &RawData<F>, path: &Path) -> Res
             return Err(Error::data(
                 path,
                 format!(
-                    "column 1, the label column by default, {what}; write the file with \
-                     to_csv(index=False) and name the label column with --label-column NAME"
+                    "column 1, the label column by default, {what}; name the label column \
+                     with --label-column NAME and leave this one out with --ignore-columns 1 \
+                     (or write the file with to_csv(index=False))"
                 ),
             ));
         }
@@ -124,8 +125,8 @@ pub(crate) fn refuse_pandas_index<F: Real>(raw: &RawData<F>, path: &Path) -> Res
         return Err(Error::data(
             path,
             format!(
-                "column 1 {what}; it would be trained on as a feature: write the file with \
-                 to_csv(index=False), or drop the column"
+                "column 1 {what}; it would be trained on as a feature: leave it out with \
+                 --ignore-columns 1 (or write the file with to_csv(index=False))"
             ),
         ));
     }

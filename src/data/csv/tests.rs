@@ -256,6 +256,7 @@ fn the_layout_is_reported() {
             delimiter: b';',
             columns: 3,
             names: vec!["x".into(), "class".into(), "y".into()],
+            ignored: vec![],
         })
     );
     assert_eq!(
@@ -272,6 +273,7 @@ fn the_layout_is_reported() {
             delimiter: b'\t',
             columns: 2,
             names: vec![],
+            ignored: vec![],
         })
     );
 }
@@ -893,4 +895,99 @@ fn a_label_starting_with_u_feff_survives_a_round_trip_on_the_first_line() {
     };
     let raw = parse_str::<f64>(&text, &o).unwrap();
     assert_eq!(labels(&raw), [label, "b"]);
+}
+
+/// `--ignore-columns`: the columns named (by header name, number or from
+/// the end) are skipped unread, whatever they hold; the rest read as if
+/// they were not there, on the fast path, line by line and in tiny blocks
+/// alike.
+#[test]
+fn ignored_columns_are_left_out_unread() {
+    let text = "id,y,a,date,b\n7,1,1.5,2020-01-01,2\n8,-1,-1,\"3 May\",0.5\nx9,1,2,,3\n";
+    let plain = "y,a,b\n1,1.5,2\n-1,-1,0.5\n1,2,3\n";
+    let with = |ignore: &[LabelColumn]| LoadOptions {
+        label_column: Some(LabelColumn::Name("y".into())),
+        ignore_columns: ignore.to_vec(),
+        ..opts()
+    };
+    let want = ok(plain, &with(&[]));
+    let path = Path::new("t.csv");
+    for ignore in [
+        vec![
+            LabelColumn::Name("id".into()),
+            LabelColumn::Name("date".into()),
+        ],
+        vec![LabelColumn::Index(1), LabelColumn::FromEnd(2)],
+    ] {
+        let o = with(&ignore);
+        assert_eq!(ok(text, &o), want);
+        let tiny = Reading {
+            fast: true,
+            block_bytes: 5,
+        };
+        for reading in [Reading::line_by_line(), tiny] {
+            let raw = parse_with::<f64, _>(text.as_bytes(), path, &o, None, reading).unwrap();
+            assert_eq!(dense(&raw), want.0);
+        }
+        let info = parse_str::<f64>(text, &o).unwrap().csv.unwrap();
+        assert_eq!(info.ignored, [1, 4]);
+        assert_eq!(info.feature_names(), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(
+            info.kept(),
+            (vec!["y".into(), "a".into(), "b".into()], Some(1))
+        );
+        assert_eq!(info.ignored_names(), ["\"id\"", "\"date\""]);
+    }
+    // A name no column has is refused, listing the header; so is the label.
+    assert_eq!(
+        err_with::<f64>(text, &with(&[LabelColumn::Name("ts".into())])),
+        "t.csv:1:1: --ignore-columns: no column named \"ts\" in the header; its columns are \
+         \"id\", \"y\", \"a\", \"date\", \"b\""
+    );
+    assert_eq!(
+        err_with::<f64>(text, &with(&[LabelColumn::Index(2)])),
+        "t.csv:1:4: --ignore-columns names column 2 (\"y\"), the label column; the label is \
+         never a feature, so leave it out of --ignore-columns"
+    );
+    assert!(
+        err_with::<f64>(text, &with(&[LabelColumn::Index(9)]))
+            .contains("--ignore-columns 9: out of range: the file has 5 columns")
+    );
+    let all = [1, 3, 4, 5].map(LabelColumn::Index);
+    assert!(err_with::<f64>(text, &with(&all)).contains("no feature columns left"));
+    // A name the data lacks is no error when the list is the model's.
+    let from_model = LoadOptions {
+        ignore_columns_from: Some("m.json".into()),
+        ..with(&[
+            LabelColumn::Name("ts".into()),
+            LabelColumn::Name("id".into()),
+            LabelColumn::Name("date".into()),
+        ])
+    };
+    let raw = parse_str::<f64>(text, &from_model).unwrap();
+    assert_eq!(raw.csv.unwrap().ignored, [1, 4]);
+}
+
+/// A pandas index column is refused with the fix, and that fix reads the
+/// file: the unnamed first column left out.
+#[test]
+fn ignoring_a_pandas_index_reads_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.csv");
+    std::fs::write(&path, ",y,a\n0,1,2\n1,-1,3\n2,1,4\n").unwrap();
+    let o = LoadOptions {
+        label_column: Some(LabelColumn::Name("y".into())),
+        ..opts()
+    };
+    let e = crate::data::load_raw::<f64>(&path, &o)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("leave it out with --ignore-columns 1"), "{e}");
+    let o = LoadOptions {
+        ignore_columns: vec![LabelColumn::Index(1)],
+        ..o
+    };
+    let raw = crate::data::load_raw::<f64>(&path, &o).unwrap();
+    assert_eq!(dense(&raw), matrix(3, 1, &[2., 3., 4.]));
+    assert_eq!(raw.csv.unwrap().ignored_names(), ["column 1"]);
 }

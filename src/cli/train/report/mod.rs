@@ -6,7 +6,7 @@ mod text;
 
 pub use text::render;
 use text::stopped_early;
-pub(crate) use text::{header_note, indices_line};
+pub(crate) use text::{header_note, ignored_note, indices_line};
 
 use std::path::Path;
 
@@ -28,6 +28,8 @@ pub struct TrainReport {
     pub format: crate::data::Format,
     /// The line of the CSV header that was skipped, if any.
     pub header_line: Option<u64>,
+    /// CSV: the columns left out (`--ignore-columns`), as named.
+    pub ignored_columns: Vec<String>,
     /// LIBSVM: how feature indices were counted (`zero` or `one`).
     pub index_base: Option<IndexBase>,
     /// LIBSVM: why, in words (`zero-based: index 0 appears on line 3 of
@@ -258,6 +260,7 @@ impl TrainReport {
             data: data.source.display().to_string(),
             format: data.format,
             header_line: csv.and_then(|c| c.header_line),
+            ignored_columns: csv.map(CsvInfo::ignored_names).unwrap_or_default(),
             index_base: libsvm.map(|l| l.base),
             index_base_why: libsvm.map(LibsvmInfo::describe),
             rows: data.rows(),

@@ -47,6 +47,14 @@ pub(crate) fn indices_line(s: &mut String, why: Option<&str>) {
     }
 }
 
+/// ", ignoring \"id\", column 4" when columns were left out.
+pub(crate) fn ignored_note(names: &[String]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    format!(", ignoring {}", names.join(", "))
+}
+
 /// ", header on line N" when a header line was skipped.
 pub(crate) fn header_note(line: Option<u64>) -> String {
     line.map(|n| format!(", header on line {n}"))
@@ -201,7 +209,7 @@ fn render_binary(
             "{} ({}{}, {} x {}, {}, {}{})",
             r.data,
             r.format.name(),
-            header_note(r.header_line),
+            header_note(r.header_line) + &ignored_note(&r.ignored_columns),
             count(r.rows, "row"),
             count(r.features, "feature"),
             if r.sparse { "sparse" } else { "dense" },
@@ -393,10 +401,14 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
         &mut s,
         "data",
         format!(
-            "{} ({}{} x {}, {}, {}{})",
+            "{} ({}{}{} x {}, {}, {}{})",
             r.data,
             r.header_line
                 .map(|n| format!("header on line {n}, "))
+                .unwrap_or_default(),
+            ignored_note(&r.ignored_columns)
+                .strip_prefix(", ")
+                .map(|n| format!("{n}, "))
                 .unwrap_or_default(),
             count(r.rows, "row"),
             count(r.features, "feature"),

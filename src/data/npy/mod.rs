@@ -6,7 +6,9 @@
 //! - **Features**: dtype `f4` or `f8`, little- or big-endian, C or Fortran
 //!   order, shape (rows, columns). Values are converted to the training
 //!   precision as `.pbin` values are: f4 to f64 exactly, f8 to f4 rounded
-//!   to nearest. NaN and infinity are refused, naming the row and column.
+//!   to nearest, value by value in the file's order into the final
+//!   row-major storage (no copy of the whole array on the way). NaN and
+//!   infinity are refused, naming the row and column.
 //! - **Labels file**: shape (rows,) or (rows, 1), dtype bool, any integer
 //!   or f4/f8; integers are labels as written in decimal, floats as the
 //!   shortest decimal that reads back to them (`1.0` is the label `1`).
@@ -307,28 +309,60 @@ fn narrowed<F: Real>(path: &Path, i: usize, j: usize, v: f64) -> Result<F> {
     ))
 }
 
-/// A C-ordered float array of features only, read value by value into the
-/// training precision: the one copy the data needs (the f64 copy of
-/// [`floats`] would be 2x an f4 array on top of it).
-fn features_direct<F: Real>(path: &Path, what: &str, array: Array, cols: usize) -> Result<Vec<F>> {
+/// A float array read value by value, in the file's order (C or Fortran),
+/// straight into its final storage: the features row-major in the training
+/// precision, and the label column (when `label` names one) as f64, one per
+/// row. The one copy the data needs: an f64 copy of the whole array first
+/// would be 2x an f4 array on top of it.
+fn read_values<F: Real>(
+    path: &Path,
+    what: &str,
+    array: Array,
+    (rows, cols): (usize, usize),
+    label: Option<usize>,
+) -> Result<(Vec<F>, Vec<f64>)> {
     let dtype = array.file.dtype();
     let size = match &dtype {
         DType::Plain(t) if t.type_char() == TypeChar::Float => t.size_field(),
         _ => 0,
     };
-    let n = array.shape.iter().product::<u64>();
-    let n = usize::try_from(n)
-        .map_err(|_| Error::data(path, format!("{what} has more values than fit in memory")))?;
+    let fortran = array.file.order() == Order::Fortran;
+    let feature_cols = cols - usize::from(label.is_some());
+    let n = rows
+        .checked_mul(feature_cols)
+        .ok_or_else(|| Error::data(path, format!("{what} has more values than fit in memory")))?;
     let mut out: Vec<F> = Vec::new();
     crate::memory::reserve(&mut out, n).map_err(|s| s.refusal(path, "the feature values", ""))?;
+    // In C order without a label column the values arrive in their final
+    // order and are appended; otherwise each goes to its place.
+    let in_place = fortran || label.is_some();
+    if in_place {
+        out.resize(n, F::ZERO);
+    }
+    let mut labels: Vec<f64> = Vec::new();
+    if label.is_some() {
+        crate::memory::reserve(&mut labels, rows).map_err(|s| s.refusal(path, "the labels", ""))?;
+        labels.resize(rows, 0.0);
+    }
     let bad = |e: std::io::Error| Error::data(path, format!("{what} cannot be read: {e}"));
-    let cols = cols.max(1);
-    let mut push = |k: usize, v: f64| -> Result<()> {
-        let (i, j) = (k / cols, k % cols);
+    let (rows1, cols1) = (rows.max(1), cols.max(1));
+    let mut put = |k: usize, v: f64| -> Result<()> {
+        let (i, j) = if fortran {
+            (k % rows1, k / rows1)
+        } else {
+            (k / cols1, k % cols1)
+        };
         if !v.is_finite() {
             return Err(not_finite(path, i, j, v));
         }
-        out.push(narrowed::<F>(path, i, j, v)?);
+        match label {
+            Some(c) if j == c => labels[i] = v,
+            _ if !in_place => out.push(narrowed::<F>(path, i, j, v)?),
+            _ => {
+                let jj = j - usize::from(label.is_some_and(|c| j > c));
+                out[i * feature_cols + jj] = narrowed::<F>(path, i, j, v)?;
+            }
+        }
         Ok(())
     };
     match size {
@@ -338,7 +372,7 @@ fn features_direct<F: Real>(path: &Path, what: &str, array: Array, cols: usize) 
                 .data::<f32>()
                 .map_err(|e| Error::data(path, e.to_string()))?;
             for (k, v) in data.enumerate() {
-                push(k, v.map_err(bad)? as f64)?;
+                put(k, v.map_err(bad)? as f64)?;
             }
         }
         8 => {
@@ -347,7 +381,7 @@ fn features_direct<F: Real>(path: &Path, what: &str, array: Array, cols: usize) 
                 .data::<f64>()
                 .map_err(|e| Error::data(path, e.to_string()))?;
             for (k, v) in data.enumerate() {
-                push(k, v.map_err(bad)?)?;
+                put(k, v.map_err(bad)?)?;
             }
         }
         _ => {
@@ -361,7 +395,7 @@ fn features_direct<F: Real>(path: &Path, what: &str, array: Array, cols: usize) 
             ));
         }
     }
-    Ok(out)
+    Ok((out, labels))
 }
 
 pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
@@ -380,80 +414,51 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
             ));
         }
     };
-    let fortran = array.file.order() == Order::Fortran;
-    // The common layout, a C-ordered array of features only: read straight
-    // into the training precision, with no f64 copy of the whole array.
-    // (Read before the labels are placed, so that a bad value is reported
-    // before a missing label option, as for every other layout.)
-    let column_label = !opts.unlabeled && opts.labels.is_none() && opts.label_column.is_some();
-    let (direct, values) = if !fortran && !column_label {
-        (
-            Some(features_direct::<F>(path, what, array, cols)?),
-            Vec::new(),
-        )
-    } else {
-        let values = floats(path, what, array)?;
-        (None, values)
-    };
-    let values = match direct {
-        Some(_) => values,
-        None => {
-            if let Some(k) = values.iter().position(|v| !v.is_finite()) {
-                let (i, j) = if fortran {
-                    (k % rows, k / rows)
-                } else {
-                    (k / cols.max(1), k % cols.max(1))
-                };
-                return Err(not_finite(path, i, j, values[k]));
-            }
-            values
-        }
-    };
-    // Row-major index of (i, j) in the file's order.
-    let at = |i: usize, j: usize| if fortran { j * rows + i } else { i * cols + j };
-    // Where the labels are: a file, a column, or nowhere.
+    // Where the labels are: a file, a column, or nowhere. A mistake here is
+    // reported after the values are read, so that a bad value is reported
+    // before a missing label option, as for every other layout.
     let labels_file = opts.labels.as_deref().filter(|_| !opts.unlabeled);
-    let label_column = if opts.unlabeled || labels_file.is_some() {
-        None
+    let label_column: Result<Option<usize>> = if opts.unlabeled || labels_file.is_some() {
+        Ok(None)
     } else {
         match &opts.label_column {
             // A 2-D array is most often the features alone (numpy.save of
             // X): taking a column as the label would be a silent guess.
-            None => {
-                return Err(Error::data(
-                    path,
-                    format!(
-                        "a .npy array holds no labels unless told where they are: give them in a \
-                         file with --labels FILE.npy (one per row), or name the array's label column \
-                         with --label-column N (1 to {cols}); --unlabeled reads it without labels"
-                    ),
-                ));
-            }
+            None => Err(Error::data(
+                path,
+                format!(
+                    "a .npy array holds no labels unless told where they are: give them in a \
+                     file with --labels FILE.npy (one per row), or name the array's label column \
+                     with --label-column N (1 to {cols}); --unlabeled reads it without labels"
+                ),
+            )),
             Some(c @ (LabelColumn::Index(_) | LabelColumn::FromEnd(_))) => match c.position(cols) {
-                Some(k) => Some(k),
+                Some(k) => Ok(Some(k)),
                 None => {
                     let given = match c {
                         LabelColumn::FromEnd(k) => format!("-{k}"),
                         LabelColumn::Index(k) => k.to_string(),
                         LabelColumn::Name(n) => n.clone(),
                     };
-                    return Err(Error::data(
+                    Err(Error::data(
                         path,
                         format!("--label-column {given}: the array has {cols} columns"),
-                    ));
+                    ))
                 }
             },
-            Some(LabelColumn::Name(name)) => {
-                return Err(Error::data(
-                    path,
-                    format!(
-                        "--label-column {name}: a .npy array has no column names; give the \
-                         column's number, or the labels in a file with --labels"
-                    ),
-                ));
-            }
+            Some(LabelColumn::Name(name)) => Err(Error::data(
+                path,
+                format!(
+                    "--label-column {name}: a .npy array has no column names; give the \
+                     column's number, or the labels in a file with --labels"
+                ),
+            )),
         }
     };
+    // Read once, into the final storage (a label column apart).
+    let read_label = label_column.as_ref().ok().copied().flatten();
+    let (out, values) = read_values::<F>(path, what, array, (rows, cols), read_label)?;
+    let label_column = label_column?;
     if label_column.is_some() && cols < 2 {
         return Err(Error::data(
             path,
@@ -496,9 +501,9 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
                 );
             }
         }
-        (None, Some(c)) => {
-            for i in 0..rows {
-                let t = float_label(values[at(i, c)]);
+        (None, Some(_)) => {
+            for (i, &v) in values.iter().enumerate() {
+                let t = float_label(v);
                 class_ids.push(
                     table
                         .intern(&t, i as u64 + 1)
@@ -513,21 +518,6 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
         }
     }
     let feature_cols = cols - label_column.is_some() as usize;
-    let out = match direct {
-        Some(out) => out,
-        None => {
-            let mut out: Vec<F> = Vec::new();
-            crate::memory::reserve(&mut out, rows * feature_cols)
-                .map_err(|s| s.refusal(path, "the feature values", ""))?;
-            for i in 0..rows {
-                for j in (0..cols).filter(|&j| Some(j) != label_column) {
-                    let v = values[at(i, j)];
-                    out.push(narrowed::<F>(path, i, j, v)?);
-                }
-            }
-            out
-        }
-    };
     drop(values);
     Ok(RawData {
         features: Features::Dense(DenseMatrix {

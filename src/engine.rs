@@ -155,6 +155,14 @@ pub trait MarginEngine<F: Real> {
         None
     }
 
+    /// Whether the engine's walk on these rows is the host's walk ahead
+    /// ([`crate::cpu::lookahead`]) on a copy of the weights, which the loop
+    /// replays: the loop's own walk ahead does the same work without the
+    /// copy and the replay, so the chooser does not try this one.
+    fn walks_like_the_host_ahead(&self) -> bool {
+        false
+    }
+
     /// A note for the user that the engine has not given yet (a feature it
     /// could not set up, say), handed over once.
     fn take_notice(&mut self) -> Option<String> {

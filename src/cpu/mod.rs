@@ -114,6 +114,11 @@ impl<F: Real> MarginEngine<F> for CpuEngine<'_, F> {
     fn walker(&mut self) -> Option<&mut dyn Walker<F>> {
         Some(self)
     }
+
+    fn walks_like_the_host_ahead(&self) -> bool {
+        // The condition `walk::CpuWalk::next_batch` walks ahead under.
+        self.data.features.is_sparse() && rayon::current_num_threads() > 1
+    }
 }
 
 impl<F: Real> Walker<F> for CpuEngine<'_, F> {

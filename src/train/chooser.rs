@@ -393,6 +393,13 @@ impl Modes {
         self.available[Mode::Ahead as usize] = available;
     }
 
+    /// Whether the engine is worth a trial (not when its walk is the walk
+    /// ahead plus a replay: see
+    /// [`crate::engine::MarginEngine::walks_like_the_host_ahead`]).
+    pub(super) fn engine_available(&mut self, available: bool) {
+        self.available[Mode::Engine as usize] = available;
+    }
+
     fn switch(&mut self, to: Mode, rows: usize) {
         if self.rewarms[to as usize] && self.current != to {
             // Each switch to the engine pays its one-time costs again (it
@@ -574,20 +581,23 @@ mod tests {
     }
 
     #[test]
-    fn the_walk_ahead_is_tried_only_where_it_can_walk() {
-        for available in [false, true] {
+    fn a_mode_is_tried_only_where_it_is_available() {
+        // The walk ahead only on sparse rows; the engine not where its walk
+        // is the walk ahead plus a replay.
+        for (ahead, engine) in [(false, true), (true, true), (true, false)] {
             let mut modes = Modes::new(25_000);
-            modes.ahead_available(available);
-            let mut tried = false;
+            modes.ahead_available(ahead);
+            modes.engine_available(engine);
+            let mut tried = [false; MODES];
             let mut at = 0;
             while at < 40 * 25_000 {
                 let (mode, stretch) = modes.next();
-                tried |= mode == Mode::Ahead;
+                tried[mode as usize] = true;
                 let n = stretch.min(1000);
                 modes.measured(mode, n as f64 * 1e-9, n);
                 at += n;
             }
-            assert_eq!(tried, available);
+            assert_eq!(tried, [true, true, engine, ahead]);
         }
     }
 
@@ -750,7 +760,10 @@ mod tests {
                 assert!(modes.cost[m as usize].is_some(), "{current:?}: {m:?} kept");
             }
             for &m in dropped {
-                assert!(modes.cost[m as usize].is_none(), "{current:?}: {m:?} dropped");
+                assert!(
+                    modes.cost[m as usize].is_none(),
+                    "{current:?}: {m:?} dropped"
+                );
             }
         }
     }

@@ -39,6 +39,8 @@ impl<F: Real> Loop<'_, F> {
         }
         let ahead = self.may_walk_ahead();
         self.modes.ahead_available(ahead);
+        let redundant = ahead && engine.walks_like_the_host_ahead() && self.walks(engine);
+        self.modes.engine_available(!redundant);
         while self.state.position < self.end {
             if observer.should_stop() {
                 if let Err(e) = self.end_walk(engine) {

@@ -197,12 +197,26 @@ impl Layout {
                     path,
                     first_no,
                     Some(column_at(first, fields[k].start)),
-                    format!(
-                        "--ignore-columns names column {} ({}), the label column; the label \
-                         is never a feature, so leave it out of --ignore-columns",
-                        k + 1,
-                        quote(&fields[k].text)
-                    ),
+                    if opts.label_column.is_none() {
+                        // The first column is the label only by default: the
+                        // user may well mean an id column before the label.
+                        format!(
+                            "--ignore-columns names column {} ({}), which is the label column \
+                             when --label-column is not given; name the label with \
+                             --label-column NAME (or N), or leave column {} out of \
+                             --ignore-columns",
+                            k + 1,
+                            quote(&fields[k].text),
+                            k + 1
+                        )
+                    } else {
+                        format!(
+                            "--ignore-columns names column {} ({}), the label column; the label \
+                             is never a feature, so leave it out of --ignore-columns",
+                            k + 1,
+                            quote(&fields[k].text)
+                        )
+                    },
                 ));
             }
             skip[k] = true;

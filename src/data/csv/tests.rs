@@ -949,6 +949,17 @@ fn ignored_columns_are_left_out_unread() {
         "t.csv:1:4: --ignore-columns names column 2 (\"y\"), the label column; the label is \
          never a feature, so leave it out of --ignore-columns"
     );
+    // Column 1 is the label only by default: the hint names --label-column.
+    let unnamed_label = LoadOptions {
+        ignore_columns: vec![LabelColumn::Name("id".into())],
+        ..opts()
+    };
+    assert_eq!(
+        err_with::<f64>(text, &unnamed_label),
+        "t.csv:1:1: --ignore-columns names column 1 (\"id\"), which is the label column when \
+         --label-column is not given; name the label with --label-column NAME (or N), or leave \
+         column 1 out of --ignore-columns"
+    );
     assert!(
         err_with::<f64>(text, &with(&[LabelColumn::Index(9)]))
             .contains("--ignore-columns 9: out of range: the file has 5 columns")

@@ -54,7 +54,9 @@ pub struct BenchArgs {
     /// `adaptive` lets the loop walk on the host when that is faster;
     /// `always` measures the engines themselves (their walks where they
     /// have one, GPU or CPU); `windows` measures passes over windows instead
-    /// of the walk.
+    /// of the walk; `host`, `reference` and `ahead` measure one of the
+    /// host's own walks (`ahead`: sparse rows, the other cores summing the
+    /// rows ahead).
     #[arg(long, value_enum, default_value = "adaptive")]
     pub passes: PassesArg,
 

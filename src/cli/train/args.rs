@@ -140,8 +140,9 @@ pub struct TrainArgs {
     /// Whether training may walk on the CPU alone when that is measured to
     /// be faster than the engine (`adaptive`), must use the engine (`always`:
     /// its walk where it has one, GPU or CPU, else passes over windows), or must use
-    /// passes over windows (`windows`, to compare them with the walk).
-    /// Never changes the model.
+    /// passes over windows (`windows`, to compare them with the walk);
+    /// `host`, `reference` and `ahead` force one of the host's own walks,
+    /// for measuring. Never changes the model.
     #[arg(long, value_enum, default_value = "adaptive")]
     pub passes: PassesArg,
 

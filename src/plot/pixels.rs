@@ -21,6 +21,8 @@ use super::style::DEJAVU_SANS;
 
 fn font() -> &'static FontRef<'static> {
     static FONT: OnceLock<FontRef<'static>> = OnceLock::new();
+    // The font is compiled in (checked by the plot tests): no input reaches
+    // this, so a failure is a build defect, not a user error.
     FONT.get_or_init(|| FontRef::try_from_slice(DEJAVU_SANS).expect("the embedded font parses"))
 }
 

@@ -298,20 +298,20 @@ fn legend_rows<DB: DrawingBackend>(
     width: u32,
 ) -> DrawResult<Vec<Vec<(usize, i32)>>, DB> {
     let style = font(LEGEND_SIZE);
-    let mut rows: Vec<Vec<(usize, i32)>> = vec![Vec::new()];
+    let mut rows: Vec<Vec<(usize, i32)>> = Vec::new();
+    let mut row: Vec<(usize, i32)> = Vec::new();
     let mut used = 0i32;
     for (i, (_, text)) in entries.iter().enumerate() {
         let (tw, _) = area.estimate_text_size(text, &style)?;
         let w = KEY_WIDTH + KEY_GAP + tw as i32;
-        let row = rows.last_mut().expect("one row");
         if !row.is_empty() && used + ENTRY_GAP + w > width as i32 - 16 {
-            rows.push(vec![(i, w)]);
-            used = w;
-        } else {
-            used += if row.is_empty() { w } else { ENTRY_GAP + w };
-            row.push((i, w));
+            rows.push(std::mem::take(&mut row));
+            used = 0;
         }
+        used += if row.is_empty() { w } else { ENTRY_GAP + w };
+        row.push((i, w));
     }
+    rows.push(row);
     Ok(rows)
 }
 

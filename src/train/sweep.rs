@@ -500,13 +500,20 @@ impl<'d, F: Real> Loop<'d, F> {
         if tracks_scan {
             self.scan_follow_update(row, h);
         }
-        if let Some(b) = &mut self.host_bound {
-            // A subnormal weight adds the flush term (sticky until the next epoch).
-            if b.flush == F::ZERO && subnormal {
-                *b = certify::Bound::new(true, self.facts.l1_max).with_margin(self.tau);
-            }
+        if subnormal {
+            self.flush_subnormals();
         }
         Ok(())
+    }
+
+    /// An update left a weight subnormal: the host's fast margin adds the
+    /// flush term (sticky until the next epoch).
+    pub(super) fn flush_subnormals(&mut self) {
+        if let Some(b) = &mut self.host_bound
+            && b.flush == F::ZERO
+        {
+            *b = certify::Bound::new(true, self.facts.l1_max).with_margin(self.tau);
+        }
     }
 
     /// The weight c of head `h`'s update on row `i` (label `y`): its class

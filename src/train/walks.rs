@@ -441,13 +441,8 @@ impl<F: Real> Loop<'_, F> {
                 self.accumulate_average(d.row, 0)?;
             }
             self.ahead_decisions = decisions;
-            if walked.subnormal
-                && let Some(b) = &mut self.host_bound
-                && b.flush == F::ZERO
-            {
-                // As Loop::update does: the flush term, sticky until the
-                // next epoch.
-                *b = certify::Bound::new(true, self.facts.l1_max).with_margin(self.tau);
+            if walked.subnormal {
+                self.flush_subnormals();
             }
             match again {
                 Some(row) => {

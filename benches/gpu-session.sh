@@ -8,7 +8,9 @@
 #   benches/gpu-session.sh tests    GPU tests (CI=true) on the adapter
 #   benches/gpu-session.sh dense    4M x 256 dense f32, 20 epochs
 #   benches/gpu-session.sh sparse   2M x 10^6, 64 non-zeros a row, 10 epochs
-#   benches/gpu-session.sh all      the three
+#   benches/gpu-session.sh textbook every policy against the reference loop
+#                                   (benches/against_textbook.py, cpu and gpu)
+#   benches/gpu-session.sh all      the four
 #
 # Such a machine may reach no registry, so build here and carry:
 #   cargo build --release && cargo test --release --test tests --no-run
@@ -36,7 +38,11 @@ REFERENCE_DENSE=${REFERENCE_DENSE:-0}
 # whether to time passes over windows (slow on the sparse case).
 SKLEARN_EPOCHS=${SKLEARN_EPOCHS:-2}
 CEILING_LANES=${CEILING_LANES:-8 16 32}
-WINDOWS=${WINDOWS:-1}
+WINDOWS=${WINDOWS-dense}
+# The host's walks forced one at a time (the chooser's modes alone), and the
+# device walk's waste settings to try (none by default).
+HOST_PASSES=${HOST_PASSES-host ahead reference}
+WASTES=${WASTES-}
 # Smaller cases for a dry run (on lavapipe, say): the rows of each.
 DENSE_ROWS=${DENSE_ROWS:-4000000}
 SPARSE_ROWS=${SPARSE_ROWS:-2000000}
@@ -83,12 +89,23 @@ case_runs() { # CASE DATA EPOCHS
     local train=(train "$data" --max-epochs "$epochs")
     run "$case" cpu 120 "$BIN" "${train[@]}" --backend cpu
     run "$case" gpu 120 "$BIN" "${train[@]}" --backend gpu
+    # The default: with a GPU present it must be at least the faster of the two.
+    run "$case" auto 120 "$BIN" "${train[@]}" --backend auto
     run "$case" gpu-walk 120 "$BIN" "${train[@]}" --backend gpu --passes always
-    [ "$WINDOWS" = 1 ] && run "$case" gpu-windows 40 "$BIN" "${train[@]}" --backend gpu --passes windows
-    for waste in 16 256 1024; do
+    # The host's own walks, each forced: the chooser's modes measured alone.
+    # (On dense rows `ahead` is the host's walk, and `reference` the slow
+    # textbook loop that REFERENCE_DENSE governs.)
+    for passes in $HOST_PASSES; do
+        [ "$case" = dense ] && [ "$passes" = ahead ] && continue
+        [ "$case" = dense ] && [ "$passes" = reference ] && [ "$REFERENCE_DENSE" != 1 ] && continue
+        run "$case" "cpu-$passes" 120 "$BIN" "${train[@]}" --backend cpu --passes "$passes"
+    done
+    [[ " $WINDOWS " == *" $case "* ]] && run "$case" gpu-windows 40 "$BIN" "${train[@]}" --backend gpu --passes windows
+    for waste in $WASTES; do
         run "$case" "gpu-walk-waste$waste" 120 env PERCEPTRON_GPU_WALK_WASTE=$waste "$BIN" "${train[@]}" --backend gpu --passes always
     done
     if [ -n "$BASELINE" ] && [[ " ${BASELINE_CASES:-dense sparse} " == *" $case "* ]]; then
+        run "$case" before-cpu 120 "$BASELINE" "${train[@]}" --backend cpu
         run "$case" before-gpu 120 "$BASELINE" "${train[@]}" --backend gpu
         run "$case" before-gpu-walk 120 "$BASELINE" "${train[@]}" --backend gpu --passes always
     fi
@@ -105,19 +122,26 @@ case_runs() { # CASE DATA EPOCHS
     echo "== $case done at ${SECONDS} s" >> "$LOG"
 }
 
+if [ "$STAGE" = sparse ] || [ "$STAGE" = all ]; then
+    [ -f "$WORK/sparse.pbin" ] || "$BIN" gen --rows "$SPARSE_ROWS" --features 1000000 --density sparse --nnz 64 --seed 1 -o "$WORK/sparse.pbin" > /dev/null
+    case_runs sparse "$WORK/sparse.pbin" 10
+fi
 if [ "$STAGE" = dense ] || [ "$STAGE" = all ]; then
     [ -f "$WORK/dense.pbin" ] || "$BIN" gen --rows "$DENSE_ROWS" --features 256 --planted-margin 0.002 --seed 1 -o "$WORK/dense.pbin" > /dev/null
     case_runs dense "$WORK/dense.pbin" 20
 fi
-if [ "$STAGE" = sparse ] || [ "$STAGE" = all ]; then
-    [ -f "$WORK/sparse.pbin" ] || "$BIN" gen --rows "$SPARSE_ROWS" --features 1000000 --density sparse --nnz 64 --seed 1 -o "$WORK/sparse.pbin" > /dev/null
-    case_runs sparse "$WORK/sparse.pbin" 10
+# Every policy against the reference loop, epoch by epoch, on the dev VM's
+# sizes and the repo's datasets, with this machine's cores and its GPU.
+if [ "$STAGE" = textbook ] || [ "$STAGE" = all ]; then
+    timeout -k 5 "${TEXTBOOK_SECONDS:-150}" python3 benches/against_textbook.py --bin "$BIN" --backends cpu,gpu \
+        --runs "${TEXTBOOK_RUNS:-3}" --work "$WORK/textbook" > "$OUT/textbook.txt" 2>&1
+    echo "== against the textbook loop ($?): textbook.txt, at ${SECONDS} s" >> "$LOG"
 fi
 # The tests last: the figures come back even if they run out of time.
 if [ "$STAGE" = tests ] || [ "$STAGE" = all ]; then
     # The tests find data/ and the binary through the paths they were built
     # at; link those to this checkout when they differ.
-    built_at=$(strings .gpu-carry/tests | grep -m1 -o '/[^ ]*/data/iris_setosa.csv' | sed 's#/data/iris_setosa.csv##')
+    built_at=$(strings .gpu-carry/tests | grep -m1 -o '/[^ ]*/target/release/perceptron' | sed 's#/target/release/perceptron##')
     if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then mkdir -p "$(dirname "$built_at")"; ln -s "$PWD" "$built_at"; fi
     [ -e target/release/perceptron ] || { mkdir -p target/release && cp "$BIN" target/release/perceptron; }
     {

@@ -62,14 +62,27 @@ for label, r in runs.items():
     shown = ep if len(ep) <= 8 else ep[:6] + ep[-2:]
     epochs = " ".join(f"{1e3 * e:.1f}" for e in shown) + (" (first 6, last 2)" if len(ep) > 8 else "")
     print(f"  {label:<22} {1e3 * per:9.1f} {ratio('sklearn'):>9} {ratio('cpu')} {ratio('reference')} {same:>5}  {walk}  {us1}        {epochs}")
+# The chooser's picks: each epoch's rows by mode (engine/host/reference/ahead, %).
+MODES = ("engine", "host", "reference", "ahead")
 for label, r in runs.items():
     modes = r.get("epoch_modes")
-    if label == "gpu" and modes:
+    if label in ("cpu", "gpu", "auto") and modes:
         share = []
-        for e in modes[:8]:
-            rows = sum(e[m]["rows"] for m in ("host", "reference", "engine", "ahead")) or 1
-            share.append(f"{100 * e['engine']['rows'] / rows:.0f}%")
-        print(f"  {label}: rows the engine walked, epochs 1-{len(share)}: {' '.join(share)}")
+        for e in modes:
+            rows = sum(e[m]["rows"] for m in MODES) or 1
+            share.append("/".join(f"{100 * e[m]['rows'] / rows:.0f}" for m in MODES))
+        print(f"  {label}: rows walked by engine/host/reference/ahead (%), epoch by epoch: {' '.join(share)}")
+# Never slower than the textbook loop: every run's speed against the reference
+# run, epoch by epoch; ! marks below 0.95x by over 2 ms.
+if "reference" in runs:
+    ref = runs["reference"]["epoch_seconds"]
+    print("  speed against --backend reference, epoch by epoch (! = below 0.95x by over 2 ms):")
+    for label, r in runs.items():
+        if label == "reference":
+            continue
+        cells = " ".join(f"{a / b:5.2f}" + ("!" if a / b < 0.95 and 1e3 * (b - a) > 2 else " ")
+                         for a, b in zip(ref, r["epoch_seconds"]))
+        print(f"    {label:<20} {cells}")
 for lanes in (8, 16, 32):
     c = load(os.path.join(runs_dir, f"ceiling-lanes{lanes}.json"))
     d = c and c.get("device")

@@ -711,6 +711,23 @@ fn bench_refuses_a_backend_it_would_ignore() {
         .stderr(predicate::str::contains("--backends"));
 }
 
+/// On sparse rows `auto` takes the CPU engine whether or not a GPU is
+/// there, and says so; `--adapter` still asks for the GPU by name.
+#[test]
+fn auto_takes_the_cpu_engine_on_sparse_rows_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd(dir.path())
+        .env_remove("PERCEPTRON_BACKEND")
+        .args(["train", &data_str("digits_0v1.svm"), "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["sparse"], true, "{v}");
+    assert_eq!(v["backend"]["engines"][0]["kind"], "cpu", "{v}");
+    let note = v["backend"]["note"].as_str().unwrap_or_default();
+    assert!(note.contains("sparse rows"), "{note}");
+}
+
 /// Without a GPU device, `auto` costs what `cpu` costs: no GPU driver is
 /// started (it took about 60 MiB and a tenth of a second). PERCEPTRON_BACKEND
 /// sets the default backend.

@@ -120,10 +120,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     margin : float, default=0.0
         Update when y*s <= margin instead of 0.
     backend : {"auto", "cpu", "gpu", "reference"}, default="auto"
-        What computes the margins: a hardware GPU when there is one ("auto"),
-        all CPU cores, a GPU (any Vulkan, Metal or DX12 adapter, software
-        ones such as lavapipe included), or the plain textbook loop. All
-        give the identical model.
+        What computes the margins: a hardware GPU for dense rows when there
+        is one, else all CPU cores ("auto"); all CPU cores; a GPU (any
+        Vulkan, Metal or DX12 adapter, software ones such as lavapipe
+        included); or the plain textbook loop. All give the identical model.
     adapter : str or None, default=None
         Part of the name of the GPU adapter to use.
     precision : {None, "float32", "float64"}, default=None

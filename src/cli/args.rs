@@ -43,7 +43,8 @@ choice! {
         /// Certified margins on a GPU (a software adapter such as lavapipe is
         /// accepted when no hardware GPU exists).
         Gpu,
-        /// A hardware GPU when one is found, otherwise the CPU engine.
+        /// A hardware GPU for dense rows when one is found, otherwise the CPU
+        /// engine.
         #[default]
         Auto,
     }
@@ -341,8 +342,8 @@ pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
 /// Where margins are computed (all choices give the identical model).
 #[derive(Args, Clone, Debug, Default)]
 pub struct BackendArgs {
-    /// How margins are computed: `auto` uses a hardware GPU when there is
-    /// one and the CPU otherwise (a machine without a GPU device is told
+    /// How margins are computed: `auto` uses a hardware GPU for dense rows
+    /// when there is one and the CPU otherwise (a machine without a GPU device is told
     /// apart without starting a GPU driver); `gpu` also accepts a software
     /// adapter (lavapipe); `cpu` uses all cores; `reference` is the
     /// textbook loop. The environment variable PERCEPTRON_BACKEND sets the

@@ -146,6 +146,6 @@ impl<F: Real> Walker<F> for CpuEngine<'_, F> {
     }
 
     fn set_deadline(&mut self, deadline: Option<Instant>) -> bool {
-        self.walk.set_deadline(self.data, deadline)
+        self.walk.set_deadline(deadline)
     }
 }

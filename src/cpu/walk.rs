@@ -26,6 +26,10 @@ const BATCH_ROWS: usize = 1 << 20;
 /// Rows scanned per search at least, and at most.
 const MIN_WINDOW: usize = 1024;
 const MAX_WINDOW: usize = 1 << 20;
+/// Under a deadline, rows a search scans at most before one was timed; and
+/// the rows beyond which every search is timed.
+const UNTIMED_WINDOW: usize = 16 * MIN_WINDOW;
+const TIMED_SEARCH: usize = 4 * CLAIM_ROWS;
 
 /// A walk over one dataset.
 pub struct CpuWalk<F: Real> {
@@ -43,8 +47,11 @@ pub struct CpuWalk<F: Real> {
     window: usize,
     /// Where the loop wants the next batch to end at the latest.
     horizon: usize,
-    /// When the sparse walk ends its batch at the latest (a trial's budget).
+    /// When a batch ends at the latest (a trial's budget).
     deadline: Option<std::time::Instant>,
+    /// Seconds a search has taken per row scanned, lately (0 until one was
+    /// timed): under a deadline, a search scans what fits before it.
+    search_row_seconds: f64,
     stats: WalkStats,
     /// The walk on sparse rows (see [`crate::cpu::lookahead`]).
     lookahead: Lookahead<F>,
@@ -62,6 +69,7 @@ impl<F: Real> Default for CpuWalk<F> {
             window: MIN_WINDOW,
             horizon: usize::MAX,
             deadline: None,
+            search_row_seconds: 0.0,
             stats: WalkStats::default(),
             lookahead: Lookahead::default(),
         }
@@ -91,15 +99,12 @@ impl<F: Real> CpuWalk<F> {
         self.horizon = row;
     }
 
-    /// Ends the sparse walk's batches at `deadline`; true if this walk
-    /// keeps it (the search on dense rows is cut between its batches).
-    pub fn set_deadline(
-        &mut self,
-        data: &Dataset<F>,
-        deadline: Option<std::time::Instant>,
-    ) -> bool {
+    /// Ends the batches at `deadline`: the walk on sparse rows inside its
+    /// stretches, the search between its searches, each sized to fit the
+    /// time left. The walk always keeps it.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) -> bool {
         self.deadline = deadline;
-        data.features.is_sparse() && rayon::current_num_threads() > 1
+        true
     }
 
     pub fn stats(&self) -> WalkStats {
@@ -162,12 +167,36 @@ impl<F: Real> CpuWalk<F> {
         self.bound = Some(bound);
         let mut stops = 0;
         while stops < DECISIONS && self.position < batch_end {
+            // A trial's budget: spent, the batch ends (after one search at
+            // least, so the walk moves).
+            let left = self
+                .deadline
+                .map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) && self.position > start {
+                break;
+            }
             let q = if facts.is_host_only(self.position) {
                 // No search can settle it: straight to the reference dot,
                 // so a run of such rows costs no parallel searches.
                 self.position
             } else {
-                let hi = (self.position + self.window).min(batch_end);
+                let mut hi = (self.position + self.window).min(batch_end);
+                if let Some(left) = left {
+                    // Under a deadline, what a search scans fits the time
+                    // left at the recent speed (a trial's budget is about a
+                    // millisecond: a search over the window a long stretch
+                    // grew could take ten), or a first guess.
+                    let fits = if self.search_row_seconds > 0.0 {
+                        (left.as_secs_f64() / self.search_row_seconds) as usize
+                    } else {
+                        UNTIMED_WINDOW
+                    };
+                    hi = hi.min(self.position + fits.max(MIN_WINDOW));
+                }
+                // Long searches are timed (a short one costs less than its
+                // clock would add).
+                let timed = (left.is_some() || hi - self.position > TIMED_SEARCH)
+                    .then(std::time::Instant::now);
                 let w = &self.weights;
                 let certain_correct = |i: usize| {
                     if facts.is_host_only(i) {
@@ -179,6 +208,15 @@ impl<F: Real> CpuWalk<F> {
                 };
                 let found = first_in_order(self.position, hi, |i| !certain_correct(i));
                 self.stats.iterations += 1;
+                if let Some(t0) = timed {
+                    let scanned = found.map_or(hi, |q| q + 1) - self.position;
+                    let per_row = t0.elapsed().as_secs_f64() / scanned.max(1) as f64;
+                    self.search_row_seconds = if self.search_row_seconds > 0.0 {
+                        0.5 * (self.search_row_seconds + per_row)
+                    } else {
+                        per_row
+                    };
+                }
                 let Some(q) = found else {
                     self.position = hi;
                     self.window = (2 * self.window).min(MAX_WINDOW);
@@ -395,5 +433,43 @@ mod tests {
         assert_eq!(mistakes, [0]);
         assert_eq!(walk.stats().iterations, 0);
         assert_eq!(walk.weights, [1.0, 1e-40, 1.0]);
+    }
+
+    /// A trial's deadline ends a batch on dense rows after the search that
+    /// passes it, and that first search is sized to a first guess: the
+    /// batch covers far fewer rows than the walk would without one (on an
+    /// H100 the loop cut such trials into 1,024-row batches instead, each
+    /// waking 16 cores, and the engine lost every trial on dense 4M x 256).
+    #[test]
+    fn a_deadline_ends_a_batch_on_dense_rows_after_one_search() {
+        let rows = 200_000;
+        // Every row correct under weights (1, 0, 0): the searches never stop.
+        let values: Vec<f32> = (0..rows).flat_map(|i| [1.0, (i % 7) as f32, 0.5]).collect();
+        let data = crate::decide::as_positive(Features::Dense(DenseMatrix {
+            rows,
+            cols: 3,
+            values: values.into(),
+        }));
+        let weights = [1.0f32, 0.0, 0.0, 0.0];
+        let start = WalkStart {
+            position: 0,
+            end: rows,
+            weights: &weights,
+            resync: true,
+            tau: 0.0,
+            max_updates: 10,
+        };
+        let walked = |deadline: Option<std::time::Instant>| {
+            let mut walk = CpuWalk::default();
+            walk.begin(&start);
+            walk.window = MAX_WINDOW;
+            assert!(walk.set_deadline(deadline));
+            let batch = walk.next_batch(&data, true).unwrap();
+            assert!(batch.decisions.is_empty());
+            batch.end - batch.start
+        };
+        assert_eq!(walked(None), rows);
+        let past = std::time::Instant::now();
+        assert_eq!(walked(Some(past)), UNTIMED_WINDOW);
     }
 }

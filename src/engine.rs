@@ -204,6 +204,27 @@ pub struct WalkDecision {
     pub values_at: Option<usize>,
 }
 
+/// How far the loop lets a walker's next batch go. Given with every batch,
+/// so that nothing from an earlier one (a trial's deadline) lingers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchLimits {
+    /// The loop wants rows up to here for now (the chooser may hand the
+    /// rest to another mode): a walker that can, ends the batch there
+    /// rather than walking far past it. A hint.
+    pub horizon: usize,
+    /// When the batch must end (a trial's time budget), for a walker that
+    /// [keeps deadlines](Walker::keeps_deadlines).
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl BatchLimits {
+    /// No limit: the walker's own batch.
+    pub const NONE: BatchLimits = BatchLimits {
+        horizon: usize::MAX,
+        deadline: None,
+    };
+}
+
 /// Why a walker stopped after a batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WalkStop {
@@ -241,19 +262,16 @@ pub trait Walker<F> {
     fn begin(&mut self, start: &WalkStart<'_, F>) -> Result<(), EngineError>;
 
     /// The next batch of decisions, in row order, continuing the previous
-    /// one. After a batch that stopped, call [`Walker::begin`] first.
-    fn next(&mut self) -> Result<WalkBatch<F>, EngineError>;
+    /// one, within `limits`. After a batch that stopped, call
+    /// [`Walker::begin`] first.
+    fn next(&mut self, limits: BatchLimits) -> Result<WalkBatch<F>, EngineError>;
 
-    /// The loop wants rows up to `row` for now (the chooser may hand the
-    /// rest to another mode): a walker that can, ends its next batch there
-    /// rather than walking far past it. A hint; the default ignores it.
-    fn set_horizon(&mut self, _row: usize) {}
-
-    /// The loop wants the walk to stop at `deadline` (a trial's time
-    /// budget): a walker that can, ends its batch there itself, and says
-    /// so. One that cannot (the default) gets short batches instead, cut
-    /// between them, which costs a walker whose batches start helpers.
-    fn set_deadline(&mut self, _deadline: Option<std::time::Instant>) -> bool {
+    /// Whether the walker ends a batch at [`BatchLimits::deadline`] itself.
+    /// The loop then lets a trial's batch walk past the trial's rows, as far
+    /// as the budget allows; one that cannot (the default) gets short
+    /// batches instead, cut between them, which costs a walker whose
+    /// batches start helpers.
+    fn keeps_deadlines(&self) -> bool {
         false
     }
 

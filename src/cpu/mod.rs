@@ -17,7 +17,8 @@ use rayon::prelude::*;
 use crate::certify::{self, Bound};
 use crate::data::Dataset;
 use crate::engine::{
-    Completed, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
+    BatchLimits, Completed, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart,
+    Walker,
 };
 use crate::float::Real;
 
@@ -127,9 +128,9 @@ impl<F: Real> Walker<F> for CpuEngine<'_, F> {
         Ok(())
     }
 
-    fn next(&mut self) -> Result<WalkBatch<F>, EngineError> {
+    fn next(&mut self, limits: BatchLimits) -> Result<WalkBatch<F>, EngineError> {
         let t0 = Instant::now();
-        let batch = self.walk.next_batch(self.data, self.bias)?;
+        let batch = self.walk.next_batch(self.data, self.bias, limits)?;
         self.stats.passes += 1;
         self.stats.rows_evaluated += (batch.end - batch.start) as u64;
         self.stats.seconds += t0.elapsed().as_secs_f64();
@@ -141,11 +142,7 @@ impl<F: Real> Walker<F> for CpuEngine<'_, F> {
         Ok(())
     }
 
-    fn set_horizon(&mut self, row: usize) {
-        self.walk.set_horizon(row);
-    }
-
-    fn set_deadline(&mut self, deadline: Option<Instant>) -> bool {
-        self.walk.set_deadline(deadline)
+    fn keeps_deadlines(&self) -> bool {
+        true
     }
 }

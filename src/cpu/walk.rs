@@ -14,7 +14,9 @@
 use super::lookahead::{self, Lookahead, LookaheadCounts};
 use crate::certify::{Bound, Settled};
 use crate::data::{Dataset, Features};
-use crate::engine::{EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop};
+use crate::engine::{
+    BatchLimits, EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop,
+};
 use crate::float::Real;
 use crate::reference;
 
@@ -45,10 +47,6 @@ pub struct CpuWalk<F: Real> {
     updates_left: u64,
     /// Rows per search, from the recent gap between decisions.
     window: usize,
-    /// Where the loop wants the next batch to end at the latest.
-    horizon: usize,
-    /// When a batch ends at the latest (a trial's budget).
-    deadline: Option<std::time::Instant>,
     /// Seconds a search has taken per row scanned, lately (0 until one was
     /// timed): under a deadline, a search scans what fits before it.
     search_row_seconds: f64,
@@ -67,8 +65,6 @@ impl<F: Real> Default for CpuWalk<F> {
             end: 0,
             updates_left: 0,
             window: MIN_WINDOW,
-            horizon: usize::MAX,
-            deadline: None,
             search_row_seconds: 0.0,
             stats: WalkStats::default(),
             lookahead: Lookahead::default(),
@@ -93,20 +89,6 @@ impl<F: Real> CpuWalk<F> {
         self.walking = None;
     }
 
-    /// Ends the next batches at row `row` at the latest (past the current
-    /// position; see [`crate::engine::Walker::set_horizon`]).
-    pub fn set_horizon(&mut self, row: usize) {
-        self.horizon = row;
-    }
-
-    /// Ends the batches at `deadline`: the walk on sparse rows inside its
-    /// stretches, the search between its searches, each sized to fit the
-    /// time left. The walk always keeps it.
-    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) -> bool {
-        self.deadline = deadline;
-        true
-    }
-
     pub fn stats(&self) -> WalkStats {
         self.stats.clone()
     }
@@ -116,11 +98,15 @@ impl<F: Real> CpuWalk<F> {
         self.lookahead.counts
     }
 
-    /// Walks up to `DECISIONS` mistakes or to the end of the epoch.
+    /// Walks up to `DECISIONS` mistakes or to the end of the epoch, within
+    /// `limits`: the horizon, and the deadline (the walk on sparse rows
+    /// inside its stretches, the search between its searches, each sized
+    /// to fit the time left).
     pub fn next_batch(
         &mut self,
         data: &Dataset<F>,
         bias: bool,
+        limits: BatchLimits,
     ) -> Result<WalkBatch<F>, EngineError> {
         let Some(tau) = self.walking else {
             return Err(EngineError("the walk stopped: begin it again".into()));
@@ -132,7 +118,7 @@ impl<F: Real> CpuWalk<F> {
         let mut stop = WalkStop::Running;
         let batch_end = (self.position + BATCH_ROWS)
             .min(self.end)
-            .min(self.horizon.max(self.position + 1));
+            .min(limits.horizon.max(self.position + 1));
         let helpers = rayon::current_num_threads().saturating_sub(1);
         if let (Features::Sparse(m), true) = (&data.features, helpers > 0) {
             // Sparse rows: the other cores sum the rows ahead instead of
@@ -148,7 +134,7 @@ impl<F: Real> CpuWalk<F> {
                     to: batch_end,
                     tau,
                     helpers,
-                    deadline: self.deadline,
+                    deadline: limits.deadline,
                     max_mistakes: DECISIONS,
                     updates_left: &mut self.updates_left,
                     decisions: &mut decisions,
@@ -169,7 +155,7 @@ impl<F: Real> CpuWalk<F> {
         while stops < DECISIONS && self.position < batch_end {
             // A trial's budget: spent, the batch ends (after one search at
             // least, so the walk moves).
-            let left = self
+            let left = limits
                 .deadline
                 .map(|d| d.saturating_duration_since(std::time::Instant::now()));
             if left.is_some_and(|l| l.is_zero()) && self.position > start {
@@ -413,7 +399,7 @@ mod tests {
         });
         let (mut at, mut mistakes) = (0, Vec::new());
         loop {
-            let batch = walk.next_batch(&data, true).unwrap();
+            let batch = walk.next_batch(&data, true, BatchLimits::NONE).unwrap();
             assert_eq!(batch.start, at);
             assert!(
                 batch.end - batch.start <= DECISIONS,
@@ -463,8 +449,11 @@ mod tests {
             let mut walk = CpuWalk::default();
             walk.begin(&start);
             walk.window = MAX_WINDOW;
-            assert!(walk.set_deadline(deadline));
-            let batch = walk.next_batch(&data, true).unwrap();
+            let limits = BatchLimits {
+                horizon: usize::MAX,
+                deadline,
+            };
+            let batch = walk.next_batch(&data, true, limits).unwrap();
             assert!(batch.decisions.is_empty());
             batch.end - batch.start
         };

@@ -27,7 +27,9 @@ use super::walk::GpuWalk;
 use super::walk_plan;
 use crate::certify::Bound;
 use crate::data::{Dataset, Features};
-use crate::engine::{EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker};
+use crate::engine::{
+    BatchLimits, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
+};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 
@@ -658,7 +660,7 @@ impl<F: Real> Walker<F> for GpuEngine<'_, F> {
             .map_err(|e| EngineError(format!("{name}: {e}")))
     }
 
-    fn next(&mut self) -> Result<WalkBatch<F>, EngineError> {
+    fn next(&mut self, _limits: BatchLimits) -> Result<WalkBatch<F>, EngineError> {
         self.injected_failure()?;
         let name = self.name.clone();
         let walk = self.walk_mut()?;

@@ -21,8 +21,8 @@ use super::walk_plan::{BatchDone, BatchPlan, DEFAULT_WASTE, MAX_WINDOW};
 use crate::certify::Bound;
 use crate::data::{Dataset, Features};
 use crate::engine::{
-    EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart, WalkStop,
-    Walker,
+    BatchLimits, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart,
+    WalkStop, Walker,
 };
 use crate::float::Real;
 
@@ -728,7 +728,7 @@ impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
         Ok(())
     }
 
-    fn next(&mut self) -> Result<WalkBatch<F>, EngineError> {
+    fn next(&mut self, _limits: BatchLimits) -> Result<WalkBatch<F>, EngineError> {
         if !self.started {
             return Err(EngineError("walk without begin".into()));
         }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::certify::{self, Settled};
 use crate::cpu::lookahead::Batch;
-use crate::engine::{EngineError, MarginEngine, WalkStart, WalkStop};
+use crate::engine::{BatchLimits, EngineError, MarginEngine, WalkStart, WalkStop};
 use crate::error::Result;
 use crate::float::Real;
 use crate::reference;
@@ -109,17 +109,20 @@ impl<F: Real> Loop<'_, F> {
             let Some(walker) = engine.walker() else {
                 return Ok(Err(EngineError("the engine has no walker".into())));
             };
-            // A trial's time budget cuts the walk: inside a batch, where
-            // the walker keeps the deadline itself; else between batches
-            // a quarter of what the trial measures.
+            // A trial's time budget cuts the walk. A walker that keeps the
+            // deadline itself walks as far as the budget allows, past the
+            // trial's rows: the trial then measures the walk at the windows
+            // it would use (held to a trial's 4,096 rows, the CPU search on
+            // an H100's 16 cores measured its fork and join, not its speed,
+            // and lost every trial on dense 4M x 256, where it is 8x the
+            // host's walk). Another is cut between batches, a quarter of
+            // what the trial measures.
             let horizon = match deadline {
-                Some(_) if !walker.set_deadline(deadline) => {
-                    (self.state.position + (self.modes.measure() / 4).max(1)).min(target)
-                }
-                _ => target,
+                Some(_) if walker.keeps_deadlines() => self.end,
+                Some(_) => (self.state.position + (self.modes.measure() / 4).max(1)).min(target),
+                None => target,
             };
-            walker.set_horizon(horizon);
-            let batch = match walker.next() {
+            let batch = match walker.next(BatchLimits { horizon, deadline }) {
                 Ok(b) => b,
                 Err(e) => return Ok(Err(e)),
             };

@@ -42,13 +42,25 @@ if first:
     print(f"{case}: {first['rows']} x {first['features']}, {first['epochs']} epochs, "
           f"mistakes per epoch {first['mistakes_per_epoch'][:6]}... {first['mistakes_per_epoch'][-1]}")
 cpu_model = model("cpu")
-base = {k: runs[k]["seconds_per_epoch"] for k in ("cpu", "reference") if k in runs}
+
+
+def loop_per_epoch(r):
+    """The loop's seconds per epoch: the epochs' own times. A report's
+    `seconds` also counts the engine's start (the device, its pipelines,
+    the upload) since 840a673; at 81ea4ae it did not, so only the epochs
+    compare across binaries."""
+    ep = r["epoch_seconds"]
+    return sum(ep) / max(len(ep), 1)
+
+
+base = {k: loop_per_epoch(runs[k]) for k in ("cpu", "reference") if k in runs}
 if sk:
     base["sklearn"] = sk["seconds_per_epoch"]
     print(f"  scikit-learn {1e3 * sk['seconds_per_epoch']:9.1f} ms/epoch ({sk['epochs']} epochs)")
-print(f"  {'run':<22} {'ms/epoch':>9} {'x sklearn':>9} {'x cpu':>7} {'x ref':>7} {'same':>5}  walk: dec/disp  dots/dec  us/mistake(ep1)  epochs (ms)")
+print(f"  {'run':<22} {'ms/epoch':>9} {'setup s':>7} {'x sklearn':>9} {'x cpu':>7} {'x ref':>7} {'same':>5}  walk: dec/disp  dots/dec  us/mistake(ep1)  epochs (ms)")
 for label, r in runs.items():
-    per = r["seconds_per_epoch"]
+    per = loop_per_epoch(r)
+    setup = r["seconds"] - sum(r["epoch_seconds"])
     ratio = lambda k: f"{base[k] / per:7.2f}" if k in base else "      -"
     m = model(label)
     same = "-" if cpu_model is None or m is None else ("yes" if m == cpu_model else "NO")
@@ -61,7 +73,7 @@ for label, r in runs.items():
     us1 = f"{1e6 * ep[0] / m1:8.1f}" if m1 else "       -"
     shown = ep if len(ep) <= 8 else ep[:6] + ep[-2:]
     epochs = " ".join(f"{1e3 * e:.1f}" for e in shown) + (" (first 6, last 2)" if len(ep) > 8 else "")
-    print(f"  {label:<22} {1e3 * per:9.1f} {ratio('sklearn'):>9} {ratio('cpu')} {ratio('reference')} {same:>5}  {walk}  {us1}        {epochs}")
+    print(f"  {label:<22} {1e3 * per:9.1f} {setup:7.2f} {ratio('sklearn'):>9} {ratio('cpu')} {ratio('reference')} {same:>5}  {walk}  {us1}        {epochs}")
 # The chooser's picks: each epoch's rows by mode (engine/host/reference/ahead, %).
 MODES = ("engine", "host", "reference", "ahead")
 for label, r in runs.items():

@@ -583,3 +583,65 @@ fn a_resumed_run_takes_a_larger_epoch_cap_and_refuses_one_it_has_passed() {
         "{stderr}"
     );
 }
+
+/// A stop request that arrives after the loop, while the model and its
+/// pictures are being written, is honoured at the next safe point: exit
+/// 130, the old model and pictures left as they were, no temporary file,
+/// and the trained state saved, from which the same command writes the
+/// model of an uninterrupted run. (It used to be ignored: exit 0, every
+/// output replaced.) The test pauses the run at each safe point of the
+/// writing, so that the signal lands between the model and the pictures.
+#[test]
+fn a_signal_while_the_model_is_written_stops_before_anything_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let full = dir.path().join("full.json");
+    let st = train_for(3, &data, &full, &[]).status().unwrap();
+    assert_eq!(st.code(), Some(0));
+
+    let model = dir.path().join("model.json");
+    let pics = dir.path().join("pics");
+    std::fs::create_dir(&pics).unwrap();
+    std::fs::write(&model, "old model").unwrap();
+    std::fs::write(pics.join("curve.svg"), "old curve").unwrap();
+    let ck = dir.path().join("ck.json");
+    let extra = [
+        "--plot",
+        pics.to_str().unwrap(),
+        "--checkpoint",
+        ck.to_str().unwrap(),
+    ];
+    let child = train_for(3, &data, &model, &extra)
+        .env("PERCEPTRON_TEST_PAUSE_BEFORE_WRITING", "1500")
+        .spawn()
+        .unwrap();
+    // The first pause (before the model) ends at about 1.5 s, the second
+    // (after it, before the pictures) at about 3 s.
+    std::thread::sleep(Duration::from_millis(2200));
+    signal(&child, "-TERM");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("training had ended"), "{stderr}");
+    assert!(stderr.contains("was not replaced"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&model).unwrap(), "old model");
+    assert_eq!(
+        std::fs::read_to_string(pics.join("curve.svg")).unwrap(),
+        "old curve"
+    );
+    assert!(
+        temporary_files(dir.path()).is_empty(),
+        "{:?}",
+        temporary_files(dir.path())
+    );
+    assert!(
+        temporary_files(&pics).is_empty(),
+        "{:?}",
+        temporary_files(&pics)
+    );
+
+    let resume = ["--resume", ck.to_str().unwrap()];
+    let st = train_for(3, &data, &model, &resume).status().unwrap();
+    assert_eq!(st.code(), Some(0));
+    assert_eq!(essence(&model), essence(&full));
+}

@@ -443,12 +443,14 @@ fn trace<F: Real>(a: &TraceArgs) -> Result<()> {
 
 /// `train --plot DIR`: the learning curve and the margins on the training
 /// data, as DIR/curve.svg and DIR/margins.svg. Returns the paths written.
+/// `None` when `stopped` says a stop was asked for between two pictures.
 pub fn training_pictures<F: Real>(
     dir: &Path,
     model: &Model<F>,
     model_path: &Path,
     data: &Dataset<F>,
-) -> Result<Vec<PathBuf>> {
+    stopped: &dyn Fn() -> bool,
+) -> Result<Option<Vec<PathBuf>>> {
     let curve_path = dir.join("curve.svg");
     plot::save(
         &plot::curve::Curve::from_training(&model.training),
@@ -459,7 +461,10 @@ pub fn training_pictures<F: Real>(
     // The margins picture is of one perceptron; a one-vs-rest run's curve
     // shows every class.
     if model.heads() > 1 {
-        return Ok(written);
+        return Ok(Some(written));
+    }
+    if stopped() {
+        return Ok(None);
     }
     if let Some(figure) = plot::margins::Margins::compute(
         model,
@@ -472,7 +477,7 @@ pub fn training_pictures<F: Real>(
         plot::save(&figure, &margins_path, None)?;
         written.push(margins_path);
     }
-    Ok(written)
+    Ok(Some(written))
 }
 
 /// Makes `dir` ready for `train --plot` before training: an existing

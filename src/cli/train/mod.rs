@@ -269,26 +269,44 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         run: &run,
         interrupted: super::interrupt::flag(),
     };
+    let stop = observer.interrupted.clone();
     let fit = trainer.fit_validated(&data, held.as_ref(), start, &mut observer);
     observer.progress.finish();
     let fit = fit?;
     let mut warnings = observer.progress.take_warnings();
-    if fit.stop == Stop::Interrupted {
-        if run.fingerprint.is_empty() {
-            // Not shuffled: the rows are still in file order.
-            run.take_fingerprint(&data);
-        }
-        checkpoint::save(&checkpoint_path, &run, &fit.state)?;
-        eprintln!(
-            "perceptron: {}",
-            interrupted_message(
-                fit.state.epoch,
-                fit.state.position,
-                &checkpoint_path,
-                args.resume.as_deref()
-            )
+    // A stop request after the loop is honoured at the next safe point of
+    // the writing: before the model, between it and each picture, before
+    // they replace the old files together. The trained state is saved as
+    // the loop's would be, and nothing is replaced.
+    let stopped = || {
+        test_hooks::pause_before_writing();
+        stop.load(Ordering::SeqCst)
+    };
+    let interrupted = |run: &mut RunDescription, while_writing: bool| -> Result<i32> {
+        // Not shuffled: the rows are still in file order.
+        run.take_fingerprint(&data);
+        checkpoint::save(&checkpoint_path, run, &fit.state)?;
+        let message = interrupted_message(
+            fit.state.epoch,
+            fit.state.position,
+            &checkpoint_path,
+            args.resume.as_deref(),
         );
-        return Ok(exit::INTERRUPTED);
+        if while_writing {
+            eprintln!(
+                "perceptron: {message} (training had ended; {} was not replaced)",
+                output.display()
+            );
+        } else {
+            eprintln!("perceptron: {message}");
+        }
+        Ok(exit::INTERRUPTED)
+    };
+    if fit.stop == Stop::Interrupted {
+        return interrupted(&mut run, false);
+    }
+    if stopped() {
+        return interrupted(&mut run, true);
     }
     let layout = DataLayout::of(
         data.format,
@@ -301,11 +319,20 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     // written: a picture that cannot be written leaves the old model.
     let batch = crate::output::Batch::begin();
     model.save(&output)?;
+    if stopped() {
+        return interrupted(&mut run, true);
+    }
     #[cfg(feature = "plot")]
     let plots = match &args.plot {
-        Some(dir) => super::plot::training_pictures(dir, &model, &output, &data)?,
+        Some(dir) => match super::plot::training_pictures(dir, &model, &output, &data, &stopped)? {
+            Some(plots) => plots,
+            None => return interrupted(&mut run, true),
+        },
         None => Vec::new(),
     };
+    if stopped() {
+        return interrupted(&mut run, true);
+    }
     batch.commit()?;
     #[cfg(not(feature = "plot"))]
     let plots: Vec<PathBuf> = Vec::new();
@@ -461,6 +488,22 @@ pub(crate) fn initial_weights<F: Real>(
     match init {
         Some((path, model)) => model.warm_start(path, data, heads, bias),
         None => Ok(vec![F::ZERO; (data.cols() + bias as usize) * heads]),
+    }
+}
+
+/// Hooks for the tests of what a signal does at each moment: a test cannot
+/// otherwise hit the few milliseconds between the loop's end and the
+/// model's replacement.
+mod test_hooks {
+    /// Sleeps `PERCEPTRON_TEST_PAUSE_BEFORE_WRITING` milliseconds at each
+    /// safe point of the writing, when set.
+    pub(super) fn pause_before_writing() {
+        let ms = std::env::var("PERCEPTRON_TEST_PAUSE_BEFORE_WRITING")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok());
+        if let Some(ms) = ms {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
     }
 }
 

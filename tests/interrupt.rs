@@ -238,10 +238,17 @@ fn resume_alone_adopts_the_checkpoints_options() {
     // --average runs every epoch: exit 0 although the data is noisy.
     assert_eq!(st.code(), Some(0), "the averaged run ends normally");
 
-    let ck = dir.path().join("ck.json");
+    // The checkpoint's name goes with the model's (custom.json's), so
+    // resuming may write the model where the checkpoint says.
+    let ck = dir.path().join("custom.checkpoint.json");
     let child = run(&[
         &options[..],
-        &["-o", "custom.json", "--checkpoint", "ck.json"],
+        &[
+            "-o",
+            "custom.json",
+            "--checkpoint",
+            "custom.checkpoint.json",
+        ],
     ]
     .concat())
     .spawn()
@@ -252,9 +259,16 @@ fn resume_alone_adopts_the_checkpoints_options() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(
-        stderr.contains("continue with the same command plus `--resume ck.json`"),
+        stderr.contains("continue with the same command plus `--resume custom.checkpoint.json`"),
         "{stderr}"
     );
+    // Under another name, the checkpoint's model path is not obeyed alone.
+    std::fs::copy(&ck, dir.path().join("received.json")).unwrap();
+    let out = run(&["--resume", "received.json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("add `-o custom.json`"), "{stderr}");
+    assert!(!dir.path().join("custom.json").exists());
 
     // Resume with nothing but the data and the checkpoint (the backend is
     // not an option of the run: every backend gives the same model).
@@ -264,9 +278,14 @@ fn resume_alone_adopts_the_checkpoints_options() {
     let mut code = None;
     for round in 0..3 {
         let before = checkpoint_epoch(&ck);
-        let mut child = run(&["--resume", "ck.json", "--backend", "reference"])
-            .spawn()
-            .unwrap();
+        let mut child = run(&[
+            "--resume",
+            "custom.checkpoint.json",
+            "--backend",
+            "reference",
+        ])
+        .spawn()
+        .unwrap();
         let t = Instant::now();
         while checkpoint_epoch(&ck) == before && t.elapsed() < Duration::from_secs(60) {
             if child.try_wait().unwrap().is_some() {

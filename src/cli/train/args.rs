@@ -179,8 +179,11 @@ pub struct TrainArgs {
     /// --n-iter-no-change, --validation-fraction, --positive, --multiclass, --init, -o,
     /// and periodic checkpoints, which go on to FILE), so `train DATA
     /// --resume FILE` alone continues the run; an option given with another
-    /// value is refused, saying what differs. The result is bit-identical to
-    /// an uninterrupted run.
+    /// value is refused, saying what differs. The model path (-o) is taken
+    /// only where it is model.json or the one FILE's name goes with (X.json
+    /// for X.checkpoint.json): a checkpoint may come from someone else, so
+    /// any other path needs -o. The result is bit-identical to an
+    /// uninterrupted run.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
 
@@ -213,6 +216,12 @@ pub struct TrainArgs {
 
     #[command(flatten)]
     pub data_args: DataArgs,
+
+    /// The model path a `--resume` checkpoint names and may not write
+    /// without `-o` (see `resume::adopt`): refused once the checkpoint's
+    /// identity is checked, so a run that differs hears that first.
+    #[arg(skip)]
+    pub unadopted_output: Option<PathBuf>,
 }
 
 /// `--distributed` modes.

@@ -233,7 +233,11 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         held = held.map(|h| s.apply_to(h)).transpose()?;
     }
     let start = match resume {
-        Some((path, text)) => checkpoint::parse::<F>(path, text, &run)?,
+        Some((path, text)) => {
+            let state = checkpoint::parse::<F>(path, text, &run)?;
+            resume::refuse_unadopted_output(args)?;
+            state
+        }
         None => State::starting_from(initial_weights::<F>(
             args,
             init_model.as_ref(),

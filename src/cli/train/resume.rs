@@ -12,6 +12,7 @@ use clap::parser::ValueSource;
 
 use super::args::{MulticlassArg, TrainArgs};
 use crate::cli::args::PrecisionArg;
+use crate::error::{Error, Result};
 use crate::float::Precision;
 use crate::train::RunDescription;
 use crate::train::Variant;
@@ -47,7 +48,9 @@ impl Given {
 }
 
 /// `args` with every option the user did not give taken from the
-/// checkpoint `path` made by the run `id`.
+/// checkpoint `path` made by the run `id`. A model path the checkpoint may
+/// not name (see [`adoptable`]) is left in `unadopted_output`, for
+/// [`refuse_unadopted_output`] once the checkpoint's identity is checked.
 pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) -> TrainArgs {
     let mut a = args.clone();
     if !given.has("precision") {
@@ -116,8 +119,15 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     if !given.has("init") && id.init.is_some() {
         a.init = id.settings.init.clone();
     }
-    if !given.has("output") {
-        a.output = a.output.or_else(|| id.settings.output.clone());
+    if !given.has("output")
+        && a.output.is_none()
+        && let Some(stored) = &id.settings.output
+    {
+        if adoptable(stored, path) {
+            a.output = Some(stored.clone());
+        } else {
+            a.unadopted_output = Some(stored.clone());
+        }
     }
     // The checkpoint file itself is where the resumed run goes on saving.
     if !given.has("checkpoint")
@@ -129,6 +139,49 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
         }
     }
     a
+}
+
+/// Whether a resumed run may write its model where the checkpoint
+/// `checkpoint` says (`stored`) without `-o`. A checkpoint is a file a user
+/// may have been sent, so its path is obeyed only where it names the file
+/// the run would write anyway: the default model file, or the model the
+/// checkpoint's own name pairs with (`DIR/X.json` for
+/// `DIR/X.checkpoint.json`, the name `train -o DIR/X.json` gives its
+/// checkpoint). Any other path (an unrelated file, a `..` path into
+/// directories that may not exist) needs `-o`.
+fn adoptable(stored: &Path, checkpoint: &Path) -> bool {
+    stored == super::super::args::default_model_path()
+        || same_file_name_in_same_dir(&stored.with_extension("checkpoint.json"), checkpoint)
+}
+
+/// The refusal of a model path the checkpoint `args.resume` named and may
+/// not write without `-o`, if there is one.
+pub fn refuse_unadopted_output(args: &TrainArgs) -> Result<()> {
+    let (Some(stored), Some(checkpoint)) = (&args.unadopted_output, &args.resume) else {
+        return Ok(());
+    };
+    Err(Error::Usage(format!(
+        "{}: the checkpoint names {} as the model's path, which is neither {} nor the model \
+         its own name goes with; a checkpoint's paths are not obeyed on their own: to write the \
+         model there, add `-o {}` (or give another -o)",
+        checkpoint.display(),
+        stored.display(),
+        super::super::args::default_model_path().display(),
+        stored.display()
+    )))
+}
+
+/// Whether `a` and `b` name the same file: equal names in one directory
+/// (compared once resolved, where they exist).
+fn same_file_name_in_same_dir(a: &Path, b: &Path) -> bool {
+    let dir = |p: &Path| {
+        let d = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        d.canonicalize().unwrap_or_else(|_| d.to_path_buf())
+    };
+    a.file_name() == b.file_name() && dir(a) == dir(b)
 }
 
 #[cfg(test)]
@@ -182,9 +235,15 @@ mod tests {
 
     #[test]
     fn what_was_not_given_comes_from_the_checkpoint() {
-        let (args, given) = parse(&["perceptron", "train", "d.csv", "--resume", "ck.json"]);
+        let (args, given) = parse(&[
+            "perceptron",
+            "train",
+            "d.csv",
+            "--resume",
+            "m.checkpoint.json",
+        ]);
         let id = identity();
-        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        let a = adopt(&args, &given, &id, Path::new("m.checkpoint.json"));
         assert_eq!(a.precision, PrecisionArg::F64);
         assert!(a.no_bias && a.shuffle && a.average && !a.pocket);
         assert_eq!((a.max_epochs, a.seed), (7, Some(3)));
@@ -192,7 +251,10 @@ mod tests {
         assert_eq!(a.positive.as_deref(), Some("b"));
         assert_eq!(a.init.as_deref(), Some(Path::new("start.json")));
         assert_eq!(a.output.as_deref(), Some(Path::new("m.json")));
-        assert_eq!(a.checkpoint.as_deref(), Some(Path::new("ck.json")));
+        assert_eq!(
+            a.checkpoint.as_deref(),
+            Some(Path::new("m.checkpoint.json"))
+        );
         assert_eq!(a.checkpoint_every, 2);
         assert!(a.multiclass.is_none());
     }
@@ -229,8 +291,14 @@ mod tests {
         let mut id = identity();
         id.multiclass = true;
         id.variant = Variant::Classic;
-        let (args, given) = parse(&["perceptron", "train", "d.csv", "--resume", "ck.json"]);
-        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        let (args, given) = parse(&[
+            "perceptron",
+            "train",
+            "d.csv",
+            "--resume",
+            "m.checkpoint.json",
+        ]);
+        let a = adopt(&args, &given, &id, Path::new("m.checkpoint.json"));
         assert_eq!(a.multiclass, Some(MulticlassArg::Ovr));
         assert!(a.positive.is_none());
         let (args, given) = parse(&[
@@ -238,15 +306,63 @@ mod tests {
             "train",
             "d.csv",
             "--resume",
-            "ck.json",
+            "m.checkpoint.json",
             "--positive",
             "b",
         ]);
-        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        let a = adopt(&args, &given, &id, Path::new("m.checkpoint.json"));
         assert!(a.multiclass.is_none());
         // Without periodic checkpoints recorded, none are made.
         id.settings.checkpoint_every = None;
-        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        let a = adopt(&args, &given, &id, Path::new("m.checkpoint.json"));
         assert!(a.checkpoint.is_none());
+    }
+
+    /// A checkpoint's model path is obeyed only where it names the file the
+    /// run would write anyway: the default model, or the model the
+    /// checkpoint's own name goes with. Any other needs `-o`.
+    #[test]
+    fn a_checkpoints_model_path_is_obeyed_only_where_it_is_the_runs_own() {
+        let stored = |output: &str, ck: &str| {
+            let mut id = identity();
+            id.settings.output = Some(output.into());
+            let (args, given) = parse(&["perceptron", "train", "d.csv", "--resume", ck]);
+            let a = adopt(&args, &given, &id, Path::new(ck));
+            refuse_unadopted_output(&a).map(|()| a.output)
+        };
+        let ok = |output: &str, ck: &str| stored(output, ck).unwrap().unwrap();
+        assert_eq!(ok("model.json", "ck.json"), Path::new("model.json"));
+        assert_eq!(ok("m.json", "m.checkpoint.json"), Path::new("m.json"));
+        assert_eq!(
+            ok("runs/m.json", "runs/m.checkpoint.json"),
+            Path::new("runs/m.json")
+        );
+        assert_eq!(ok("./m.json", "m.checkpoint.json"), Path::new("./m.json"));
+        for (output, ck) in [
+            ("m.json", "ck.json"),
+            ("../../etc/x.json", "ck.json"),
+            ("../../m.json", "m.checkpoint.json"),
+            ("other/m.json", "m.checkpoint.json"),
+        ] {
+            let e = stored(output, ck).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("add `-o {output}`")),
+                "{output}, {ck}: {e}"
+            );
+        }
+        // Given -o, the stored path is not consulted.
+        let mut id = identity();
+        id.settings.output = Some("../../etc/x.json".into());
+        let (args, given) = parse(&[
+            "perceptron",
+            "train",
+            "d.csv",
+            "--resume",
+            "ck.json",
+            "-o",
+            "y.json",
+        ]);
+        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        assert_eq!(a.output.as_deref(), Some(Path::new("y.json")));
     }
 }

@@ -45,10 +45,10 @@ cpu_model = model("cpu")
 
 
 def loop_per_epoch(r):
-    """The loop's seconds per epoch: the epochs' own times. A report's
-    `seconds` also counts the engine's start (the device, its pipelines,
-    the upload) since 840a673; at 81ea4ae it did not, so only the epochs
-    compare across binaries."""
+    """The loop's seconds per epoch: the epochs' own times. From 840a673
+    until `engine_start_seconds` came, a report's `seconds` also counted
+    the engine's start (the device, its pipelines, the upload); at 81ea4ae
+    it did not, so only the epochs compare across binaries."""
     ep = r["epoch_seconds"]
     return sum(ep) / max(len(ep), 1)
 
@@ -60,7 +60,7 @@ if sk:
 print(f"  {'run':<22} {'ms/epoch':>9} {'setup s':>7} {'x sklearn':>9} {'x cpu':>7} {'x ref':>7} {'same':>5}  walk: dec/disp  dots/dec  us/mistake(ep1)  epochs (ms)")
 for label, r in runs.items():
     per = loop_per_epoch(r)
-    setup = r["seconds"] - sum(r["epoch_seconds"])
+    setup = r.get("engine_start_seconds", r["seconds"] - sum(r["epoch_seconds"]))
     ratio = lambda k: f"{base[k] / per:7.2f}" if k in base else "      -"
     m = model(label)
     same = "-" if cpu_model is None or m is None else ("yes" if m == cpu_model else "NO")

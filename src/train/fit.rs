@@ -26,7 +26,12 @@ pub struct Fit<F> {
     pub loop_stats: LoopStats,
     pub engine_stats: EngineStats,
     pub theory: Theory,
+    /// The loop's seconds (the epochs, and what the loop does between them).
     pub seconds: f64,
+    /// Seconds the engine took to start, apart from `seconds`: a device,
+    /// its pipelines and the data's upload (a CPU engine's start is all but
+    /// free).
+    pub engine_start_seconds: f64,
     /// Wall time of each epoch this run completed (a resumed run's earlier
     /// epochs are not timed).
     pub epoch_seconds: Vec<f64>,
@@ -280,6 +285,7 @@ impl<F: Real> Fit<F> {
             early_stopping,
             state: out.state,
             backend_note: None,
+            engine_start_seconds: 0.0,
             nominal_epochs: None,
         }
     }

@@ -269,6 +269,7 @@ fn fit_alone<F: Real>(
         reshuffle(&mut order, seed);
     }
     let mut past = Past::default();
+    let mut engine_started = 0.0;
     // The facts of the rows (norms, host-only rows) move with each order
     // instead of being computed again.
     data.facts(params.bias);
@@ -287,14 +288,17 @@ fn fit_alone<F: Real>(
                 .map(|w| order.iter().map(|&i| w[i]).collect()),
             ..(**params).clone()
         })?;
-        let (mut out, note) = one_more.run_epochs(&shuffled, validation, state, observer)?;
+        let (mut out, note, started) =
+            one_more.run_epochs(&shuffled, validation, state, observer)?;
+        engine_started += started;
         past.add(&mut out);
         spare = Some(shuffled);
         if out.stop != Stop::MaxEpochs || out.state.mistakes_per_epoch.len() >= max {
             let out = past.into(out);
-            let seconds = t0.elapsed().as_secs_f64();
+            let seconds = t0.elapsed().as_secs_f64() - engine_started;
             let mut fit = Fit::of_run(out, params, data, validation.map(|v| v.rows()), seconds);
             fit.backend_note = note;
+            fit.engine_start_seconds = engine_started;
             fit.nominal_epochs = Some(nominal_epochs(params.early_stop.as_ref(), &fit, max));
             return Ok(fit);
         }
@@ -463,6 +467,7 @@ fn combine<F: Real>(
             stopped: stops.contains(&Stop::EarlyStopped),
         });
     let nominal_epochs = fits.iter().filter_map(|f| f.nominal_epochs).max();
+    let engine_start_seconds: f64 = fits.iter().map(|f| f.engine_start_seconds).sum();
     let first = fits.into_iter().next();
     Fit {
         weights,
@@ -475,7 +480,8 @@ fn combine<F: Real>(
             .map(|f| f.engine_stats.clone())
             .unwrap_or_default(),
         theory,
-        seconds: t0.elapsed().as_secs_f64(),
+        seconds: t0.elapsed().as_secs_f64() - engine_start_seconds,
+        engine_start_seconds,
         epoch_seconds,
         epoch_modes,
         variant: params.variant,

@@ -109,8 +109,8 @@ impl Trainer {
         observer: &mut dyn Observer<F>,
     ) -> Result<Fit<F>> {
         let t0 = std::time::Instant::now();
-        let (out, note) = self.run_epochs(data, validation, start, observer)?;
-        let seconds = t0.elapsed().as_secs_f64();
+        let (out, note, started) = self.run_epochs(data, validation, start, observer)?;
+        let seconds = t0.elapsed().as_secs_f64() - started;
         let mut fitted = Fit::of_run(
             out,
             &self.params,
@@ -119,20 +119,25 @@ impl Trainer {
             seconds,
         );
         fitted.backend_note = note;
+        fitted.engine_start_seconds = started;
         Ok(fitted)
     }
 
     /// One run of the loop over `data` in the order given, without the
     /// theorem's figures (a caller running epoch by epoch makes them once,
-    /// at the end): the loop's outcome and why `auto` chose its engine.
+    /// at the end): the loop's outcome, why `auto` chose its engine, and
+    /// the seconds the engine took to start (a device, its pipelines, the
+    /// data's upload), which are not the loop's.
     pub(super) fn run_epochs<F: Real>(
         &self,
         data: &Dataset<F>,
         validation: Option<&Dataset<F>>,
         start: State<F>,
         observer: &mut dyn Observer<F>,
-    ) -> Result<(Outcome<F>, Option<String>)> {
+    ) -> Result<(Outcome<F>, Option<String>, f64)> {
+        let t0 = std::time::Instant::now();
         let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
+        let started = t0.elapsed().as_secs_f64();
         let bias = self.params.bias;
         let mut fallback = || cpu_engine(data, bias);
         let out = crate::train::epoch::run(
@@ -144,7 +149,7 @@ impl Trainer {
             &mut fallback,
             observer,
         )?;
-        Ok((out, chosen.note))
+        Ok((out, chosen.note, started))
     }
 
     /// [`Trainer::fit`] with an engine the caller built (to measure it first,

@@ -333,14 +333,17 @@ fn the_time_line_reports_the_whole_run_and_its_parts() {
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let (training, reading, all) = (
+    let (training, reading, start, all) = (
         v["seconds"].as_f64().unwrap(),
         v["reading_seconds"].as_f64().unwrap(),
+        v["engine_start_seconds"].as_f64().unwrap(),
         v["run_seconds"].as_f64().unwrap(),
     );
+    // The engine's start is apart from the loop's seconds, and in the
+    // command's.
     assert!(
-        all >= training + reading && reading > 0.0,
-        "{training} {reading} {all}"
+        all >= training + reading + start && reading > 0.0 && start >= 0.0,
+        "{training} {reading} {start} {all}"
     );
     for extra in [&["--multiclass", "ovr"][..], &[]] {
         let out = cmd(dir.path())

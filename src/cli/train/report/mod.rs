@@ -77,6 +77,9 @@ pub struct TrainReport {
     /// The training loop's seconds (the epochs; see `run_seconds`).
     pub seconds: f64,
     pub seconds_per_epoch: f64,
+    /// Seconds the engine took to start (a device, its pipelines, the
+    /// data's upload), apart from `seconds`.
+    pub engine_start_seconds: f64,
     /// The whole command's seconds so far (reading, training, the
     /// theorem's figures, the model file), and the reading's part.
     pub run_seconds: f64,
@@ -311,6 +314,7 @@ impl TrainReport {
                 .and_then(|_| fit.theory.bound_holds(fit.total_mistakes())),
             model: crate::output::shown(output),
             seconds: fit.seconds,
+            engine_start_seconds: fit.engine_start_seconds,
             run_seconds: 0.0,
             reading_seconds: 0.0,
             seconds_per_epoch: fit.seconds / fit.epochs().max(1) as f64,

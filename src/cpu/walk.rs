@@ -177,7 +177,7 @@ impl<F: Real> CpuWalk<F> {
                     } else {
                         UNTIMED_WINDOW
                     };
-                    hi = hi.min(self.position + fits.max(MIN_WINDOW));
+                    hi = hi.min(self.position.saturating_add(fits.max(MIN_WINDOW)));
                 }
                 // Long searches are timed (a short one costs less than its
                 // clock would add).

@@ -296,7 +296,9 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
             &checkpoint_path,
             args.resume.as_deref(),
         );
-        if while_writing {
+        if while_writing && crate::output::is_stdout(&output) {
+            eprintln!("perceptron: {message} (training had ended; the model was not written)");
+        } else if while_writing {
             eprintln!(
                 "perceptron: {message} (training had ended; {} was not replaced)",
                 output.display()
@@ -323,6 +325,9 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     // written: a picture that cannot be written leaves the old model.
     let batch = crate::output::Batch::begin();
     model.save(&output)?;
+    // On standard output the model is out once saved: the run goes on to
+    // its end from there, pictures included.
+    let stopped = || !crate::output::is_stdout(&output) && stopped();
     if stopped() {
         return interrupted(&mut run, true);
     }

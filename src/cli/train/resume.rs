@@ -49,7 +49,7 @@ impl Given {
 
 /// `args` with every option the user did not give taken from the
 /// checkpoint `path` made by the run `id`. A model path the checkpoint may
-/// not name (see [`adoptable`]) is left in `unadopted_output`, for
+/// not name (see `adoptable`) is left in `unadopted_output`, for
 /// [`refuse_unadopted_output`] once the checkpoint's identity is checked.
 pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) -> TrainArgs {
     let mut a = args.clone();

@@ -135,7 +135,7 @@ mod on_ranks {
         let mix_key = mixing.map(|m| (t.size(), m.name()));
         let start = match resume {
             Some((path, text)) => checkpoint::parse_mix::<F>(path, text, &run, mix_key)
-                .and_then(|s| super::resume::refuse_unadopted_output(args).map(|()| s)),
+                .and_then(|s| crate::cli::train::resume::refuse_unadopted_output(args).map(|()| s)),
             None => init_model(args).and_then(|init| {
                 super::super::initial_weights::<F>(args, init.as_ref(), &data, heads)
                     .map(|w| (State::starting_from(w), None))

@@ -90,26 +90,35 @@ struct Meddler<'d> {
     corrupt: f64,
 }
 
-impl MarginEngine<f32> for Meddler<'_> {
-    fn name(&self) -> String {
-        format!("meddler({})", self.inner.name())
-    }
-    fn preferred_window(&self, r: f64) -> usize {
-        self.inner.preferred_window(r)
-    }
-    fn submit(&mut self, pass: &Pass<'_, f32>) -> Result<(), EngineError> {
-        self.inner.submit(pass)
-    }
-    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
-        self.inner.collect(slack)
-    }
-    fn stats(&self) -> EngineStats {
-        self.inner.stats()
-    }
-    fn walker(&mut self) -> Option<&mut dyn Walker<f32>> {
-        Some(self)
-    }
+/// `MarginEngine` for a test wrapper of a walking engine (its field
+/// `inner`): everything forwarded, named `PREFIX(inner)`, the wrapper
+/// itself the walker.
+macro_rules! walking_wrapper {
+    ($wrapper:ident, $prefix:literal) => {
+        impl MarginEngine<f32> for $wrapper<'_> {
+            fn name(&self) -> String {
+                format!(concat!($prefix, "({})"), self.inner.name())
+            }
+            fn preferred_window(&self, r: f64) -> usize {
+                self.inner.preferred_window(r)
+            }
+            fn submit(&mut self, pass: &Pass<'_, f32>) -> Result<(), EngineError> {
+                self.inner.submit(pass)
+            }
+            fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+                self.inner.collect(slack)
+            }
+            fn stats(&self) -> EngineStats {
+                self.inner.stats()
+            }
+            fn walker(&mut self) -> Option<&mut dyn Walker<f32>> {
+                Some(self)
+            }
+        }
+    };
 }
+
+walking_wrapper!(Meddler, "meddler");
 
 impl Walker<f32> for Meddler<'_> {
     fn begin(&mut self, start: &WalkStart<'_, f32>) -> Result<(), EngineError> {
@@ -142,26 +151,7 @@ struct TrialProbe<'d> {
     trial_reach: std::rc::Rc<std::cell::RefCell<Vec<(usize, usize)>>>,
 }
 
-impl MarginEngine<f32> for TrialProbe<'_> {
-    fn name(&self) -> String {
-        format!("probe({})", self.inner.name())
-    }
-    fn preferred_window(&self, r: f64) -> usize {
-        self.inner.preferred_window(r)
-    }
-    fn submit(&mut self, pass: &Pass<'_, f32>) -> Result<(), EngineError> {
-        self.inner.submit(pass)
-    }
-    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
-        self.inner.collect(slack)
-    }
-    fn stats(&self) -> EngineStats {
-        self.inner.stats()
-    }
-    fn walker(&mut self) -> Option<&mut dyn Walker<f32>> {
-        Some(self)
-    }
-}
+walking_wrapper!(TrialProbe, "probe");
 
 impl Walker<f32> for TrialProbe<'_> {
     fn begin(&mut self, start: &WalkStart<'_, f32>) -> Result<(), EngineError> {

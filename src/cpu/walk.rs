@@ -345,6 +345,18 @@ mod tests {
     use super::*;
     use crate::data::{DenseMatrix, Features};
 
+    /// A walk over all `rows` from `weights`, at most 10 updates.
+    fn whole_walk(rows: usize, weights: &[f32]) -> WalkStart<'_, f32> {
+        WalkStart {
+            position: 0,
+            end: rows,
+            weights,
+            resync: true,
+            tau: 0.0,
+            max_updates: 10,
+        }
+    }
+
     /// The parallel search finds what a sequential one finds: the first
     /// stop, at block edges and inside blocks, several stops in one block
     /// or in blocks claimed by different cores, and none at all.
@@ -388,15 +400,7 @@ mod tests {
         }));
         assert_eq!(data.facts(true).host_only.len(), rows);
         let mut walk = CpuWalk::default();
-        let weights = [0.0f32; 3];
-        walk.begin(&WalkStart {
-            position: 0,
-            end: rows,
-            weights: &weights,
-            resync: true,
-            tau: 0.0,
-            max_updates: 10,
-        });
+        walk.begin(&whole_walk(rows, &[0.0f32; 3]));
         let (mut at, mut mistakes) = (0, Vec::new());
         loop {
             let batch = walk.next_batch(&data, true, BatchLimits::NONE).unwrap();
@@ -437,14 +441,7 @@ mod tests {
             values: values.into(),
         }));
         let weights = [1.0f32, 0.0, 0.0, 0.0];
-        let start = WalkStart {
-            position: 0,
-            end: rows,
-            weights: &weights,
-            resync: true,
-            tau: 0.0,
-            max_updates: 10,
-        };
+        let start = whole_walk(rows, &weights);
         let walked = |deadline: Option<std::time::Instant>| {
             let mut walk = CpuWalk::default();
             walk.begin(&start);

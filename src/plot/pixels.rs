@@ -19,11 +19,13 @@ use plotters_backend::{
 
 use super::style::DEJAVU_SANS;
 
-fn font() -> &'static FontRef<'static> {
-    static FONT: OnceLock<FontRef<'static>> = OnceLock::new();
-    // The font is compiled in (checked by the plot tests): no input reaches
-    // this, so a failure is a build defect, not a user error.
-    FONT.get_or_init(|| FontRef::try_from_slice(DEJAVU_SANS).expect("the embedded font parses"))
+/// The compiled-in font, parsed once; a defect in it (which the plot tests
+/// would catch) is a drawing error, not a panic.
+fn font() -> Result<&'static FontRef<'static>, ab_glyph::InvalidFont> {
+    static FONT: OnceLock<Result<FontRef<'static>, ab_glyph::InvalidFont>> = OnceLock::new();
+    FONT.get_or_init(|| FontRef::try_from_slice(DEJAVU_SANS))
+        .as_ref()
+        .map_err(|e| e.clone())
 }
 
 /// An RGB bitmap backend that draws text properly.
@@ -219,7 +221,7 @@ impl<'a> DrawingBackend for Pixels<'a> {
         if color.alpha == 0.0 {
             return Ok(());
         }
-        let font = font();
+        let font = font().map_err(|e| DrawingErrorKind::FontError(Box::new(e)))?;
         // plotters measures text with the font scaled to `size` pixels from
         // descender to ascender; draw at the same scale.
         let scaled = font.as_scaled(PxScale::from(style.size() as f32));

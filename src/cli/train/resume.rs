@@ -233,17 +233,19 @@ mod tests {
         (a, Given::from_matches(sub))
     }
 
+    /// `train d.csv --resume CK EXTRA...` with what the checkpoint of `id`
+    /// at CK adopts.
+    fn resumed(ck: &str, extra: &[&str], id: &RunDescription) -> TrainArgs {
+        let mut argv = vec!["perceptron", "train", "d.csv", "--resume", ck];
+        argv.extend_from_slice(extra);
+        let (args, given) = parse(&argv);
+        adopt(&args, &given, id, Path::new(ck))
+    }
+
     #[test]
     fn what_was_not_given_comes_from_the_checkpoint() {
-        let (args, given) = parse(&[
-            "perceptron",
-            "train",
-            "d.csv",
-            "--resume",
-            "m.checkpoint.json",
-        ]);
         let id = identity();
-        let a = adopt(&args, &given, &id, Path::new("m.checkpoint.json"));
+        let a = resumed("m.checkpoint.json", &[], &id);
         assert_eq!(a.precision, PrecisionArg::F64);
         assert!(a.no_bias && a.shuffle && a.average && !a.pocket);
         assert_eq!((a.max_epochs, a.seed), (7, Some(3)));
@@ -261,23 +263,21 @@ mod tests {
 
     #[test]
     fn what_was_given_stays_as_given() {
-        let (args, given) = parse(&[
-            "perceptron",
-            "train",
-            "d.csv",
-            "--resume",
+        let a = resumed(
             "ck.json",
-            "--max-epochs",
-            "1000",
-            "--precision",
-            "f32",
-            "--pocket",
-            "-o",
-            "other.json",
-            "--checkpoint",
-            "new.json",
-        ]);
-        let a = adopt(&args, &given, &identity(), Path::new("ck.json"));
+            &[
+                "--max-epochs",
+                "1000",
+                "--precision",
+                "f32",
+                "--pocket",
+                "-o",
+                "other.json",
+                "--checkpoint",
+                "new.json",
+            ],
+            &identity(),
+        );
         // Equal to the defaults, but given: the identity check will refuse.
         assert_eq!((a.max_epochs, a.precision), (1000, PrecisionArg::F32));
         assert!(a.pocket && !a.average);
@@ -291,30 +291,14 @@ mod tests {
         let mut id = identity();
         id.multiclass = true;
         id.variant = Variant::Classic;
-        let (args, given) = parse(&[
-            "perceptron",
-            "train",
-            "d.csv",
-            "--resume",
-            "m.checkpoint.json",
-        ]);
-        let a = adopt(&args, &given, &id, Path::new("m.checkpoint.json"));
+        let a = resumed("m.checkpoint.json", &[], &id);
         assert_eq!(a.multiclass, Some(MulticlassArg::Ovr));
         assert!(a.positive.is_none());
-        let (args, given) = parse(&[
-            "perceptron",
-            "train",
-            "d.csv",
-            "--resume",
-            "m.checkpoint.json",
-            "--positive",
-            "b",
-        ]);
-        let a = adopt(&args, &given, &id, Path::new("m.checkpoint.json"));
+        let a = resumed("m.checkpoint.json", &["--positive", "b"], &id);
         assert!(a.multiclass.is_none());
         // Without periodic checkpoints recorded, none are made.
         id.settings.checkpoint_every = None;
-        let a = adopt(&args, &given, &id, Path::new("m.checkpoint.json"));
+        let a = resumed("m.checkpoint.json", &["--positive", "b"], &id);
         assert!(a.checkpoint.is_none());
     }
 
@@ -326,8 +310,7 @@ mod tests {
         let stored = |output: &str, ck: &str| {
             let mut id = identity();
             id.settings.output = Some(output.into());
-            let (args, given) = parse(&["perceptron", "train", "d.csv", "--resume", ck]);
-            let a = adopt(&args, &given, &id, Path::new(ck));
+            let a = resumed(ck, &[], &id);
             refuse_unadopted_output(&a).map(|()| a.output)
         };
         let ok = |output: &str, ck: &str| stored(output, ck).unwrap().unwrap();
@@ -353,16 +336,7 @@ mod tests {
         // Given -o, the stored path is not consulted.
         let mut id = identity();
         id.settings.output = Some("../../etc/x.json".into());
-        let (args, given) = parse(&[
-            "perceptron",
-            "train",
-            "d.csv",
-            "--resume",
-            "ck.json",
-            "-o",
-            "y.json",
-        ]);
-        let a = adopt(&args, &given, &id, Path::new("ck.json"));
+        let a = resumed("ck.json", &["-o", "y.json"], &id);
         assert_eq!(a.output.as_deref(), Some(Path::new("y.json")));
     }
 }

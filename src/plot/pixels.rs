@@ -25,7 +25,7 @@ fn font() -> Result<&'static FontRef<'static>, ab_glyph::InvalidFont> {
     static FONT: OnceLock<Result<FontRef<'static>, ab_glyph::InvalidFont>> = OnceLock::new();
     FONT.get_or_init(|| FontRef::try_from_slice(DEJAVU_SANS))
         .as_ref()
-        .map_err(|e| e.clone())
+        .map_err(|e| *e)
 }
 
 /// An RGB bitmap backend that draws text properly.

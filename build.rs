@@ -3,14 +3,14 @@
 //! before the crate compiles: every module parses and validates in both
 //! precisions (f64 with the FLOAT64 capability), declares exactly the entry
 //! points the host calls, and every struct the host shares with a kernel has
-//! the byte layout of its Rust type in `src/gpu/layout.rs`.
+//! the byte layout of its Rust type in `src/engine/gpu/layout.rs`.
 //!
 //! Written to `OUT_DIR`:
 //! - `<module>.<precision>.wgsl`: each assembled module, which
-//!   `src/gpu/shaders.rs` embeds (so the crate runs what was checked);
-//! - `wgsl_modules.rs`: their table, included by `src/gpu/shaders.rs`;
+//!   `src/engine/gpu/shaders.rs` embeds (so the crate runs what was checked);
+//! - `wgsl_modules.rs`: their table, included by `src/engine/gpu/shaders.rs`;
 //! - `wgsl_layout.rs`: compile-time assertions on the Rust types' field
-//!   offsets, field types and sizes, included by `src/gpu/layout.rs`; a
+//!   offsets, field types and sizes, included by `src/engine/gpu/layout.rs`; a
 //!   mismatch fails the build there, naming the struct and the field.
 
 use std::fmt::Write as _;
@@ -102,7 +102,7 @@ const MODULES: &[Module] = &[
 ];
 
 /// The structs the host writes into or reads from a kernel's buffers, and
-/// their Rust types in src/gpu/layout.rs (`{real}`: the precision's float).
+/// their Rust types in src/engine/gpu/layout.rs (`{real}`: the precision's float).
 /// A uniform or storage buffer of a struct type not listed fails the build.
 #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 const HOST_STRUCTS: &[(&str, &str)] = &[

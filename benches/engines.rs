@@ -4,11 +4,11 @@
 //! scikit-learn live in `perceptron bench` and BENCHMARKS.md.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
+use perceptron::engine::cpu::CpuEngine;
+use perceptron::engine::gpu::{AdapterRequest, GpuEngine, GpuOptions};
 use perceptron::engine::{MarginEngine, Pass};
 use perceptron::r#gen::{Density, GenOptions, Generator};
-use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
 use perceptron::train::{self, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 /// Separable data with a planted margin, plus label noise when asked.
@@ -145,8 +145,8 @@ criterion_main!(benches);
 /// The per-row kernels: the reference dot (sequential, latency-bound) and
 /// the fast 8-lane margin with its certificate.
 fn row_kernels(c: &mut Criterion) {
-    use perceptron::certify::Bound;
     use perceptron::data::Row;
+    use perceptron::engine::certify::Bound;
     let mut group = c.benchmark_group("row kernels");
     for d in [128usize, 784] {
         let x: Vec<f32> = (0..d).map(|k| ((k * 37 % 101) as f32) * 0.01).collect();
@@ -157,7 +157,7 @@ fn row_kernels(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(4 * d as u64));
         group.bench_function(BenchmarkId::new("reference dot", d), |b| {
             b.iter(|| {
-                perceptron::reference::dot(
+                perceptron::engine::reference::dot(
                     std::hint::black_box(&w),
                     Row::Dense(std::hint::black_box(&x)),
                     true,
@@ -166,7 +166,7 @@ fn row_kernels(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("fast margin + decide", d), |b| {
             b.iter(|| {
-                let (s, t) = perceptron::cpu::margin(
+                let (s, t) = perceptron::engine::cpu::margin(
                     std::hint::black_box(&w),
                     Row::Dense(std::hint::black_box(&x)),
                     true,

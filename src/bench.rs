@@ -7,15 +7,15 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::backend::Backend;
 use crate::data::Dataset;
 #[cfg(feature = "gpu")]
 use crate::engine::Pass;
+use crate::engine::backend::Backend;
+#[cfg(feature = "gpu")]
+use crate::engine::gpu::GpuEngine;
+use crate::engine::gpu::GpuOptions;
 use crate::error::{Error, Result};
 use crate::float::Real;
-#[cfg(feature = "gpu")]
-use crate::gpu::GpuEngine;
-use crate::gpu::GpuOptions;
 use crate::train::{
     CheckedParams, MarginEngine, PassPolicy, ReferenceEngine, Silent, State, Trainer,
 };
@@ -152,7 +152,7 @@ pub fn run<F: Real>(
         let mut before = crate::train::EngineStats::default();
         let engine: Box<dyn MarginEngine<F> + '_> = match w {
             Backend::Reference | Backend::Auto => Box::new(ReferenceEngine),
-            Backend::Cpu => Box::new(crate::cpu::CpuEngine::new(data, params.bias)),
+            Backend::Cpu => Box::new(crate::engine::cpu::CpuEngine::new(data, params.bias)),
             #[cfg(feature = "gpu")]
             Backend::Gpu => {
                 let mut opts = gpu.clone();
@@ -166,7 +166,7 @@ pub fn run<F: Real>(
             #[cfg(not(feature = "gpu"))]
             Backend::Gpu => {
                 let _ = (gpu, &mut device, &mut before);
-                return Err(Error::Gpu(crate::gpu::NOT_BUILT.into()));
+                return Err(Error::Gpu(crate::engine::gpu::NOT_BUILT.into()));
             }
         };
         let fit = trainer.fit_on(data, State::initial(dim), engine, &mut Silent)?;

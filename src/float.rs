@@ -98,7 +98,7 @@ pub trait Real:
     fn abs(self) -> Self;
 
     /// An atomic cell holding this type's bits: for weights that one core
-    /// updates while others read them (see [`crate::cpu::lookahead`]).
+    /// updates while others read them (see [`crate::engine::cpu::lookahead`]).
     /// Relaxed loads and stores are plain moves on x86-64 and AArch64.
     type Cell: Send + Sync;
     fn cell(v: Self) -> Self::Cell;

@@ -1,7 +1,7 @@
 //! Online, mistake-driven learning: for each example of a stream, predict,
 //! then learn (`perceptron online`).
 //!
-//! For an example x with label y, with the definitions of [`crate::reference`]:
+//! For an example x with label y, with the definitions of [`crate::engine::reference`]:
 //!
 //! 1. s = w~·x~ by [`reference::dot`] (bias last, as in training); the
 //!    prediction is +1 iff s > 0 ([`reference::predicted_sign`], as `predict` does);
@@ -28,8 +28,8 @@
 //! long the stream (Novikoff 1962; with τ the bound is (D^2 + 2τ)/gamma^2).
 
 use crate::data::Row;
+use crate::engine::reference;
 use crate::float::Real;
-use crate::reference;
 
 /// A prediction made before learning from its example.
 #[derive(Clone, Copy, Debug, PartialEq)]

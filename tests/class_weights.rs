@@ -10,11 +10,11 @@ use serde_json::Value;
 
 use crate::common::{Rng, cmd, data_file, data_str, random_dense, random_sparse};
 use perceptron::Real;
-use perceptron::cpu::CpuEngine;
 use perceptron::data::{self, Dataset, LoadOptions};
 use perceptron::engine::MarginEngine;
-use perceptron::gpu::twin::TwinEngine;
-use perceptron::gpu::walk_twin::TwinWalkEngine;
+use perceptron::engine::cpu::CpuEngine;
+use perceptron::engine::gpu::twin::TwinEngine;
+use perceptron::engine::gpu::walk_twin::TwinWalkEngine;
 use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
 use perceptron::train::{self, ClassWeights, ReferenceEngine, Silent, State, TrainParams, Variant};
 

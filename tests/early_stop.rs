@@ -10,12 +10,12 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::common::{cmd, data_file, data_str, essence};
-use perceptron::backend::Backend;
-use perceptron::cpu::CpuEngine;
 use perceptron::data::{self, Dataset, LoadOptions, ScaleKind};
 use perceptron::engine::MarginEngine;
-use perceptron::gpu::twin::TwinEngine;
-use perceptron::reference;
+use perceptron::engine::backend::Backend;
+use perceptron::engine::cpu::CpuEngine;
+use perceptron::engine::gpu::twin::TwinEngine;
+use perceptron::engine::reference;
 use perceptron::train::folds;
 use perceptron::train::{
     self, EarlyStop, Observer, ReferenceEngine, RunDescription, RunSettings, Silent, State, Stop,

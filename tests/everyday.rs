@@ -750,7 +750,7 @@ fn auto_is_cheap_without_a_gpu_and_the_default_comes_from_the_environment() {
         let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
         (v["peak_memory_bytes"].as_u64(), v["backend"].clone())
     };
-    if !perceptron::backend::gpu_device_present() {
+    if !perceptron::engine::backend::gpu_device_present() {
         let (auto, _) = peak("auto");
         let (cpu, _) = peak("cpu");
         if let (Some(auto), Some(cpu)) = (auto, cpu) {

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use perceptron::Real;
-use perceptron::cpu::CpuEngine;
 use perceptron::data::{self, Dataset, LoadOptions};
+use perceptron::engine::cpu::CpuEngine;
 use perceptron::train::{self, Fit, MarginEngine, ReferenceEngine, Silent, State, TrainParams};
 use serde::Deserialize;
 

@@ -6,9 +6,9 @@
 use crate::common::{self, Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
 use perceptron::data::{self, Dataset, Features, LoadOptions};
+use perceptron::engine::gpu::twin::TwinEngine;
+use perceptron::engine::gpu::{AdapterRequest, GpuEngine, GpuOptions};
 use perceptron::engine::{MarginEngine, Pass};
-use perceptron::gpu::twin::TwinEngine;
-use perceptron::gpu::{AdapterRequest, GpuEngine, GpuOptions};
 use perceptron::train::{self, Fit, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 fn options() -> GpuOptions {
@@ -576,13 +576,14 @@ fn multi_lane_kernels_match_reference() {
 fn predicted_classes_on_the_gpu_are_the_reference_classes() {
     let d32 = adversarial::<f32>();
     let (w, _) = textbook(&d32, true, 3);
-    let data = perceptron::decide::as_positive(d32.features.clone());
+    let data = perceptron::engine::decide::as_positive(d32.features.clone());
     let Some(mut gpu) = engine(&data, true, &options()) else {
         return;
     };
-    let (positive, stats) = perceptron::decide::positive_rows(&data, &w, true, &mut gpu).unwrap();
+    let (positive, stats) =
+        perceptron::engine::decide::positive_rows(&data, &w, true, &mut gpu).unwrap();
     for (i, &p) in positive.iter().enumerate() {
-        let s = perceptron::reference::dot(&w, data.features.row(i), true);
+        let s = perceptron::engine::reference::dot(&w, data.features.row(i), true);
         assert_eq!(p, s > 0.0, "row {i}: s = {s}");
     }
     assert!(stats.certified > 1000 && stats.host_dots > 10, "{stats:?}");

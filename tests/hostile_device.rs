@@ -14,11 +14,11 @@
 
 use crate::common::{self, Rng, random_dense, random_sparse, textbook};
 use perceptron::Real;
-use perceptron::certify::Bound;
-use perceptron::certify::needs_host;
 use perceptron::data::{Dataset, Row};
+use perceptron::engine::certify::Bound;
+use perceptron::engine::certify::needs_host;
+use perceptron::engine::reference;
 use perceptron::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
-use perceptron::reference;
 use perceptron::train::{self, PassPolicy, ReferenceEngine, Silent, State, TrainParams};
 
 /// What the emulation needs beyond [`Real`]: a true fused multiply-add and

@@ -4,13 +4,13 @@
 
 use crate::common::{Rng, random_dense, random_sparse, textbook, textbook_variant};
 use perceptron::Real;
-use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
+use perceptron::engine::cpu::CpuEngine;
+use perceptron::engine::gpu::twin::TwinEngine;
+use perceptron::engine::gpu::walk_twin::TwinWalkEngine;
 use perceptron::engine::{
     BatchLimits, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };
-use perceptron::gpu::twin::TwinEngine;
-use perceptron::gpu::walk_twin::TwinWalkEngine;
 use perceptron::train::PassPolicy::{self, Adaptive, Ahead, Always, Host, Reference, Windows};
 use perceptron::train::{self, Margin, ReferenceEngine, Silent, State, TrainParams, Variant};
 
@@ -374,7 +374,7 @@ fn the_hosts_walk_ahead_on_sparse_rows_matches_the_textbook_variants() {
     }
     // Several threads, whatever the machine has: the walk needs helpers.
     // (How many sums are kept depends on how the threads are scheduled;
-    // the walk's own tests, in src/cpu/lookahead.rs, make every chunk
+    // the walk's own tests, in src/engine/cpu/lookahead.rs, make every chunk
     // a helper's.)
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(4)

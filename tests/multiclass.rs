@@ -3,9 +3,9 @@
 
 use crate::common::{Rng, head_dataset, random_multiclass, textbook_variant};
 use perceptron::Real;
-use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
-use perceptron::gpu::twin::TwinEngine;
+use perceptron::engine::cpu::CpuEngine;
+use perceptron::engine::gpu::twin::TwinEngine;
 use perceptron::train::{
     self, MarginEngine, PassPolicy, ReferenceEngine, Silent, State, TrainParams, Variant,
 };
@@ -207,7 +207,7 @@ fn digits_through_the_cli() {
 /// Ties go to the class listed first; NaN never wins.
 #[test]
 fn argmax_breaks_ties_towards_the_first_class() {
-    use perceptron::reference::argmax;
+    use perceptron::engine::reference::argmax;
     assert_eq!(argmax(&[1.0f32, 3.0, 3.0, 2.0]), 1);
     assert_eq!(argmax(&[0.0f64, 0.0]), 0);
     assert_eq!(argmax(&[f32::NAN, -1.0]), 1);

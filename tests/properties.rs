@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use perceptron::Real;
-use perceptron::cpu::CpuEngine;
 use perceptron::data::{self, Dataset, DenseMatrix, Features, LoadOptions};
+use perceptron::engine::cpu::CpuEngine;
 use perceptron::train::{
     self, Fit, MarginEngine, ReferenceEngine, Silent, State, Stop, TrainParams,
 };

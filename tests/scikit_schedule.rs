@@ -7,9 +7,9 @@
 
 use crate::common::{cmd, data_file, data_str};
 use perceptron::Real;
-use perceptron::backend::Backend;
 use perceptron::data::{self, Dataset, LoadOptions};
-use perceptron::gpu::{AdapterRequest, GpuOptions};
+use perceptron::engine::backend::Backend;
+use perceptron::engine::gpu::{AdapterRequest, GpuOptions};
 use perceptron::train::early_stop::Judge;
 use perceptron::train::scikit::EveryEpoch;
 use perceptron::train::{EarlyStop, Fit, Silent, State, TrainParams, Trainer};

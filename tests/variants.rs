@@ -4,9 +4,9 @@
 
 use crate::common::{Rng, random_dense, random_sparse, textbook_variant};
 use perceptron::Real;
-use perceptron::cpu::CpuEngine;
 use perceptron::data::Dataset;
-use perceptron::gpu::twin::TwinEngine;
+use perceptron::engine::cpu::CpuEngine;
+use perceptron::engine::gpu::twin::TwinEngine;
 use perceptron::train::{
     self, Margin, MarginEngine, PassPolicy, ReferenceEngine, Silent, State, TrainParams, Variant,
 };

@@ -8,8 +8,8 @@
 use std::sync::OnceLock;
 
 use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1};
-use perceptron::backend::Backend;
-use perceptron::gpu::{AdapterRequest, GpuOptions};
+use perceptron::engine::backend::Backend;
+use perceptron::engine::gpu::{AdapterRequest, GpuOptions};
 use perceptron::model::{ClassTraining, TrainingInfo};
 use perceptron::train::early_stop::Judge;
 use perceptron::train::scikit::EveryEpoch;
@@ -53,7 +53,7 @@ pub struct RunOptions {
 /// that fits many small models (a grid search) should pay once.
 fn hardware_gpu() -> bool {
     static FOUND: OnceLock<bool> = OnceLock::new();
-    *FOUND.get_or_init(perceptron::gpu::context::hardware_available)
+    *FOUND.get_or_init(perceptron::engine::gpu::context::hardware_available)
 }
 
 /// Reads a backend name as the estimator's `backend` parameter spells it.

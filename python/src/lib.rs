@@ -23,7 +23,7 @@ use pyo3::types::PyDict;
 /// one dict each, as `perceptron devices` lists them.
 #[pyfunction]
 fn adapters(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    let found = py.detach(perceptron::gpu::adapters);
+    let found = py.detach(perceptron::engine::gpu::adapters);
     found
         .into_iter()
         .map(|a| {

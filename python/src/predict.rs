@@ -8,7 +8,8 @@
 
 use numpy::{Element, PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use perceptron::data::{Dataset, Features};
-use perceptron::{Precision, Real, backend, decide, reference};
+use perceptron::engine::{backend, decide, reference};
+use perceptron::{Precision, Real};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -158,7 +159,7 @@ fn predict_in<'py, F: Real + Element + Plain>(
     intercept: &Bound<'py, PyAny>,
     bias: bool,
     backend: backend::Backend,
-    gpu: &perceptron::gpu::GpuOptions,
+    gpu: &perceptron::engine::gpu::GpuOptions,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let w = Weights::<F>::read(coef, intercept, bias)?;
     let features = input::features::<F>(x)?.features;

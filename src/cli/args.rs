@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::backend::Backend;
 use crate::data::{Format, HeaderMode, IndexBase, LabelColumn, LoadOptions};
+use crate::engine::backend::Backend;
+use crate::engine::gpu::{AdapterRequest, GpuOptions};
 use crate::float::Precision;
-use crate::gpu::{AdapterRequest, GpuOptions};
 use crate::train::Margin;
 
 /// A command-line choice standing for (some of) a library enum's variants
@@ -35,7 +35,7 @@ pub(crate) use choice;
 choice! {
     /// Which engine computes margins. Every choice gives the same model.
     #[derive(Default)]
-    BackendArg => crate::backend::Backend {
+    BackendArg => crate::engine::backend::Backend {
         /// The textbook sequential loop: every margin by the reference dot.
         Reference,
         /// Certified margins on all CPU cores.

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{DataArgs, GpuArgs, PassesArg, PrecisionArg};
-use crate::backend::Backend;
 use crate::bench;
 use crate::data::{self, Dataset};
+use crate::engine::backend::Backend;
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::train::TrainParams;
@@ -83,7 +83,7 @@ pub struct BenchArgs {
 
 super::args::choice! {
     /// A backend `bench` compares with the reference.
-    Which => crate::backend::Backend {
+    Which => crate::engine::backend::Backend {
         Reference,
         Cpu,
         Gpu,
@@ -122,7 +122,7 @@ fn run_in<F: Real>(args: &BenchArgs) -> Result<i32> {
     if which.contains(&Backend::Gpu) {
         let mut probe = gpu.clone();
         probe.adapter.allow_software = true;
-        if let Err(e) = crate::gpu::probe(&probe.adapter) {
+        if let Err(e) = crate::engine::gpu::probe(&probe.adapter) {
             which.retain(|w| *w != Backend::Gpu);
             notes.push(format!("gpu skipped: {e}"));
         }

@@ -170,9 +170,9 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
     }
     let (mut backend, gpu) = args.backend.resolve();
     let asked = backend;
-    if backend == crate::backend::Backend::Auto && args.backend.gpu.adapter.is_none() {
+    if backend == crate::engine::backend::Backend::Auto && args.backend.gpu.adapter.is_none() {
         // K folds at once: the CPU engine unless a GPU is asked for.
-        backend = crate::backend::Backend::Cpu;
+        backend = crate::engine::backend::Backend::Cpu;
     }
     let t0 = std::time::Instant::now();
     let summary = cross_validate(&data, &params, args.folds, args.seed, backend, &gpu)?;
@@ -251,13 +251,13 @@ struct FoldJson {
     backend: crate::cli::train::report::BackendReport,
 }
 
-fn json(r: &CvReport, requested: crate::backend::Backend) -> CvJson<'_> {
+fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> {
     use crate::cli::train::report::{BackendReport, EngineReport};
     let requested = match requested {
-        crate::backend::Backend::Reference => "reference",
-        crate::backend::Backend::Cpu => "cpu",
-        crate::backend::Backend::Gpu => "gpu",
-        crate::backend::Backend::Auto => "auto",
+        crate::engine::backend::Backend::Reference => "reference",
+        crate::engine::backend::Backend::Cpu => "cpu",
+        crate::engine::backend::Backend::Gpu => "gpu",
+        crate::engine::backend::Backend::Auto => "auto",
     };
     let sm = &r.summary;
     CvJson {

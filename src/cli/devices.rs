@@ -26,7 +26,7 @@ pub struct DevicesArgs {
 }
 
 pub fn run(args: &DevicesArgs) -> Result<i32> {
-    let adapters = crate::gpu::adapters();
+    let adapters = crate::engine::gpu::adapters();
     if args.json {
         super::stdout::print_line(
             &serde_json::to_string(&adapters).map_err(|e| Error::Usage(e.to_string()))?,
@@ -36,7 +36,7 @@ pub fn run(args: &DevicesArgs) -> Result<i32> {
     if !cfg!(feature = "gpu") {
         super::stdout::print_line(&format!(
             "{}; training will use the CPU",
-            crate::gpu::NOT_BUILT
+            crate::engine::gpu::NOT_BUILT
         ))?;
         return Ok(exit::SUCCESS);
     }

@@ -6,7 +6,7 @@ use crate::float::Real;
 use super::matrix::Features;
 
 /// Largest number of terms per row (stored features plus the bias) for
-/// which the certification bound holds (m·u <= 1/16, see [`crate::certify`]);
+/// which the certification bound holds (m·u <= 1/16, see [`crate::engine::certify`]);
 /// rows with more terms are host-only.
 pub fn max_terms<F: Real>() -> usize {
     (1.0 / (16.0 * F::UNIT_ROUNDOFF)) as usize
@@ -27,7 +27,7 @@ pub struct RowFacts {
     /// row's order: the same bits as [`super::stats::Summary::largest_norm_sq`], so
     /// the report's radius needs no pass of its own.
     pub largest_norm_sq: f64,
-    /// Sorted rows no engine may settle ([`crate::certify::needs_host`]), and the same as
+    /// Sorted rows no engine may settle ([`crate::engine::certify::needs_host`]), and the same as
     /// a bitset (bit i of word i/64).
     pub host_only: Vec<usize>,
     host_only_bits: Vec<u64>,

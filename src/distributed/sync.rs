@@ -7,9 +7,9 @@
 //! Values cross as their bits, and a replica writes them over its own, so
 //! no arithmetic is repeated and nothing depends on how it would round.
 
+use crate::engine::reference;
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::reference;
 use crate::train::{Pocket, State, Stepper};
 
 use super::wire::{Reader, Writer};

@@ -188,7 +188,7 @@ fn mix_run(
         let mut fb = || -> Box<dyn crate::engine::MarginEngine<f32>> {
             Box::new(crate::engine::ReferenceEngine)
         };
-        let engine = Box::new(crate::cpu::CpuEngine::new(&block, true));
+        let engine = Box::new(crate::engine::cpu::CpuEngine::new(&block, true));
         let start = crate::train::State::initial(d.cols() + 1);
         let r = mix::train(
             &net,

@@ -2,10 +2,10 @@
 //! k = 1, one-vs-rest has a head per class), how it predicts, and its file.
 //!
 //! Predictions use the reference arithmetic: s_h = w~_h·x~ summed in index
-//! order, bias last ([`crate::reference::dot`]). One head predicts its +1
-//! class iff s > 0 ([`crate::reference::predicted_sign`]); several heads
+//! order, bias last ([`crate::engine::reference::dot`]). One head predicts its +1
+//! class iff s > 0 ([`crate::engine::reference::predicted_sign`]); several heads
 //! predict the class whose head scores highest, ties to the class listed
-//! first ([`crate::reference::argmax`]).
+//! first ([`crate::engine::reference::argmax`]).
 
 mod columns;
 mod file;
@@ -16,9 +16,9 @@ mod training;
 mod warm;
 
 use crate::data::{Dataset, Features, LabelMap, Row, Scaling};
+use crate::engine::reference;
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
-use crate::reference;
 use crate::train::{Fit, RunDescription};
 
 pub use columns::Fitted;
@@ -339,9 +339,9 @@ impl<F: Real> Model<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Backend;
     use crate::data::{DenseMatrix, Features};
-    use crate::gpu::GpuOptions;
+    use crate::engine::backend::Backend;
+    use crate::engine::gpu::GpuOptions;
 
     fn info() -> TrainingInfo {
         serde_json::from_value(serde_json::json!({

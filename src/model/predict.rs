@@ -2,18 +2,18 @@
 //! gives it, on whichever backend is asked for.
 //!
 //! A single head needs only the sign of s = w~·x~, which engines certify
-//! ([`crate::decide`]): the rows they cannot certify get the reference dot
+//! ([`crate::engine::decide`]): the rows they cannot certify get the reference dot
 //! on the host. Several heads compare scores, which only the reference dots
 //! decide exactly, so one-vs-rest predictions are made on the host.
 
-use crate::backend::{self, Backend};
 use crate::data::Features;
+use crate::engine::backend::{self, Backend};
+use crate::engine::gpu::GpuOptions;
 use crate::error::Result;
 use crate::float::Real;
-use crate::gpu::GpuOptions;
 use crate::model::Model;
 
-pub use crate::decide::DecideStats;
+pub use crate::engine::decide::DecideStats;
 
 /// Every row's predicted class, as an index into [`Model::class_names`].
 #[derive(Clone, Debug, PartialEq)]
@@ -78,7 +78,7 @@ impl<F: Real> Model<F> {
                 if 2.0 * largest[head] * l1 < F::MAX_VALUE {
                     return None;
                 }
-                let score = crate::reference::dot(self.head(head), x, self.has_bias());
+                let score = crate::engine::reference::dot(self.head(head), x, self.has_bias());
                 (!score.is_finite()).then_some(NonFinite { row, head, score })
             })
         })
@@ -110,10 +110,16 @@ impl<F: Real> Model<F> {
             });
         }
         let cols = features.cols();
-        let data = crate::decide::as_positive(std::mem::replace(features, Features::empty()));
-        let weights = crate::decide::weights_for(self.head(0), self.has_bias(), cols);
+        let data =
+            crate::engine::decide::as_positive(std::mem::replace(features, Features::empty()));
+        let weights = crate::engine::decide::weights_for(self.head(0), self.has_bias(), cols);
         let decided = backend::choose(backend, gpu, &data, self.has_bias()).and_then(|mut c| {
-            crate::decide::positive_rows(&data, &weights, self.has_bias(), c.engine.as_mut())
+            crate::engine::decide::positive_rows(
+                &data,
+                &weights,
+                self.has_bias(),
+                c.engine.as_mut(),
+            )
         });
         *features = data.features;
         let (positive, stats) = decided?;

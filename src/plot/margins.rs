@@ -58,8 +58,9 @@ impl Margins {
         let mut misclassified = Vec::with_capacity(labels.len());
         for (i, &y) in labels.iter().enumerate() {
             let row = features.row(i);
-            let predicted =
-                crate::reference::predicted_sign(crate::reference::dot(w, row, model.has_bias()));
+            let predicted = crate::engine::reference::predicted_sign(
+                crate::engine::reference::dot(w, row, model.has_bias()),
+            );
             misclassified.push(predicted != y);
             let mut s = 0.0f64;
             row.for_each(|k, v| s += (w[k].to_f64() / unit) * v.to_f64());

@@ -17,9 +17,9 @@ use super::geometry::{Line, Span};
 use super::style::{self, GHOST, INK, Key, NEGATIVE, POSITIVE, REFERENCE};
 use super::{Animation, DrawResult, Figure};
 use crate::data::{Dataset, LabelMap};
+use crate::engine::reference;
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::reference;
 use crate::text::count;
 
 /// One update of the run.

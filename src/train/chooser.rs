@@ -32,7 +32,7 @@ pub struct EpochModes {
 /// where a certificate costs more than the dot it would save, as on short
 /// sparse rows), the engine (its walk, or passes over windows), or the host
 /// with the other cores summing sparse rows ahead of it
-/// ([`crate::cpu::lookahead`]: where mistakes are far apart).
+/// ([`crate::engine::cpu::lookahead`]: where mistakes are far apart).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Mode {
     Host = 0,

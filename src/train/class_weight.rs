@@ -1,6 +1,6 @@
 //! Class weights (`--class-weight balanced|LABEL=W,...`): an update on a row
 //! of class y adds c_y·y·x~ instead of y·x~, each product rounded once
-//! ([`crate::reference::apply_weighted_update`]).
+//! ([`crate::engine::reference::apply_weighted_update`]).
 //!
 //! # Which weight an update uses
 //! - **Binary**: c_{+1} for rows labelled +1, c_{-1} for rows labelled -1.

@@ -19,12 +19,12 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::backend::Backend;
 use crate::data::Dataset;
+use crate::engine::backend::Backend;
+use crate::engine::gpu::GpuOptions;
+use crate::engine::reference;
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::gpu::GpuOptions;
-use crate::reference;
 use crate::train::folds;
 use crate::train::params::CheckedParams;
 use crate::train::shuffle::permutation;

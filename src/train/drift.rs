@@ -2,7 +2,7 @@
 //! keeps a pass's slacks usable while the host updates, and the scan's
 //! window of slacks that carries one per head.
 
-use crate::certify;
+use crate::engine::certify;
 use crate::float::Real;
 
 /// An upper bound of δ = ||w - w_pass||, kept up to date incrementally.

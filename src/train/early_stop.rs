@@ -35,9 +35,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
+use crate::engine::reference;
 use crate::error::ParamError;
 use crate::float::Real;
-use crate::reference;
 
 /// When to stop early.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,7 +64,7 @@ pub enum Judge {
     Mistakes,
     /// s_e = -(sum of max(0, -y·p))/n, scikit-learn's mean hinge loss with
     /// threshold 0, p = w·x + b at each row's visit computed as scikit-learn
-    /// computes it ([`crate::reference::scikit_margin`]), summed in f64 in
+    /// computes it ([`crate::engine::reference::scikit_margin`]), summed in f64 in
     /// visiting order. Rows that are not mistakes add nothing, so only the
     /// mistakes' margins are computed.
     MeanLoss,

@@ -8,7 +8,7 @@
 //! moment the pass was submitted. While walking, the loop tracks how far the
 //! weights have drifted since (δ = ||w - w_pass||, updated on every
 //! update) and settles a row without a dot product whenever its slack
-//! exceeds the drift threshold ([`crate::certify::settle`]): a certain
+//! exceeds the drift threshold ([`crate::engine::certify::settle`]): a certain
 //! correct row is skipped, a certain mistake is updated directly. Every
 //! other row gets the reference dot. So the result is the textbook
 //! algorithm's, bit for bit, whatever the engine computed.

@@ -2,12 +2,12 @@
 //! the current weights, found by engine passes and deciding nothing.
 //!
 //! A window's slacks stay valid while the weights move, up to the drift
-//! threshold (see [`crate::certify`]), so a window is computed once and
+//! threshold (see [`crate::engine::certify`]), so a window is computed once and
 //! rescanned after each update made elsewhere ([`Loop::scan_weight_change`]
 //! keeps its drift bound current one weight at a time). A row that drift
 //! alone left uncertain gets a fresh pass before it is reported.
 
-use crate::certify::{self, Settled};
+use crate::engine::certify::{self, Settled};
 use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::float::Real;
 use crate::train::drift::{Drift, ScanWindow};
@@ -199,7 +199,7 @@ impl<F: Real> Loop<'_, F> {
         let base = &w.weights[h * dim..(h + 1) * dim];
         let now = &weights[h * dim..(h + 1) * dim];
         let mut j = 0;
-        crate::reference::for_each_touched(row, self.bias, dim, |k| {
+        crate::engine::reference::for_each_touched(row, self.bias, dim, |k| {
             let b = base[k].to_f64();
             drift.change(before[j].to_f64() - b, now[k].to_f64() - b);
             j += 1;

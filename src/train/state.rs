@@ -103,7 +103,7 @@ pub struct LoopStats {
     /// Walks discarded after a row where the host decided otherwise.
     pub walk_rollbacks: u64,
     /// The host's walk on sparse rows with the other cores summing ahead
-    /// ([`crate::cpu::lookahead`]): rows decided with a sum made ahead, and
+    /// ([`crate::engine::cpu::lookahead`]): rows decided with a sum made ahead, and
     /// rows the walk summed itself.
     pub ahead_kept: u64,
     pub ahead_summed: u64,

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::certify;
+use crate::engine::certify;
 use crate::engine::{EngineError, MarginEngine};
 use crate::error::Result;
 use crate::float::Real;

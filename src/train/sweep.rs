@@ -5,13 +5,13 @@
 
 use std::collections::VecDeque;
 
-use crate::certify::{self, Settled};
-use crate::cpu::lookahead::Lookahead;
 use crate::data::{Dataset, Row};
+use crate::engine::certify::{self, Settled};
+use crate::engine::cpu::lookahead::Lookahead;
+use crate::engine::reference;
 use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::reference;
 use crate::train::chooser::{EpochModes, Modes};
 use crate::train::drift::{Drift, ScanWindow};
 use crate::train::part::{Part, Peers};
@@ -49,7 +49,7 @@ pub(super) struct Loop<'d, F: Real> {
     /// Scratch: touched weights before an update.
     pub(super) before: Vec<F>,
     /// The bound for the host's fast margins (None: reference dots only).
-    pub(super) host_bound: Option<crate::certify::Bound<F>>,
+    pub(super) host_bound: Option<crate::engine::certify::Bound<F>>,
     /// The margin threshold τ of the mistake rule.
     pub(super) tau: F,
     /// Slacks of the passes that count a pocket candidate's mistakes.
@@ -344,7 +344,7 @@ impl<'d, F: Real> Loop<'d, F> {
             for i in start..end {
                 let y = data.labels[i];
                 let slack = self.eval_slack[i - start];
-                let (verdict, _) = crate::decide::settle_row(
+                let (verdict, _) = crate::engine::decide::settle_row(
                     &self.facts,
                     host.as_ref(),
                     slack,
@@ -388,7 +388,7 @@ impl<'d, F: Real> Loop<'d, F> {
         if let Some(bound) = &self.host_bound {
             let forced = self.facts.is_host_only(i);
             if !forced {
-                match crate::cpu::decide(bound, w, row, self.bias, y) {
+                match crate::engine::cpu::decide(bound, w, row, self.bias, y) {
                     Settled::Correct => {
                         self.stats.host_certified += 1;
                         return Ok(false);

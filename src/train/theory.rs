@@ -9,8 +9,8 @@
 use rayon::prelude::*;
 
 use crate::data::Dataset;
+use crate::engine::reference;
 use crate::float::Real;
-use crate::reference;
 
 /// Relative allowance for the f64 rounding of the reported bound.
 pub const BOUND_SLACK: f64 = 1e-9;
@@ -143,20 +143,20 @@ pub fn tally_head<F: Real>(
     // Predictions decided exactly but fast: a certified 8-lane margin, and
     // the reference dot only where that is not certain. Rows are judged in
     // parallel: a count and a minimum do not depend on the order.
-    let bound = crate::certify::Bound::for_weights(w, data.facts(bias).l1_max);
+    let bound = crate::engine::certify::Bound::for_weights(w, data.facts(bias).l1_max);
     let judge = |(correct, all_right, min_margin): (usize, bool, f64), i: usize| {
         let row = data.features.row(i);
         let y = data.label_for(head, heads, i);
         // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
         // anything else -1 (so a -1 row scoring exactly 0 is right here,
         // though the training rule counts it a mistake).
-        let (s, t) = crate::cpu::margin(w, row, bias);
+        let (s, t) = crate::engine::cpu::margin(w, row, bias);
         let m = F::from_f64((row.stored() + bias as usize) as f64);
         let predicted = match bound.decide(1, s, t, m) {
-            crate::certify::Settled::Correct => 1,
-            crate::certify::Settled::Mistake => -1,
-            crate::certify::Settled::Unknown => {
-                crate::reference::predicted_sign(reference::dot(w, row, bias))
+            crate::engine::certify::Settled::Correct => 1,
+            crate::engine::certify::Settled::Mistake => -1,
+            crate::engine::certify::Settled::Unknown => {
+                crate::engine::reference::predicted_sign(reference::dot(w, row, bias))
             }
         };
         let right = predicted == y;
@@ -218,7 +218,7 @@ fn margin_f64<F: Real>(w: &[F], row: crate::data::Row<'_, F>, bias: bool) -> f64
 }
 
 /// One-vs-rest as a whole: rows whose highest-scoring class is their own
-/// (ties to the lowest class index, as [`crate::reference::argmax`]), with the
+/// (ties to the lowest class index, as [`crate::engine::reference::argmax`]), with the
 /// radius; per-class figures come from [`analyse_head`].
 pub fn analyse_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) -> Theory {
     let t = tally_ovr(data, w, bias, heads);
@@ -245,7 +245,7 @@ pub fn tally_ovr<F: Real>(data: &Dataset<F>, w: &[F], bias: bool, heads: usize) 
                 scores.extend(
                     (0..heads).map(|h| reference::dot(&w[h * dim..(h + 1) * dim], row, bias)),
                 );
-                usize::from(crate::reference::argmax(scores) == data.class_ids[i] as usize)
+                usize::from(crate::engine::reference::argmax(scores) == data.class_ids[i] as usize)
             },
         )
         .sum();

@@ -1,12 +1,12 @@
 //! The trainer: checked parameters plus the choice of engine, and the CPU
 //! engine as the fallback when a device fails mid-run.
 
-use crate::backend::{self, Backend};
 use crate::data::Dataset;
 use crate::engine::MarginEngine;
+use crate::engine::backend::{self, Backend};
+use crate::engine::gpu::GpuOptions;
 use crate::error::Result;
 use crate::float::Real;
-use crate::gpu::GpuOptions;
 use crate::train::fit::{Fit, fit};
 use crate::train::params::{CheckedParams, TrainParams};
 use crate::train::scikit;
@@ -168,5 +168,5 @@ impl Trainer {
 }
 
 fn cpu_engine<F: Real>(data: &Dataset<F>, bias: bool) -> Box<dyn MarginEngine<F> + '_> {
-    Box::new(crate::cpu::CpuEngine::new(data, bias))
+    Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
 }

@@ -18,7 +18,7 @@
 //!   mistakes (the ratchet), and the pocket's run becomes that run. The
 //!   initial weights are the first pocket, evaluated before training.
 //! - **Margin threshold** (`--margin TAU`, combinable with the others):
-//!   updates when y·s <= τ instead of 0 (see [`crate::certify::Bound::with_margin`]).
+//!   updates when y·s <= τ instead of 0 (see [`crate::engine::certify::Bound::with_margin`]).
 
 use crate::data::Row;
 use crate::error::{Error, ParamError, Result};
@@ -165,7 +165,7 @@ pub fn accumulate<F: Real>(u: &mut [F], row: Row<'_, F>, y: i8, c: u64, bias: bo
 
 /// [`accumulate`] for a class-weighted update (`--class-weight`): the
 /// update's own terms v_k = fl(w_c·x_k) and v_bias = w_c (see
-/// [`crate::reference::apply_weighted_update`]) take the place of x_k and 1,
+/// [`crate::engine::reference::apply_weighted_update`]) take the place of x_k and 1,
 /// so u_k <- u_k ± fl(F(c-1)·fl(w_c·x_k)) and u_bias <- u_bias ± fl(F(c-1)·w_c).
 /// With no class weight (`None`) this is the unweighted accumulator.
 pub fn accumulate_weighted<F: Real>(

@@ -4,12 +4,12 @@
 
 use std::time::Instant;
 
-use crate::certify::{self, Settled};
-use crate::cpu::lookahead::Batch;
+use crate::engine::certify::{self, Settled};
+use crate::engine::cpu::lookahead::Batch;
+use crate::engine::reference;
 use crate::engine::{BatchLimits, EngineError, MarginEngine, WalkStart, WalkStop};
 use crate::error::Result;
 use crate::float::Real;
-use crate::reference;
 use crate::train::chooser;
 use crate::train::part::Peers;
 use crate::train::state::Observer;
@@ -345,7 +345,7 @@ impl<F: Real> Loop<'_, F> {
     }
 
     /// Whether the host can walk with the other cores summing the rows
-    /// ahead ([`crate::cpu::lookahead`], [`Loop::walk_ahead`]): on sparse
+    /// ahead ([`crate::engine::cpu::lookahead`], [`Loop::walk_ahead`]): on sparse
     /// rows, with cores to help, and for runs whose updates need nothing but
     /// the row and the count: one head, unit updates (no class or row
     /// weights), no pocket, and nothing that reads the weights just before
@@ -521,7 +521,8 @@ impl<F: Real> Loop<'_, F> {
             if self.facts.is_host_only(p) {
                 return (p - i, Some(Settled::Unknown));
             }
-            let verdict = crate::cpu::decide(bound, w, data.features.row(p), bias, data.labels[p]);
+            let verdict =
+                crate::engine::cpu::decide(bound, w, data.features.row(p), bias, data.labels[p]);
             if verdict != Settled::Correct {
                 return (p - i, Some(verdict));
             }

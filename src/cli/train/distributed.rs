@@ -76,7 +76,6 @@ mod on_ranks {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use crate::backend;
     use crate::cli::progress::TrainProgress;
     use crate::cli::train::args::MixArg;
     use crate::cli::train::report::{self, DistributedReport, ReportLabels, Sources, TrainReport};
@@ -85,6 +84,7 @@ mod on_ranks {
     use crate::distributed::load::{self, Block};
     use crate::distributed::order::block_order;
     use crate::distributed::{Counted, Mixing, Mode, Transport, exact, mix};
+    use crate::engine::backend;
     use crate::engine::{MarginEngine, ReferenceEngine};
     use crate::error::exit;
     use crate::model::{DataLayout, DistributedInfo, Model};
@@ -153,7 +153,7 @@ mod on_ranks {
         let (engine, backend_note) = agree(t, engine_for(args, net, &data, params.bias), describe)?;
         let bias = params.bias;
         let mut fallback = || -> Box<dyn MarginEngine<F> + '_> {
-            Box::new(crate::cpu::CpuEngine::new(&data, bias))
+            Box::new(crate::engine::cpu::CpuEngine::new(&data, bias))
         };
 
         let checkpoint_path = args

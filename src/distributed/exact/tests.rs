@@ -5,13 +5,13 @@
 use std::path::Path;
 
 use super::*;
-use crate::cpu::CpuEngine;
 use crate::data::{self, LoadOptions};
 use crate::distributed::agree::plainly;
 use crate::distributed::local::run_ranks;
 use crate::distributed::order::block_order;
 use crate::distributed::plan::span;
 use crate::engine::ReferenceEngine;
+use crate::engine::cpu::CpuEngine;
 use crate::train::{Margin, Silent, TrainParams, Variant};
 
 pub(crate) fn load<F: Real>(name: &str, multiclass: bool) -> Dataset<F> {

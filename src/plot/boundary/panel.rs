@@ -8,12 +8,12 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::data::{Features, LabelMap};
+use crate::engine::reference;
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::plot::DrawResult;
 use crate::plot::geometry::{self, Line, Span};
 use crate::plot::style::{self, AXIS, BAND, GHOST, INK, Key, NEGATIVE, POSITIVE, REFERENCE};
-use crate::reference;
 
 /// A chart of plot coordinates on a drawing area.
 type ChartOn<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
@@ -134,7 +134,7 @@ impl Panel {
         for (i, &y) in labels.iter().enumerate().take(rows) {
             let row = features.row(i);
             let s = reference::dot(&augmented, row, has_bias);
-            misclassified.push(crate::reference::predicted_sign(s) != y);
+            misclassified.push(crate::engine::reference::predicted_sign(s) != y);
             let mut v = b;
             row.for_each(|k, x| v += w[k] * x.to_f64());
             smallest = smallest.min(y as f64 * v);

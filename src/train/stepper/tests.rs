@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::*;
-use crate::cpu::CpuEngine;
 use crate::data::{self, LoadOptions};
 use crate::engine::ReferenceEngine;
+use crate::engine::cpu::CpuEngine;
 use crate::train::part::Alone;
 use crate::train::{Margin, Silent, TrainParams};
 

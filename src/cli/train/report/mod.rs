@@ -218,7 +218,7 @@ pub struct Sources<'a, F> {
     pub libsvm: Option<&'a LibsvmInfo>,
     pub output: &'a Path,
     /// The backend asked for.
-    pub requested: crate::backend::Backend,
+    pub requested: crate::engine::backend::Backend,
 }
 
 impl TrainReport {
@@ -282,10 +282,10 @@ impl TrainReport {
             labels,
             backend: BackendReport {
                 requested: match requested {
-                    crate::backend::Backend::Reference => "reference",
-                    crate::backend::Backend::Cpu => "cpu",
-                    crate::backend::Backend::Gpu => "gpu",
-                    crate::backend::Backend::Auto => "auto",
+                    crate::engine::backend::Backend::Reference => "reference",
+                    crate::engine::backend::Backend::Cpu => "cpu",
+                    crate::engine::backend::Backend::Gpu => "gpu",
+                    crate::engine::backend::Backend::Auto => "auto",
                 },
                 engines: fit
                     .engines

@@ -121,7 +121,7 @@ fn training_on_the_binary_copy_gives_the_identical_model() {
                 d,
                 &params,
                 crate::train::State::initial(d.cols() + 1),
-                Box::new(crate::cpu::CpuEngine::new(d, true)),
+                Box::new(crate::engine::cpu::CpuEngine::new(d, true)),
                 &mut fb,
                 &mut crate::train::Silent,
             )

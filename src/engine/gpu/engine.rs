@@ -25,8 +25,8 @@ use super::options::GpuOptions;
 use super::shaders::{self, Kernel};
 use super::walk::GpuWalk;
 use super::walk_plan;
-use crate::certify::Bound;
 use crate::data::{Dataset, Features};
+use crate::engine::certify::Bound;
 use crate::engine::{
     BatchLimits, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };

@@ -10,11 +10,11 @@
 //! shaders/lanes.wgsl          <->  [`reduce_lanes`], [`RowDot`]
 //! shaders/common.wgsl         <->  [`write_slack`]
 //!
-//! The row-dot twins serve the walk's scan too (src/gpu/walk_twin.rs), as
+//! The row-dot twins serve the walk's scan too (src/engine/gpu/walk_twin.rs), as
 //! the WGSL row-dot blocks serve both kernels.
 
-use crate::certify::{self, Bound};
 use crate::data::{Dataset, Features, Row};
+use crate::engine::certify::{self, Bound};
 use crate::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
 use crate::float::Real;
 

@@ -8,12 +8,12 @@
 //! then the reference dot. So the classes are those of `predict`'s
 //! reference arithmetic on every backend.
 
-use crate::certify::{self, Bound, Settled};
 use crate::data::{Dataset, Features, Format, LabelMap};
+use crate::engine::certify::{self, Bound, Settled};
+use crate::engine::reference;
 use crate::engine::{MarginEngine, Pass};
 use crate::error::Result;
 use crate::float::Real;
-use crate::reference;
 
 /// What deciding the rows took.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -92,7 +92,7 @@ pub(crate) fn settle_row<F: Real>(
     if verdict != Settled::Unknown {
         return (verdict, SettledBy::Engine);
     }
-    match host.map(|b| crate::cpu::decide(b, w, data.features.row(i), bias, y)) {
+    match host.map(|b| crate::engine::cpu::decide(b, w, data.features.row(i), bias, y)) {
         Some(v) if v != Settled::Unknown => (v, SettledBy::Host),
         _ => (Settled::Unknown, SettledBy::Neither),
     }
@@ -160,7 +160,7 @@ pub fn positive_rows<F: Real>(
                     stats.host_dots += 1;
                     // A NaN score (overflowing features) is class -1.
                     let s = reference::dot(weights, data.features.row(i), bias);
-                    crate::reference::predicted_sign(s) > 0
+                    crate::engine::reference::predicted_sign(s) > 0
                 }
             };
         }
@@ -190,7 +190,7 @@ mod tests {
         let expected: Vec<bool> = (0..6)
             .map(|i| reference::dot(&w, data.features.row(i), true) > 0.0)
             .collect();
-        let mut cpu = crate::cpu::CpuEngine::new(&data, true);
+        let mut cpu = crate::engine::cpu::CpuEngine::new(&data, true);
         let (got, stats) = positive_rows(&data, &w, true, &mut cpu).unwrap();
         assert_eq!(got, expected);
         assert!(stats.certified > 0 && stats.host_dots > 0, "{stats:?}");
@@ -210,11 +210,11 @@ mod tests {
         let w = [1e30f32, 1e30, 0.0];
         assert!(reference::dot(&w, data.features.row(0), true).is_nan());
         let expected = [
-            crate::reference::predicted_sign::<f32>(f32::NAN) > 0,
-            crate::reference::predicted_sign::<f32>(2e30) > 0,
+            crate::engine::reference::predicted_sign::<f32>(f32::NAN) > 0,
+            crate::engine::reference::predicted_sign::<f32>(2e30) > 0,
         ];
         assert_eq!(expected, [false, true]);
-        let mut cpu = crate::cpu::CpuEngine::new(&data, true);
+        let mut cpu = crate::engine::cpu::CpuEngine::new(&data, true);
         let (got, _) = positive_rows(&data, &w, true, &mut cpu).unwrap();
         assert_eq!(got, expected);
         let (got, _) = positive_rows(&data, &w, true, &mut ReferenceEngine).unwrap();

@@ -2,10 +2,10 @@
 //! eight independent lanes, an order the compiler can vectorise.
 //!
 //! The order differs from the reference on purpose: decisions are certified
-//! with [`crate::certify::Bound`], which holds for any order.
+//! with [`crate::engine::certify::Bound`], which holds for any order.
 
-use crate::certify::{Bound, Settled};
 use crate::data::Row;
+use crate::engine::certify::{Bound, Settled};
 use crate::float::Real;
 
 /// The host's certified decision of a row labelled `y`: its fast margin,

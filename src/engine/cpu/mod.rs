@@ -2,7 +2,7 @@
 //!
 //! A pass is split into contiguous slices, one per task; each task computes
 //! its rows' margins with the 8-lane kernel and turns them into normalised
-//! slacks with [`crate::certify::Bound::slack`].
+//! slacks with [`crate::engine::certify::Bound::slack`].
 
 mod helpers;
 mod kernel;
@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::certify::{self, Bound};
 use crate::data::Dataset;
+use crate::engine::certify::{self, Bound};
 use crate::engine::{
     BatchLimits, Completed, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart,
     Walker,

@@ -6,8 +6,8 @@
 
 use std::ops::Range;
 
-use crate::certify::Bound;
 use crate::data::Features;
+use crate::engine::certify::Bound;
 use crate::float::Real;
 
 /// common.wgsl `Params`: the rows and shape of one margin dispatch.

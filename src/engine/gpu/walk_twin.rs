@@ -18,8 +18,8 @@
 use super::layout::{BatchParams, NONE, WalkParams, WalkState};
 use super::twin::{RowDot, dense_row_dot, row_dot_sparse};
 use super::walk_plan::{BatchDone, BatchPlan, DEFAULT_WASTE, MAX_WINDOW};
-use crate::certify::Bound;
 use crate::data::{Dataset, Features};
+use crate::engine::certify::Bound;
 use crate::engine::{
     BatchLimits, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart,
     WalkStop, Walker,

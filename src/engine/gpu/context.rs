@@ -7,8 +7,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::engine::gpu::options::{AdapterRequest, AdapterSummary};
 use crate::error::{Error, Result};
-use crate::gpu::options::{AdapterRequest, AdapterSummary};
 
 /// The native backends this tool uses.
 pub const BACKENDS: wgpu::Backends = wgpu::Backends::VULKAN

@@ -1,12 +1,25 @@
-//! The one interface between the training loop and a way of obtaining margins:
-//! what every engine (the CPU's, a GPU's, the reference) implements.
+//! The engines: the one interface between the training loop and a way of
+//! obtaining margins ([`MarginEngine`]), what every engine (the CPU's, a
+//! GPU's, the reference) implements, and the engines themselves.
+//!
+//! [`reference`] is the textbook arithmetic every result must equal;
+//! [`certify`] bounds a margin's rounding error so a sign can be trusted;
+//! [`cpu`] and [`gpu`] compute margins in parallel; [`backend`] names the
+//! engines a user can ask for and [`decide`] picks one for `auto`.
 //!
 //! An engine never decides anything. For a range of rows it returns each
-//! row's *normalised slack* under given weights (see [`crate::certify`]): a
+//! row's *normalised slack* under given weights (see [`crate::engine::certify`]): a
 //! number whose size says how far the weights may still drift before the
 //! row's decision is no longer certain, and whose sign says which decision
 //! (0: not certain at all). The loop applies every update itself and uses
 //! the slacks only to skip reference dot products.
+
+pub mod backend;
+pub mod certify;
+pub mod cpu;
+pub mod decide;
+pub mod gpu;
+pub mod reference;
 
 use std::collections::VecDeque;
 
@@ -156,7 +169,7 @@ pub trait MarginEngine<F: Real> {
     }
 
     /// Whether the engine's walk on these rows is the host's walk ahead
-    /// ([`crate::cpu::lookahead`]) on a copy of the weights, which the loop
+    /// ([`crate::engine::cpu::lookahead`]) on a copy of the weights, which the loop
     /// replays: the loop's own walk ahead does the same work without the
     /// copy and the replay, so the chooser does not try this one.
     fn walks_like_the_host_ahead(&self) -> bool {
@@ -184,7 +197,7 @@ pub struct WalkStart<'a, F> {
     /// The margin threshold τ.
     pub tau: F,
     /// Updates the walker may make before its weights could overflow (see
-    /// [`crate::certify::engine_safe`]); at least 1.
+    /// [`crate::engine::certify::engine_safe`]); at least 1.
     pub max_updates: u64,
 }
 
@@ -279,7 +292,7 @@ pub trait Walker<F> {
     fn cancel(&mut self) -> Result<(), EngineError>;
 }
 
-/// What the CPU walk did (see [`crate::cpu::walk`]).
+/// What the CPU walk did (see [`crate::engine::cpu::walk`]).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct WalkStats {
     pub batches: u64,

@@ -8,7 +8,7 @@
 //! weights, is therefore still the reference's sum, bit for bit, if no
 //! update since touched any of the row's features: the same products added
 //! in the same order. The row's dot is that sum plus the current bias, the
-//! one add [`crate::reference::dot`] ends with.
+//! one add [`crate::engine::reference::dot`] ends with.
 //!
 //! So helper cores claim chunks of rows just ahead of the walk, note how
 //! many updates they had seen, and sum each row. The walk, on the calling
@@ -31,9 +31,9 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 
 use super::helpers::Helpers;
 use crate::data::CsrMatrix;
+use crate::engine::reference;
 use crate::engine::{WalkDecision, WalkStop};
 use crate::float::Real;
-use crate::reference;
 
 /// Rows a chunk holds: what one claim sums.
 const CHUNK: usize = 64;

@@ -28,8 +28,8 @@ use super::layout::{self, BatchParams, ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
 use super::walk_plan::{BatchDone, BatchPlan, MAX_WINDOW};
 use super::walk_twin::{self, Entries};
-use crate::certify::Bound;
 use crate::data::Dataset;
+use crate::engine::certify::Bound;
 use crate::engine::{EngineError, WalkBatch, WalkCounts, WalkStart};
 use crate::float::Real;
 

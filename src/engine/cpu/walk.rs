@@ -3,7 +3,7 @@
 //!
 //! Between two mistakes every row is correct under the same weights, so the
 //! search for the next mistake is a parallel scan in row order that stops
-//! at the first row the certificate ([`crate::certify::Bound`]) cannot call
+//! at the first row the certificate ([`crate::engine::certify::Bound`]) cannot call
 //! correct. That row is decided by the certificate or, when uncertain, by
 //! the reference dot, and a mistake's update is applied to the walker's copy
 //! of the weights with the reference arithmetic. Unlike passes over windows,
@@ -12,13 +12,13 @@
 //! (see [`crate::engine::Walker`]).
 
 use super::lookahead::{self, Lookahead, LookaheadCounts};
-use crate::certify::{Bound, Settled};
 use crate::data::{Dataset, Features};
+use crate::engine::certify::{Bound, Settled};
+use crate::engine::reference;
 use crate::engine::{
     BatchLimits, EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop,
 };
 use crate::float::Real;
-use crate::reference;
 
 /// Rows per batch that a search stops at (mistakes, and rows the
 /// certificate could not call correct), and rows per batch at most: the
@@ -51,7 +51,7 @@ pub struct CpuWalk<F: Real> {
     /// timed): under a deadline, a search scans what fits before it.
     search_row_seconds: f64,
     stats: WalkStats,
-    /// The walk on sparse rows (see [`crate::cpu::lookahead`]).
+    /// The walk on sparse rows (see [`crate::engine::cpu::lookahead`]).
     lookahead: Lookahead<F>,
 }
 
@@ -393,7 +393,7 @@ mod tests {
     fn host_only_rows_are_decided_without_searches_in_short_batches() {
         let rows = 3000;
         let values: Vec<f32> = (0..rows).flat_map(|_| [1.0, 1e-40]).collect();
-        let data = crate::decide::as_positive(Features::Dense(DenseMatrix {
+        let data = crate::engine::decide::as_positive(Features::Dense(DenseMatrix {
             rows,
             cols: 2,
             values: values.into(),
@@ -435,7 +435,7 @@ mod tests {
         let rows = 200_000;
         // Every row correct under weights (1, 0, 0): the searches never stop.
         let values: Vec<f32> = (0..rows).flat_map(|i| [1.0, (i % 7) as f32, 0.5]).collect();
-        let data = crate::decide::as_positive(Features::Dense(DenseMatrix {
+        let data = crate::engine::decide::as_positive(Features::Dense(DenseMatrix {
             rows,
             cols: 3,
             values: values.into(),

@@ -9,7 +9,7 @@
 //! rows with more terms are never certified.
 //!
 //! **Reference** (host, IEEE-754 round-to-nearest, gradual underflow, the
-//! sequential order of [`crate::reference::dot`]): each product is
+//! sequential order of [`crate::engine::reference::dot`]): each product is
 //! w_k x_k (1+δ) + η with |δ| <= u and |η| <= λu (the underflow error), each
 //! add is (a+b)(1+ε) with no absolute error. Hence (Higham, *Accuracy and
 //! Stability of Numerical Algorithms*, §3.1, extended by the η terms):
@@ -398,7 +398,7 @@ mod tests {
         // Tiny rows: as many as the loop can count, not none.
         assert_eq!(safe_updates(&[0.0f64; 2], 1e-300), u32::MAX as u64);
     }
-    use crate::reference;
+    use crate::engine::reference;
 
     /// The worst a device can do within the model: sum in reverse pairwise
     /// order with fused operations and flushing. Used to check the bound
@@ -539,7 +539,7 @@ mod tests {
             for k in 1..=200u64 {
                 let row = &rows[(next() * 20.0) as usize % 20];
                 let y = if next() < 0.5 { 1 } else { -1 };
-                crate::reference::apply_update(&mut w, Row::Dense(row), y, false).unwrap();
+                crate::engine::reference::apply_update(&mut w, Row::Dense(row), y, false).unwrap();
                 let bound = norm_after_updates::<f32>(start, k, max_norm);
                 assert!(weights_norm(&w) <= bound, "case {case}, update {k}");
             }

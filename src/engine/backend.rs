@@ -3,10 +3,10 @@
 //! is one.
 
 use crate::data::Dataset;
+use crate::engine::gpu::GpuOptions;
 use crate::engine::{MarginEngine, ReferenceEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::gpu::GpuOptions;
 
 /// Which engine computes margins. Every choice gives the same model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -60,8 +60,9 @@ pub fn choose<'d, F: Real>(
     data: &'d Dataset<F>,
     bias: bool,
 ) -> Result<Chosen<'d, F>> {
-    let cpu =
-        || -> Box<dyn MarginEngine<F> + 'd> { Box::new(crate::cpu::CpuEngine::new(data, bias)) };
+    let cpu = || -> Box<dyn MarginEngine<F> + 'd> {
+        Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
+    };
     match backend {
         Backend::Reference => Ok(Chosen {
             engine: Box::new(ReferenceEngine),
@@ -101,7 +102,7 @@ pub fn choose<'d, F: Real>(
             // Starting Vulkan to find no GPU costs a tenth of a second and
             // some 60 MiB (the drivers load); a machine without a GPU
             // device node has no hardware adapter to find.
-            if !named && (!gpu_device_present() || !crate::gpu::hardware_available()) {
+            if !named && (!gpu_device_present() || !crate::engine::gpu::hardware_available()) {
                 return Ok(Chosen {
                     engine: cpu(),
                     note: Some("auto: no hardware GPU adapter found, using the CPU engine".into()),
@@ -128,7 +129,9 @@ fn gpu_engine<'d, F: Real>(
     bias: bool,
     gpu: &GpuOptions,
 ) -> Result<Box<dyn MarginEngine<F> + 'd>> {
-    Ok(Box::new(crate::gpu::GpuEngine::new(data, bias, gpu)?))
+    Ok(Box::new(crate::engine::gpu::GpuEngine::new(
+        data, bias, gpu,
+    )?))
 }
 
 /// A build without the `gpu` feature has no GPU engine.
@@ -138,5 +141,5 @@ fn gpu_engine<'d, F: Real>(
     _bias: bool,
     _gpu: &GpuOptions,
 ) -> Result<Box<dyn MarginEngine<F> + 'd>> {
-    Err(Error::Gpu(crate::gpu::NOT_BUILT.into()))
+    Err(Error::Gpu(crate::engine::gpu::NOT_BUILT.into()))
 }

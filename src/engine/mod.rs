@@ -2,7 +2,7 @@
 //! obtaining margins ([`MarginEngine`]), what every engine (the CPU's, a
 //! GPU's, the reference) implements, and the engines themselves.
 //!
-//! [`reference`] is the textbook arithmetic every result must equal;
+//! [`reference`](mod@reference) is the textbook arithmetic every result must equal;
 //! [`certify`] bounds a margin's rounding error so a sign can be trusted;
 //! [`cpu`] and [`gpu`] compute margins in parallel; [`backend`] names the
 //! engines a user can ask for and [`decide`] picks one for `auto`.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Held-out accuracy of the averaged perceptron against the last iterate:
-# every row of the two tables in README's "Variants" section, printed as
+# every row of the two tables in docs/training.md's "Variants" section, printed as
 # Markdown table rows.
 #   benches/averaged_vs_last.sh [EPOCHS [OVR_EPOCHS]]   (needs a release build)
 #

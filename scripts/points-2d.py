@@ -4,7 +4,7 @@
 40 points uniform in [0, 10] x [0, 8], labelled by the side of the line
 0.8 x1 - 0.6 x2 = 2.6 (+1 above it, -1 below), keeping only points at least
 0.8 from it, so the classes are separated by a gap and need the bias.
-The pictures in README.md are drawn from it: `perceptron plot trace` shows
+The pictures in docs/pictures.md are drawn from it: `perceptron plot trace` shows
 its updates, `perceptron plot bias` why it needs a bias.
 """
 import random

@@ -475,7 +475,7 @@ fn init(was: bool, now: bool) -> &'static str {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Process exit codes, documented in the README and in `--help`.
+/// Process exit codes, documented in docs/exit-codes.md and in `--help`.
 pub mod exit {
     /// Success: the command did what was asked (training converged).
     pub const SUCCESS: i32 = 0;

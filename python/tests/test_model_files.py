@@ -105,10 +105,10 @@ def test_load_refuses_what_is_not_a_model(tmp_path):
 
 
 def test_standard_scaling_is_scikit_learns_on_breast_cancer_in_f64(cli, tmp_path):
-    """The README's claim: `--scale standard --precision f64` computes
-    StandardScaler's mean_ and scale_ bit for bit on breast_cancer (in f32
-    the features are rounded to float32 first, so the statistics are those
-    of other numbers)."""
+    """The claim of docs/training.md (Feature scaling): `--scale standard
+    --precision f64` computes StandardScaler's mean_ and scale_ bit for bit
+    on breast_cancer (in f32 the features are rounded to float32 first, so
+    the statistics are those of other numbers)."""
     import json
 
     from sklearn.datasets import load_breast_cancer

@@ -45,9 +45,9 @@ Not taken, and why:
   (test_provide_coef, test_set_coef_multiclass, test_set_intercept_*,
   test_sgd_multiclass_with_init_coef); ``n_jobs``
   (test_sgd_multiclass_njobs).
-- test_sgd.py, not reproduced yet (see the README): ``early_stopping``
-  and ``validation_fraction`` (test_early_stopping,
-  test_validation_set_not_used_for_training,
+- test_sgd.py, not reproduced yet (see docs/python.md, "Switching from
+  scikit-learn"): ``early_stopping`` and ``validation_fraction``
+  (test_early_stopping, test_validation_set_not_used_for_training,
   test_not_enough_sample_for_early_stopping,
   test_sgd_early_stopping_with_partial_fit, and test_n_iter_no_change's
   ``early_stopping=True`` half); ``class_weight`` and ``sample_weight``

@@ -1,5 +1,5 @@
 // Shared by the margin kernels: the pass layout and the certified slack.
-// CPU twin: src/gpu/twin.rs (same names, same order of operations).
+// CPU twin: src/engine/gpu/twin/common.rs (same names, same order of operations).
 
 struct Params {
     // First chunk-local row this dispatch evaluates, and how many.

@@ -1,5 +1,5 @@
 // Shared by every kernel: LANES threads share a row, and their partial
-// sums meet in a tree. CPU twin: src/gpu/twin.rs::reduce_lanes.
+// sums meet in a tree. CPU twin: src/engine/gpu/twin/lanes.rs::reduce_lanes.
 
 // Rows handled by one workgroup = WG / LANES.
 const WG: u32 = 256u;
@@ -30,7 +30,7 @@ fn reduce_lanes(li: u32, lane: u32) {
 // row_dot_sparse.wgsl) leave it in lane 0 of a live row: s^ = sum w_k x_k
 // and t^ = sum |w_k x_k|, the bias added last, and the row's terms m
 // (stored entries plus the bias), which the certificate's bound counts.
-// CPU twin: src/gpu/twin.rs::RowDot.
+// CPU twin: src/engine/gpu/twin/lanes.rs::RowDot.
 struct RowDot {
     s: real,
     t: real,

@@ -1,7 +1,7 @@
 // Certified slacks of dense rows: s^ = w·x and t^ = sum |w_k x_k| per row
 // (row_dot_dense.wgsl, or row_dot_dense4.wgsl for rows read as vectors),
 // turned into the normalised slack.
-// CPU twin: src/gpu/twin.rs::TwinEngine::slacks.
+// CPU twin: src/engine/gpu/twin/margins_dense.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(2) var<storage, read> labels: array<u32>;    // bit set = label +1

@@ -1,6 +1,6 @@
 // Certified slacks of CSR rows: like margins_dense.wgsl, over the stored
 // entries of each row (row_dot_sparse.wgsl).
-// CPU twin: src/gpu/twin.rs::TwinEngine::slacks.
+// CPU twin: src/engine/gpu/twin/margins_sparse.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> row_ptr: array<u32>;   // chunk-local offsets

@@ -1,7 +1,7 @@
 // The row-dot block of every dense kernel: the margin pass
 // (margins_dense.wgsl) and the walk's scan (walk_dense.wgsl) both call it,
 // so they sum a row in the same order. CPU twin:
-// src/gpu/twin.rs::row_dot_dense.
+// src/engine/gpu/twin/row_dot_dense.rs.
 //
 // Why this shape: lane `lane` of the row's LANES threads sums the products
 // k = lane, lane + LANES, ..., so neighbouring threads read neighbouring

@@ -7,7 +7,7 @@
 // four lanes of a vector's products are added in their own sums, then
 // together; any order is certified (src/certify.rs), which counts the same
 // m = cols + bias terms and at most 2m rounded operations.
-// CPU twin: src/gpu/twin.rs::row_dot_dense4.
+// CPU twin: src/engine/gpu/twin/row_dot_dense4.rs.
 //
 // `live`: whether this thread's row exists; `wbase`: the row's head's
 // first weight. Call from uniform control flow (reduce_lanes has barriers).

@@ -2,7 +2,7 @@
 // (margins_sparse.wgsl) and the walk's scan (walk_sparse.wgsl) both call
 // it. Like row_dot_dense.wgsl (see there why this shape, and why the
 // certificate holds), over the row's stored entries: m = stored + bias.
-// CPU twin: src/gpu/twin.rs::row_dot_sparse.
+// CPU twin: src/engine/gpu/twin/row_dot_sparse.rs.
 //
 // `live`: whether this thread's row exists; `wbase`: the row's head's
 // first weight. Call from uniform control flow (reduce_lanes has barriers).

@@ -1,6 +1,6 @@
 // The GPU walk: the training loop's walk over the rows, run on the device
 // many decisions per iteration, so a round trip to the host is needed only
-// every few hundred decisions. CPU twin: src/gpu/walk_twin.rs.
+// every few hundred decisions. CPU twin: src/engine/gpu/twin/walk_common.rs.
 //
 // An iteration is two dispatches in one compute pass:
 //   walk_scan_*: every workgroup computes the certified slack (slack.wgsl)

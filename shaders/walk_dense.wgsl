@@ -1,7 +1,7 @@
 // The GPU walk over dense rows (see walk_common.wgsl); the scan sums each
 // row with the margin pass's block (row_dot_dense.wgsl, or
 // row_dot_dense4.wgsl for rows read as vectors: x_vec4.wgsl).
-// CPU twins: src/gpu/walk_twin.rs::scan_dense and ::step_dense.
+// CPU twins: src/engine/gpu/twin/walk_dense.rs.
 
 @group(0) @binding(0) var<uniform> params: WalkParams;
 @group(0) @binding(2) var<storage, read> bits: array<u32>;        // labels, then host-only rows

@@ -1,6 +1,6 @@
 // The GPU walk over CSR rows (see walk_common.wgsl); the scan sums each
 // row with the margin pass's block (row_dot_sparse.wgsl).
-// CPU twins: src/gpu/walk_twin.rs::scan_sparse and ::step_sparse.
+// CPU twins: src/engine/gpu/twin/walk_sparse.rs.
 
 @group(0) @binding(0) var<uniform> params: WalkParams;
 @group(0) @binding(1) var<storage, read> row_ptr: array<u32>;     // chunk-local offsets

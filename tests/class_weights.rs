@@ -14,7 +14,7 @@ use perceptron::data::{self, Dataset, LoadOptions};
 use perceptron::engine::MarginEngine;
 use perceptron::engine::cpu::CpuEngine;
 use perceptron::engine::gpu::twin::TwinEngine;
-use perceptron::engine::gpu::walk_twin::TwinWalkEngine;
+use perceptron::engine::gpu::twin::TwinWalkEngine;
 use perceptron::train::PassPolicy::{self, Adaptive, Always, Windows};
 use perceptron::train::{self, ClassWeights, ReferenceEngine, Silent, State, TrainParams, Variant};
 

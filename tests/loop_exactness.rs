@@ -7,7 +7,7 @@ use perceptron::Real;
 use perceptron::data::Dataset;
 use perceptron::engine::cpu::CpuEngine;
 use perceptron::engine::gpu::twin::TwinEngine;
-use perceptron::engine::gpu::walk_twin::TwinWalkEngine;
+use perceptron::engine::gpu::twin::TwinWalkEngine;
 use perceptron::engine::{
     BatchLimits, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkStart, Walker,
 };

@@ -14,7 +14,6 @@ pub mod twin;
 #[cfg(feature = "gpu")]
 pub mod walk;
 pub mod walk_plan;
-pub mod walk_twin;
 
 #[cfg(feature = "gpu")]
 pub use engine::GpuEngine;

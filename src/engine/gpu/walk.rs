@@ -1,7 +1,7 @@
 //! The GPU walk: the device decides row after row with its own copy of the
 //! weights, in batches of iterations that need no host between them.
 //!
-//! The kernels (shaders/walk_*.wgsl, their twins in [`super::walk_twin`])
+//! The kernels (shaders/walk_*.wgsl, their twins in [`super::twin`])
 //! make many decisions per iteration: a scan computes the certified slacks
 //! of a window of rows at memory speed, then one workgroup walks the window,
 //! skipping the rows the slacks settle under its drift. A batch records
@@ -26,8 +26,8 @@ use super::chunks::ChunkBuffers;
 use super::context::{self, MapResult};
 use super::layout::{self, BatchParams, ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
+use super::twin::{self as walk_twin, Entries};
 use super::walk_plan::{BatchDone, BatchPlan, MAX_WINDOW};
-use super::walk_twin::{self, Entries};
 use crate::data::Dataset;
 use crate::engine::certify::Bound;
 use crate::engine::{EngineError, WalkBatch, WalkCounts, WalkStart};

@@ -32,7 +32,7 @@ pub struct TrainingInfo {
     /// --seed S`: `{"random_state": S}`; from Python, each perceptron's
     /// `{"seeds": [...]}`). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shuffle_every_epoch: Option<crate::train::scikit::EveryEpoch>,
+    pub shuffle_every_epoch: Option<crate::train::scikit::order::EveryEpoch>,
     /// With scikit-learn's schedule: the epochs its loop reports
     /// (`n_iter_`), which runs on after an epoch without a mistake until its
     /// rule or the cap stops it. Absent otherwise.

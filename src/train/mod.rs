@@ -8,31 +8,23 @@
 //! the run once, for checkpoints, model files and reports.
 
 pub mod checkpoint;
-mod chooser;
 pub mod class_weight;
 pub mod cv;
-mod drift;
 pub mod early_stop;
-mod epoch;
 mod fit;
 pub mod folds;
 mod params;
 pub mod part;
 mod run;
-mod scan;
 pub mod scikit;
 pub mod shuffle;
 pub mod state;
-pub mod stepper;
-mod stretch;
-mod sweep;
+pub mod sweep;
 pub mod theory;
 mod trainer;
 pub mod variant;
-mod walks;
 
 pub use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
-pub use chooser::{EpochModes, ModeTime};
 pub use class_weight::ClassWeights;
 pub use early_stop::{EarlyStop, EarlyStopReport, Validation};
 pub use fit::{Fit, PocketReport, fit, fit_reference, fit_validated};
@@ -40,7 +32,8 @@ pub use params::{CheckedParams, PassPolicy, TrainParams};
 pub use part::{Alone, Part, Peers, Positions};
 pub use run::{RunDescription, RunSettings};
 pub use state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};
-pub use stepper::{Reached, Stepper};
+pub use sweep::chooser::{EpochModes, ModeTime};
+pub use sweep::stepper::{Reached, Stepper};
 pub use theory::Theory;
 pub use trainer::Trainer;
 pub use variant::{Margin, Pocket, Variant};

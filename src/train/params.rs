@@ -8,7 +8,7 @@ use crate::error::ParamError;
 use crate::float::Real;
 use crate::train::class_weight::ClassWeights;
 use crate::train::early_stop::EarlyStop;
-use crate::train::scikit::EveryEpoch;
+use crate::train::scikit::order::EveryEpoch;
 use crate::train::variant::{Margin, Variant};
 
 /// What to train. The defaults are the classic algorithm.

@@ -27,7 +27,7 @@ pub struct RunDescription {
     pub seed: Option<u64>,
     /// scikit-learn's reshuffle before every epoch, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shuffle_every_epoch: Option<crate::train::scikit::EveryEpoch>,
+    pub shuffle_every_epoch: Option<crate::train::scikit::order::EveryEpoch>,
     pub labels: LabelMap,
     pub rows: usize,
     pub features: usize,
@@ -170,7 +170,7 @@ impl RunDescription {
             });
         }
         if self.shuffle_every_epoch != other.shuffle_every_epoch {
-            let text = |e: &Option<crate::train::scikit::EveryEpoch>| {
+            let text = |e: &Option<crate::train::scikit::order::EveryEpoch>| {
                 e.as_ref()
                     .map(|e| serde_json::to_string(e).unwrap_or_default())
             };

@@ -140,7 +140,7 @@ impl Trainer {
         let started = t0.elapsed().as_secs_f64();
         let bias = self.params.bias;
         let mut fallback = || cpu_engine(data, bias);
-        let out = crate::train::epoch::run(
+        let out = crate::train::sweep::epoch::run(
             data,
             validation,
             &self.params,

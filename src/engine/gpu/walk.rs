@@ -14,7 +14,7 @@
 //! reaches a chunk's end, the host points the walk at the next chunk.
 //!
 //! The host replays every decision with its own arithmetic (see
-//! `train::walks`), so nothing here needs to be trusted beyond the
+//! `train::sweep::walks`), so nothing here needs to be trusted beyond the
 //! certificate: wrong speculative decisions and updates that differ from
 //! the host's are caught there.
 

@@ -4,33 +4,13 @@
 
 use std::sync::Arc;
 
+use super::common::MarginBindings;
 use super::margins_dense::margins_dense;
 use super::margins_sparse::margins_sparse;
 use crate::data::{Dataset, Features};
 use crate::engine::certify::{self, Bound};
 use crate::engine::{Completed, EngineError, EngineStats, MarginEngine, Pass};
 use crate::float::Real;
-
-/// What the margin kernels bind for one pass: the pass (rows, weights,
-/// heads), the bound, the row norms and the labels.
-pub struct Slacks<'a, F: Real> {
-    pub pass: &'a Pass<'a, F>,
-    pub bound: &'a Bound<F>,
-    pub data: &'a Dataset<F>,
-    pub norms: &'a [f32],
-    pub lanes: u32,
-    pub bias: bool,
-    /// Weights per head: the columns plus the bias.
-    pub stride: usize,
-}
-
-impl<F: Real> Slacks<'_, F> {
-    /// The kernels' label bit for (row, head): one-vs-rest's +1 is the
-    /// head's own class.
-    pub fn positive(&self, row: usize, head: usize) -> bool {
-        self.data.label_for(head, self.pass.heads, row) > 0
-    }
-}
 
 /// The GPU engine's pass computed by the twins on the CPU.
 pub struct TwinEngine<'d, F: Real> {
@@ -65,7 +45,7 @@ impl<'d, F: Real> TwinEngine<'d, F> {
     /// The slacks of one pass, as the kernels compute them.
     pub fn slacks(&self, pass: &Pass<'_, F>, out: &mut [f32]) {
         let bound = Bound::<F>::for_weights(pass.weights, self.l1_max).with_margin(pass.tau);
-        let k = Slacks {
+        let k = MarginBindings {
             pass,
             bound: &bound,
             data: self.data,

@@ -34,9 +34,10 @@ pub mod walk_dense;
 mod walk_engine;
 pub mod walk_sparse;
 
+pub use common::MarginBindings;
 pub use common::write_slack;
 pub use lanes::{RowDot, reduce_lanes};
-pub use margin_engine::{Slacks, TwinEngine};
+pub use margin_engine::TwinEngine;
 pub use row_dot_dense::row_dot_dense;
 pub use row_dot_dense4::row_dot_dense4;
 pub use row_dot_sparse::row_dot_sparse;

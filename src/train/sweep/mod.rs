@@ -1,7 +1,29 @@
-//! The loop's working state and the decisions it commits: the exact
-//! weights, the engine passes in flight and the drift since each, and the
-//! update of a mistake with every variant's bookkeeping. The walks
-//! ([`super::walks`]) and the epoch ([`super::epoch`]) drive it.
+//! The training loop's one home: [`Loop`], its working state and the
+//! decisions it commits (the exact weights, the engine passes in flight
+//! and the drift since each, the update of a mistake with every variant's
+//! bookkeeping), and one file per job around it:
+//!
+//! - [`epoch`]: epochs until convergence, the cap or a stop, with the
+//!   fallback after a device failure;
+//! - [`stepper`]: the same loop driven a stretch of rows at a time, for
+//!   callers that hold part of an epoch's rows (a distributed rank);
+//! - [`stretch`]: one stretch of rows in the mode the chooser picks;
+//! - [`chooser`]: who walks the rows (the host, the reference dot, the
+//!   engine), by measured time per row;
+//! - [`walks`]: the walks themselves (the host's, ahead, the engine's);
+//! - [`scan`]: the certified scan, which decides nothing;
+//! - [`drift`]: how far the weights moved since a pass.
+//!
+//! A device failure inside the loop is [`Halt::Engine`]; every other
+//! failure is [`Halt::Run`], the run's own [`Error`].
+
+pub mod chooser;
+mod drift;
+pub(super) mod epoch;
+mod scan;
+pub mod stepper;
+mod stretch;
+mod walks;
 
 use std::collections::VecDeque;
 
@@ -12,100 +34,120 @@ use crate::engine::reference;
 use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::train::chooser::{EpochModes, Modes};
-use crate::train::drift::{Drift, ScanWindow};
 use crate::train::part::{Part, Peers};
 use crate::train::state::{LoopStats, State};
+use crate::train::sweep::chooser::{EpochModes, Modes};
+use crate::train::sweep::drift::{Drift, ScanWindow};
 use crate::train::variant;
 
-/// A pass submitted and not yet collected, with the weights it used.
-pub(super) struct InFlight<F> {
-    pub(super) start: usize,
-    pub(super) end: usize,
-    pub(super) weights: Vec<F>,
+/// Why a step of the loop ended before its work was done.
+#[derive(Debug)]
+enum Halt {
+    /// The engine failed: the caller replaces it with the fallback, which
+    /// goes on from the row the loop had reached (nothing past it was
+    /// committed).
+    Engine(EngineError),
+    /// The run failed: an overflow, a peer's error, a bad input.
+    Run(Error),
 }
 
-pub(super) struct Loop<'d, F: Real> {
-    pub(super) data: &'d Dataset<F>,
-    pub(super) bias: bool,
+impl From<Error> for Halt {
+    fn from(e: Error) -> Self {
+        Halt::Run(e)
+    }
+}
+
+impl From<EngineError> for Halt {
+    fn from(e: EngineError) -> Self {
+        Halt::Engine(e)
+    }
+}
+
+/// What a step of the loop returns.
+type LoopResult<T> = std::result::Result<T, Halt>;
+
+/// A pass submitted and not yet collected, with the weights it used.
+struct InFlight<F> {
+    start: usize,
+    end: usize,
+    weights: Vec<F>,
+}
+
+struct Loop<'d, F: Real> {
+    data: &'d Dataset<F>,
+    bias: bool,
     /// Weights per head (features plus the bias).
-    pub(super) dim: usize,
+    dim: usize,
     /// Perceptrons trained together (one-vs-rest classes; 1 for binary).
-    pub(super) heads: usize,
-    pub(super) rows: usize,
+    heads: usize,
+    rows: usize,
     /// Where the walks stop: the end of the epoch, or of the stretch a
     /// caller asked for ([`super::stepper::Stepper::advance`]).
-    pub(super) end: usize,
+    end: usize,
     /// Where these rows sit in the epoch (all of it, in one process).
-    pub(super) part: Part,
-    pub(super) state: State<F>,
+    part: Part,
+    state: State<F>,
     /// The rows' norms and which rows must never be settled by slack
     /// (`certify::needs_host`).
-    pub(super) facts: std::sync::Arc<certify::RowFacts>,
-    pub(super) inflight: VecDeque<InFlight<F>>,
-    pub(super) slack: Vec<f32>,
+    facts: std::sync::Arc<certify::RowFacts>,
+    inflight: VecDeque<InFlight<F>>,
+    slack: Vec<f32>,
     /// One drift bound per head.
-    pub(super) drift: Vec<Drift>,
+    drift: Vec<Drift>,
     /// Scratch: touched weights before an update.
-    pub(super) before: Vec<F>,
+    before: Vec<F>,
     /// The bound for the host's fast margins (None: reference dots only).
-    pub(super) host_bound: Option<crate::engine::certify::Bound<F>>,
+    host_bound: Option<crate::engine::certify::Bound<F>>,
     /// The margin threshold τ of the mistake rule.
-    pub(super) tau: F,
-    /// Slacks of the passes that count a pocket candidate's mistakes.
-    pub(super) eval_slack: Vec<f32>,
+    tau: F,
+    /// MarginBindings of the passes that count a pocket candidate's mistakes.
+    eval_slack: Vec<f32>,
     /// Recent fraction of rows that were mistakes.
-    pub(super) mistake_rate: f64,
+    mistake_rate: f64,
     /// The class weights of the updates (`None`: every update is y·x~).
-    pub(super) class_weights: Option<crate::train::class_weight::Resolved<F>>,
+    class_weights: Option<crate::train::class_weight::Resolved<F>>,
     /// Each held row's own weight (scikit-learn's `sample_weight`), which
     /// multiplies its class weight in an update.
-    pub(super) row_weights: Option<Vec<F>>,
+    row_weights: Option<Vec<F>>,
     /// Upper limit on the window, from how far recent windows got.
-    pub(super) window_cap: usize,
+    window_cap: usize,
     /// Rows per window such that a window is about 2^26 multiply-adds, so
     /// stop requests are noticed promptly.
-    pub(super) work_cap: usize,
-    pub(super) modes: Modes,
+    work_cap: usize,
+    modes: Modes,
     /// How each finished epoch's rows were walked.
-    pub(super) epoch_modes: Vec<EpochModes>,
-    pub(super) stats: LoopStats,
+    epoch_modes: Vec<EpochModes>,
+    stats: LoopStats,
     /// Whether to use an engine's walk when it has one.
-    pub(super) walk_enabled: bool,
+    walk_enabled: bool,
     /// A walk is in flight (begun, not yet stopped or cancelled).
-    pub(super) walk_active: bool,
+    walk_active: bool,
     /// Counts every update of the weights, whoever decided it.
-    pub(super) weights_version: u64,
+    weights_version: u64,
     /// The version the walker's copy of the weights is known to equal
     /// (verified bit for bit, or uploaded); `None` if unknown.
-    pub(super) walker_version: Option<u64>,
+    walker_version: Option<u64>,
     /// Updates made so far, and an upper bound of ||w~|| with the weights'
     /// version and the updates at which it was computed (see
     /// `Loop::safe_updates`).
-    pub(super) updates_made: u64,
-    pub(super) norm_bound: Option<(f64, u64, u64)>,
+    updates_made: u64,
+    norm_bound: Option<(f64, u64, u64)>,
     /// When kept: every update since it was last drained, as (row, head).
-    pub(super) update_log: Option<Vec<(usize, usize)>>,
+    update_log: Option<Vec<(usize, usize)>>,
     /// Whether updates add their row's hinge loss to the epoch's (the
     /// mean-loss stopping rule, [`crate::train::early_stop::Judge`]).
-    pub(super) tracks_loss: bool,
+    tracks_loss: bool,
     /// The certified scan's window ([`super::scan`]) and its next length.
-    pub(super) scan: Option<ScanWindow<F>>,
-    pub(super) scan_len: usize,
+    scan: Option<ScanWindow<F>>,
+    scan_len: usize,
     /// The host's walk on sparse rows, with the other cores summing the
     /// rows ahead ([`super::walks`]), and its decisions of one batch.
-    pub(super) ahead: Lookahead<F>,
-    pub(super) ahead_decisions: Vec<crate::engine::WalkDecision>,
+    ahead: Lookahead<F>,
+    ahead_decisions: Vec<crate::engine::WalkDecision>,
 }
 
 impl<'d, F: Real> Loop<'d, F> {
-    pub(super) fn new(
-        data: &'d Dataset<F>,
-        bias: bool,
-        heads: usize,
-        state: State<F>,
-        part: Part,
-    ) -> Self {
+    fn new(data: &'d Dataset<F>, bias: bool, heads: usize, state: State<F>, part: Part) -> Self {
         let rows = data.rows();
         let facts = data.facts(bias);
         Loop {
@@ -158,7 +200,7 @@ impl<'d, F: Real> Loop<'d, F> {
         }
     }
 
-    pub(super) fn finish_epoch(&mut self) -> u64 {
+    fn finish_epoch(&mut self) -> u64 {
         let m = self.state.mistakes_in_epoch;
         self.state.mistakes_per_epoch.push(m);
         if self.heads > 1 {
@@ -177,11 +219,11 @@ impl<'d, F: Real> Loop<'d, F> {
 
     /// Whether the current weights may go to an engine: small enough that
     /// nothing an engine computes can overflow ([`certify::engine_safe`]).
-    pub(super) fn weights_safe(&self) -> bool {
+    fn weights_safe(&self) -> bool {
         certify::engine_safe(&self.state.weights, self.facts.max_norm)
     }
 
-    pub(super) fn window(&self, engine: &dyn MarginEngine<F>, from: usize) -> usize {
+    fn window(&self, engine: &dyn MarginEngine<F>, from: usize) -> usize {
         let w = engine
             .preferred_window(self.mistake_rate)
             .min(self.window_cap)
@@ -191,7 +233,7 @@ impl<'d, F: Real> Loop<'d, F> {
         w.min(self.end - from)
     }
 
-    pub(super) fn submit(
+    fn submit(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
         start: usize,
@@ -217,7 +259,7 @@ impl<'d, F: Real> Loop<'d, F> {
     /// Applies the decision for row `i`: the update on a mistake (keeping
     /// the drift relative to `pass_weights`), and each variant's bookkeeping.
     /// A pocket evaluation counts over the whole data through `peers`.
-    pub(super) fn commit(
+    fn commit(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
         peers: &mut dyn Peers<F>,
@@ -225,89 +267,75 @@ impl<'d, F: Real> Loop<'d, F> {
         h: usize,
         mistake: bool,
         pass_weights: Option<&[F]>,
-    ) -> Result<std::result::Result<(), EngineError>> {
+    ) -> LoopResult<()> {
         if mistake {
             self.update(i, h, pass_weights)?;
             self.accumulate_average(i, h)?;
             if let Some(p) = &mut self.state.pocket {
                 p.on_mistake();
             }
-            return Ok(Ok(()));
+            return Ok(());
         }
         let Some(p) = &mut self.state.pocket else {
-            return Ok(Ok(()));
+            return Ok(());
         };
         if p.due_within(1).is_none() {
             p.current_run += 1;
-            return Ok(Ok(()));
+            return Ok(());
         }
         // Nothing is changed before the count: after an engine failure the
         // row is committed again, on the next engine.
-        let mistakes = match self.total_mistakes(engine, peers)? {
-            Ok(m) => m,
-            Err(e) => return Ok(Err(e)),
-        };
+        let mistakes = self.total_mistakes(engine, peers)?;
         let (epoch, weights) = (self.state.epoch, &self.state.weights);
         if let Some(p) = &mut self.state.pocket {
             p.current_run += 1;
             p.evaluated(weights, mistakes, epoch);
         }
-        Ok(Ok(()))
+        Ok(())
     }
 
     /// `rows` rows that follow, decided elsewhere, are certainly correct
     /// under the current weights (for every head): the pocket's run grows by
     /// them, with the evaluation that falls due among them.
-    pub(super) fn commit_correct(
+    fn commit_correct(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
         peers: &mut dyn Peers<F>,
         rows: u64,
-    ) -> Result<std::result::Result<(), EngineError>> {
+    ) -> LoopResult<()> {
         let Some(p) = &mut self.state.pocket else {
-            return Ok(Ok(()));
+            return Ok(());
         };
         let Some(k) = p.due_within(rows) else {
             p.current_run += rows;
-            return Ok(Ok(()));
+            return Ok(());
         };
-        let mistakes = match self.total_mistakes(engine, peers)? {
-            Ok(m) => m,
-            Err(e) => return Ok(Err(e)),
-        };
+        let mistakes = self.total_mistakes(engine, peers)?;
         let (epoch, weights) = (self.state.epoch, &self.state.weights);
         if let Some(p) = &mut self.state.pocket {
             p.current_run += k;
             p.evaluated(weights, mistakes, epoch);
             p.current_run += rows - k;
         }
-        Ok(Ok(()))
+        Ok(())
     }
 
     /// Training mistakes of the current weights over the whole data: these
     /// rows' count, completed by `peers`.
-    pub(super) fn total_mistakes(
+    fn total_mistakes(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
         peers: &mut dyn Peers<F>,
-    ) -> Result<std::result::Result<u64, EngineError>> {
-        let held = match self.count_mistakes(engine)? {
-            Ok(m) => m,
-            Err(e) => return Ok(Err(e)),
-        };
-        peers.total_mistakes(&self.state.weights, held).map(Ok)
+    ) -> LoopResult<u64> {
+        let held = self.count_mistakes(engine)?;
+        Ok(peers.total_mistakes(&self.state.weights, held)?)
     }
 
     /// Training mistakes (y·s <= 0) of the current weights over every row,
     /// certified by engine passes where the engine certifies. Passes in
     /// flight are dropped first (the walk resubmits).
-    pub(super) fn count_mistakes(
-        &mut self,
-        engine: &mut dyn MarginEngine<F>,
-    ) -> Result<std::result::Result<u64, EngineError>> {
-        if let Err(e) = self.drain_inflight(engine) {
-            return Ok(Err(e));
-        }
+    fn count_mistakes(&mut self, engine: &mut dyn MarginEngine<F>) -> LoopResult<u64> {
+        self.drain_inflight(engine)?;
         self.stats.pocket_evaluations += 1;
         let data = self.data;
         let w = &self.state.weights;
@@ -328,18 +356,14 @@ impl<'d, F: Real> Loop<'d, F> {
             self.eval_slack.resize(end - start, 0.0);
             if use_engine {
                 self.stats.passes += 1;
-                if let Err(e) = engine.submit(&Pass {
+                engine.submit(&Pass {
                     start,
                     end,
                     weights: w,
                     tau: F::ZERO,
                     heads: 1,
-                }) {
-                    return Ok(Err(e));
-                }
-                if let Err(e) = engine.collect(&mut self.eval_slack) {
-                    return Ok(Err(e));
-                }
+                })?;
+                engine.collect(&mut self.eval_slack)?;
             }
             for i in start..end {
                 let y = data.labels[i];
@@ -361,12 +385,12 @@ impl<'d, F: Real> Loop<'d, F> {
                         self.stats.host_dots += 1;
                         let s = reference::dot(w, data.features.row(i), self.bias);
                         if !s.is_finite() {
-                            return Err(Error::Train(format!(
+                            return Err(Halt::Run(Error::Train(format!(
                                 "{}: row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
                                 data.source.display(),
                                 self.part.position(i) + 1,
                                 F::PRECISION
-                            )));
+                            ))));
                         }
                         reference::is_mistake(y, s) as u64
                     }
@@ -374,13 +398,13 @@ impl<'d, F: Real> Loop<'d, F> {
             }
             start = end;
         }
-        Ok(Ok(mistakes))
+        Ok(mistakes)
     }
 
     /// The reference decision for row `i` under the current weights:
     /// first from a fast (8-lane) margin with its certificate when the
     /// engine certifies at all, else from the reference dot itself.
-    pub(super) fn host_decides(&mut self, i: usize, h: usize) -> Result<bool> {
+    fn host_decides(&mut self, i: usize, h: usize) -> Result<bool> {
         let dim = self.dim;
         let w = &self.state.weights[h * dim..(h + 1) * dim];
         let y = self.data.label_for(h, self.heads, i);
@@ -418,7 +442,7 @@ impl<'d, F: Real> Loop<'d, F> {
 
     /// The counts every update adds to, whoever applied its arithmetic
     /// (this loop, or the host's walk on sparse rows on these weights).
-    pub(super) fn count_update(&mut self, i: usize, h: usize) {
+    fn count_update(&mut self, i: usize, h: usize) {
         self.state.mistakes_in_epoch += 1;
         self.weights_version += 1;
         self.updates_made += 1;
@@ -432,7 +456,7 @@ impl<'d, F: Real> Loop<'d, F> {
 
     /// Adds head `h`'s update at row `i` to the averaged weights, if kept
     /// (its count c is the row's place in the whole run).
-    pub(super) fn accumulate_average(&mut self, i: usize, h: usize) -> Result<()> {
+    fn accumulate_average(&mut self, i: usize, h: usize) -> Result<()> {
         if self.state.average.is_none() {
             return Ok(());
         }
@@ -457,7 +481,7 @@ impl<'d, F: Real> Loop<'d, F> {
 
     /// Applies head `h`'s update for a mistake at row `i`, keeping its
     /// drift bound relative to `pass_weights` (that head's slice) current.
-    pub(super) fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
+    fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
         self.count_update(i, h);
         let data = self.data;
         let row = data.features.row(i);
@@ -508,7 +532,7 @@ impl<'d, F: Real> Loop<'d, F> {
 
     /// An update left a weight subnormal: the host's fast margin adds the
     /// flush term (sticky until the next epoch).
-    pub(super) fn flush_subnormals(&mut self) {
+    fn flush_subnormals(&mut self) {
         if let Some(b) = &mut self.host_bound
             && b.flush == F::ZERO
         {
@@ -521,7 +545,7 @@ impl<'d, F: Real> Loop<'d, F> {
     /// precision as scikit-learn makes it (`class_weight * sample_weight`);
     /// `None` for the classic update.
     #[inline]
-    pub(super) fn update_weight(&self, i: usize, h: usize, y: i8) -> Option<F> {
+    fn update_weight(&self, i: usize, h: usize, y: i8) -> Option<F> {
         let class = self.class_weights.as_ref().map(|c| c.of(h, y));
         match (&self.row_weights, class) {
             (None, c) => c,
@@ -529,7 +553,7 @@ impl<'d, F: Real> Loop<'d, F> {
         }
     }
 
-    pub(super) fn record_drift(&mut self, row: Row<'_, F>, h: usize, base: &[F]) {
+    fn record_drift(&mut self, row: Row<'_, F>, h: usize, base: &[F]) {
         let dim = self.dim;
         let w = &self.state.weights[h * dim..(h + 1) * dim];
         let before = &self.before;

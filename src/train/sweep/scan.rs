@@ -10,8 +10,8 @@
 use crate::engine::certify::{self, Settled};
 use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::float::Real;
-use crate::train::drift::{Drift, ScanWindow};
 use crate::train::sweep::Loop;
+use crate::train::sweep::drift::{Drift, ScanWindow};
 
 /// The smallest window a scan computes, and the first.
 const MIN_SCAN: usize = 64;

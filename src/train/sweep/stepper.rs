@@ -22,12 +22,12 @@ use crate::data::Dataset;
 use crate::engine::{EngineError, EngineStats, MarginEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::train::chooser::Mode;
 use crate::train::params::{CheckedParams, PassPolicy};
 use crate::train::part::{Part, Peers, Positions};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
-use crate::train::stretch::StretchEnd;
-use crate::train::sweep::Loop;
+use crate::train::sweep::chooser::Mode;
+use crate::train::sweep::stretch::StretchEnd;
+use crate::train::sweep::{Halt, Loop};
 use crate::train::variant::{Pocket, Variant};
 
 /// Where [`Stepper::advance`] stopped.
@@ -144,9 +144,10 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             return Ok(());
         }
         let mistakes = loop {
-            match self.lp.total_mistakes(self.engine.as_mut(), peers)? {
+            match self.lp.total_mistakes(self.engine.as_mut(), peers) {
                 Ok(m) => break m,
-                Err(e) => {
+                Err(Halt::Run(e)) => return Err(e),
+                Err(Halt::Engine(e)) => {
                     let old = self.replace_engine();
                     observer.on_warning(&format!(
                         "{old} failed: {e}; continuing on {}",
@@ -180,10 +181,11 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         self.lp.end = to;
         let version = self.lp.weights_version;
         let reached = loop {
-            match self.lp.run_stretch(self.engine.as_mut(), peers, observer)? {
-                StretchEnd::Done => break Reached::End,
-                StretchEnd::Interrupted => break Reached::Interrupted,
-                StretchEnd::EngineFailed(e) => self.fall_back(e, observer),
+            match self.lp.run_stretch(self.engine.as_mut(), peers, observer) {
+                Ok(StretchEnd::Done) => break Reached::End,
+                Ok(StretchEnd::Interrupted) => break Reached::Interrupted,
+                Err(Halt::Engine(e)) => self.fall_back(e, observer),
+                Err(Halt::Run(e)) => return Err(e),
             }
         };
         if self.lp.weights_version != version && !self.lp.scan_tracks() {
@@ -203,9 +205,10 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         observer: &mut dyn Observer<F>,
     ) -> Result<()> {
         loop {
-            match self.lp.commit_correct(self.engine.as_mut(), peers, rows)? {
+            match self.lp.commit_correct(self.engine.as_mut(), peers, rows) {
                 Ok(()) => return Ok(()),
-                Err(e) => self.fall_back(e, observer),
+                Err(Halt::Engine(e)) => self.fall_back(e, observer),
+                Err(Halt::Run(e)) => return Err(e),
             }
         }
     }
@@ -233,9 +236,10 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     /// held, certified where the engine certifies.
     pub fn held_mistakes(&mut self, observer: &mut dyn Observer<F>) -> Result<u64> {
         loop {
-            match self.lp.count_mistakes(self.engine.as_mut())? {
+            match self.lp.count_mistakes(self.engine.as_mut()) {
                 Ok(m) => return Ok(m),
-                Err(e) => self.fall_back(e, observer),
+                Err(Halt::Engine(e)) => self.fall_back(e, observer),
+                Err(Halt::Run(e)) => return Err(e),
             }
         }
     }

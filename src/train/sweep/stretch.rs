@@ -4,20 +4,18 @@
 
 use std::time::{Duration, Instant};
 
+use crate::engine::MarginEngine;
 use crate::engine::certify;
-use crate::engine::{EngineError, MarginEngine};
-use crate::error::Result;
 use crate::float::Real;
-use crate::train::chooser::Mode;
 use crate::train::part::Peers;
 use crate::train::state::Observer;
-use crate::train::sweep::Loop;
+use crate::train::sweep::chooser::Mode;
+use crate::train::sweep::{Loop, LoopResult};
 
 /// How a stretch ended.
 pub(super) enum StretchEnd {
     Done,
     Interrupted,
-    EngineFailed(EngineError),
 }
 
 impl<F: Real> Loop<'_, F> {
@@ -28,7 +26,7 @@ impl<F: Real> Loop<'_, F> {
         engine: &mut dyn MarginEngine<F>,
         peers: &mut dyn Peers<F>,
         observer: &mut dyn Observer<F>,
-    ) -> Result<StretchEnd> {
+    ) -> LoopResult<StretchEnd> {
         if self.host_bound.is_none() && engine.certifies() {
             // Fresh at each epoch (a subnormal weight's flush term is sticky
             // until then) and after weights came from elsewhere.
@@ -43,9 +41,7 @@ impl<F: Real> Loop<'_, F> {
         self.modes.engine_available(!redundant);
         while self.state.position < self.end {
             if observer.should_stop() {
-                if let Err(e) = self.end_walk(engine) {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
+                self.end_walk(engine)?;
                 return Ok(StretchEnd::Interrupted);
             }
             if let Some(notice) = engine.take_notice() {
@@ -56,9 +52,7 @@ impl<F: Real> Loop<'_, F> {
             if !engine.certifies() {
                 // The textbook loop: every margin by the reference dot.
                 let end = pos + self.window(engine, pos);
-                if let Err(e) = self.walk_host(engine, peers, end)? {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
+                self.walk_host(engine, peers, end)?;
                 self.modes
                     .measured_textbook(t0.elapsed().as_secs_f64(), end - pos);
                 observer.on_progress(self.state.epoch, self.state.position, self.end);
@@ -69,9 +63,7 @@ impl<F: Real> Loop<'_, F> {
                 // The host alone: with its fast certified margins, with the
                 // reference dot for every row (the textbook loop), or with
                 // the other cores summing sparse rows ahead.
-                if let Err(e) = self.end_walk(engine) {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
+                self.end_walk(engine)?;
                 // Draining the engine's walk is the engine's cost, not the
                 // host's: the host's stretch is timed from here.
                 let t0 = Instant::now();
@@ -82,16 +74,14 @@ impl<F: Real> Loop<'_, F> {
                 };
                 let walked = if mode == Mode::Ahead && ahead {
                     let warming = self.modes.warming();
-                    self.walk_ahead(engine, peers, end, warming)?
+                    self.walk_ahead(engine, peers, end, warming)
                 } else {
-                    self.walk_host(engine, peers, end)?
+                    self.walk_host(engine, peers, end)
                 };
                 if bound.is_some() {
                     self.host_bound = bound;
                 }
-                if let Err(e) = walked {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
+                walked?;
                 let walked_rows = self.state.position - pos;
                 self.modes
                     .measured(mode, t0.elapsed().as_secs_f64(), walked_rows);
@@ -105,10 +95,7 @@ impl<F: Real> Loop<'_, F> {
                     .trial_budget()
                     .and_then(|b| Duration::try_from_secs_f64(b).ok())
                     .and_then(|b| t0.checked_add(b));
-                match self.walk_device(engine, peers, observer, stretch, deadline)? {
-                    Ok(()) => {}
-                    Err(e) => return Ok(StretchEnd::EngineFailed(e)),
-                }
+                self.walk_device(engine, peers, observer, stretch, deadline)?;
                 self.modes.measured(
                     Mode::Engine,
                     t0.elapsed().as_secs_f64(),
@@ -121,36 +108,26 @@ impl<F: Real> Loop<'_, F> {
                 // Weights this large could overflow on a device: the host
                 // decides every row until they are handed out again.
                 let end = (pos + self.work_cap).min(self.end);
-                if let Err(e) = self.walk_host(engine, peers, end)? {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
+                self.walk_host(engine, peers, end)?;
                 observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }
             // Collect the pass that starts here, dropping any stale one.
             let pass = loop {
-                if self.inflight.is_empty()
-                    && let Err(e) = self.submit(engine, pos)
-                {
-                    return Ok(StretchEnd::EngineFailed(e));
+                if self.inflight.is_empty() {
+                    self.submit(engine, pos)?;
                 }
-
                 let Some(front) = self.inflight.pop_front() else {
                     continue;
                 };
                 self.slack
                     .resize((front.end - front.start) * self.heads, 0.0);
-                if let Err(e) = engine.collect(&mut self.slack) {
-                    return Ok(StretchEnd::EngineFailed(e));
-                }
+                engine.collect(&mut self.slack)?;
                 if front.start == pos {
                     break front;
                 }
             };
-            match self.walk(engine, peers, &pass)? {
-                Ok(()) => {}
-                Err(e) => return Ok(StretchEnd::EngineFailed(e)),
-            }
+            self.walk(engine, peers, &pass)?;
             self.modes.measured(
                 Mode::Engine,
                 t0.elapsed().as_secs_f64(),

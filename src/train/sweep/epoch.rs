@@ -31,8 +31,8 @@ use crate::train::early_stop::{self, EarlyState, EarlyStop, Judge};
 use crate::train::params::CheckedParams;
 use crate::train::part::{Alone, Part};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
-use crate::train::stepper::{Reached, Stepper};
 use crate::train::sweep::Loop;
+use crate::train::sweep::stepper::{Reached, Stepper};
 use crate::train::variant as variants;
 
 /// Runs epochs from `state` until convergence, `max_epochs`, the

@@ -8,12 +8,11 @@ use crate::engine::certify::{self, Settled};
 use crate::engine::cpu::lookahead::Batch;
 use crate::engine::reference;
 use crate::engine::{BatchLimits, EngineError, MarginEngine, WalkStart, WalkStop};
-use crate::error::Result;
 use crate::float::Real;
-use crate::train::chooser;
 use crate::train::part::Peers;
 use crate::train::state::Observer;
-use crate::train::sweep::{InFlight, Loop};
+use crate::train::sweep::chooser;
+use crate::train::sweep::{Halt, InFlight, Loop, LoopResult};
 
 /// Abandon a window once this many rows in it fell back to a dot product
 /// because of drift, and they are more than a tenth of the rows walked.
@@ -70,13 +69,11 @@ impl<F: Real> Loop<'_, F> {
         observer: &mut dyn Observer<F>,
         stretch: usize,
         deadline: Option<Instant>,
-    ) -> Result<std::result::Result<(), EngineError>> {
+    ) -> LoopResult<()> {
         let max_updates = self.safe_updates();
         if max_updates == 0 {
             // Weights this large could overflow on a device.
-            if let Err(e) = self.end_walk(engine) {
-                return Ok(Err(e));
-            }
+            self.end_walk(engine)?;
             let end = (self.state.position + self.work_cap).min(self.end);
             return self.walk_host(engine, peers, end);
         }
@@ -90,11 +87,9 @@ impl<F: Real> Loop<'_, F> {
                 max_updates,
             };
             let Some(walker) = engine.walker() else {
-                return Ok(Err(EngineError("the engine has no walker".into())));
+                return Err(Halt::Engine(EngineError("the engine has no walker".into())));
             };
-            if let Err(e) = walker.begin(&start) {
-                return Ok(Err(e));
-            }
+            walker.begin(&start)?;
             self.walk_active = true;
             self.walker_version = Some(self.weights_version);
         }
@@ -107,7 +102,7 @@ impl<F: Real> Loop<'_, F> {
         let mut stalled = 0;
         while self.walk_active && self.state.position < target {
             let Some(walker) = engine.walker() else {
-                return Ok(Err(EngineError("the engine has no walker".into())));
+                return Err(Halt::Engine(EngineError("the engine has no walker".into())));
             };
             // A trial's time budget cuts the walk. A walker that keeps the
             // deadline itself walks as far as the budget allows, past the
@@ -122,24 +117,21 @@ impl<F: Real> Loop<'_, F> {
                 Some(_) => (self.state.position + (self.modes.measure() / 4).max(1)).min(target),
                 None => target,
             };
-            let batch = match walker.next(BatchLimits { horizon, deadline }) {
-                Ok(b) => b,
-                Err(e) => return Ok(Err(e)),
-            };
+            let batch = walker.next(BatchLimits { horizon, deadline })?;
             stalled = if batch.end == batch.start && batch.stop == WalkStop::Running {
                 stalled + 1
             } else {
                 0
             };
             if stalled > 64 {
-                return Ok(Err(EngineError(format!(
+                return Err(Halt::Engine(EngineError(format!(
                     "the walk made no progress at row {} in {stalled} batches",
                     self.state.position
                 ))));
             }
             if batch.start != self.state.position || batch.end < batch.start || batch.end > self.end
             {
-                return Ok(Err(EngineError(format!(
+                return Err(Halt::Engine(EngineError(format!(
                     "the walk returned rows {}..{} while the loop is at row {}",
                     batch.start, batch.end, self.state.position
                 ))));
@@ -147,7 +139,7 @@ impl<F: Real> Loop<'_, F> {
             for d in &batch.decisions {
                 let i = d.row;
                 if i < self.state.position || i >= batch.end || (!d.speculative && !d.mistake) {
-                    return Ok(Err(EngineError(format!(
+                    return Err(Halt::Engine(EngineError(format!(
                         "the walk returned an invalid decision for row {i} (loop at row {})",
                         self.state.position
                     ))));
@@ -162,16 +154,14 @@ impl<F: Real> Loop<'_, F> {
                     self.stats.certified_mistakes += 1;
                     (true, false)
                 };
-                if let Err(e) = self.commit(engine, peers, i, 0, mistake, None)? {
-                    return Ok(Err(e));
-                }
+                self.commit(engine, peers, i, 0, mistake, None)?;
                 self.state.position = i + 1;
                 if rollback {
                     // The device's reference dot came out otherwise (a fused
                     // multiply-add can do that): the host's decision stands,
                     // and the walk after it is void.
                     self.stats.walk_rollbacks += 1;
-                    return Ok(self.end_walk(engine));
+                    return self.end_walk(engine).map_err(Halt::Engine);
                 }
                 if mistake {
                     match d.values_at {
@@ -187,7 +177,7 @@ impl<F: Real> Loop<'_, F> {
                                     i + 1
                                 ));
                                 self.walk_enabled = false;
-                                return Ok(self.end_walk(engine));
+                                return self.end_walk(engine).map_err(Halt::Engine);
                             }
                         }
                         None => self.walker_version = None,
@@ -208,7 +198,7 @@ impl<F: Real> Loop<'_, F> {
                 break;
             }
         }
-        Ok(Ok(()))
+        Ok(())
     }
 
     /// The first coordinate (0-based, the bias last) whose weight after the
@@ -235,7 +225,7 @@ impl<F: Real> Loop<'_, F> {
         engine: &mut dyn MarginEngine<F>,
         peers: &mut dyn Peers<F>,
         pass: &InFlight<F>,
-    ) -> Result<std::result::Result<(), EngineError>> {
+    ) -> LoopResult<()> {
         let dim = self.dim;
         for (h, d) in self.drift.iter_mut().enumerate() {
             d.start(
@@ -251,10 +241,8 @@ impl<F: Real> Loop<'_, F> {
         while i < pass.end {
             if !next_considered && self.inflight.is_empty() && i >= half && pass.end < self.end {
                 next_considered = true;
-                if self.weights_safe()
-                    && let Err(e) = self.submit(engine, pass.end)
-                {
-                    return Ok(Err(e));
+                if self.weights_safe() {
+                    self.submit(engine, pass.end)?;
                 }
             }
             if self.heads == 1 && self.state.pocket.is_none() {
@@ -297,9 +285,7 @@ impl<F: Real> Loop<'_, F> {
                 };
                 mistakes += mistake as u64;
                 let base = &pass.weights[h * dim..(h + 1) * dim];
-                if let Err(e) = self.commit(engine, peers, i, h, mistake, Some(base))? {
-                    return Ok(Err(e));
-                }
+                self.commit(engine, peers, i, h, mistake, Some(base))?;
             }
             i += 1;
             self.state.position = i;
@@ -321,7 +307,7 @@ impl<F: Real> Loop<'_, F> {
 
         let walked = ((i - pass.start) * self.heads).max(1) as f64;
         self.mistake_rate = 0.5 * self.mistake_rate + 0.5 * (mistakes as f64 / walked);
-        Ok(Ok(()))
+        Ok(())
     }
 
     /// How many rows from `i` (before `stop`) are settled correct by their
@@ -379,16 +365,14 @@ impl<F: Real> Loop<'_, F> {
         peers: &mut dyn Peers<F>,
         end: usize,
         warming: bool,
-    ) -> Result<std::result::Result<(), EngineError>> {
+    ) -> LoopResult<()> {
         let start = self.state.position;
         let mut end = end;
         let mut helped = false;
         loop {
-            if let Err(e) = self.walk_ahead_to(engine, peers, end, &mut helped)? {
-                return Ok(Err(e));
-            }
+            self.walk_ahead_to(engine, peers, end, &mut helped)?;
             if !warming || helped || end >= self.end || end - start >= WARM_LIMIT {
-                return Ok(Ok(()));
+                return Ok(());
             }
             end = (end + chooser::WARM_ROWS).min(self.end);
         }
@@ -400,7 +384,7 @@ impl<F: Real> Loop<'_, F> {
         peers: &mut dyn Peers<F>,
         end: usize,
         helped: &mut bool,
-    ) -> Result<std::result::Result<(), EngineError>> {
+    ) -> LoopResult<()> {
         let data = self.data;
         let crate::data::Features::Sparse(m) = &data.features else {
             return self.walk_host(engine, peers, end);
@@ -450,14 +434,12 @@ impl<F: Real> Loop<'_, F> {
             match again {
                 Some(row) => {
                     self.state.position = row;
-                    if let Err(e) = self.walk_host(engine, peers, row + 1)? {
-                        return Ok(Err(e));
-                    }
+                    self.walk_host(engine, peers, row + 1)?;
                 }
                 None => self.state.position = walked.position,
             }
         }
-        Ok(Ok(()))
+        Ok(())
     }
 
     /// Walks rows up to `end` deciding every row on the host.
@@ -466,7 +448,7 @@ impl<F: Real> Loop<'_, F> {
         engine: &mut dyn MarginEngine<F>,
         peers: &mut dyn Peers<F>,
         end: usize,
-    ) -> Result<std::result::Result<(), EngineError>> {
+    ) -> LoopResult<()> {
         let mut i = self.state.position;
         while i < end {
             if self.heads == 1 && self.state.pocket.is_none() && self.host_bound.is_some() {
@@ -481,9 +463,7 @@ impl<F: Real> Loop<'_, F> {
                     None => break,
                     Some(Settled::Mistake) => {
                         self.stats.host_certified += 1;
-                        if let Err(e) = self.commit(engine, peers, i, 0, true, None)? {
-                            return Ok(Err(e));
-                        }
+                        self.commit(engine, peers, i, 0, true, None)?;
                         i += 1;
                         self.state.position = i;
                         continue;
@@ -495,14 +475,12 @@ impl<F: Real> Loop<'_, F> {
             self.data.features.prefetch_row(i + 1);
             for h in 0..self.heads {
                 let mistake = self.host_decides(i, h)?;
-                if let Err(e) = self.commit(engine, peers, i, h, mistake, None)? {
-                    return Ok(Err(e));
-                }
+                self.commit(engine, peers, i, h, mistake, None)?;
             }
             i += 1;
             self.state.position = i;
         }
-        Ok(Ok(()))
+        Ok(())
     }
 
     /// How many rows of the single head from `i` (before `end`) the host's

@@ -46,6 +46,7 @@ pub mod online;
 pub mod output;
 #[cfg(feature = "plot")]
 pub mod plot;
+pub mod run;
 pub mod text;
 pub mod train;
 

@@ -11,10 +11,11 @@ use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use perceptron::engine::backend::Backend;
 use perceptron::engine::gpu::{AdapterRequest, GpuOptions};
 use perceptron::model::{ClassTraining, TrainingInfo};
+use perceptron::run::{FingerprintWhen, Init, Run, RunInputs};
 use perceptron::train::early_stop::Judge;
 use perceptron::train::scikit::EveryEpoch;
 use perceptron::train::{
-    ClassWeights, EarlyStop, Margin, PassPolicy, RunDescription, RunSettings, Stop, TrainParams, Trainer, Variant,
+    ClassWeights, EarlyStop, Margin, PassPolicy, RunSettings, Stop, TrainParams, Trainer, Variant,
 };
 use perceptron::{Precision, Real};
 use pyo3::exceptions::PyValueError;
@@ -163,7 +164,7 @@ fn fit_in<'py, F: Real + Element + Plain>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let input = input::features::<F>(x)?;
     let lent = input::is_lent(&input.features);
-    let mut data = input::dataset(input.features, codes, classes, options.multiclass)?;
+    let data = input::dataset(input.features, codes, classes, options.multiclass)?;
     let params = TrainParams {
         max_epochs: options.max_iter,
         bias: options.fit_intercept,
@@ -195,9 +196,8 @@ fn fit_in<'py, F: Real + Element + Plain>(
     .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let heads = params.heads(data.classes.len());
     let dim = data.cols() + params.bias as usize;
-    perceptron::memory::check_weights_fit(&data.source, dim, heads).map_err(to_py)?;
-    let start = match init {
-        None => None,
+    let init = match init {
+        None => Init::Zero,
         Some(w) => {
             let w = w.cast::<PyArray1<F>>().map_err(|_| {
                 PyValueError::new_err(format!("the initial weights must be {}", F::PRECISION))
@@ -210,26 +210,27 @@ fn fit_in<'py, F: Real + Element + Plain>(
                     heads * dim
                 )));
             }
-            Some(w)
+            Init::Weights {
+                weights: w,
+                source: "the estimator's coef_ and intercept_".to_owned(),
+            }
         }
     };
-    let warm = start.is_some();
-    let run = RunDescription::new(
-        &params,
-        &data,
-        warm.then(|| "the estimator's coef_ and intercept_".to_owned()),
-        RunSettings::default(),
-    );
-    if let Some(seed) = run.seed {
-        // The one permutation `--shuffle --seed` makes, in owned memory.
-        data = data.permuted(&perceptron::train::shuffle::permutation(data.rows(), seed));
-    }
-    let trainer = Trainer::new(params)
-        .with_backend(options.backend)
-        .with_gpu(options.gpu);
-    let start = trainer.start(&data, start);
-    let mut observer = crate::observer::PythonObserver::new(options.verbose, data.rows());
-    let fitted = py.detach(|| trainer.fit(&data, start, &mut observer));
+    let warm = !matches!(init, Init::Zero);
+    // With `--shuffle --seed` the rows are permuted into owned memory.
+    let mut run = Run::prepare(RunInputs {
+        trainer: Trainer::new(params)
+            .with_backend(options.backend)
+            .with_gpu(options.gpu),
+        data,
+        settings: RunSettings::default(),
+        init,
+        resume: None,
+        fingerprint: FingerprintWhen::Never,
+    })
+    .map_err(to_py)?;
+    let mut observer = crate::observer::PythonObserver::new(options.verbose, run.data.rows());
+    let fitted = py.detach(|| run.fit(&mut observer));
     if let Some(interrupt) = observer.interrupt.take() {
         // Nothing was kept: the estimator stays as it was.
         return Err(interrupt);
@@ -240,7 +241,8 @@ fn fit_in<'py, F: Real + Element + Plain>(
             "training was interrupted",
         ));
     }
-    let training = TrainingInfo::of_fit(&run, &fit, &data, None);
+    let (data, trainer) = (&run.data, &run.trainer);
+    let training = TrainingInfo::of_fit(&run.description, &fit, data, None);
     let per_class = ClassTraining::of_fit(&fit);
 
     let out = PyDict::new(py);

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::float::Real;
+use crate::train::description::RunDescription;
 use crate::train::early_stop::EarlyState;
-use crate::train::run::RunDescription;
 use crate::train::{Pocket, State, Variant};
 
 pub const FORMAT_NAME: &str = "perceptron-checkpoint";

@@ -10,12 +10,12 @@
 pub mod checkpoint;
 pub mod class_weight;
 pub mod cv;
+mod description;
 pub mod early_stop;
 mod fit;
 pub mod folds;
 mod params;
 pub mod part;
-mod run;
 pub mod scikit;
 pub mod shuffle;
 pub mod state;
@@ -26,11 +26,11 @@ pub mod variant;
 
 pub use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
 pub use class_weight::ClassWeights;
+pub use description::{RunDescription, RunSettings};
 pub use early_stop::{EarlyStop, EarlyStopReport, Validation};
 pub use fit::{Fit, PocketReport, fit, fit_reference, fit_validated};
 pub use params::{CheckedParams, PassPolicy, TrainParams};
 pub use part::{Alone, Part, Peers, Positions};
-pub use run::{RunDescription, RunSettings};
 pub use state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};
 pub use sweep::chooser::{EpochModes, ModeTime};
 pub use sweep::stepper::{Reached, Stepper};

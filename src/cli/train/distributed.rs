@@ -137,8 +137,11 @@ mod on_ranks {
             Some((path, text)) => checkpoint::parse_mix::<F>(path, text, &run, mix_key)
                 .and_then(|s| crate::cli::train::resume::refuse_unadopted_output(args).map(|()| s)),
             None => init_model(args).and_then(|init| {
-                super::super::initial_weights::<F>(args, init.as_ref(), &data, heads)
-                    .map(|w| (State::starting_from(w), None))
+                let weights = match &init {
+                    Some((path, model)) => model.warm_start(path, &data, heads, params.bias)?,
+                    None => vec![F::ZERO; (data.cols() + params.bias as usize) * heads],
+                };
+                Ok((State::starting_from(weights), None))
             }),
         };
         let (start, record) = agree(t, start, describe)?;

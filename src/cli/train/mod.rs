@@ -20,7 +20,8 @@ use super::progress::TrainProgress;
 use crate::data::{self, CsvInfo, Dataset, LibsvmInfo};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::{DataLayout, Model};
+use crate::model::DataLayout;
+use crate::run::{FingerprintWhen, Init, Run, RunInputs};
 use crate::train::checkpoint;
 use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
 
@@ -149,12 +150,6 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Optio
     } else {
         Dataset::from_raw(raw, &path, opts.positive.as_deref())?
     };
-    let classes = if args.multiclass.is_some() {
-        data.classes.len()
-    } else {
-        1
-    };
-    crate::memory::check_weights_fit(&data.source, data.cols() + 1, classes)?;
     Ok((data, csv, libsvm))
 }
 
@@ -183,73 +178,40 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         inputs.extend(args.resume.as_deref());
         super::plot::prepare_dir(dir, &inputs)?;
     }
-    let (mut data, csv, libsvm) = load::<F>(args)?;
+    let (data, csv, libsvm) = load::<F>(args)?;
     let reading_seconds = started.elapsed().as_secs_f64();
-    let init = match &args.init {
-        Some(p) => Some(init_fingerprint(p)?),
-        None => None,
-    };
     let init_model = match &args.init {
-        Some(p) => Some((p.as_path(), crate::model::load(p)?)),
+        Some(p) => Some((p.as_path(), init_fingerprint(p)?, crate::model::load(p)?)),
         None => None,
     };
-    let settings = RunSettings {
-        output: args.output.clone(),
-        init: args.init.clone(),
-        checkpoint_every: args.checkpoint.as_ref().map(|_| args.checkpoint_every),
-    };
-    let mut run = RunDescription::new(&params, &data, init, settings);
-    // The data's fingerprint is for checkpoints only. It is taken of the
-    // rows in file order, so before a shuffle; without checkpointing or a
-    // shuffle it waits until a Ctrl-C needs it.
-    let validation = params.early_stop.as_ref().and_then(|e| e.validation);
-    // Scaling and a held-out part replace the rows, so the fingerprint of
-    // the rows as read is taken first.
-    if args.checkpoint.is_some()
-        || args.resume.is_some()
-        || run.seed.is_some()
-        || run.scale.is_some()
-        || validation.is_some()
-    {
-        run.take_fingerprint(&data);
-    }
-    // The held-out rows, stratified and seeded, in file order.
-    let mut held = match validation {
-        Some(v) => {
-            let (kept, held) = hold_out(&data, v.fraction, v.seed)?;
-            data = kept;
-            Some(held)
-        }
-        None => None,
-    };
-    // The statistics of the training rows in file order, or those of the
-    // --init model, whose weights read features scaled by them.
-    let scaling = match &init_model {
-        Some((path, model)) => model.warm_scaling(path, params.scale)?,
-        None => params.fit_scaling(&data)?,
-    };
-    if let Some(s) = &scaling {
-        data = s.apply_to(data)?;
-        held = held.map(|h| s.apply_to(h)).transpose()?;
-    }
-    let start = match resume {
-        Some((path, text)) => {
-            let state = checkpoint::parse::<F>(path, text, &run)?;
-            resume::refuse_unadopted_output(args)?;
-            state
-        }
-        None => State::starting_from(initial_weights::<F>(
-            args,
-            init_model.as_ref(),
-            &data,
-            run.heads,
-        )?),
-    };
-    if let Some(s) = run.seed {
-        data = data.permuted(&crate::train::shuffle::permutation(data.rows(), s));
-    }
     let (backend, gpu) = args.backend.resolve();
-    let trainer = Trainer::new(params).with_backend(backend).with_gpu(gpu);
+    let mut run = Run::prepare(RunInputs {
+        trainer: Trainer::new(params).with_backend(backend).with_gpu(gpu),
+        data,
+        settings: RunSettings {
+            output: args.output.clone(),
+            init: args.init.clone(),
+            checkpoint_every: args.checkpoint.as_ref().map(|_| args.checkpoint_every),
+        },
+        init: match &init_model {
+            Some((path, fingerprint, model)) => Init::Model {
+                path,
+                model,
+                fingerprint: fingerprint.clone(),
+            },
+            None => Init::Zero,
+        },
+        resume,
+        // The data's fingerprint is for checkpoints only: without
+        // checkpointing it waits until a Ctrl-C needs it.
+        fingerprint: match args.checkpoint.is_some() || args.resume.is_some() {
+            true => FingerprintWhen::Now,
+            false => FingerprintWhen::BeforeReplacing,
+        },
+    })?;
+    if resume.is_some() {
+        resume::refuse_unadopted_output(args)?;
+    }
     // A resumed run saves where it resumed from unless told otherwise, so
     // that the same command continues it again.
     let checkpoint_path = args
@@ -265,16 +227,16 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
             .with_extension("checkpoint.json")
         });
     let mut observer = TrainObserver {
-        progress: TrainProgress::new(!args.json, data.rows(), args.max_epochs),
+        progress: TrainProgress::new(!args.json, run.data.rows(), args.max_epochs),
         checkpoint: args
             .checkpoint
             .as_ref()
             .map(|p| (p.clone(), args.checkpoint_every.max(1))),
-        run: &run,
+        run: run.description.clone(),
         interrupted: super::interrupt::flag(),
     };
     let stop = observer.interrupted.clone();
-    let fit = trainer.fit_validated(&data, held.as_ref(), start, &mut observer);
+    let fit = run.fit(&mut observer);
     observer.progress.finish();
     let fit = fit?;
     let mut warnings = observer.progress.take_warnings();
@@ -286,10 +248,9 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         test_hooks::pause_before_writing();
         stop.load(Ordering::SeqCst)
     };
-    let interrupted = |run: &mut RunDescription, while_writing: bool| -> Result<i32> {
-        // Not shuffled: the rows are still in file order.
-        run.take_fingerprint(&data);
-        checkpoint::save(&checkpoint_path, run, &fit.state)?;
+    let interrupted = |run: &mut Run<F>, while_writing: bool| -> Result<i32> {
+        run.take_fingerprint();
+        checkpoint::save(&checkpoint_path, &run.description, &fit.state)?;
         let message = interrupted_message(
             fit.state.epoch,
             fit.state.position,
@@ -315,12 +276,12 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         return interrupted(&mut run, true);
     }
     let layout = DataLayout::of(
-        data.format,
+        run.data.format,
         csv.as_ref(),
         libsvm.as_ref(),
         args.data_args.csv.label_column.as_ref(),
     );
-    let model = Model::from_scaled_fit(&fit, &run, &data, Some(layout), scaling)?;
+    let model = run.model(&fit, Some(layout))?;
     // The model and its pictures are replaced together, once all are
     // written: a picture that cannot be written leaves the old model.
     let batch = crate::output::Batch::begin();
@@ -333,10 +294,12 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     }
     #[cfg(feature = "plot")]
     let plots = match &args.plot {
-        Some(dir) => match super::plot::training_pictures(dir, &model, &output, &data, &stopped)? {
-            Some(plots) => plots,
-            None => return interrupted(&mut run, true),
-        },
+        Some(dir) => {
+            match super::plot::training_pictures(dir, &model, &output, &run.data, &stopped)? {
+                Some(plots) => plots,
+                None => return interrupted(&mut run, true),
+            }
+        }
         None => Vec::new(),
     };
     if stopped() {
@@ -346,10 +309,10 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     #[cfg(not(feature = "plot"))]
     let plots: Vec<PathBuf> = Vec::new();
     let sources = Sources {
-        run: &run,
+        run: &run.description,
         fit: &fit,
         model: &model,
-        data: &data,
+        data: &run.data,
         csv: csv.as_ref(),
         libsvm: libsvm.as_ref(),
         output: &output,
@@ -381,28 +344,6 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     } else {
         exit::SUCCESS
     })
-}
-
-/// `data` without its held-out part (`--validation-fraction`), and that
-/// part: a stratified fraction chosen by the seeded permutation.
-fn hold_out<F: Real>(
-    data: &Dataset<F>,
-    fraction: f64,
-    seed: u64,
-) -> Result<(Dataset<F>, Dataset<F>)> {
-    let (strata, classes) = crate::train::folds::strata(data);
-    let held = crate::train::folds::holdout(&strata, classes, fraction, seed);
-    let (kept, out) = crate::train::folds::split(data, &held);
-    if kept.rows() == 0 || out.rows() == 0 {
-        return Err(Error::Usage(format!(
-            "--validation-fraction {fraction} of {} leaves {} to train on and {} held out; \
-             both need rows",
-            crate::text::count(data.rows(), "row"),
-            crate::text::count(kept.rows(), "row"),
-            crate::text::count(out.rows(), "row")
-        )));
-    }
-    Ok((kept, out))
 }
 
 /// Neither the model nor the checkpoint may overwrite a data file.
@@ -444,14 +385,14 @@ pub(crate) fn interrupted_message(
 }
 
 /// Progress, periodic checkpoints and Ctrl-C, for the training loop.
-struct TrainObserver<'a> {
+struct TrainObserver {
     progress: TrainProgress,
     checkpoint: Option<(PathBuf, usize)>,
-    run: &'a RunDescription,
+    run: RunDescription,
     interrupted: Arc<AtomicBool>,
 }
 
-impl<F: Real> Observer<F> for TrainObserver<'_> {
+impl<F: Real> Observer<F> for TrainObserver {
     fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
         Observer::<F>::on_progress(&mut self.progress, epoch, position, rows);
     }
@@ -460,7 +401,7 @@ impl<F: Real> Observer<F> for TrainObserver<'_> {
         self.progress.on_epoch_end(state)?;
         match &self.checkpoint {
             Some((path, every)) if state.epoch.is_multiple_of(*every) => {
-                checkpoint::save(path, self.run, state)
+                checkpoint::save(path, &self.run, state)
             }
             _ => Ok(()),
         }
@@ -483,21 +424,6 @@ pub(crate) fn init_fingerprint(path: &std::path::Path) -> Result<String> {
         h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
     }
     Ok(format!("{h:016x}"))
-}
-
-/// Zero, or the `--init` model's weights after checking they fit the data
-/// (`heads` perceptrons).
-pub(crate) fn initial_weights<F: Real>(
-    args: &TrainArgs,
-    init: Option<&(&Path, crate::model::AnyModel)>,
-    data: &Dataset<F>,
-    heads: usize,
-) -> Result<Vec<F>> {
-    let bias = !args.no_bias;
-    match init {
-        Some((path, model)) => model.warm_start(path, data, heads, bias),
-        None => Ok(vec![F::ZERO; (data.cols() + bias as usize) * heads]),
-    }
 }
 
 /// Hooks for the tests of what a signal does at each moment: a test cannot

@@ -1,0 +1,205 @@
+//! One training run, defined once: a trainer (checked parameters, the
+//! backend) and the data in file order in; the fit, the model and the run's
+//! one description out. The front ends (the CLI, Python) call it and only
+//! translate arguments and render results.
+//!
+//! [`Run::prepare`] does, in this order, what every run needs before the
+//! loop: the weights' memory check, the run's [`RunDescription`], the data's
+//! fingerprint when checkpoints may need it, the stratified held-out part
+//! (early stopping's validation), the feature scaling (fitted on the
+//! training rows, or the `--init` model's), the starting state (zero, given
+//! weights, a model's, or a checkpoint's), and the shuffle. [`Run::fit`]
+//! runs the loop; [`Run::model`] makes the model of the fit.
+
+use std::path::Path;
+
+use crate::data::{Dataset, Scaling};
+use crate::error::{Error, Result};
+use crate::float::Real;
+use crate::model::{AnyModel, DataLayout, Model};
+use crate::train::{
+    Fit, Observer, RunDescription, RunSettings, State, Trainer, checkpoint, folds, shuffle,
+};
+
+/// Where the weights start, besides a checkpoint.
+pub enum Init<'a, F> {
+    /// w~ = 0 for every head.
+    Zero,
+    /// Every head's w~, head after head (a warm start from a caller's
+    /// weights); `source` names them in the run's description.
+    Weights { weights: Vec<F>, source: String },
+    /// A model file's weights and scaling (`--init`); `fingerprint`
+    /// identifies the file's content.
+    Model {
+        path: &'a Path,
+        model: &'a AnyModel,
+        fingerprint: String,
+    },
+}
+
+/// When the data's fingerprint is taken (a pass over the rows): a
+/// checkpoint records it, and a run that resumes must match it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FingerprintWhen {
+    /// Never: nothing of this run is checkpointed.
+    Never,
+    /// Only where the rows are about to be replaced (held out, scaled,
+    /// shuffled), so that a stop request can still save a checkpoint; else
+    /// when [`Run::take_fingerprint`] asks.
+    BeforeReplacing,
+    /// At once: the run checkpoints, or resumes from a checkpoint.
+    Now,
+}
+
+/// What a run starts from.
+pub struct RunInputs<'a, F: Real> {
+    pub trainer: Trainer,
+    /// The training data, in file order.
+    pub data: Dataset<F>,
+    pub settings: RunSettings,
+    pub init: Init<'a, F>,
+    /// An interrupted run's checkpoint (its path and text): the loop goes
+    /// on from its state.
+    pub resume: Option<(&'a Path, &'a str)>,
+    pub fingerprint: FingerprintWhen,
+}
+
+/// A run prepared for the loop: the data as trained on (held-out rows
+/// apart, scaled, in training order) and the state it starts from.
+pub struct Run<F: Real> {
+    pub trainer: Trainer,
+    pub description: RunDescription,
+    /// The training rows, in training order.
+    pub data: Dataset<F>,
+    /// Early stopping's held-out rows, in file order.
+    pub held: Option<Dataset<F>>,
+    pub scaling: Option<Scaling>,
+    /// Whether the rows were reordered (so no longer in file order).
+    shuffled: bool,
+    start: Option<State<F>>,
+}
+
+impl<F: Real> Run<F> {
+    /// Everything before the loop, once (see the module documentation).
+    pub fn prepare(inputs: RunInputs<'_, F>) -> Result<Self> {
+        let RunInputs {
+            trainer,
+            mut data,
+            settings,
+            init,
+            resume,
+            fingerprint,
+        } = inputs;
+        let params = trainer.params();
+        let heads = params.heads(data.classes.len());
+        let dim = data.cols() + params.bias as usize;
+        crate::memory::check_weights_fit(&data.source, dim, heads)?;
+        let init_name = match &init {
+            Init::Zero => None,
+            Init::Weights { source, .. } => Some(source.clone()),
+            Init::Model { fingerprint, .. } => Some(fingerprint.clone()),
+        };
+        let mut description = RunDescription::new(params, &data, init_name, settings);
+        let validation = params.early_stop.as_ref().and_then(|e| e.validation);
+        // Scaling, a held-out part and a shuffle replace the rows, so the
+        // fingerprint of the rows as read is taken first.
+        let replaced =
+            description.seed.is_some() || description.scale.is_some() || validation.is_some();
+        if fingerprint == FingerprintWhen::Now
+            || (fingerprint == FingerprintWhen::BeforeReplacing && replaced)
+        {
+            description.take_fingerprint(&data);
+        }
+        // The held-out rows, stratified and seeded, in file order.
+        let mut held = match validation {
+            Some(v) => {
+                let (kept, out) = hold_out(&data, v.fraction, v.seed)?;
+                data = kept;
+                Some(out)
+            }
+            None => None,
+        };
+        // The statistics of the training rows in file order, or those of
+        // the --init model, whose weights read features scaled by them.
+        let scaling = match &init {
+            Init::Model { path, model, .. } => model.warm_scaling(path, params.scale)?,
+            _ => params.fit_scaling(&data)?,
+        };
+        if let Some(s) = &scaling {
+            data = s.apply_to(data)?;
+            held = held.map(|h| s.apply_to(h)).transpose()?;
+        }
+        let start = match (resume, init) {
+            (Some((path, text)), _) => checkpoint::parse::<F>(path, text, &description)?,
+            (None, Init::Zero) => State::initial(dim * heads),
+            (None, Init::Weights { weights, .. }) => State::starting_from(weights),
+            (None, Init::Model { path, model, .. }) => {
+                State::starting_from(model.warm_start(path, &data, heads, params.bias)?)
+            }
+        };
+        let shuffled = description.seed.is_some();
+        if let Some(s) = description.seed {
+            data = data.permuted(&shuffle::permutation(data.rows(), s));
+        }
+        Ok(Run {
+            trainer,
+            description,
+            data,
+            held,
+            scaling,
+            shuffled,
+            start: Some(start),
+        })
+    }
+
+    /// Runs the loop from the prepared state, reporting to `observer`.
+    pub fn fit(&mut self, observer: &mut dyn Observer<F>) -> Result<Fit<F>> {
+        let start = self
+            .start
+            .take()
+            .ok_or_else(|| Error::Train("a prepared run is fitted once".into()))?;
+        self.trainer
+            .fit_validated(&self.data, self.held.as_ref(), start, observer)
+    }
+
+    /// Takes the data's fingerprint if not yet taken (before a checkpoint
+    /// is saved). The rows are then still in file order: a run whose rows
+    /// were reordered took it before (see [`FingerprintWhen`]).
+    pub fn take_fingerprint(&mut self) {
+        debug_assert!(!self.shuffled || !self.description.fingerprint.is_empty());
+        self.description.take_fingerprint(&self.data);
+    }
+
+    /// The model of `fit`, with the run's scaling; `layout` records how the
+    /// data file was laid out (`None` for data from memory).
+    pub fn model(&self, fit: &Fit<F>, layout: Option<DataLayout>) -> Result<Model<F>> {
+        Model::from_scaled_fit(
+            fit,
+            &self.description,
+            &self.data,
+            layout,
+            self.scaling.clone(),
+        )
+    }
+}
+
+/// Splits off early stopping's held-out rows, stratified and seeded.
+fn hold_out<F: Real>(
+    data: &Dataset<F>,
+    fraction: f64,
+    seed: u64,
+) -> Result<(Dataset<F>, Dataset<F>)> {
+    let (strata, classes) = folds::strata(data);
+    let held = folds::holdout(&strata, classes, fraction, seed);
+    let (kept, out) = folds::split(data, &held);
+    if kept.rows() == 0 || out.rows() == 0 {
+        return Err(Error::Usage(format!(
+            "--validation-fraction {fraction} of {} leaves {} to train on and {} held out; \
+             both need rows",
+            crate::text::count(data.rows(), "row"),
+            crate::text::count(kept.rows(), "row"),
+            crate::text::count(out.rows(), "row")
+        )));
+    }
+    Ok((kept, out))
+}

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::{BackendArgs, DataArgs, PrecisionArg, parse_margin};
+use super::args::{BackendArgs, DataArgs, parse_margin};
 use super::train::MulticlassArg;
 use super::train::extras::ExtraArgs;
+use super::training_args::TrainingFlags;
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
@@ -57,21 +58,8 @@ pub struct CvArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Stop each fold's training after this many epochs.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub max_epochs: usize,
-
-    /// Arithmetic precision.
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
-
-    /// Train without the bias.
-    #[arg(long)]
-    pub no_bias: bool,
-
-    /// The label value to treat as +1; all others are -1.
-    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
-    pub positive: Option<String>,
+    #[command(flatten)]
+    pub training: TrainingFlags,
 
     /// The averaged perceptron.
     #[arg(long, conflicts_with = "pocket")]
@@ -108,8 +96,8 @@ pub struct CvArgs {
 impl CvArgs {
     fn params(&self) -> TrainParams {
         TrainParams {
-            max_epochs: self.max_epochs,
-            bias: !self.no_bias,
+            max_epochs: self.training.max_epochs,
+            bias: !self.training.bias.no_bias,
             shuffle_seed: self.shuffle.then_some(self.seed),
             variant: if self.average {
                 Variant::Averaged
@@ -145,7 +133,7 @@ struct CvReport {
 }
 
 pub fn run(args: &CvArgs) -> Result<i32> {
-    match Precision::from(args.precision) {
+    match Precision::from(args.training.precision) {
         Precision::F32 => run_in::<f32>(args),
         Precision::F64 => run_in::<f64>(args),
     }
@@ -153,7 +141,7 @@ pub fn run(args: &CvArgs) -> Result<i32> {
 
 fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
     let params = args.params().check()?;
-    let opts = args.data_args.load_options(args.positive.clone());
+    let opts = args.data_args.load_options(args.training.positive.clone());
     let raw = data::load_raw::<F>(&args.data, &opts)?;
     let data = if args.multiclass.is_some() {
         Dataset::from_raw_classes(raw, &args.data)?

@@ -6,7 +6,8 @@ use crate::train::scikit::EveryEpoch;
 use clap::Args;
 
 use super::extras::ExtraArgs;
-use crate::cli::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg, parse_margin};
+use crate::cli::args::{BackendArgs, DataArgs, PassesArg, parse_margin};
+use crate::cli::training_args::TrainingFlags;
 use crate::train::{Margin, TrainParams, Variant};
 
 const EXAMPLES: &str = "\
@@ -67,22 +68,8 @@ pub struct TrainArgs {
     #[arg(short, long, value_name = "MODEL")]
     pub output: Option<PathBuf>,
 
-    /// Stop after this many epochs if the data has not been separated.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub max_epochs: usize,
-
-    /// Arithmetic precision. f64 equals scikit-learn's Perceptron bit for bit.
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
-
-    /// Train without the bias (the hyperplane passes through the origin).
-    #[arg(long)]
-    pub no_bias: bool,
-
-    /// The label value to treat as +1; all others are -1 (one-vs-rest).
-    /// Needed when the file has more than two label values.
-    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
-    pub positive: Option<String>,
+    #[command(flatten)]
+    pub training: TrainingFlags,
 
     /// Return the averaged perceptron: the mean of the weights after every
     /// row visit. Generalises better than the last iterate when the data is
@@ -269,8 +256,8 @@ impl TrainArgs {
     /// The training parameters these options stand for (not yet checked).
     pub fn params(&self) -> TrainParams {
         TrainParams {
-            max_epochs: self.max_epochs,
-            bias: !self.no_bias,
+            max_epochs: self.training.max_epochs,
+            bias: !self.training.bias.no_bias,
             shuffle_seed: self.seed(),
             // `run` refuses a seed beyond u32 with --shuffle-every-epoch.
             shuffle_every_epoch: self

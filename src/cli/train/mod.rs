@@ -58,7 +58,7 @@ pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
         None => args,
     };
     let resume = args.resume.as_deref().zip(text.as_deref());
-    match Precision::from(args.precision) {
+    match Precision::from(args.training.precision) {
         Precision::F32 => run_in::<f32>(args, resume),
         Precision::F64 => run_in::<f64>(args, resume),
     }
@@ -119,7 +119,7 @@ fn with_drawn_seed(args: &TrainArgs) -> TrainArgs {
 /// The training data, and the layout of a CSV file or the index base of
 /// LIBSVM data (for the report and the model file).
 fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Option<LibsvmInfo>)> {
-    let opts = args.data_args.load_options(args.positive.clone());
+    let opts = args.data_args.load_options(args.training.positive.clone());
     // No DATA: piped standard input, else the bundled demo.
     let given: Vec<PathBuf> = match args.data.as_slice() {
         [] => data::source::omitted_data().into_iter().collect(),
@@ -265,7 +265,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
             .with_extension("checkpoint.json")
         });
     let mut observer = TrainObserver {
-        progress: TrainProgress::new(!args.json, data.rows(), args.max_epochs),
+        progress: TrainProgress::new(!args.json, data.rows(), args.training.max_epochs),
         checkpoint: args
             .checkpoint
             .as_ref()
@@ -493,7 +493,7 @@ pub(crate) fn initial_weights<F: Real>(
     data: &Dataset<F>,
     heads: usize,
 ) -> Result<Vec<F>> {
-    let bias = !args.no_bias;
+    let bias = !args.training.bias.no_bias;
     match init {
         Some((path, model)) => model.warm_start(path, data, heads, bias),
         None => Ok(vec![F::ZERO; (data.cols() + bias as usize) * heads]),

@@ -54,16 +54,16 @@ impl Given {
 pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) -> TrainArgs {
     let mut a = args.clone();
     if !given.has("precision") {
-        a.precision = match id.precision {
+        a.training.precision = match id.precision {
             Precision::F32 => PrecisionArg::F32,
             Precision::F64 => PrecisionArg::F64,
         };
     }
     if !given.has("no_bias") {
-        a.no_bias = !id.bias;
+        a.training.bias.no_bias = !id.bias;
     }
     if !given.has("max_epochs") {
-        a.max_epochs = id.max_epochs;
+        a.training.max_epochs = id.max_epochs;
     }
     if !given.any(&["shuffle", "shuffle_every_epoch", "seed"]) {
         a.shuffle = id.seed.is_some();
@@ -114,7 +114,7 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     if !given.has("positive") && !id.multiclass && a.multiclass.is_none() {
         // The +1 class as the interrupted run decided it: the same map for
         // two labels, and the one-vs-rest class for more.
-        a.positive = Some(id.labels.positive.clone());
+        a.training.positive = Some(id.labels.positive.clone());
     }
     if !given.has("init") && id.init.is_some() {
         a.init = id.settings.init.clone();
@@ -246,11 +246,11 @@ mod tests {
     fn what_was_not_given_comes_from_the_checkpoint() {
         let id = identity();
         let a = resumed("m.checkpoint.json", &[], &id);
-        assert_eq!(a.precision, PrecisionArg::F64);
-        assert!(a.no_bias && a.shuffle && a.average && !a.pocket);
-        assert_eq!((a.max_epochs, a.seed), (7, Some(3)));
+        assert_eq!(a.training.precision, PrecisionArg::F64);
+        assert!(a.training.bias.no_bias && a.shuffle && a.average && !a.pocket);
+        assert_eq!((a.training.max_epochs, a.seed), (7, Some(3)));
         assert_eq!(a.margin, id.margin);
-        assert_eq!(a.positive.as_deref(), Some("b"));
+        assert_eq!(a.training.positive.as_deref(), Some("b"));
         assert_eq!(a.init.as_deref(), Some(Path::new("start.json")));
         assert_eq!(a.output.as_deref(), Some(Path::new("m.json")));
         assert_eq!(
@@ -279,7 +279,10 @@ mod tests {
             &identity(),
         );
         // Equal to the defaults, but given: the identity check will refuse.
-        assert_eq!((a.max_epochs, a.precision), (1000, PrecisionArg::F32));
+        assert_eq!(
+            (a.training.max_epochs, a.training.precision),
+            (1000, PrecisionArg::F32)
+        );
         assert!(a.pocket && !a.average);
         assert_eq!(a.output.as_deref(), Some(Path::new("other.json")));
         assert_eq!(a.checkpoint.as_deref(), Some(Path::new("new.json")));
@@ -293,7 +296,7 @@ mod tests {
         id.variant = Variant::Classic;
         let a = resumed("m.checkpoint.json", &[], &id);
         assert_eq!(a.multiclass, Some(MulticlassArg::Ovr));
-        assert!(a.positive.is_none());
+        assert!(a.training.positive.is_none());
         let a = resumed("m.checkpoint.json", &["--positive", "b"], &id);
         assert!(a.multiclass.is_none());
         // Without periodic checkpoints recorded, none are made.

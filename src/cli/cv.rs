@@ -7,16 +7,15 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::{BackendArgs, DataArgs, parse_margin};
-use super::train::MulticlassArg;
+use super::args::{BackendArgs, DataArgs};
 use super::train::extras::ExtraArgs;
-use super::training_args::TrainingFlags;
+use super::training_args::{MulticlassFlag, RuleFlags, TrainingFlags};
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::text::count;
+use crate::train::TrainParams;
 use crate::train::cv::{CvSummary, cross_validate};
-use crate::train::{Margin, TrainParams, Variant};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -61,21 +60,11 @@ pub struct CvArgs {
     #[command(flatten)]
     pub training: TrainingFlags,
 
-    /// The averaged perceptron.
-    #[arg(long, conflicts_with = "pocket")]
-    pub average: bool,
+    #[command(flatten)]
+    pub rule: RuleFlags,
 
-    /// The pocket algorithm with ratchet.
-    #[arg(long)]
-    pub pocket: bool,
-
-    /// Update when y·w·x <= TAU instead of 0.
-    #[arg(long, value_name = "TAU", allow_negative_numbers = true, value_parser = parse_margin)]
-    pub margin: Option<Margin>,
-
-    /// One perceptron per label value (one-vs-rest).
-    #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
-    pub multiclass: Option<MulticlassArg>,
+    #[command(flatten)]
+    pub multiclass: MulticlassFlag,
 
     /// Visit each fold's training rows in the order --seed fixes.
     #[arg(long)]
@@ -99,15 +88,9 @@ impl CvArgs {
             max_epochs: self.training.max_epochs,
             bias: !self.training.bias.no_bias,
             shuffle_seed: self.shuffle.then_some(self.seed),
-            variant: if self.average {
-                Variant::Averaged
-            } else if self.pocket {
-                Variant::Pocket
-            } else {
-                Variant::Classic
-            },
-            margin: self.margin.clone(),
-            multiclass: self.multiclass.is_some(),
+            variant: self.rule.variant(),
+            margin: self.rule.margin.clone(),
+            multiclass: self.multiclass.scheme.is_some(),
             ..self.extras.apply(TrainParams::default(), Some(self.seed))
         }
     }
@@ -143,7 +126,7 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
     let params = args.params().check()?;
     let opts = args.data_args.load_options(args.training.positive.clone());
     let raw = data::load_raw::<F>(&args.data, &opts)?;
-    let data = if args.multiclass.is_some() {
+    let data = if args.multiclass.scheme.is_some() {
         Dataset::from_raw_classes(raw, &args.data)?
     } else {
         Dataset::from_raw(raw, &args.data, opts.positive.as_deref())?

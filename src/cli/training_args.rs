@@ -2,15 +2,18 @@
 //! `plot trace`), each declared once here with one help text, and
 //! flattened into every command that takes it.
 //!
-//! [`TrainingFlags`] is taken by every command that trains; its bias flag
-//! is a type parameter, because `plot bias` trains both ways and has none,
-//! so each command keeps its own set of flags in its own order. `--shuffle`
-//! and `--seed` are not here: their defaults and what they require differ
-//! from command to command.
+//! The groups are split where the commands differ, so that each command
+//! keeps its own set of flags in its own order: [`TrainingFlags`] is taken
+//! by every command that trains (its bias flag is a type parameter, because
+//! `plot bias` trains both ways and has none); [`RuleFlags`] and
+//! [`MulticlassFlag`] by `train` and `cv` only, which put `--init` between
+//! them in `train`. `--shuffle` and `--seed` are not here: their defaults
+//! and what they require differ from command to command.
 
 use clap::Args;
 
-use crate::cli::args::PrecisionArg;
+use crate::cli::args::{PrecisionArg, parse_margin};
+use crate::train::{Margin, Variant};
 
 /// When a training run stops, its arithmetic, its bias and its +1 class.
 ///
@@ -46,3 +49,64 @@ pub struct BiasFlag {
 /// No bias flag: the command trains both without the bias and with it.
 #[derive(Args, Clone, Copy, Debug)]
 pub struct BothWays {}
+
+/// Which perceptron: the weights returned (last, averaged or pocket) and
+/// the update condition (a margin).
+#[derive(Args, Clone, Debug)]
+pub struct RuleFlags {
+    /// Return the averaged perceptron: the mean of the weights after every
+    /// row visit. Generalises better than the last iterate when the data is
+    /// not separable.
+    #[arg(long, conflicts_with = "pocket")]
+    pub average: bool,
+
+    /// Return the pocket weights (Gallant's pocket with ratchet): those with
+    /// the fewest training mistakes seen so far, counted over all rows. For
+    /// non-separable data, when the best training accuracy matters.
+    #[arg(long)]
+    pub pocket: bool,
+
+    /// Update when y·w·x <= TAU instead of 0, pushing rows at least TAU past
+    /// the boundary (a margin perceptron).
+    #[arg(long, value_name = "TAU", allow_negative_numbers = true, value_parser = parse_margin)]
+    pub margin: Option<Margin>,
+}
+
+impl RuleFlags {
+    /// The variant the flags ask for.
+    pub fn variant(&self) -> Variant {
+        if self.average {
+            Variant::Averaged
+        } else if self.pocket {
+            Variant::Pocket
+        } else {
+            Variant::Classic
+        }
+    }
+}
+
+/// `--multiclass`: one perceptron per label value.
+#[derive(Args, Clone, Debug)]
+pub struct MulticlassFlag {
+    /// Train one perceptron per label value (one-vs-rest), all in the same
+    /// passes over the data; `predict` then returns the class that scores
+    /// highest. The model lists the classes as scikit-learn does (numbers by
+    /// value, otherwise text in byte order), and a tie goes to the class
+    /// listed first (models from older builds list them in the order first
+    /// seen, and keep it).
+    #[arg(
+        id = "multiclass",
+        long = "multiclass",
+        value_enum,
+        value_name = "SCHEME",
+        conflicts_with_all = ["positive", "pocket"]
+    )]
+    pub scheme: Option<MulticlassArg>,
+}
+
+/// Multiclass schemes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MulticlassArg {
+    /// One binary perceptron per class against all the others.
+    Ovr,
+}

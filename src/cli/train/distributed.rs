@@ -109,7 +109,7 @@ mod on_ranks {
             .unwrap_or_else(crate::cli::args::default_model_path);
         let paths = agree(t, checked_paths(args, &output), describe)?;
         let opts = args.data_args.load_options(args.training.positive.clone());
-        let multiclass = args.multiclass.is_some();
+        let multiclass = args.multiclass.scheme.is_some();
         let Block {
             data,
             csv,

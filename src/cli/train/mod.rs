@@ -24,7 +24,7 @@ use crate::model::{DataLayout, Model};
 use crate::train::checkpoint;
 use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
 
-pub use args::{DistributedArg, MixArg, MulticlassArg, TrainArgs};
+pub use args::{DistributedArg, MixArg, TrainArgs};
 use report::{Sources, TrainReport};
 
 /// Runs `train` with the options `given` explicitly (the rest are defaults,
@@ -86,7 +86,7 @@ fn check_schedule(args: &TrainArgs) -> Result<()> {
     }
     let mean_loss = args.extras.tol_on == Some(extras::TolOnArg::MeanLoss);
     let checkpointing = args.checkpoint.is_some() || args.resume.is_some();
-    if args.multiclass.is_some() && (every || mean_loss) && checkpointing {
+    if args.multiclass.scheme.is_some() && (every || mean_loss) && checkpointing {
         return Err(Error::Usage(
             "--checkpoint and --resume are not available for one-vs-rest training with \
              --shuffle-every-epoch or --tol-on mean-loss (each class trains alone, one after \
@@ -144,12 +144,12 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Optio
     super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
     let libsvm = raw.libsvm.clone();
-    let data = if args.multiclass.is_some() {
+    let data = if args.multiclass.scheme.is_some() {
         Dataset::from_raw_classes(raw, &path)?
     } else {
         Dataset::from_raw(raw, &path, opts.positive.as_deref())?
     };
-    let classes = if args.multiclass.is_some() {
+    let classes = if args.multiclass.scheme.is_some() {
         data.classes.len()
     } else {
         1

@@ -10,8 +10,9 @@ use std::path::Path;
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 
-use super::args::{MulticlassArg, TrainArgs};
+use super::args::TrainArgs;
 use crate::cli::args::PrecisionArg;
+use crate::cli::training_args::MulticlassArg;
 use crate::error::{Error, Result};
 use crate::float::Precision;
 use crate::train::RunDescription;
@@ -76,14 +77,14 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     // --positive and --pocket exclude one-vs-rest: given, they keep the
     // run binary, and a one-vs-rest checkpoint is then refused.
     if !given.any(&["multiclass", "positive", "pocket"]) && id.multiclass {
-        a.multiclass = Some(MulticlassArg::Ovr);
+        a.multiclass.scheme = Some(MulticlassArg::Ovr);
     }
     if !given.any(&["average", "pocket"]) {
-        a.average = id.variant == Variant::Averaged;
-        a.pocket = id.variant == Variant::Pocket && a.multiclass.is_none();
+        a.rule.average = id.variant == Variant::Averaged;
+        a.rule.pocket = id.variant == Variant::Pocket && a.multiclass.scheme.is_none();
     }
     if !given.has("margin") {
-        a.margin = id.margin.clone();
+        a.rule.margin = id.margin.clone();
     }
     if !given.any(&["tol", "n_iter_no_change", "validation_fraction", "tol_on"])
         && let Some(e) = &id.early_stop
@@ -111,7 +112,7 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
             crate::data::ScaleKind::MaxAbs => super::extras::ScaleArg::MaxAbs,
         });
     }
-    if !given.has("positive") && !id.multiclass && a.multiclass.is_none() {
+    if !given.has("positive") && !id.multiclass && a.multiclass.scheme.is_none() {
         // The +1 class as the interrupted run decided it: the same map for
         // two labels, and the one-vs-rest class for more.
         a.training.positive = Some(id.labels.positive.clone());
@@ -247,9 +248,9 @@ mod tests {
         let id = identity();
         let a = resumed("m.checkpoint.json", &[], &id);
         assert_eq!(a.training.precision, PrecisionArg::F64);
-        assert!(a.training.bias.no_bias && a.shuffle && a.average && !a.pocket);
+        assert!(a.training.bias.no_bias && a.shuffle && a.rule.average && !a.rule.pocket);
         assert_eq!((a.training.max_epochs, a.seed), (7, Some(3)));
-        assert_eq!(a.margin, id.margin);
+        assert_eq!(a.rule.margin, id.margin);
         assert_eq!(a.training.positive.as_deref(), Some("b"));
         assert_eq!(a.init.as_deref(), Some(Path::new("start.json")));
         assert_eq!(a.output.as_deref(), Some(Path::new("m.json")));
@@ -258,7 +259,7 @@ mod tests {
             Some(Path::new("m.checkpoint.json"))
         );
         assert_eq!(a.checkpoint_every, 2);
-        assert!(a.multiclass.is_none());
+        assert!(a.multiclass.scheme.is_none());
     }
 
     #[test]
@@ -283,7 +284,7 @@ mod tests {
             (a.training.max_epochs, a.training.precision),
             (1000, PrecisionArg::F32)
         );
-        assert!(a.pocket && !a.average);
+        assert!(a.rule.pocket && !a.rule.average);
         assert_eq!(a.output.as_deref(), Some(Path::new("other.json")));
         assert_eq!(a.checkpoint.as_deref(), Some(Path::new("new.json")));
         assert_eq!(a.checkpoint_every, 1);
@@ -295,10 +296,10 @@ mod tests {
         id.multiclass = true;
         id.variant = Variant::Classic;
         let a = resumed("m.checkpoint.json", &[], &id);
-        assert_eq!(a.multiclass, Some(MulticlassArg::Ovr));
+        assert_eq!(a.multiclass.scheme, Some(MulticlassArg::Ovr));
         assert!(a.training.positive.is_none());
         let a = resumed("m.checkpoint.json", &["--positive", "b"], &id);
-        assert!(a.multiclass.is_none());
+        assert!(a.multiclass.scheme.is_none());
         // Without periodic checkpoints recorded, none are made.
         id.settings.checkpoint_every = None;
         let a = resumed("m.checkpoint.json", &["--positive", "b"], &id);

@@ -110,3 +110,56 @@ pub enum MulticlassArg {
     /// One binary perceptron per class against all the others.
     Ovr,
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The long flags of `perceptron PATH...`, in the order `--help` lists
+    /// them.
+    fn flags(path: &[&str]) -> Vec<String> {
+        let mut cmd = crate::cli::Cli::command();
+        cmd.build();
+        let mut cmd = &cmd;
+        for name in path {
+            cmd = cmd.find_subcommand(name).unwrap();
+        }
+        let mut args: Vec<_> = cmd
+            .get_arguments()
+            .filter(|a| a.get_long().is_some())
+            .collect();
+        args.sort_by_key(|a| a.get_display_order());
+        args.iter()
+            .map(|a| a.get_long().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Flattened, the shared flags keep each command's set and order.
+    #[test]
+    fn each_command_takes_its_training_flags_in_its_order() {
+        let run = |path: &[&str]| {
+            let all = flags(path);
+            let at = all.iter().position(|f| f == "max-epochs").unwrap();
+            all[at..].to_vec()
+        };
+        let starts = |path: &[&str], expected: &[&str]| {
+            assert_eq!(&run(path)[..expected.len()], expected, "{path:?}");
+        };
+        let rule = ["average", "pocket", "margin"];
+        let training = ["max-epochs", "precision", "no-bias", "positive"];
+        let train = [&training[..], &rule, &["init", "multiclass", "shuffle"]].concat();
+        starts(&["train"], &train);
+        let cv = [&training[..], &rule, &["multiclass", "shuffle"]].concat();
+        starts(&["cv"], &cv);
+        starts(
+            &["plot", "trace"],
+            &[&training[..], &["shuffle", "seed"]].concat(),
+        );
+        // `plot bias` trains both ways: no --no-bias.
+        starts(
+            &["plot", "bias"],
+            &["max-epochs", "precision", "positive", "output"],
+        );
+        assert!(!flags(&["plot", "bias"]).contains(&"no-bias".to_owned()));
+    }
+}

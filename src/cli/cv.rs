@@ -7,15 +7,15 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::{BackendArgs, DataArgs, PrecisionArg, parse_margin};
-use super::train::MulticlassArg;
+use super::args::{BackendArgs, DataArgs};
 use super::train::extras::ExtraArgs;
+use super::training_args::{MulticlassFlag, RuleFlags, TrainingFlags};
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::text::count;
+use crate::train::TrainParams;
 use crate::train::cv::{CvSummary, cross_validate};
-use crate::train::{Margin, TrainParams, Variant};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -57,37 +57,14 @@ pub struct CvArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Stop each fold's training after this many epochs.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub max_epochs: usize,
+    #[command(flatten)]
+    pub training: TrainingFlags,
 
-    /// Arithmetic precision.
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
+    #[command(flatten)]
+    pub rule: RuleFlags,
 
-    /// Train without the bias.
-    #[arg(long)]
-    pub no_bias: bool,
-
-    /// The label value to treat as +1; all others are -1.
-    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
-    pub positive: Option<String>,
-
-    /// The averaged perceptron.
-    #[arg(long, conflicts_with = "pocket")]
-    pub average: bool,
-
-    /// The pocket algorithm with ratchet.
-    #[arg(long)]
-    pub pocket: bool,
-
-    /// Update when y·w·x <= TAU instead of 0.
-    #[arg(long, value_name = "TAU", allow_negative_numbers = true, value_parser = parse_margin)]
-    pub margin: Option<Margin>,
-
-    /// One perceptron per label value (one-vs-rest).
-    #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
-    pub multiclass: Option<MulticlassArg>,
+    #[command(flatten)]
+    pub multiclass: MulticlassFlag,
 
     /// Visit each fold's training rows in the order --seed fixes.
     #[arg(long)]
@@ -108,18 +85,12 @@ pub struct CvArgs {
 impl CvArgs {
     fn params(&self) -> TrainParams {
         TrainParams {
-            max_epochs: self.max_epochs,
-            bias: !self.no_bias,
+            max_epochs: self.training.max_epochs,
+            bias: !self.training.bias.no_bias,
             shuffle_seed: self.shuffle.then_some(self.seed),
-            variant: if self.average {
-                Variant::Averaged
-            } else if self.pocket {
-                Variant::Pocket
-            } else {
-                Variant::Classic
-            },
-            margin: self.margin.clone(),
-            multiclass: self.multiclass.is_some(),
+            variant: self.rule.variant(),
+            margin: self.rule.margin.clone(),
+            multiclass: self.multiclass.scheme.is_some(),
             ..self.extras.apply(TrainParams::default(), Some(self.seed))
         }
     }
@@ -145,7 +116,7 @@ struct CvReport {
 }
 
 pub fn run(args: &CvArgs) -> Result<i32> {
-    match Precision::from(args.precision) {
+    match Precision::from(args.training.precision) {
         Precision::F32 => run_in::<f32>(args),
         Precision::F64 => run_in::<f64>(args),
     }
@@ -153,9 +124,9 @@ pub fn run(args: &CvArgs) -> Result<i32> {
 
 fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
     let params = args.params().check()?;
-    let opts = args.data_args.load_options(args.positive.clone());
+    let opts = args.data_args.load_options(args.training.positive.clone());
     let raw = data::load_raw::<F>(&args.data, &opts)?;
-    let data = if args.multiclass.is_some() {
+    let data = if args.multiclass.scheme.is_some() {
         Dataset::from_raw_classes(raw, &args.data)?
     } else {
         Dataset::from_raw(raw, &args.data, opts.positive.as_deref())?

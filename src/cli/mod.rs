@@ -20,6 +20,7 @@ pub mod shell;
 pub mod split;
 pub mod stdout;
 pub mod train;
+pub mod training_args;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 

@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use super::args::{DataArgs, PrecisionArg};
+use super::args::DataArgs;
 use super::eval::true_classes;
 use super::predict::load_for_model;
+use super::training_args::{BothWays, TrainingFlags};
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
@@ -211,17 +212,10 @@ pub struct BiasArgs {
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
 
-    /// Stop each run after this many epochs if it has not separated the data.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub max_epochs: usize,
-
-    /// Arithmetic precision of both runs.
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
-
-    /// The label value to treat as +1; all others are -1 (one-vs-rest).
-    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
-    pub positive: Option<String>,
+    /// The flags of both runs (no --no-bias: one run is without the bias,
+    /// the other with it).
+    #[command(flatten)]
+    pub training: TrainingFlags<BothWays>,
 
     #[command(flatten)]
     pub out: OutputArgs,
@@ -261,21 +255,9 @@ pub struct TraceArgs {
     #[arg(long, default_value_t = 12, value_name = "N")]
     pub max_frames: usize,
 
-    /// Stop after this many epochs if the data has not been separated.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub max_epochs: usize,
-
-    /// Arithmetic precision of the replayed run.
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
-
-    /// Train without the bias (every boundary passes through the origin).
-    #[arg(long)]
-    pub no_bias: bool,
-
-    /// The label value to treat as +1; all others are -1 (one-vs-rest).
-    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
-    pub positive: Option<String>,
+    /// The flags of the replayed run.
+    #[command(flatten)]
+    pub training: TrainingFlags,
 
     /// Visit rows in the fixed pseudo-random order of `train --shuffle`
     /// (needs --seed).
@@ -314,11 +296,11 @@ pub fn run(args: &PlotArgs) -> Result<i32> {
                 AnyModel::F64(m) => boundary(a, &m)?,
             }
         }
-        PlotKind::Bias(a) => match Precision::from(a.precision) {
+        PlotKind::Bias(a) => match Precision::from(a.training.precision) {
             Precision::F32 => bias::<f32>(a)?,
             Precision::F64 => bias::<f64>(a)?,
         },
-        PlotKind::Trace(a) => match Precision::from(a.precision) {
+        PlotKind::Trace(a) => match Precision::from(a.training.precision) {
             Precision::F32 => trace::<f32>(a)?,
             Precision::F64 => trace::<f64>(a)?,
         },
@@ -409,22 +391,22 @@ fn check_epochs(max_epochs: usize) -> Result<()> {
 }
 
 fn bias<F: Real>(a: &BiasArgs) -> Result<()> {
-    check_epochs(a.max_epochs)?;
+    check_epochs(a.training.max_epochs)?;
     a.out.check(false, &[&a.data])?;
-    let opts = a.data_args.load_options(a.positive.clone());
+    let opts = a.data_args.load_options(a.training.positive.clone());
     let data: Dataset<F> = data::load(&a.data, &opts)?;
     super::args::warn_csv_options(&opts, data.format, &a.data);
-    let figure = plot::boundary::Boundary::compare_bias(&data, a.max_epochs)?;
+    let figure = plot::boundary::Boundary::compare_bias(&data, a.training.max_epochs)?;
     plot::save(&figure, &a.out.output, a.out.size)
 }
 
 fn trace<F: Real>(a: &TraceArgs) -> Result<()> {
-    check_epochs(a.max_epochs)?;
+    check_epochs(a.training.max_epochs)?;
     if a.max_frames == 0 {
         return Err(Error::Usage("--max-frames must be at least 1".into()));
     }
     let format = a.out.check(true, &[&a.data])?;
-    let opts = a.data_args.load_options(a.positive.clone());
+    let opts = a.data_args.load_options(a.training.positive.clone());
     let mut data: Dataset<F> = data::load(&a.data, &opts)?;
     super::args::warn_csv_options(&opts, data.format, &a.data);
     let seed = if a.shuffle { a.seed } else { None };
@@ -433,7 +415,8 @@ fn trace<F: Real>(a: &TraceArgs) -> Result<()> {
         data = data.permuted(order);
     }
     plot::trace::check_two_features(&data)?;
-    let replay = plot::trace::replay(&data, !a.no_bias, a.max_epochs, order.as_deref())?;
+    let t = &a.training;
+    let replay = plot::trace::replay(&data, !t.bias.no_bias, t.max_epochs, order.as_deref())?;
     let figure = plot::trace::Trace::new(&data, &replay, a.max_frames)?;
     match format {
         ImageFormat::Gif => plot::save_gif(&figure, &a.out.output, a.out.size, a.delay),

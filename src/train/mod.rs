@@ -19,7 +19,7 @@ pub mod part;
 pub mod scikit;
 pub mod shuffle;
 pub mod state;
-pub mod sweep;
+mod sweep;
 pub mod theory;
 mod trainer;
 pub mod variant;

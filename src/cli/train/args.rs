@@ -6,8 +6,9 @@ use crate::train::scikit::EveryEpoch;
 use clap::Args;
 
 use super::extras::ExtraArgs;
-use crate::cli::args::{BackendArgs, DataArgs, PassesArg, PrecisionArg, parse_margin};
-use crate::train::{Margin, TrainParams, Variant};
+use crate::cli::args::{BackendArgs, DataArgs, PassesArg};
+use crate::cli::training_args::{MulticlassFlag, RuleFlags, TrainingFlags};
+use crate::train::TrainParams;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -67,53 +68,19 @@ pub struct TrainArgs {
     #[arg(short, long, value_name = "MODEL")]
     pub output: Option<PathBuf>,
 
-    /// Stop after this many epochs if the data has not been separated.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub max_epochs: usize,
+    #[command(flatten)]
+    pub training: TrainingFlags,
 
-    /// Arithmetic precision. f64 equals scikit-learn's Perceptron bit for bit.
-    #[arg(long, value_enum, default_value = "f32")]
-    pub precision: PrecisionArg,
-
-    /// Train without the bias (the hyperplane passes through the origin).
-    #[arg(long)]
-    pub no_bias: bool,
-
-    /// The label value to treat as +1; all others are -1 (one-vs-rest).
-    /// Needed when the file has more than two label values.
-    #[arg(long, value_name = "LABEL", allow_hyphen_values = true)]
-    pub positive: Option<String>,
-
-    /// Return the averaged perceptron: the mean of the weights after every
-    /// row visit. Generalises better than the last iterate when the data is
-    /// not separable.
-    #[arg(long, conflicts_with = "pocket")]
-    pub average: bool,
-
-    /// Return the pocket weights (Gallant's pocket with ratchet): those with
-    /// the fewest training mistakes seen so far, counted over all rows. For
-    /// non-separable data, when the best training accuracy matters.
-    #[arg(long)]
-    pub pocket: bool,
-
-    /// Update when y·w·x <= TAU instead of 0, pushing rows at least TAU past
-    /// the boundary (a margin perceptron).
-    #[arg(long, value_name = "TAU", allow_negative_numbers = true, value_parser = parse_margin)]
-    pub margin: Option<Margin>,
+    #[command(flatten)]
+    pub rule: RuleFlags,
 
     /// Start from this model's weights instead of zero (a warm start). Its
     /// features, bias and labels must match the data.
     #[arg(long, value_name = "MODEL")]
     pub init: Option<PathBuf>,
 
-    /// Train one perceptron per label value (one-vs-rest), all in the same
-    /// passes over the data; `predict` then returns the class that scores
-    /// highest. The model lists the classes as scikit-learn does (numbers by
-    /// value, otherwise text in byte order), and a tie goes to the class
-    /// listed first (models from older builds list them in the order first
-    /// seen, and keep it).
-    #[arg(long, value_enum, value_name = "SCHEME", conflicts_with_all = ["positive", "pocket"])]
-    pub multiclass: Option<MulticlassArg>,
+    #[command(flatten)]
+    pub multiclass: MulticlassFlag,
 
     /// Visit rows in a fixed pseudo-random order (the order of --seed S;
     /// without it a seed is drawn, said, and recorded in the model).
@@ -242,25 +209,7 @@ pub enum MixArg {
     Errors,
 }
 
-/// Multiclass schemes.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MulticlassArg {
-    /// One binary perceptron per class against all the others.
-    Ovr,
-}
-
 impl TrainArgs {
-    /// The variant the flags ask for.
-    pub fn variant(&self) -> Variant {
-        if self.average {
-            Variant::Averaged
-        } else if self.pocket {
-            Variant::Pocket
-        } else {
-            Variant::Classic
-        }
-    }
-
     /// The shuffle seed, when rows are shuffled.
     pub fn seed(&self) -> Option<u64> {
         if self.shuffle { self.seed } else { None }
@@ -269,17 +218,17 @@ impl TrainArgs {
     /// The training parameters these options stand for (not yet checked).
     pub fn params(&self) -> TrainParams {
         TrainParams {
-            max_epochs: self.max_epochs,
-            bias: !self.no_bias,
+            max_epochs: self.training.max_epochs,
+            bias: !self.training.bias.no_bias,
             shuffle_seed: self.seed(),
             // `run` refuses a seed beyond u32 with --shuffle-every-epoch.
             shuffle_every_epoch: self
                 .shuffle_every_epoch
                 .then(|| EveryEpoch::RandomState(self.seed.unwrap_or(0) as u32)),
             passes: self.passes.into(),
-            variant: self.variant(),
-            margin: self.margin.clone(),
-            multiclass: self.multiclass.is_some(),
+            variant: self.rule.variant(),
+            margin: self.rule.margin.clone(),
+            multiclass: self.multiclass.scheme.is_some(),
             ..self.extras.apply(TrainParams::default(), self.seed)
         }
     }

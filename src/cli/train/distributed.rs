@@ -108,8 +108,8 @@ mod on_ranks {
             .clone()
             .unwrap_or_else(crate::cli::args::default_model_path);
         let paths = agree(t, checked_paths(args, &output), describe)?;
-        let opts = args.data_args.load_options(args.positive.clone());
-        let multiclass = args.multiclass.is_some();
+        let opts = args.data_args.load_options(args.training.positive.clone());
+        let multiclass = args.multiclass.scheme.is_some();
         let Block {
             data,
             csv,
@@ -173,7 +173,7 @@ mod on_ranks {
             });
         let mut observer = RankObserver {
             progress: (t.rank() == 0)
-                .then(|| TrainProgress::new(!args.json, whole.rows, args.max_epochs)),
+                .then(|| TrainProgress::new(!args.json, whole.rows, args.training.max_epochs)),
             interrupted: crate::cli::interrupt::flag(),
             kill_in_epoch: kill_hook(t.rank()),
         };

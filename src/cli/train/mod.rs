@@ -2,8 +2,9 @@
 //!
 //! The command maps its options to [`TrainParams`](crate::train::TrainParams)
 //! ([`args`]), checks them, loads the data, and leaves the rest to the
-//! library: the [`Trainer`] fits, [`Model::from_fit`] makes the model, and
-//! [`report`] says what happened.
+//! library: a [`Run`] prepares the data and the start, fits and makes the
+//! model; this command writes the model and the pictures, and [`report`]
+//! says what happened.
 
 pub mod args;
 pub mod distributed;
@@ -25,7 +26,7 @@ use crate::run::{FingerprintWhen, Init, Run, RunInputs};
 use crate::train::checkpoint;
 use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
 
-pub use args::{DistributedArg, MixArg, MulticlassArg, TrainArgs};
+pub use args::{DistributedArg, MixArg, TrainArgs};
 use report::{Sources, TrainReport};
 
 /// Runs `train` with the options `given` explicitly (the rest are defaults,
@@ -59,7 +60,7 @@ pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
         None => args,
     };
     let resume = args.resume.as_deref().zip(text.as_deref());
-    match Precision::from(args.precision) {
+    match Precision::from(args.training.precision) {
         Precision::F32 => run_in::<f32>(args, resume),
         Precision::F64 => run_in::<f64>(args, resume),
     }
@@ -87,7 +88,7 @@ fn check_schedule(args: &TrainArgs) -> Result<()> {
     }
     let mean_loss = args.extras.tol_on == Some(extras::TolOnArg::MeanLoss);
     let checkpointing = args.checkpoint.is_some() || args.resume.is_some();
-    if args.multiclass.is_some() && (every || mean_loss) && checkpointing {
+    if args.multiclass.scheme.is_some() && (every || mean_loss) && checkpointing {
         return Err(Error::Usage(
             "--checkpoint and --resume are not available for one-vs-rest training with \
              --shuffle-every-epoch or --tol-on mean-loss (each class trains alone, one after \
@@ -120,7 +121,7 @@ fn with_drawn_seed(args: &TrainArgs) -> TrainArgs {
 /// The training data, and the layout of a CSV file or the index base of
 /// LIBSVM data (for the report and the model file).
 fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Option<LibsvmInfo>)> {
-    let opts = args.data_args.load_options(args.positive.clone());
+    let opts = args.data_args.load_options(args.training.positive.clone());
     // No DATA: piped standard input, else the bundled demo.
     let given: Vec<PathBuf> = match args.data.as_slice() {
         [] => data::source::omitted_data().into_iter().collect(),
@@ -145,7 +146,7 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Optio
     super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
     let libsvm = raw.libsvm.clone();
-    let data = if args.multiclass.is_some() {
+    let data = if args.multiclass.scheme.is_some() {
         Dataset::from_raw_classes(raw, &path)?
     } else {
         Dataset::from_raw(raw, &path, opts.positive.as_deref())?
@@ -227,7 +228,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
             .with_extension("checkpoint.json")
         });
     let mut observer = TrainObserver {
-        progress: TrainProgress::new(!args.json, run.data.rows(), args.max_epochs),
+        progress: TrainProgress::new(!args.json, run.data.rows(), args.training.max_epochs),
         checkpoint: args
             .checkpoint
             .as_ref()

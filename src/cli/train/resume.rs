@@ -10,8 +10,9 @@ use std::path::Path;
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 
-use super::args::{MulticlassArg, TrainArgs};
+use super::args::TrainArgs;
 use crate::cli::args::PrecisionArg;
+use crate::cli::training_args::MulticlassArg;
 use crate::error::{Error, Result};
 use crate::float::Precision;
 use crate::train::RunDescription;
@@ -54,16 +55,16 @@ impl Given {
 pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) -> TrainArgs {
     let mut a = args.clone();
     if !given.has("precision") {
-        a.precision = match id.precision {
+        a.training.precision = match id.precision {
             Precision::F32 => PrecisionArg::F32,
             Precision::F64 => PrecisionArg::F64,
         };
     }
     if !given.has("no_bias") {
-        a.no_bias = !id.bias;
+        a.training.bias.no_bias = !id.bias;
     }
     if !given.has("max_epochs") {
-        a.max_epochs = id.max_epochs;
+        a.training.max_epochs = id.max_epochs;
     }
     if !given.any(&["shuffle", "shuffle_every_epoch", "seed"]) {
         a.shuffle = id.seed.is_some();
@@ -76,14 +77,14 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
     // --positive and --pocket exclude one-vs-rest: given, they keep the
     // run binary, and a one-vs-rest checkpoint is then refused.
     if !given.any(&["multiclass", "positive", "pocket"]) && id.multiclass {
-        a.multiclass = Some(MulticlassArg::Ovr);
+        a.multiclass.scheme = Some(MulticlassArg::Ovr);
     }
     if !given.any(&["average", "pocket"]) {
-        a.average = id.variant == Variant::Averaged;
-        a.pocket = id.variant == Variant::Pocket && a.multiclass.is_none();
+        a.rule.average = id.variant == Variant::Averaged;
+        a.rule.pocket = id.variant == Variant::Pocket && a.multiclass.scheme.is_none();
     }
     if !given.has("margin") {
-        a.margin = id.margin.clone();
+        a.rule.margin = id.margin.clone();
     }
     if !given.any(&["tol", "n_iter_no_change", "validation_fraction", "tol_on"])
         && let Some(e) = &id.early_stop
@@ -111,10 +112,10 @@ pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) 
             crate::data::ScaleKind::MaxAbs => super::extras::ScaleArg::MaxAbs,
         });
     }
-    if !given.has("positive") && !id.multiclass && a.multiclass.is_none() {
+    if !given.has("positive") && !id.multiclass && a.multiclass.scheme.is_none() {
         // The +1 class as the interrupted run decided it: the same map for
         // two labels, and the one-vs-rest class for more.
-        a.positive = Some(id.labels.positive.clone());
+        a.training.positive = Some(id.labels.positive.clone());
     }
     if !given.has("init") && id.init.is_some() {
         a.init = id.settings.init.clone();
@@ -246,11 +247,11 @@ mod tests {
     fn what_was_not_given_comes_from_the_checkpoint() {
         let id = identity();
         let a = resumed("m.checkpoint.json", &[], &id);
-        assert_eq!(a.precision, PrecisionArg::F64);
-        assert!(a.no_bias && a.shuffle && a.average && !a.pocket);
-        assert_eq!((a.max_epochs, a.seed), (7, Some(3)));
-        assert_eq!(a.margin, id.margin);
-        assert_eq!(a.positive.as_deref(), Some("b"));
+        assert_eq!(a.training.precision, PrecisionArg::F64);
+        assert!(a.training.bias.no_bias && a.shuffle && a.rule.average && !a.rule.pocket);
+        assert_eq!((a.training.max_epochs, a.seed), (7, Some(3)));
+        assert_eq!(a.rule.margin, id.margin);
+        assert_eq!(a.training.positive.as_deref(), Some("b"));
         assert_eq!(a.init.as_deref(), Some(Path::new("start.json")));
         assert_eq!(a.output.as_deref(), Some(Path::new("m.json")));
         assert_eq!(
@@ -258,7 +259,7 @@ mod tests {
             Some(Path::new("m.checkpoint.json"))
         );
         assert_eq!(a.checkpoint_every, 2);
-        assert!(a.multiclass.is_none());
+        assert!(a.multiclass.scheme.is_none());
     }
 
     #[test]
@@ -279,8 +280,11 @@ mod tests {
             &identity(),
         );
         // Equal to the defaults, but given: the identity check will refuse.
-        assert_eq!((a.max_epochs, a.precision), (1000, PrecisionArg::F32));
-        assert!(a.pocket && !a.average);
+        assert_eq!(
+            (a.training.max_epochs, a.training.precision),
+            (1000, PrecisionArg::F32)
+        );
+        assert!(a.rule.pocket && !a.rule.average);
         assert_eq!(a.output.as_deref(), Some(Path::new("other.json")));
         assert_eq!(a.checkpoint.as_deref(), Some(Path::new("new.json")));
         assert_eq!(a.checkpoint_every, 1);
@@ -292,10 +296,10 @@ mod tests {
         id.multiclass = true;
         id.variant = Variant::Classic;
         let a = resumed("m.checkpoint.json", &[], &id);
-        assert_eq!(a.multiclass, Some(MulticlassArg::Ovr));
-        assert!(a.positive.is_none());
+        assert_eq!(a.multiclass.scheme, Some(MulticlassArg::Ovr));
+        assert!(a.training.positive.is_none());
         let a = resumed("m.checkpoint.json", &["--positive", "b"], &id);
-        assert!(a.multiclass.is_none());
+        assert!(a.multiclass.scheme.is_none());
         // Without periodic checkpoints recorded, none are made.
         id.settings.checkpoint_every = None;
         let a = resumed("m.checkpoint.json", &["--positive", "b"], &id);

@@ -5,7 +5,7 @@
 //! A [`Stepper`] owns the loop's working state (the exact [`State`], the
 //! engine, the passes in flight, the chooser's measurements) between calls.
 //! [`Stepper::advance`] walks the rows it holds from one index to another
-//! with the reference semantics, exactly as [`super::fit`] does over a whole
+//! with the reference semantics, exactly as [`crate::train::fit`] does over a whole
 //! epoch (`epoch::run` is built on it). The rows it holds sit in
 //! the epoch as a [`Part`] says, which fixes the averaged variant's visit
 //! counter and the row numbers in messages; quantities over the whole
@@ -341,7 +341,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         self.lp.data
     }
 
-    /// The result so far, as [`super::fit`]'s loop returns it.
+    /// The result so far, as [`crate::train::fit`]'s loop returns it.
     pub fn finish(mut self, stop: Stop, epoch_seconds: Vec<f64>) -> Outcome<F> {
         accumulate(&mut self.engine_stats, &self.engine.stats());
         Outcome {

@@ -160,6 +160,7 @@ pub fn load<F: Real>(
         describe,
     )?;
     agree(t, check_shapes(&infos), describe)?;
+    agree(t, check_names(&infos), describe)?;
     let sizes: Vec<u64> = infos.iter().map(|i| i.size).collect();
     let mine = plan::pieces(&sizes, k, rank);
 
@@ -382,6 +383,23 @@ fn check_shapes(infos: &[FileInfo]) -> Result<()> {
         match first {
             None => first = Some((&i.path, s)),
             Some((p, f)) => shards::check_shape(p, f, &i.path, s)?,
+        }
+    }
+    Ok(())
+}
+
+/// CSV shards with headers name the same columns in the same order (the
+/// same rule and message as [`crate::data::shards::check_names`]): every
+/// rank reads its rows from byte offsets, past the headers, so the names
+/// are compared here, before any row is read.
+fn check_names(infos: &[FileInfo]) -> Result<()> {
+    let mut first: Option<(&Path, crate::data::CsvInfo)> = None;
+    for i in infos {
+        let Some(c) = &i.csv else { continue };
+        let info = c.layout.info();
+        match &first {
+            None => first = Some((&i.path, info)),
+            Some((p, f)) => shards::check_names(p, Some(f), &i.path, Some(&info))?,
         }
     }
     Ok(())

@@ -341,3 +341,41 @@ fn ranks_settle_one_index_base() {
     });
     assert!(e.iter().all(|e| e.is_some()));
 }
+
+/// CSV shards whose headers name their columns in another order are
+/// refused on every rank, before any row is read, as a single process
+/// refuses them: each rank reads from byte offsets past the headers, so
+/// nothing else would notice the swapped features.
+#[test]
+fn shards_whose_headers_differ_are_refused_on_every_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = String::from("y,a,b\n");
+    let mut b = String::from("y,b,a\n");
+    for i in 0..200 {
+        a.push_str(&format!("{},{i},1\n", i % 2));
+        b.push_str(&format!("{},1,{i}\n", i % 2));
+    }
+    let paths = vec![dir.path().join("a.csv"), dir.path().join("b.csv")];
+    std::fs::write(&paths[0], &a).unwrap();
+    std::fs::write(&paths[1], &b).unwrap();
+    let opts = LoadOptions::default();
+    let single = data::shards::load_raw_all::<f32>(&paths, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(single.contains("column 2 is named \"b\""), "{single}");
+    for k in 1..=3 {
+        let errors = run_ranks(k, |t| {
+            load::load::<f32>(t, &paths, &opts, false, &plainly)
+                .err()
+                .map(|e| e.to_string())
+        });
+        for e in errors {
+            let e = e.expect("every rank refuses the shards");
+            assert!(e.contains("column 2 is named \"b\""), "{k} ranks: {e}");
+        }
+    }
+    // The same names in the same order still join.
+    std::fs::write(&paths[1], &a).unwrap();
+    let got = blocks::<f32>(&paths, 2, &opts, false);
+    assert_eq!(got.iter().map(|b| b.data.rows()).sum::<usize>(), 400);
+}

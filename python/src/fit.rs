@@ -11,7 +11,7 @@ use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use perceptron::engine::backend::Backend;
 use perceptron::engine::gpu::{AdapterRequest, GpuOptions};
 use perceptron::model::{ClassTraining, TrainingInfo};
-use perceptron::train::early_stop::Judge;
+use perceptron::train::early_stop::{Judge, Keep};
 use perceptron::train::scikit::EveryEpoch;
 use perceptron::train::{
     ClassWeights, EarlyStop, Margin, PassPolicy, RunDescription, RunSettings, Stop, TrainParams, Trainer, Variant,
@@ -174,6 +174,7 @@ fn fit_in<'py, F: Real + Element + Plain>(
             n_iter_no_change,
             validation: None,
             judge: Judge::MeanLoss,
+            keep: Keep::Best,
         }),
         class_weight: options.class_weights.as_ref().map(|w| {
             ClassWeights::Given(

@@ -11,7 +11,7 @@ use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use perceptron::engine::backend::Backend;
 use perceptron::engine::gpu::{AdapterRequest, GpuOptions};
 use perceptron::model::{ClassTraining, TrainingInfo};
-use perceptron::train::early_stop::{Judge, Keep};
+use perceptron::train::early_stop::{Judge, Keep, Validation};
 use perceptron::train::scikit::EveryEpoch;
 use perceptron::train::{
     ClassWeights, EarlyStop, Margin, PassPolicy, RunDescription, RunSettings, Stop, TrainParams, Trainer, Variant,
@@ -40,6 +40,9 @@ pub struct RunOptions {
     pub class_weights: Option<Vec<f64>>,
     /// Each row's weight (`sample_weight`).
     pub sample_weight: Option<std::sync::Arc<[f64]>>,
+    /// scikit-learn's `early_stopping=True`: the rows its split holds out
+    /// of training (ascending) and the `validation_fraction` they are.
+    pub held_out: Option<(Vec<usize>, f64)>,
     pub variant: Variant,
     pub margin: Option<Margin>,
     pub multiclass: bool,
@@ -89,7 +92,8 @@ pub fn gpu_options(adapter: Option<String>) -> GpuOptions {
 #[pyfunction]
 #[pyo3(signature = (
     x, codes, classes, *, precision, max_iter, fit_intercept, shuffle_seed,
-    shuffle_seeds, tol, n_iter_no_change, class_weights, sample_weight, average, pocket, margin, multiclass, backend, adapter, init, verbose
+    shuffle_seeds, tol, n_iter_no_change, class_weights, sample_weight, held_out, validation_fraction,
+    average, pocket, margin, multiclass, backend, adapter, init, verbose
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
@@ -106,6 +110,8 @@ pub fn fit<'py>(
     n_iter_no_change: usize,
     class_weights: Option<Vec<f64>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    held_out: Option<Vec<usize>>,
+    validation_fraction: f64,
     average: bool,
     pocket: bool,
     margin: Option<String>,
@@ -136,6 +142,7 @@ pub fn fit<'py>(
             Some(w) => Some(w.as_slice()?.into()),
             None => None,
         },
+        held_out: held_out.map(|rows| (rows, validation_fraction)),
         variant,
         margin: margin
             .map(|m| Margin::parse(&m))
@@ -172,10 +179,14 @@ fn fit_in<'py, F: Real + Element + Plain>(
         early_stop: options.tol.map(|(tol, n_iter_no_change)| EarlyStop {
             tol,
             n_iter_no_change,
-            validation: None,
+            validation: options.held_out.as_ref().map(|&(_, fraction)| Validation {
+                fraction,
+                seed: 0,
+            }),
             judge: Judge::MeanLoss,
-            keep: Keep::Best,
+            keep: Keep::Last,
         }),
+        held_out: options.held_out.map(|(rows, _)| rows.into()),
         class_weight: options.class_weights.as_ref().map(|w| {
             ClassWeights::Given(
                 classes

@@ -258,6 +258,10 @@ pub enum ParamError {
     /// The held-out fraction must be in (0, 1).
     #[error("the held-out fraction must be between 0 and 1, got {0}")]
     ValidationFraction(String),
+    /// Held-out rows given by index must ascend, each once, and their
+    /// weights be finite numbers >= 0 (`why` says which rule broke).
+    #[error("the held-out rows are not valid: {0}")]
+    HeldOut(String),
     /// An option that needs every row in one process, asked of a
     /// distributed run (`mode`: `exact` or `mix`).
     #[error(

@@ -46,6 +46,7 @@ fn rule(tol: f64, k: usize, seed: u64) -> EarlyStop {
             seed,
         }),
         judge: Default::default(),
+        keep: Default::default(),
     }
 }
 
@@ -142,6 +143,7 @@ fn without_a_validation_part_the_training_mistakes_decide() {
         n_iter_no_change: 3,
         validation: None,
         judge: Default::default(),
+        keep: Default::default(),
     };
     let params = TrainParams {
         early_stop: Some(es),

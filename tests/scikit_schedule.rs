@@ -1,18 +1,24 @@
 //! scikit-learn's `Perceptron()` schedule (`--shuffle-every-epoch`,
 //! `--tol-on mean-loss`): every backend trains the same model under it, a
 //! run continued from its state equals the run in one go, its epoch count
-//! is scikit-learn's, and the command line refuses what it cannot do.
-//! (python/tests/test_sklearn_defaults.py checks the models against the
-//! installed scikit-learn itself.)
+//! is scikit-learn's, and the command line refuses what it cannot do; with
+//! rows held out (scikit-learn's `early_stopping=True`), the loop skips
+//! them where they fall in every epoch's order, judges the held-out
+//! accuracy (weighted as NumPy weighs it) and returns the last epoch's
+//! weights. (python/tests/test_sklearn_defaults.py and
+//! test_sklearn_early_stopping.py check the models against the installed
+//! scikit-learn itself.)
 
 use crate::common::{cmd, data_file, data_str};
 use perceptron::Real;
+use perceptron::data::Row;
 use perceptron::data::{self, Dataset, LoadOptions};
 use perceptron::engine::backend::Backend;
 use perceptron::engine::gpu::{AdapterRequest, GpuOptions};
-use perceptron::train::early_stop::Judge;
-use perceptron::train::scikit::EveryEpoch;
-use perceptron::train::{EarlyStop, Fit, Silent, State, TrainParams, Trainer};
+use perceptron::engine::reference;
+use perceptron::train::early_stop::{self, Judge, Keep};
+use perceptron::train::scikit::{EveryEpoch, reshuffle, seeds_from_random_state};
+use perceptron::train::{EarlyStop, Fit, Silent, State, TrainParams, Trainer, Validation};
 
 fn load<F: Real>(name: &str, multiclass: bool) -> Dataset<F> {
     let path = data_file(name);
@@ -235,4 +241,196 @@ fn a_negative_row_weight_is_refused_with_its_row() {
     };
     let err = params.check().unwrap_err().to_string();
     assert!(err.contains("sample_weight[1] is -2"), "{err}");
+}
+
+/// scikit-learn's loop with rows held out, written out for a binary
+/// classic perceptron with weights of 1: before each of `epochs` epochs all
+/// the rows are reshuffled with `seed` (file order without one), and the
+/// rows not `held` are visited in that order.
+fn by_hand(data: &Dataset<f64>, held: &[usize], seed: Option<u32>, epochs: usize) -> Vec<f64> {
+    let mut w = vec![0.0; data.cols() + 1];
+    let mut order: Vec<usize> = (0..data.rows()).collect();
+    for _ in 0..epochs {
+        if let Some(seed) = seed {
+            reshuffle(&mut order, seed);
+        }
+        for &i in order.iter().filter(|i| !held.contains(i)) {
+            let Row::Dense(x) = data.features.row(i) else {
+                unreachable!("dense data")
+            };
+            let y = data.labels[i];
+            if reference::is_mistake(y, reference::dot(&w, Row::Dense(x), true)) {
+                let y = y as f64;
+                for (wk, xk) in w.iter_mut().zip(x) {
+                    *wk += y * xk;
+                }
+                *w.last_mut().unwrap() += y;
+            }
+        }
+    }
+    w
+}
+
+/// Every seventh row of `data`, from row 3.
+fn every_seventh(data: &Dataset<f64>) -> Vec<usize> {
+    (3..data.rows()).step_by(7).collect()
+}
+
+/// scikit-learn's early stopping on `held` (fraction 0.1, its defaults
+/// otherwise), keeping `keep`.
+fn held_out(random_state: Option<u32>, held: &[usize], keep: Keep) -> TrainParams {
+    TrainParams {
+        max_epochs: 1000,
+        shuffle_every_epoch: random_state.map(EveryEpoch::RandomState),
+        early_stop: Some(EarlyStop {
+            validation: Some(Validation {
+                fraction: 0.1,
+                seed: 0,
+            }),
+            judge: Judge::MeanLoss,
+            keep,
+            ..EarlyStop::default()
+        }),
+        held_out: Some(held.into()),
+        ..TrainParams::default()
+    }
+}
+
+#[test]
+fn held_out_rows_are_skipped_where_they_fall_in_every_epochs_order() {
+    let data = load::<f64>("breast_cancer.csv", false);
+    let held = every_seventh(&data);
+    for random_state in [None, Some(3)] {
+        let seed = random_state.map(|r| seeds_from_random_state(r, 1)[0]);
+        // No rule: max_epochs epochs.
+        let params = TrainParams {
+            early_stop: None,
+            max_epochs: 4,
+            ..held_out(random_state, &held, Keep::Last)
+        };
+        for backend in [Backend::Reference, Backend::Cpu] {
+            let fit = train(&data, params.clone(), backend).unwrap();
+            assert_eq!(bits(&fit.weights), bits(&by_hand(&data, &held, seed, 4)));
+            assert_eq!(fit.nominal_epochs, Some(4));
+            // The theorem's figures are of the rows trained on.
+            assert_eq!(fit.theory.rows, data.rows() - held.len());
+        }
+    }
+}
+
+#[test]
+fn early_stopping_on_held_out_rows_returns_the_last_epochs_weights() {
+    let data = load::<f64>("breast_cancer.csv", false);
+    let held = every_seventh(&data);
+    let seed = seeds_from_random_state(0, 1)[0];
+    let last = train(&data, held_out(Some(0), &held, Keep::Last), Backend::Cpu).unwrap();
+    let best = train(&data, held_out(Some(0), &held, Keep::Best), Backend::Cpu).unwrap();
+    // The same epochs run; the rule stopped them.
+    assert_eq!(last.mistakes_per_epoch, best.mistakes_per_epoch);
+    let epochs = last.epochs();
+    assert_eq!(last.stop, perceptron::train::Stop::EarlyStopped);
+    let report = last.early_stopping.as_ref().unwrap();
+    assert_eq!((report.keep, report.best_epoch), (Keep::Last, None));
+    assert_eq!(report.validation_rows, Some(held.len()));
+    assert_eq!(report.validation_accuracy.len(), epochs);
+    assert_eq!(
+        bits(&last.weights),
+        bits(&by_hand(&data, &held, Some(seed), epochs))
+    );
+    // Keeping the best epoch's weights is another model here.
+    let best_epoch = best.early_stopping.as_ref().unwrap().best_epoch.unwrap();
+    assert!(
+        best_epoch < epochs,
+        "the best epoch {best_epoch} is the last"
+    );
+    assert_eq!(
+        bits(&best.weights),
+        bits(&by_hand(&data, &held, Some(seed), best_epoch))
+    );
+    // Each epoch's score is the accuracy of its weights on the held rows.
+    let on_held = data.permuted(&held);
+    for e in [1, epochs] {
+        let w = by_hand(&data, &held, Some(seed), e);
+        let right = early_stop::correct(&on_held, &w, true, 1);
+        assert_eq!(
+            report.validation_accuracy[e - 1],
+            right as f64 / held.len() as f64
+        );
+    }
+}
+
+#[test]
+fn the_held_out_rows_weigh_their_accuracy_by_their_sample_weights() {
+    let data = load::<f64>("breast_cancer.csv", false);
+    let held = every_seventh(&data);
+    let weights: std::sync::Arc<[f64]> = (0..data.rows())
+        .map(|i| [0.0, 0.25, 1.0, 3.0, 0.1][i % 5])
+        .collect();
+    let params = TrainParams {
+        sample_weight: Some(weights.clone()),
+        ..held_out(Some(1), &held, Keep::Last)
+    };
+    let fit = train(&data, params.clone(), Backend::Cpu).unwrap();
+    let on_held = data.permuted(&held);
+    let right: Vec<bool> = (0..held.len())
+        .map(|i| {
+            let s = reference::dot(&fit.weights, on_held.features.row(i), true);
+            reference::predicted_sign(s) == on_held.labels[i]
+        })
+        .collect();
+    let held_weights: Vec<f64> = held.iter().map(|&i| weights[i]).collect();
+    let scores = &fit.early_stopping.as_ref().unwrap().validation_accuracy;
+    let want = early_stop::weighted_accuracy(&right, &held_weights, false);
+    assert_eq!(scores.last().unwrap().to_bits(), want.to_bits());
+    // Not the share of rows right: the weights count.
+    let count = right.iter().filter(|&&r| r).count() as f64 / held.len() as f64;
+    assert_ne!(want, count);
+    // Every backend agrees.
+    let reference = train(&data, params, Backend::Reference).unwrap();
+    assert_eq!(bits(&reference.weights), bits(&fit.weights));
+}
+
+#[test]
+fn held_out_rows_that_cannot_be_are_refused() {
+    let data = load::<f64>("breast_cancer.csv", false);
+    let n = data.rows();
+    let fails = |params: TrainParams| {
+        let trainer = Trainer::new(params.check().unwrap()).with_backend(Backend::Cpu);
+        let start = trainer.start(&data, None);
+        trainer
+            .fit(&data, start, &mut Silent)
+            .unwrap_err()
+            .to_string()
+    };
+    let err = fails(held_out(Some(0), &[2, n], Keep::Last));
+    assert!(
+        err.contains(&format!(
+            "held-out row {n} is not a row of the data ({n} rows)"
+        )),
+        "{err}"
+    );
+    let all: Vec<usize> = (0..n).collect();
+    let err = fails(held_out(Some(0), &all, Keep::Last));
+    assert!(err.contains("leaves nothing to train on"), "{err}");
+    let err = fails(held_out(None, &[], Keep::Last));
+    assert!(err.contains("leaves nothing to judge on"), "{err}");
+    // A validation part of the caller's besides.
+    let trainer = Trainer::new(held_out(Some(0), &[1, 2], Keep::Last).check().unwrap());
+    let start = trainer.start(&data, None);
+    let err = trainer
+        .fit_validated(&data, Some(&data.permuted(&[1, 2])), start, &mut Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not both"), "{err}");
+    // The loop alone does not hold rows out: it refuses them.
+    let params = held_out(None, &[1, 2], Keep::Last).check().unwrap();
+    let err = perceptron::train::fit_reference(&data, &params)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("train with Trainer::fit"), "{err}");
+    let err = held_out(None, &[4, 2], Keep::Last)
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("row 2 follows row 4"), "{err}");
 }

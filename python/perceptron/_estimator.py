@@ -3,7 +3,9 @@ and its fitted attributes live here; the training and the predictions run in
 ``perceptron._core``, on the library's exact engines, with the GIL released.
 """
 
+import inspect
 import json
+import math
 import numbers
 import os
 import warnings
@@ -70,6 +72,96 @@ def _native(X):
     return aligned(X)
 
 
+def _approximate_mode(class_counts, n_draws, rng):
+    """scikit-learn 1.9's ``sklearn.utils.extmath._approximate_mode``, line
+    for line: how many of ``n_draws`` rows each class gets, the ties of the
+    remainders broken by ``rng``."""
+    continuous = class_counts / class_counts.sum() * n_draws
+    floored = np.floor(continuous)
+    need_to_add = int(n_draws - floored.sum())
+    if need_to_add > 0:
+        remainder = continuous - floored
+        values = np.sort(np.unique(remainder))[::-1]
+        for value in values:
+            (inds,) = np.where(remainder == value)
+            add_now = min(len(inds), need_to_add)
+            inds = rng.choice(inds, size=add_now, replace=False)
+            floored[inds] += 1
+            need_to_add -= add_now
+            if need_to_add == 0:
+                break
+    return floored.astype(int)
+
+
+def _validation_split(codes, labels, fraction, rng, sample_weight):
+    """The rows scikit-learn 1.9's early stopping holds out, ascending: the
+    test rows of the first split of ``StratifiedShuffleSplit(test_size=
+    fraction, random_state=rng)`` on the classes ``codes`` (indices into
+    ``labels``, sorted as ``np.unique`` sorts them), with its draws from
+    ``rng`` in its order, its checks and its messages
+    (``sklearn/model_selection/_split.py``, ``_validate_shuffle_split`` and
+    ``StratifiedShuffleSplit._iter_indices``), then the checks of
+    ``BaseSGD._make_validation_split``."""
+    n_samples = len(codes)
+    n_test = math.ceil(fraction * n_samples)
+    n_train = n_samples - n_test
+    if n_train == 0:
+        raise ValueError(
+            "With n_samples={}, test_size={} and train_size=None, the "
+            "resulting train set will be empty. Adjust any of the "
+            "aforementioned parameters.".format(n_samples, fraction)
+        )
+    class_counts = np.bincount(codes, minlength=len(labels))
+    n_classes = len(class_counts)
+    if np.min(class_counts) < 2:
+        too_few_classes = np.asarray(labels)[class_counts < 2].tolist()
+        raise ValueError(
+            "The least populated classes in y have only 1"
+            " member, which is too few. The minimum"
+            " number of groups for any class cannot"
+            " be less than 2. Classes with too few"
+            " members are: %s" % (too_few_classes)
+        )
+    if n_train < n_classes:
+        raise ValueError(
+            "The train_size = %d should be greater or "
+            "equal to the number of classes = %d" % (n_train, n_classes)
+        )
+    if n_test < n_classes:
+        raise ValueError(
+            "The test_size = %d should be greater or "
+            "equal to the number of classes = %d" % (n_test, n_classes)
+        )
+    class_indices = np.split(np.argsort(codes, kind="stable"), np.cumsum(class_counts)[:-1])
+    n_i = _approximate_mode(class_counts, n_train, rng)
+    class_counts_remaining = class_counts - n_i
+    t_i = _approximate_mode(class_counts_remaining, n_test, rng)
+    train = []
+    test = []
+    for i in range(n_classes):
+        permutation = rng.permutation(class_counts[i])
+        perm_indices_class_i = class_indices[i].take(permutation, mode="clip")
+        train.extend(perm_indices_class_i[: n_i[i]])
+        test.extend(perm_indices_class_i[n_i[i] : n_i[i] + t_i[i]])
+    # Drawn although only the sets matter here: the generator advances so.
+    idx_train = rng.permutation(train)
+    idx_val = rng.permutation(test)
+    if not np.any(sample_weight[idx_val] > 0):
+        raise ValueError(
+            "The sample weights for validation set are all zero, consider using a"
+            " different random state."
+        )
+    if idx_train.shape[0] == 0 or idx_val.shape[0] == 0:
+        raise ValueError(
+            "Splitting %d samples into a train set and a validation set "
+            "with validation_fraction=%r led to an empty set (%d and %d "
+            "samples). Please either change validation_fraction, increase "
+            "number of samples, or disable early_stopping."
+            % (n_samples, fraction, idx_train.shape[0], idx_val.shape[0])
+        )
+    return np.sort(idx_val)
+
+
 class Perceptron(ClassifierMixin, BaseEstimator):
     """Rosenblatt's classic perceptron, trained exactly on the CPU and the GPU.
 
@@ -85,9 +177,12 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     dense float64 data (and float32 wherever no margin falls between its
     float64 and this package's float32 sums). The rows are reshuffled before
     every epoch as scikit-learn reshuffles them, and the run stops by its
-    rule on the epoch's mean hinge loss. ``shuffle=False, tol=None`` is the
-    textbook loop in file order, which stops after the first epoch without
-    a mistake (``perceptron train``'s model). On sparse data scikit-learn
+    rule on the epoch's mean hinge loss. ``early_stopping=True`` is
+    scikit-learn's too, bit for bit: the same held-out rows, the same rule
+    on their accuracy, the last epoch's weights (see docs/python.md for
+    where that could part). ``shuffle=False, tol=None`` is the textbook
+    loop in file order, which stops after the first epoch without a
+    mistake (``perceptron train``'s model). On sparse data scikit-learn
     scales the intercept's update by 0.01; this package does not.
 
     Parameters
@@ -98,9 +193,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     tol : float or None, default=1e-3
         scikit-learn's stopping rule: an epoch improves when its mean hinge
         loss, sum of max(0, -y*s) / rows, is below the best before it by
-        ``tol``; ``n_iter_no_change`` epochs in a row that do not stop the
-        run. None: no rule (the run stops at an epoch without a mistake, or
-        ``max_iter``).
+        ``tol`` (with ``early_stopping``: when its held-out accuracy is
+        above the best before it by ``tol``); ``n_iter_no_change`` epochs in
+        a row that do not stop the run. None: no rule (the run stops at an
+        epoch without a mistake, or ``max_iter``).
     n_iter_no_change : int, default=5
         Epochs without improvement that stop the run.
     fit_intercept : bool, default=True
@@ -109,8 +205,22 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         Reshuffle the rows before every epoch, as scikit-learn does
         (``perceptron train --shuffle-every-epoch``).
     random_state : int, RandomState instance or None, default=0
-        Where each perceptron's shuffle seed is drawn from, as scikit-learn
-        draws it (an int S is ``--seed S``).
+        Where each perceptron's shuffle seed (and ``early_stopping``'s
+        split) is drawn from, as scikit-learn draws them (an int S is
+        ``--seed S``).
+    early_stopping : bool, default=False
+        scikit-learn's early stopping: hold out a stratified
+        ``validation_fraction`` of the rows (scikit-learn's
+        ``StratifiedShuffleSplit``, drawn from ``random_state`` in its
+        order), never train on them, judge every epoch by each perceptron's
+        accuracy on them (weighted by their ``sample_weight``) with the
+        ``tol`` / ``n_iter_no_change`` rule, and return the last epoch's
+        weights, as scikit-learn does (``perceptron train
+        --validation-fraction`` keeps the best epoch's instead). A split
+        that cannot be made is a ValueError with scikit-learn's message.
+        Not with ``partial_fit``.
+    validation_fraction : float in (0, 1), default=0.1
+        The share of the rows ``early_stopping`` holds out.
     average : bool, default=False
         Return the average of the weights after every row visit (the
         averaged perceptron, for noisy data).
@@ -188,6 +298,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         warm_start=False,
         verbose=0,
         class_weight=None,
+        early_stopping=False,
+        validation_fraction=0.1,
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -204,6 +316,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.verbose = verbose
         self.class_weight = class_weight
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
 
     # -- parameters ---------------------------------------------------------
 
@@ -239,28 +353,69 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             )
         if self.average and self.pocket:
             raise ValueError("average and pocket are two variants: choose one of them")
+        if not isinstance(self.early_stopping, (bool, np.bool_)):
+            raise TypeError(f"early_stopping must be a bool, not {self.early_stopping!r}")
+        fraction = self.validation_fraction
+        if not isinstance(fraction, numbers.Real) or isinstance(fraction, (bool, np.bool_)):
+            raise TypeError(f"validation_fraction must be a float, not {fraction!r}")
+        if not 0 < fraction < 1:
+            raise ValueError(
+                f"validation_fraction must be a float in the range (0.0, 1.0), not {fraction!r}"
+            )
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, not {self.verbose!r}")
         return _precision_name(self.precision)
 
-    def _shuffle_seeds(self, heads):
-        """Each perceptron's reshuffle seed, drawn from ``random_state`` as
-        scikit-learn 1.9's ``fit_binary`` and ``_fit_multiclass`` draw them
-        (also when ``shuffle`` is False, so that a shared RandomState
-        advances alike); None when the rows keep their order."""
-        rng = check_random_state(self.random_state)
+    def _schedule(self, codes, classes, sample_weight, early):
+        """Each perceptron's reshuffle seed (None when the rows keep their
+        order) and the rows early stopping holds out (None without it),
+        drawn from ``random_state`` as scikit-learn 1.9's ``fit_binary`` and
+        ``_fit_multiclass`` draw them (``sklearn/linear_model/
+        _stochastic_gradient.py``). Binary: the seeds' generator draws the
+        dataset's own seed, then the split draws from ``random_state``
+        (the same generator when it is a RandomState or None, a fresh one
+        for an int), then the shuffle seed. One-vs-rest: the split first,
+        then one seed per class from ``random_state``, and each class's
+        perceptron draws as a binary one from ``RandomState(seed)``. The
+        seeds are drawn also when ``shuffle`` is False, so that a shared
+        RandomState advances alike."""
+        early = early and len(classes) >= 2
+        if sample_weight is None:
+            sample_weight = np.ones(len(codes))
 
-        def of_binary(rng):
+        def split():
+            # scikit-learn splits a binary y_i (-1 and +1, in the order of
+            # the classes) and a one-vs-rest y alike; its messages name
+            # y_i's labels, these the classes.
+            rng = check_random_state(self.random_state)
+            try:
+                return _validation_split(
+                    codes, classes, self.validation_fraction, rng, sample_weight
+                )
+            except ValueError as e:
+                # scikit-learn's words, after what was being done.
+                raise ValueError(
+                    f"early_stopping=True holds out validation_fraction="
+                    f"{self.validation_fraction!r} of the {len(codes)} rows, stratified "
+                    f"by class, and cannot: {e}"
+                ) from None
+
+        def of_binary(rng, early):
             rng.randint(1, _MAX_INT)  # the dataset's own seed (make_dataset)
-            return int(rng.randint(_MAX_INT))
+            held = split() if early else None
+            return int(rng.randint(_MAX_INT)), held
 
-        if heads == 1:
-            seeds = [of_binary(rng)]
+        if len(classes) <= 2:
+            seed, held = of_binary(check_random_state(self.random_state), early)
+            seeds = [seed]
         else:
+            held = split() if early else None
+            rng = check_random_state(self.random_state)
             seeds = [
-                of_binary(np.random.RandomState(s)) for s in rng.randint(_MAX_INT, size=heads)
+                of_binary(np.random.RandomState(s), False)[0]
+                for s in rng.randint(_MAX_INT, size=len(classes))
             ]
-        return seeds if self.shuffle else None
+        return (seeds if self.shuffle else None), held
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -384,7 +539,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                 )
             init = self._initial_weights(precision)
         weights = self._update_weights(X, y, classes, sample_weight)
-        result = self._train(X, codes, classes, precision, self.max_iter, init, self.tol, weights)
+        result = self._train(
+            X, codes, classes, precision, self.max_iter, init, self.tol, weights,
+            early=bool(self.early_stopping),
+        )
         self._keep(result, classes, precision)
         self.t_ = float(self.n_iter_ * X.shape[0] + 1)
         # scikit-learn warns when its rule did not stop the run before
@@ -397,6 +555,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
 
     def _partial_fit(self, X, y, classes, sample_weight):
         precision = self._checked_params()
+        if self.early_stopping:
+            # scikit-learn's message (BaseSGD._more_validate_params).
+            raise ValueError("early_stopping should be False with partial_fit")
         first = not hasattr(self, "classes_")
         if first:
             if classes is None:
@@ -444,13 +605,25 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                 float(c) for c in compute_class_weight(self.class_weight, classes=classes, y=y)
             ]
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=X.dtype)
+            # With early stopping, scikit-learn lets every weight be 0 here
+            # and refuses a validation part without weight instead.
+            sample_weight = _check_sample_weight(
+                sample_weight, X, dtype=X.dtype, **self._zero_weights_allowed()
+            )
             sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
         return class_weights, sample_weight
 
-    def _train(self, X, codes, classes, precision, max_iter, init, tol, weights):
+    def _zero_weights_allowed(self):
+        """``_check_sample_weight``'s argument that lets every weight be 0
+        with early stopping, where the installed scikit-learn has it."""
+        if not self.early_stopping:
+            return {}
+        allowed = "allow_all_zero_weights" in inspect.signature(_check_sample_weight).parameters
+        return {"allow_all_zero_weights": True} if allowed else {}
+
+    def _train(self, X, codes, classes, precision, max_iter, init, tol, weights, early=False):
         margin = float(self.margin)
-        heads = len(classes) if len(classes) > 2 else 1
+        seeds, held = self._schedule(codes, classes, weights[1], early)
         result = _core.fit(
             _native(X),
             np.ascontiguousarray(codes, dtype=np.int64).ravel(),
@@ -459,11 +632,13 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             max_iter=int(max_iter),
             fit_intercept=bool(self.fit_intercept),
             shuffle_seed=None,
-            shuffle_seeds=self._shuffle_seeds(heads),
+            shuffle_seeds=seeds,
             tol=None if tol is None else float(tol),
             n_iter_no_change=int(self.n_iter_no_change),
             class_weights=weights[0],
             sample_weight=weights[1],
+            held_out=None if held is None else held.tolist(),
+            validation_fraction=float(self.validation_fraction),
             average=bool(self.average),
             pocket=bool(self.pocket),
             margin=repr(margin) if margin > 0 else None,
@@ -607,6 +782,10 @@ def load(path):
         max_iter=int(training.get("max_epochs") or 1000),
         tol=early["tol"] if early else None,
         n_iter_no_change=int(early["n_iter_no_change"]) if early else 5,
+        # scikit-learn's early stopping (the last epoch's weights); the
+        # command line's --validation-fraction keeps the best epoch's.
+        early_stopping=bool(early) and early.get("keep") == "last",
+        validation_fraction=(early or {}).get("validation_fraction") or 0.1,
         fit_intercept=bool(model["fit_intercept"]),
         shuffle=bool(every),
         random_state=every.get("random_state", 0) if isinstance(every, dict) else 0,

@@ -12,7 +12,7 @@ use perceptron::engine::backend::Backend;
 use perceptron::engine::gpu::{AdapterRequest, GpuOptions};
 use perceptron::model::{ClassTraining, TrainingInfo};
 use perceptron::run::{FingerprintWhen, Init, Run, RunInputs};
-use perceptron::train::early_stop::Judge;
+use perceptron::train::early_stop::{Judge, Keep, Validation};
 use perceptron::train::scikit::EveryEpoch;
 use perceptron::train::{
     ClassWeights, EarlyStop, Margin, PassPolicy, RunSettings, Stop, TrainParams, Trainer, Variant,
@@ -41,6 +41,9 @@ pub struct RunOptions {
     pub class_weights: Option<Vec<f64>>,
     /// Each row's weight (`sample_weight`).
     pub sample_weight: Option<std::sync::Arc<[f64]>>,
+    /// scikit-learn's `early_stopping=True`: the rows its split holds out
+    /// of training (ascending) and the `validation_fraction` they are.
+    pub held_out: Option<(Vec<usize>, f64)>,
     pub variant: Variant,
     pub margin: Option<Margin>,
     pub multiclass: bool,
@@ -90,7 +93,8 @@ pub fn gpu_options(adapter: Option<String>) -> GpuOptions {
 #[pyfunction]
 #[pyo3(signature = (
     x, codes, classes, *, precision, max_iter, fit_intercept, shuffle_seed,
-    shuffle_seeds, tol, n_iter_no_change, class_weights, sample_weight, average, pocket, margin, multiclass, backend, adapter, init, verbose
+    shuffle_seeds, tol, n_iter_no_change, class_weights, sample_weight, held_out, validation_fraction,
+    average, pocket, margin, multiclass, backend, adapter, init, verbose
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
@@ -107,6 +111,8 @@ pub fn fit<'py>(
     n_iter_no_change: usize,
     class_weights: Option<Vec<f64>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    held_out: Option<Vec<usize>>,
+    validation_fraction: f64,
     average: bool,
     pocket: bool,
     margin: Option<String>,
@@ -137,6 +143,7 @@ pub fn fit<'py>(
             Some(w) => Some(w.as_slice()?.into()),
             None => None,
         },
+        held_out: held_out.map(|rows| (rows, validation_fraction)),
         variant,
         margin: margin
             .map(|m| Margin::parse(&m))
@@ -173,9 +180,14 @@ fn fit_in<'py, F: Real + Element + Plain>(
         early_stop: options.tol.map(|(tol, n_iter_no_change)| EarlyStop {
             tol,
             n_iter_no_change,
-            validation: None,
+            validation: options.held_out.as_ref().map(|&(_, fraction)| Validation {
+                fraction,
+                seed: 0,
+            }),
             judge: Judge::MeanLoss,
+            keep: Keep::Last,
         }),
+        held_out: options.held_out.map(|(rows, _)| rows.into()),
         class_weight: options.class_weights.as_ref().map(|w| {
             ClassWeights::Given(
                 classes

@@ -164,7 +164,7 @@ fn param(p: &ParamError) -> String {
         ParamError::MaxEpochs(_) => "--max-epochs must be at least 1".into(),
         ParamError::Margin(text) => format!("--margin must be a finite number, got \"{text}\""),
         ParamError::PocketWithMulticlass => "--pocket is not available with --multiclass".into(),
-        ParamError::SampleWeight { .. } => p.to_string(),
+        ParamError::SampleWeight { .. } | ParamError::HeldOut(_) => p.to_string(),
         ParamError::TwoShuffles => "the rows are shuffled once or before every epoch, not both".into(),
         ParamError::ClassWeight { text, why } => {
             format!("--class-weight \"{text}\": {why} (use `balanced` or LABEL=W,LABEL=W,...)")

@@ -44,7 +44,8 @@ pub struct TrainParams {
     #[serde(default)]
     pub class_weight: Option<ClassWeights>,
     /// Stop when epochs stop improving ([`crate::train::early_stop`]); with
-    /// a validation part, the model is the best epoch's weights.
+    /// a validation part, the model is the best epoch's weights or the
+    /// last's, as its `keep` says.
     #[serde(default)]
     pub early_stop: Option<EarlyStop>,
     /// Each row's own weight in its updates, in the data's row order
@@ -54,6 +55,25 @@ pub struct TrainParams {
     /// bound.
     #[serde(skip)]
     pub sample_weight: Option<std::sync::Arc<[f64]>>,
+    /// Rows of the data held out of training for early stopping's
+    /// validation part (scikit-learn's validation mask, `early_stopping=
+    /// True`): indices into the data, ascending. They keep their places in
+    /// the order of every epoch, which skips them, as scikit-learn's loop
+    /// skips them; the validation part is these rows, weighted by their
+    /// `sample_weight` when given. Run by the scikit-learn schedule
+    /// ([`crate::train::scikit`]), with or without an early-stopping rule;
+    /// not with a validation part the caller passes
+    /// ([`crate::train::Trainer::fit_validated`]). Data, not a setting.
+    #[serde(skip)]
+    pub held_out: Option<std::sync::Arc<[usize]>>,
+    /// The weight of each row of the validation part in its accuracy, in
+    /// its row order (scikit-learn's `sample_weight` of its validation
+    /// rows; [`crate::train::early_stop::weighted_accuracy`]). The
+    /// scikit-learn schedule sets it from `sample_weight` for `held_out`;
+    /// a caller of [`crate::train::Trainer::fit_validated`] may give it
+    /// for its own validation part. Finite and >= 0. Data, not a setting.
+    #[serde(skip)]
+    pub validation_weight: Option<std::sync::Arc<[f64]>>,
 }
 
 impl Default for TrainParams {
@@ -71,6 +91,8 @@ impl Default for TrainParams {
             class_weight: None,
             early_stop: None,
             sample_weight: None,
+            held_out: None,
+            validation_weight: None,
         }
     }
 }
@@ -98,6 +120,25 @@ impl TrainParams {
                 row,
                 value: v.to_string(),
             });
+        }
+        if let Some(rows) = &self.held_out
+            && let Some(k) = (1..rows.len()).find(|&k| rows[k] <= rows[k - 1])
+        {
+            return Err(ParamError::HeldOut(format!(
+                "they must ascend, each row once, but row {} follows row {}",
+                rows[k],
+                rows[k - 1]
+            )));
+        }
+        if let Some(w) = &self.validation_weight
+            && let Some((row, v)) = w
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+        {
+            return Err(ParamError::HeldOut(format!(
+                "validation_weight[{row}] is {v}: a row's weight must be a finite number >= 0"
+            )));
         }
         if let Some(w) = &self.class_weight {
             w.check()?;
@@ -205,6 +246,26 @@ mod tests {
             ..TrainParams::default()
         };
         assert_eq!(bad.check(), Err(ParamError::PocketWithMulticlass));
+        let bad = TrainParams {
+            held_out: Some(vec![1, 4, 4].into()),
+            ..TrainParams::default()
+        };
+        assert_eq!(
+            bad.check(),
+            Err(ParamError::HeldOut(
+                "they must ascend, each row once, but row 4 follows row 4".into()
+            ))
+        );
+        let bad = TrainParams {
+            validation_weight: Some(vec![1.0, f64::NAN].into()),
+            ..TrainParams::default()
+        };
+        assert_eq!(
+            bad.check(),
+            Err(ParamError::HeldOut(
+                "validation_weight[1] is NaN: a row's weight must be a finite number >= 0".into()
+            ))
+        );
         let fine = TrainParams::default().check().unwrap();
         assert_eq!((fine.heads(10), fine.tau_f64()), (1, 0.0));
     }

@@ -117,6 +117,7 @@ impl ExtraArgs {
                 seed: seed.unwrap_or(0),
             }),
             judge: self.tol_on.map(Into::into).unwrap_or_default(),
+            ..default
         })
     }
 }

@@ -12,6 +12,18 @@
 //! schedule, when the order changes every epoch or the rule judges the mean
 //! loss (which is per perceptron).
 //!
+//! # Held-out rows (`early_stopping=True`)
+//! scikit-learn's early stopping holds a stratified fraction of the rows
+//! out of training (`_make_validation_split`; the caller computes that
+//! split and gives its rows, [`TrainParams::held_out`]). Its loop still
+//! reshuffles all the rows every epoch and skips the held-out ones where
+//! they fall, so the rows trained on are visited in the reshuffled order
+//! with those rows left out; after every epoch each perceptron is judged
+//! on its own binary accuracy on the held-out rows (its class +1, the rest
+//! -1, weighted by their `sample_weight`), and the model is the last
+//! epoch's weights ([`crate::train::early_stop::Keep::Last`]). A
+//! one-vs-rest model holds out the same rows in every perceptron.
+//!
 //! # The epoch count
 //! scikit-learn does not stop at an epoch without a mistake: it runs until
 //! its rule stops it, or `max_iter`. Nothing changes after such an epoch
@@ -23,11 +35,13 @@ pub mod order;
 
 pub use order::{EveryEpoch, Mt19937, reshuffle, seeds_from_random_state, xorshift};
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::data::Dataset;
 use crate::data::labels::LabelMap;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::class_weight::ClassWeights;
 use crate::train::early_stop::EarlyStop;
@@ -38,13 +52,69 @@ use crate::train::theory;
 use crate::train::trainer::Trainer;
 
 /// Whether `params` need this schedule rather than one run of the loop:
-/// an order that changes every epoch, or a mean-loss rule over several
-/// perceptrons (each judged alone).
+/// an order that changes every epoch, a mean-loss rule over several
+/// perceptrons (each judged alone), or rows held out of training.
 pub fn applies(params: &TrainParams, heads: usize) -> bool {
     let per_head_rule = params.early_stop.as_ref().is_some_and(|e| {
         e.validation.is_none() && e.judge == crate::train::early_stop::Judge::MeanLoss
     });
-    params.shuffle_every_epoch.is_some() || (per_head_rule && heads > 1)
+    params.shuffle_every_epoch.is_some()
+        || (per_head_rule && heads > 1)
+        || params.held_out.is_some()
+}
+
+/// The rows held out of training ([`TrainParams::held_out`]).
+struct Holdout<F> {
+    /// The validation part: the held-out rows, in the data's order.
+    part: Dataset<F>,
+    /// Their `sample_weight`, in the same order.
+    weight: Option<Arc<[f64]>>,
+    /// Whether each row of the data is held out.
+    skipped: Vec<bool>,
+}
+
+impl<F: Real> Holdout<F> {
+    /// The held-out `rows` of `data` (checked against it), weighted by
+    /// `sample_weight` when given.
+    fn of(data: &Dataset<F>, rows: &[usize], sample_weight: Option<&[f64]>) -> Result<Self> {
+        let n = data.rows();
+        if let Some(w) = sample_weight
+            && w.len() != n
+        {
+            return Err(Error::Usage(format!(
+                "sample_weight has {} values for {n} rows",
+                w.len()
+            )));
+        }
+        if let Some(&last) = rows.iter().max()
+            && last >= n
+        {
+            return Err(Error::Usage(format!(
+                "held-out row {last} is not a row of the data ({n} rows)"
+            )));
+        }
+        if rows.is_empty() || rows.len() >= n {
+            return Err(Error::Usage(format!(
+                "holding out {} of {n} rows leaves {}: both the rows trained on and \
+                 the held-out rows must be at least one",
+                rows.len(),
+                if rows.is_empty() {
+                    "nothing to judge on"
+                } else {
+                    "nothing to train on"
+                }
+            )));
+        }
+        let mut skipped = vec![false; n];
+        for &i in rows {
+            skipped[i] = true;
+        }
+        Ok(Holdout {
+            part: data.permuted(rows),
+            weight: sample_weight.map(|w| rows.iter().map(|&i| w[i]).collect()),
+            skipped,
+        })
+    }
 }
 
 /// Trains with the schedule: each perceptron alone, epoch by epoch.
@@ -55,6 +125,35 @@ pub(super) fn fit<F: Real>(
     start: State<F>,
     observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
+    let holdout = match &trainer.params().held_out {
+        None => None,
+        Some(_) if validation.is_some() => {
+            return Err(Error::Usage(
+                "a run holds out the rows TrainParams::held_out names or is given a \
+                 validation part, not both"
+                    .into(),
+            ));
+        }
+        Some(rows) => Some(Holdout::of(
+            data,
+            rows,
+            trainer.params().sample_weight.as_deref(),
+        )?),
+    };
+    // From here the held-out rows are the validation part, weighted by
+    // their sample weights, and the rows the order skips.
+    let held_trainer;
+    let (trainer, validation, skipped) = match &holdout {
+        None => (trainer, validation, &[][..]),
+        Some(h) => {
+            held_trainer = trainer.with_params(TrainParams {
+                held_out: None,
+                validation_weight: h.weight.clone(),
+                ..(**trainer.params()).clone()
+            })?;
+            (&held_trainer, Some(&h.part), &h.skipped[..])
+        }
+    };
     let params = trainer.params();
     let heads = params.heads(data.classes.len());
     let seeds = match &params.shuffle_every_epoch {
@@ -63,7 +162,7 @@ pub(super) fn fit<F: Real>(
     };
     let seed = |h: usize| seeds.as_ref().map(|s| s[h]);
     if heads == 1 {
-        return fit_alone(trainer, data, validation, start, seed(0), observer);
+        return fit_alone(trainer, data, validation, skipped, start, seed(0), observer);
     }
     let t0 = Instant::now();
     let resolved = params
@@ -91,6 +190,7 @@ pub(super) fn fit<F: Real>(
             &head_trainer,
             &head_data,
             head_validation.as_ref(),
+            skipped,
             head_start,
             seed(h),
             observer,
@@ -101,9 +201,14 @@ pub(super) fn fit<F: Real>(
             break;
         }
     }
+    // The theorem's figures are of the rows trained on.
+    let trained = match skipped {
+        [] => Cow::Borrowed(data),
+        _ => Cow::Owned(data.permuted(&kept(skipped))),
+    };
     Ok(combine(
         params,
-        data,
+        &trained,
         fits,
         heads,
         resolved.map(|c| c.labels),
@@ -111,21 +216,44 @@ pub(super) fn fit<F: Real>(
     ))
 }
 
+/// The rows not `skipped`, in order.
+fn kept(skipped: &[bool]) -> Vec<usize> {
+    (0..skipped.len()).filter(|&i| !skipped[i]).collect()
+}
+
 /// One perceptron (binary data) trained epoch by epoch, its rows in the
-/// order `seed` gives each epoch (file order without one).
+/// order `seed` gives each epoch (file order without one), the rows
+/// `skipped` marks (none when empty) left out where they fall.
 fn fit_alone<F: Real>(
     trainer: &Trainer,
     data: &Dataset<F>,
     validation: Option<&Dataset<F>>,
+    skipped: &[bool],
     mut state: State<F>,
     seed: Option<u32>,
     observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
     let params = trainer.params();
     let max = params.max_epochs;
+    // Each row's weight moves with it.
+    let weights_of = |rows: &[usize]| {
+        params
+            .sample_weight
+            .as_ref()
+            .map(|w| rows.iter().map(|&i| w[i]).collect())
+    };
     let Some(seed) = seed else {
         // File order every epoch: one run of the loop.
-        let mut fit = trainer.fit_epochs(data, validation, state, observer)?;
+        let mut fit = if skipped.is_empty() {
+            trainer.fit_epochs(data, validation, state, observer)?
+        } else {
+            let rows = kept(skipped);
+            let trained = trainer.with_params(TrainParams {
+                sample_weight: weights_of(&rows),
+                ..(**params).clone()
+            })?;
+            trained.fit_epochs(&data.permuted(&rows), validation, state, observer)?
+        };
         fit.nominal_epochs = Some(nominal_epochs(params.early_stop.as_ref(), &fit, max));
         return Ok(fit);
     };
@@ -144,31 +272,34 @@ fn fit_alone<F: Real>(
     loop {
         let done = state.mistakes_per_epoch.len();
         reshuffle(&mut order, seed);
-        let shuffled = data.permuted_into(&order, spare.take());
+        // scikit-learn reshuffles every row and skips the held-out ones.
+        let visited: Cow<[usize]> = match skipped {
+            [] => Cow::Borrowed(&order[..]),
+            _ => Cow::Owned(order.iter().copied().filter(|&i| !skipped[i]).collect()),
+        };
+        let shuffled = data.permuted_into(&visited, spare.take());
         let one_more = trainer.with_params(TrainParams {
             max_epochs: done + 1,
             shuffle_every_epoch: None,
-            // Each row's weight moves with it.
-            sample_weight: params
-                .sample_weight
-                .as_ref()
-                .map(|w| order.iter().map(|&i| w[i]).collect()),
+            sample_weight: weights_of(&visited),
             ..(**params).clone()
         })?;
         let (mut out, note, started) =
             one_more.run_epochs(&shuffled, validation, state, observer)?;
         engine_started += started;
         past.add(&mut out);
-        spare = Some(shuffled);
         if out.stop != Stop::MaxEpochs || out.state.mistakes_per_epoch.len() >= max {
             let out = past.into(out);
             let seconds = t0.elapsed().as_secs_f64() - engine_started;
-            let mut fit = Fit::of_run(out, params, data, validation.map(|v| v.rows()), seconds);
+            // The theorem's figures are of the rows trained on.
+            let trained = if skipped.is_empty() { data } else { &shuffled };
+            let mut fit = Fit::of_run(out, params, trained, validation.map(|v| v.rows()), seconds);
             fit.backend_note = note;
             fit.engine_start_seconds = engine_started;
             fit.nominal_epochs = Some(nominal_epochs(params.early_stop.as_ref(), &fit, max));
             return Ok(fit);
         }
+        spare = Some(shuffled);
         state = out.state;
     }
 }
@@ -326,11 +457,20 @@ fn combine<F: Real>(
             tol: rule.tol,
             n_iter_no_change: rule.n_iter_no_change,
             validation_fraction: rule.validation.map(|v| v.fraction),
-            validation_rows: None,
+            // Every perceptron is judged on the same held-out rows.
+            validation_rows: fits
+                .first()
+                .and_then(|f| f.early_stopping.as_ref())
+                .and_then(|e| e.validation_rows),
             validation_accuracy: Vec::new(),
             mistake_rate: Vec::new(),
             mean_loss: Vec::new(),
             best_epoch: None,
+            keep: if rule.validation.is_some() {
+                rule.keep
+            } else {
+                crate::train::early_stop::Keep::Best
+            },
             stopped: stops.contains(&Stop::EarlyStopped),
         });
     let nominal_epochs = fits.iter().filter_map(|f| f.nominal_epochs).max();

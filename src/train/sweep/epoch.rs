@@ -27,7 +27,7 @@ use crate::data::Dataset;
 use crate::engine::MarginEngine;
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::train::early_stop::{self, EarlyState, EarlyStop, Judge};
+use crate::train::early_stop::{self, EarlyState, EarlyStop, Judge, Keep};
 use crate::train::params::CheckedParams;
 use crate::train::part::{Alone, Part};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
@@ -48,6 +48,14 @@ pub fn run<'a, F: Real>(
     observer: &mut dyn Observer<F>,
 ) -> Result<Outcome<F>> {
     let rows = data.rows();
+    if params.held_out.is_some() {
+        // The schedule splits them off and runs this loop on the rest.
+        return Err(Error::Usage(
+            "held-out rows (TrainParams::held_out) are run by the scikit-learn schedule: \
+             train with Trainer::fit"
+                .into(),
+        ));
+    }
     let early = params.early_stop.as_ref();
     if let Some(rule) = early
         && rule.validation.is_some()
@@ -58,6 +66,15 @@ pub fn run<'a, F: Real>(
              (train::folds::holdout) to Trainer::fit_validated"
                 .into(),
         ));
+    }
+    if let (Some(w), Some(v)) = (&params.validation_weight, validation)
+        && w.len() != v.rows()
+    {
+        return Err(Error::Usage(format!(
+            "validation_weight has {} values for the {} rows of the validation part",
+            w.len(),
+            v.rows()
+        )));
     }
     let mut stepper = Stepper::new(data, params, state, Part::whole(rows), engine, fallback)?;
     stepper.start(&mut Alone, observer)?;
@@ -83,7 +100,7 @@ pub fn run<'a, F: Real>(
             Reached::End => {
                 let m = stepper.finish_epoch();
                 if let Some(rule) = early {
-                    stepper.score_epoch(rule, validation, m);
+                    stepper.score_epoch(rule, validation, params.validation_weight.as_deref(), m);
                 }
                 epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
                 observer.on_epoch_end(stepper.state())?;
@@ -115,11 +132,14 @@ impl<F: Real> Loop<'_, F> {
     }
 
     /// Records the score of the epoch just finished with `mistakes`, and
-    /// with a validation part keeps the weights of a new best epoch.
+    /// with a validation part (its rows weighted by `validation_weight`,
+    /// when given) that keeps the best epoch's weights, keeps those of a
+    /// new best epoch.
     pub(super) fn score_epoch(
         &mut self,
         rule: &EarlyStop,
         validation: Option<&Dataset<F>>,
+        validation_weight: Option<&[f64]>,
         mistakes: u64,
     ) {
         let epoch = self.state.mistakes_per_epoch.len() - 1;
@@ -127,8 +147,8 @@ impl<F: Real> Loop<'_, F> {
         let (score, weights) = match held {
             Some(v) => {
                 let w = self.returned_weights();
-                let right = early_stop::correct(v, &w, self.bias, self.heads);
-                (right as f64 / v.rows().max(1) as f64, Some(w))
+                let score = early_stop::accuracy(v, &w, self.bias, self.heads, validation_weight);
+                (score, (rule.keep == Keep::Best).then_some(w))
             }
             None => {
                 let rows = self.part.epoch_rows.max(1) as f64;

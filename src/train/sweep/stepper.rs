@@ -252,14 +252,17 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     }
 
     /// Records the early-stopping score of the epoch just finished with
-    /// `mistakes` (see [`super::early_stop`]).
+    /// `mistakes`, the validation part's rows weighted by
+    /// `validation_weight` when given (see [`crate::train::early_stop`]).
     pub(super) fn score_epoch(
         &mut self,
         rule: &crate::train::early_stop::EarlyStop,
         validation: Option<&Dataset<F>>,
+        validation_weight: Option<&[f64]>,
         mistakes: u64,
     ) {
-        self.lp.score_epoch(rule, validation, mistakes);
+        self.lp
+            .score_epoch(rule, validation, validation_weight, mistakes);
     }
 
     /// The exact state; its `position` is an index into the rows held.

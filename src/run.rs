@@ -100,7 +100,12 @@ impl<F: Real> Run<F> {
             Init::Model { fingerprint, .. } => Some(fingerprint.clone()),
         };
         let mut description = RunDescription::new(params, &data, init_name, settings);
-        let validation = params.early_stop.as_ref().and_then(|e| e.validation);
+        // Rows held out by index (scikit-learn's validation mask) are split
+        // off by the schedule itself, in every epoch's order.
+        let validation = match params.held_out {
+            Some(_) => None,
+            None => params.early_stop.as_ref().and_then(|e| e.validation),
+        };
         // Scaling, a held-out part and a shuffle replace the rows, so the
         // fingerprint of the rows as read is taken first.
         let replaced =

@@ -15,7 +15,8 @@ use perceptron::run::{FingerprintWhen, Init, Run, RunInputs};
 use perceptron::train::early_stop::{Judge, Keep, Validation};
 use perceptron::train::scikit::EveryEpoch;
 use perceptron::train::{
-    ClassWeights, EarlyStop, Margin, PassPolicy, RunSettings, Stop, TrainParams, Trainer, Variant,
+    CheckedParams, ClassWeights, EarlyStop, Fit, Margin, PassPolicy, RunSettings, Stop,
+    TrainParams, Trainer, Variant,
 };
 use perceptron::{Precision, Real};
 use pyo3::exceptions::PyValueError;
@@ -50,6 +51,46 @@ pub struct RunOptions {
     pub backend: Backend,
     pub gpu: GpuOptions,
     pub verbose: u32,
+}
+
+impl RunOptions {
+    /// The library's checked parameters for these options, over `classes`.
+    fn params(&self, classes: &[String]) -> PyResult<CheckedParams> {
+        TrainParams {
+            max_epochs: self.max_iter,
+            bias: self.fit_intercept,
+            shuffle_seed: self.shuffle_seed,
+            shuffle_every_epoch: self.shuffle_seeds.clone().map(EveryEpoch::Seeds),
+            early_stop: self.tol.map(|(tol, n_iter_no_change)| EarlyStop {
+                tol,
+                n_iter_no_change,
+                validation: self
+                    .held_out
+                    .as_ref()
+                    .map(|&(_, fraction)| Validation { fraction, seed: 0 }),
+                judge: Judge::MeanLoss,
+                keep: Keep::Last,
+            }),
+            held_out: self.held_out.as_ref().map(|(rows, _)| rows.clone().into()),
+            class_weight: self.class_weights.as_ref().map(|w| {
+                ClassWeights::Given(
+                    classes
+                        .iter()
+                        .zip(w)
+                        .map(|(label, c)| (label.clone(), format!("{c:?}")))
+                        .collect(),
+                )
+            }),
+            sample_weight: self.sample_weight.clone(),
+            passes: PassPolicy::Adaptive,
+            variant: self.variant,
+            margin: self.margin.clone(),
+            multiclass: self.multiclass,
+            ..TrainParams::default()
+        }
+        .check()
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
 }
 
 /// Whether a hardware GPU adapter exists, asked once per process: looking
@@ -172,40 +213,7 @@ fn fit_in<'py, F: Real + Element + Plain>(
     let input = input::features::<F>(x)?;
     let lent = input::is_lent(&input.features);
     let data = input::dataset(input.features, codes, classes, options.multiclass)?;
-    let params = TrainParams {
-        max_epochs: options.max_iter,
-        bias: options.fit_intercept,
-        shuffle_seed: options.shuffle_seed,
-        shuffle_every_epoch: options.shuffle_seeds.clone().map(EveryEpoch::Seeds),
-        early_stop: options.tol.map(|(tol, n_iter_no_change)| EarlyStop {
-            tol,
-            n_iter_no_change,
-            validation: options.held_out.as_ref().map(|&(_, fraction)| Validation {
-                fraction,
-                seed: 0,
-            }),
-            judge: Judge::MeanLoss,
-            keep: Keep::Last,
-        }),
-        held_out: options.held_out.map(|(rows, _)| rows.into()),
-        class_weight: options.class_weights.as_ref().map(|w| {
-            ClassWeights::Given(
-                classes
-                    .iter()
-                    .zip(w)
-                    .map(|(label, c)| (label.clone(), format!("{c:?}")))
-                    .collect(),
-            )
-        }),
-        sample_weight: options.sample_weight.clone(),
-        passes: PassPolicy::Adaptive,
-        variant: options.variant,
-        margin: options.margin,
-        multiclass: options.multiclass,
-        ..TrainParams::default()
-    }
-    .check()
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let params = options.params(classes)?;
     let heads = params.heads(data.classes.len());
     let dim = data.cols() + params.bias as usize;
     let init = match init {
@@ -253,9 +261,29 @@ fn fit_in<'py, F: Real + Element + Plain>(
             "training was interrupted",
         ));
     }
-    let (data, trainer) = (&run.data, &run.trainer);
-    let training = TrainingInfo::of_fit(&run.description, &fit, data, None);
-    let per_class = ClassTraining::of_fit(&fit);
+    let out = attributes(py, &run, &fit, options.max_iter, warm)?;
+    // What the input was (lent or copied) and what the run warned of.
+    out.set_item("warnings", std::mem::take(&mut observer.warnings))?;
+    out.set_item("lent", lent)?;
+    out.set_item("copied", input.copied)?;
+    Ok(out)
+}
+
+/// The fitted attributes the estimator keeps, from a finished run: the
+/// coefficients, scikit-learn's counts, the theorem's figures, the backend
+/// and the model file's `training` section.
+fn attributes<'py, F: Real + Element>(
+    py: Python<'py>,
+    run: &Run<F>,
+    fit: &Fit<F>,
+    max_iter: usize,
+    warm: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let data = &run.data;
+    let heads = run.trainer.params().heads(data.classes.len());
+    let dim = data.cols() + fit.bias as usize;
+    let training = TrainingInfo::of_fit(&run.description, fit, data, None);
+    let per_class = ClassTraining::of_fit(fit);
 
     let out = PyDict::new(py);
     let cols = data.cols();
@@ -272,9 +300,9 @@ fn fit_in<'py, F: Real + Element + Plain>(
     // mistake until its rule (or max_iter) stops it.
     let n_iter = fit.nominal_epochs.unwrap_or_else(|| {
         perceptron::train::scikit::nominal_epochs(
-            trainer.params().early_stop.as_ref(),
-            &fit,
-            options.max_iter,
+            run.trainer.params().early_stop.as_ref(),
+            fit,
+            max_iter,
         )
     });
     out.set_item("n_iter", n_iter)?;
@@ -299,9 +327,6 @@ fn fit_in<'py, F: Real + Element + Plain>(
     }
     out.set_item("backend", &training.backend)?;
     out.set_item("backend_note", fit.backend_note.as_deref())?;
-    out.set_item("warnings", std::mem::take(&mut observer.warnings))?;
-    out.set_item("lent", lent)?;
-    out.set_item("copied", input.copied)?;
     let info = ModelInfo {
         training,
         per_class,

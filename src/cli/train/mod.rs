@@ -11,6 +11,7 @@ pub mod distributed;
 pub mod extras;
 pub mod report;
 pub mod resume;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,13 +22,13 @@ use super::progress::TrainProgress;
 use crate::data::{self, CsvInfo, Dataset, LibsvmInfo};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::DataLayout;
 use crate::run::{FingerprintWhen, Init, Run, RunInputs};
 use crate::train::checkpoint;
 use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
 
 pub use args::{DistributedArg, MixArg, TrainArgs};
 use report::{Sources, TrainReport};
+use write::{Writing, Written};
 
 /// Runs `train` with the options `given` explicitly (the rest are defaults,
 /// which a resumed run replaces with its checkpoint's).
@@ -161,6 +162,48 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         return distributed::run::<F>(args, resume, mode);
     }
     let params = args.params().check()?;
+    let output = check_destinations(args)?;
+    let (data, csv, libsvm) = load::<F>(args)?;
+    let reading_seconds = started.elapsed().as_secs_f64();
+    let mut run = prepare(args, params, data, resume)?;
+    let mut observer = TrainObserver::new(args, &run);
+    let stop = observer.interrupted.clone();
+    let fit = run.fit(&mut observer);
+    observer.progress.finish();
+    let fit = fit?;
+    let warnings = observer.progress.take_warnings();
+    let mut writing = Writing {
+        args,
+        run: &mut run,
+        fit: &fit,
+        output: &output,
+        checkpoint: checkpoint_path(args, &output),
+        stop,
+    };
+    let (model, plots) = match writing.write(csv.as_ref(), libsvm.as_ref())? {
+        Written::Saved(model, plots) => (model, plots),
+        Written::Stopped(status) => return Ok(status),
+    };
+    let sources = Sources {
+        run: &run.description,
+        fit: &fit,
+        model: &model,
+        data: &run.data,
+        csv: csv.as_ref(),
+        libsvm: libsvm.as_ref(),
+        output: &output,
+        requested: args.backend.resolve().0,
+    };
+    let plots = plots.iter().map(|p| p.display().to_string()).collect();
+    let mut report = TrainReport::new(sources, warnings, plots);
+    report.reading_seconds = reading_seconds;
+    report.run_seconds = started.elapsed().as_secs_f64();
+    print_report(args, &report, &output)
+}
+
+/// Where the model goes (checked not to be an input), after the checks of
+/// every other output: the checkpoint and the pictures' folder.
+fn check_destinations(args: &TrainArgs) -> Result<PathBuf> {
     let output = args.output.clone().unwrap_or_else(default_model_path);
     crate::output::check_destination(&output)?;
     if let Some(c) = &args.checkpoint {
@@ -179,14 +222,23 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         inputs.extend(args.resume.as_deref());
         super::plot::prepare_dir(dir, &inputs)?;
     }
-    let (data, csv, libsvm) = load::<F>(args)?;
-    let reading_seconds = started.elapsed().as_secs_f64();
+    Ok(output)
+}
+
+/// The library's run, from the command's options: the `--init` model, the
+/// checkpoint resumed from, and when the data's fingerprint is needed.
+fn prepare<F: Real>(
+    args: &TrainArgs,
+    params: crate::train::CheckedParams,
+    data: Dataset<F>,
+    resume: Option<(&Path, &str)>,
+) -> Result<Run<F>> {
     let init_model = match &args.init {
         Some(p) => Some((p.as_path(), init_fingerprint(p)?, crate::model::load(p)?)),
         None => None,
     };
     let (backend, gpu) = args.backend.resolve();
-    let mut run = Run::prepare(RunInputs {
+    let run = Run::prepare(RunInputs {
         trainer: Trainer::new(params).with_backend(backend).with_gpu(gpu),
         data,
         settings: RunSettings {
@@ -213,123 +265,35 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     if resume.is_some() {
         resume::refuse_unadopted_output(args)?;
     }
-    // A resumed run saves where it resumed from unless told otherwise, so
-    // that the same command continues it again.
-    let checkpoint_path = args
-        .checkpoint
+    Ok(run)
+}
+
+/// Where a stop request saves the run: `--checkpoint`, else where it
+/// resumed from (so that the same command continues it again), else beside
+/// the model.
+fn checkpoint_path(args: &TrainArgs, output: &Path) -> PathBuf {
+    args.checkpoint
         .clone()
         .or_else(|| args.resume.clone())
         .unwrap_or_else(|| {
-            if crate::output::is_stdout(&output) {
+            if crate::output::is_stdout(output) {
                 default_model_path()
             } else {
-                output.clone()
+                output.to_path_buf()
             }
             .with_extension("checkpoint.json")
-        });
-    let mut observer = TrainObserver {
-        progress: TrainProgress::new(!args.json, run.data.rows(), args.training.max_epochs),
-        checkpoint: args
-            .checkpoint
-            .as_ref()
-            .map(|p| (p.clone(), args.checkpoint_every.max(1))),
-        run: run.description.clone(),
-        interrupted: super::interrupt::flag(),
-    };
-    let stop = observer.interrupted.clone();
-    let fit = run.fit(&mut observer);
-    observer.progress.finish();
-    let fit = fit?;
-    let mut warnings = observer.progress.take_warnings();
-    // A stop request after the loop is honoured at the next safe point of
-    // the writing: before the model, between it and each picture, before
-    // they replace the old files together. The trained state is saved as
-    // the loop's would be, and nothing is replaced.
-    let stopped = || {
-        test_hooks::pause_before_writing();
-        stop.load(Ordering::SeqCst)
-    };
-    let interrupted = |run: &mut Run<F>, while_writing: bool| -> Result<i32> {
-        run.take_fingerprint();
-        checkpoint::save(&checkpoint_path, &run.description, &fit.state)?;
-        let message = interrupted_message(
-            fit.state.epoch,
-            fit.state.position,
-            &checkpoint_path,
-            args.resume.as_deref(),
-        );
-        if while_writing && crate::output::is_stdout(&output) {
-            eprintln!("perceptron: {message} (training had ended; the model was not written)");
-        } else if while_writing {
-            eprintln!(
-                "perceptron: {message} (training had ended; {} was not replaced)",
-                output.display()
-            );
-        } else {
-            eprintln!("perceptron: {message}");
-        }
-        Ok(exit::INTERRUPTED)
-    };
-    if fit.stop == Stop::Interrupted {
-        return interrupted(&mut run, false);
-    }
-    if stopped() {
-        return interrupted(&mut run, true);
-    }
-    let layout = DataLayout::of(
-        run.data.format,
-        csv.as_ref(),
-        libsvm.as_ref(),
-        args.data_args.csv.label_column.as_ref(),
-    );
-    let model = run.model(&fit, Some(layout))?;
-    // The model and its pictures are replaced together, once all are
-    // written: a picture that cannot be written leaves the old model.
-    let batch = crate::output::Batch::begin();
-    model.save(&output)?;
-    // On standard output the model is out once saved: the run goes on to
-    // its end from there, pictures included.
-    let stopped = || !crate::output::is_stdout(&output) && stopped();
-    if stopped() {
-        return interrupted(&mut run, true);
-    }
-    #[cfg(feature = "plot")]
-    let plots = match &args.plot {
-        Some(dir) => {
-            match super::plot::training_pictures(dir, &model, &output, &run.data, &stopped)? {
-                Some(plots) => plots,
-                None => return interrupted(&mut run, true),
-            }
-        }
-        None => Vec::new(),
-    };
-    if stopped() {
-        return interrupted(&mut run, true);
-    }
-    batch.commit()?;
-    #[cfg(not(feature = "plot"))]
-    let plots: Vec<PathBuf> = Vec::new();
-    let sources = Sources {
-        run: &run.description,
-        fit: &fit,
-        model: &model,
-        data: &run.data,
-        csv: csv.as_ref(),
-        libsvm: libsvm.as_ref(),
-        output: &output,
-        requested: backend,
-    };
-    let plots = plots.iter().map(|p| p.display().to_string()).collect();
-    let mut report = TrainReport::new(sources, std::mem::take(&mut warnings), plots);
-    report.reading_seconds = reading_seconds;
-    report.run_seconds = started.elapsed().as_secs_f64();
+        })
+}
+
+/// Prints the report (text or `--json`) and gives the exit status.
+fn print_report(args: &TrainArgs, report: &TrainReport, output: &Path) -> Result<i32> {
     let text = if args.json {
-        let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
+        let text = serde_json::to_string(report).map_err(|e| Error::Train(e.to_string()))?;
         text + "\n"
     } else {
-        report::render(&report)
+        report::render(report)
     };
-    super::stdout::print_summary(&text, crate::output::is_stdout(&output))?;
+    super::stdout::print_summary(&text, crate::output::is_stdout(output))?;
     // Running every epoch is how the averaged and pocket variants end:
     // their model is the mean, or the best, over all of them. Only the
     // classic rule promises an epoch without mistakes.
@@ -391,6 +355,22 @@ struct TrainObserver {
     checkpoint: Option<(PathBuf, usize)>,
     run: RunDescription,
     interrupted: Arc<AtomicBool>,
+}
+
+impl TrainObserver {
+    /// Progress on a terminal (not with `--json`), periodic checkpoints
+    /// when asked, and the stop requests of signals.
+    fn new<F: Real>(args: &TrainArgs, run: &Run<F>) -> Self {
+        TrainObserver {
+            progress: TrainProgress::new(!args.json, run.data.rows(), args.training.max_epochs),
+            checkpoint: args
+                .checkpoint
+                .as_ref()
+                .map(|p| (p.clone(), args.checkpoint_every.max(1))),
+            run: run.description.clone(),
+            interrupted: super::interrupt::flag(),
+        }
+    }
 }
 
 impl<F: Real> Observer<F> for TrainObserver {

@@ -1,0 +1,127 @@
+//! The end of `perceptron train`: the model and its pictures written and
+//! replaced together, with a stop request honoured at every safe point
+//! between them (the trained state is then saved as a checkpoint and
+//! nothing is replaced).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::args::TrainArgs;
+use super::{interrupted_message, test_hooks};
+use crate::data::{CsvInfo, LibsvmInfo};
+use crate::error::{Result, exit};
+use crate::float::Real;
+use crate::model::{DataLayout, Model};
+use crate::run::Run;
+use crate::train::{Fit, Stop, checkpoint};
+
+/// What writing ended with.
+pub(super) enum Written<F> {
+    /// The model and the pictures, in place.
+    Saved(Box<Model<F>>, Vec<PathBuf>),
+    /// A stop request came first: the exit status, after the checkpoint.
+    Stopped(i32),
+}
+
+/// The outputs of one finished run and where a stop request sends it.
+pub(super) struct Writing<'a, F: Real> {
+    pub args: &'a TrainArgs,
+    pub run: &'a mut Run<F>,
+    pub fit: &'a Fit<F>,
+    pub output: &'a Path,
+    pub checkpoint: PathBuf,
+    /// Set by the first SIGINT or SIGTERM.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl<F: Real> Writing<'_, F> {
+    /// Writes the model, then the pictures, then replaces the old files
+    /// together; stops at the first safe point after a stop request.
+    pub fn write(
+        &mut self,
+        csv: Option<&CsvInfo>,
+        libsvm: Option<&LibsvmInfo>,
+    ) -> Result<Written<F>> {
+        if self.fit.stop == Stop::Interrupted {
+            return self.interrupted(false);
+        }
+        if self.stopped() {
+            return self.interrupted(true);
+        }
+        let layout = DataLayout::of(
+            self.run.data.format,
+            csv,
+            libsvm,
+            self.args.data_args.csv.label_column.as_ref(),
+        );
+        let model = self.run.model(self.fit, Some(layout))?;
+        // The model and its pictures are replaced together, once all are
+        // written: a picture that cannot be written leaves the old model.
+        let batch = crate::output::Batch::begin();
+        model.save(self.output)?;
+        // On standard output the model is out once saved: the run goes on
+        // to its end from there, pictures included.
+        let to_stdout = crate::output::is_stdout(self.output);
+        let stop = self.stop.clone();
+        let stopped = move || !to_stdout && Self::asked_to_stop(&stop);
+        if stopped() {
+            return self.interrupted(true);
+        }
+        #[cfg(feature = "plot")]
+        let plots = match &self.args.plot {
+            Some(dir) => match crate::cli::plot::training_pictures(
+                dir,
+                &model,
+                self.output,
+                &self.run.data,
+                &stopped,
+            )? {
+                Some(plots) => plots,
+                None => return self.interrupted(true),
+            },
+            None => Vec::new(),
+        };
+        #[cfg(not(feature = "plot"))]
+        let plots: Vec<PathBuf> = Vec::new();
+        if stopped() {
+            return self.interrupted(true);
+        }
+        batch.commit()?;
+        Ok(Written::Saved(Box::new(model), plots))
+    }
+
+    /// A safe point of the writing: whether a stop request has come.
+    fn stopped(&self) -> bool {
+        Self::asked_to_stop(&self.stop)
+    }
+
+    fn asked_to_stop(stop: &AtomicBool) -> bool {
+        test_hooks::pause_before_writing();
+        stop.load(Ordering::SeqCst)
+    }
+
+    /// Saves the trained state as the loop's checkpoint would be, says so,
+    /// and replaces nothing.
+    fn interrupted(&mut self, while_writing: bool) -> Result<Written<F>> {
+        self.run.take_fingerprint();
+        checkpoint::save(&self.checkpoint, &self.run.description, &self.fit.state)?;
+        let message = interrupted_message(
+            self.fit.state.epoch,
+            self.fit.state.position,
+            &self.checkpoint,
+            self.args.resume.as_deref(),
+        );
+        if while_writing && crate::output::is_stdout(self.output) {
+            eprintln!("perceptron: {message} (training had ended; the model was not written)");
+        } else if while_writing {
+            eprintln!(
+                "perceptron: {message} (training had ended; {} was not replaced)",
+                self.output.display()
+            );
+        } else {
+            eprintln!("perceptron: {message}");
+        }
+        Ok(Written::Stopped(exit::INTERRUPTED))
+    }
+}

@@ -12,6 +12,7 @@ pub mod class_weight;
 pub mod cv;
 mod description;
 pub mod early_stop;
+mod epochs;
 mod fit;
 pub mod folds;
 mod params;

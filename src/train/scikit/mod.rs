@@ -45,11 +45,11 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::class_weight::ClassWeights;
 use crate::train::early_stop::EarlyStop;
+use crate::train::epochs::EpochRunner;
 use crate::train::fit::Fit;
 use crate::train::params::TrainParams;
 use crate::train::state::{LoopStats, Observer, Outcome, State, Stop};
 use crate::train::theory;
-use crate::train::trainer::Trainer;
 
 /// Whether `params` need this schedule rather than one run of the loop:
 /// an order that changes every epoch, a mean-loss rule over several
@@ -119,7 +119,7 @@ impl<F: Real> Holdout<F> {
 
 /// Trains with the schedule: each perceptron alone, epoch by epoch.
 pub(super) fn fit<F: Real>(
-    trainer: &Trainer,
+    trainer: &EpochRunner,
     data: &Dataset<F>,
     validation: Option<&Dataset<F>>,
     start: State<F>,
@@ -225,7 +225,7 @@ fn kept(skipped: &[bool]) -> Vec<usize> {
 /// order `seed` gives each epoch (file order without one), the rows
 /// `skipped` marks (none when empty) left out where they fall.
 fn fit_alone<F: Real>(
-    trainer: &Trainer,
+    trainer: &EpochRunner,
     data: &Dataset<F>,
     validation: Option<&Dataset<F>>,
     skipped: &[bool],

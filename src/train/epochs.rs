@@ -1,0 +1,92 @@
+//! One run of the loop with a backend's engine and the CPU fallback: what
+//! the [`Trainer`](crate::train::Trainer) runs, and what the scikit-learn
+//! schedule runs once per epoch and per perceptron.
+
+use crate::data::Dataset;
+use crate::engine::MarginEngine;
+use crate::engine::backend::{self, Backend};
+use crate::engine::gpu::GpuOptions;
+use crate::error::Result;
+use crate::float::Real;
+use crate::train::fit::Fit;
+use crate::train::params::{CheckedParams, TrainParams};
+use crate::train::state::{Observer, Outcome, State};
+
+/// Checked parameters and the engine to run them on.
+#[derive(Clone, Debug)]
+pub(super) struct EpochRunner {
+    pub(super) params: CheckedParams,
+    pub(super) backend: Backend,
+    pub(super) gpu: GpuOptions,
+}
+
+impl EpochRunner {
+    pub(super) fn params(&self) -> &CheckedParams {
+        &self.params
+    }
+
+    /// This runner (backend, GPU options) with other parameters.
+    pub(super) fn with_params(&self, params: TrainParams) -> Result<EpochRunner> {
+        Ok(EpochRunner {
+            params: params.check()?,
+            backend: self.backend,
+            gpu: self.gpu.clone(),
+        })
+    }
+
+    /// One run of the loop over `data` in the order given.
+    pub(super) fn fit_epochs<F: Real>(
+        &self,
+        data: &Dataset<F>,
+        validation: Option<&Dataset<F>>,
+        start: State<F>,
+        observer: &mut dyn Observer<F>,
+    ) -> Result<Fit<F>> {
+        let t0 = std::time::Instant::now();
+        let (out, note, started) = self.run_epochs(data, validation, start, observer)?;
+        let seconds = t0.elapsed().as_secs_f64() - started;
+        let mut fitted = Fit::of_run(
+            out,
+            &self.params,
+            data,
+            validation.map(|v| v.rows()),
+            seconds,
+        );
+        fitted.backend_note = note;
+        fitted.engine_start_seconds = started;
+        Ok(fitted)
+    }
+
+    /// One run of the loop over `data` in the order given, without the
+    /// theorem's figures (a caller running epoch by epoch makes them once,
+    /// at the end): the loop's outcome, why `auto` chose its engine, and
+    /// the seconds the engine took to start (a device, its pipelines, the
+    /// data's upload), which are not the loop's.
+    pub(super) fn run_epochs<F: Real>(
+        &self,
+        data: &Dataset<F>,
+        validation: Option<&Dataset<F>>,
+        start: State<F>,
+        observer: &mut dyn Observer<F>,
+    ) -> Result<(Outcome<F>, Option<String>, f64)> {
+        let t0 = std::time::Instant::now();
+        let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
+        let started = t0.elapsed().as_secs_f64();
+        let bias = self.params.bias;
+        let mut fallback = || cpu_engine(data, bias);
+        let out = crate::train::sweep::epoch::run(
+            data,
+            validation,
+            &self.params,
+            start,
+            chosen.engine,
+            &mut fallback,
+            observer,
+        )?;
+        Ok((out, chosen.note, started))
+    }
+}
+
+pub(super) fn cpu_engine<F: Real>(data: &Dataset<F>, bias: bool) -> Box<dyn MarginEngine<F> + '_> {
+    Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
+}

@@ -197,9 +197,42 @@ pub fn check_not_stdout(path: &Path, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether standard output was closed when the process started (see
+/// [`note_stdout_closed_at_start`]).
+static STDOUT_CLOSED_AT_START: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Records that standard output was closed when the process started
+/// (`>&-`): the Rust runtime then puts /dev/null in its place, so what is
+/// written there would be lost without a word. The command's `main` looks
+/// before the runtime starts and tells the library here.
+pub fn note_stdout_closed_at_start() {
+    STDOUT_CLOSED_AT_START.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// An error if standard output was closed when the process started: an
+/// output sent there would be lost, so nothing is written and the run
+/// fails instead.
+pub fn check_stdout_open() -> Result<()> {
+    if !STDOUT_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    Err(Error::io(
+        Path::new(STDOUT_NAME),
+        "cannot write output",
+        std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            "standard output was closed when perceptron started (>&-), so what is written \
+             there would be lost; give it a file (-o FILE) or leave it open",
+        ),
+    ))
+}
+
 /// Writes what `write` produces to standard output, buffered; a reader
-/// that went away (a closed pipe) ends the output quietly.
+/// that went away (a closed pipe) ends the output quietly. Standard output
+/// closed from the start is an error ([`check_stdout_open`]).
 pub fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    check_stdout_open()?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match write(&mut out).and_then(|()| out.flush()) {

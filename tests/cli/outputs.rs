@@ -154,3 +154,45 @@ fn a_picture_that_cannot_be_written_leaves_the_old_model() {
             .contains("<svg")
     );
 }
+
+/// A standard output closed from the start (`>&-`) is an error with a
+/// non-zero exit, not a model or predictions lost with exit 0: the runtime
+/// puts /dev/null in its place, so the command looks before it does.
+/// /dev/null given on purpose stays fine.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn a_standard_output_closed_from_the_start_is_an_error_not_a_silent_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin!("perceptron");
+    let data = data_str("iris_setosa.csv");
+    let sh = |script: &str| {
+        std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(script)
+            .arg(bin)
+            .arg(&data)
+            .output()
+            .unwrap()
+    };
+    for script in [
+        r#""$0" train "$1" -o - >&-"#,
+        r#""$0" train "$1" -o m.json && "$0" predict m.json "$1" >&-"#,
+        r#""$0" online "$1" --predictions >&-"#,
+    ] {
+        let out = sh(script);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{script}: {stderr}");
+        assert!(
+            stderr.contains("standard output was closed when perceptron started"),
+            "{script}: {stderr}"
+        );
+    }
+    let out = sh(r#""$0" train "$1" -o - >/dev/null"#);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -326,6 +326,7 @@ fn run_in<F: Real>(
         written?;
         state.unwrap_or(OnlineState::Ended)
     } else if args.predictions {
+        crate::output::check_stdout_open()?;
         let stdout = io::stdout();
         let flush_each = !stdout_is_regular_file();
         let mut w = BufWriter::new(stdout.lock());

@@ -160,10 +160,35 @@ pub(super) fn fit<F: Real>(
         Some(e) => Some(e.seeds(heads)?),
         None => None,
     };
-    let seed = |h: usize| seeds.as_ref().map(|s| s[h]);
     if heads == 1 {
-        return fit_alone(trainer, data, validation, skipped, start, seed(0), observer);
+        let seed = seeds.as_ref().map(|s| s[0]);
+        return fit_alone(trainer, data, validation, skipped, start, seed, observer);
     }
+    fit_one_vs_rest(
+        trainer,
+        data,
+        validation,
+        skipped,
+        start,
+        seeds.as_deref(),
+        observer,
+    )
+}
+
+/// scikit-learn's one-vs-rest: each class's perceptron trained alone, on
+/// its own labels, with its own seed and class weight, one after another.
+fn fit_one_vs_rest<F: Real>(
+    trainer: &EpochRunner,
+    data: &Dataset<F>,
+    validation: Option<&Dataset<F>>,
+    skipped: &[bool],
+    start: State<F>,
+    seeds: Option<&[u32]>,
+    observer: &mut dyn Observer<F>,
+) -> Result<Fit<F>> {
+    let params = trainer.params();
+    let heads = params.heads(data.classes.len());
+    let seed = |h: usize| seeds.map(|s| s[h]);
     let t0 = Instant::now();
     let resolved = params
         .class_weight

@@ -115,32 +115,10 @@ pub fn fit<'a, F: Real>(
     fallback: Fallback<'_, 'a, F>,
     observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
-    fit_validated(data, None, params, state, engine, fallback, observer)
-}
-
-/// [`fit`] with held-out rows `validation` for early stopping's validation
-/// part (see [`crate::train::early_stop`]; split them off in file order with
-/// [`crate::train::folds::holdout`] before shuffling).
-pub fn fit_validated<'a, F: Real>(
-    data: &Dataset<F>,
-    validation: Option<&Dataset<F>>,
-    params: &CheckedParams,
-    state: State<F>,
-    engine: Box<dyn MarginEngine<F> + 'a>,
-    fallback: Fallback<'_, 'a, F>,
-    observer: &mut dyn Observer<F>,
-) -> Result<Fit<F>> {
     let t0 = Instant::now();
-    let out =
-        super::sweep::epoch::run(data, validation, params, state, engine, fallback, observer)?;
+    let out = super::sweep::epoch::run(data, None, params, state, engine, fallback, observer)?;
     let seconds = t0.elapsed().as_secs_f64();
-    Ok(Fit::of_run(
-        out,
-        params,
-        data,
-        validation.map(|v| v.rows()),
-        seconds,
-    ))
+    Ok(Fit::of_run(out, params, data, None, seconds))
 }
 
 impl<F: Real> Fit<F> {

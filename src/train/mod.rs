@@ -29,7 +29,7 @@ pub use crate::engine::{EngineStats, MarginEngine, ReferenceEngine};
 pub use class_weight::ClassWeights;
 pub use description::{RunDescription, RunSettings};
 pub use early_stop::{EarlyStop, EarlyStopReport, Validation};
-pub use fit::{Fit, PocketReport, fit, fit_reference, fit_validated};
+pub use fit::{Fit, PocketReport, fit, fit_reference};
 pub use params::{CheckedParams, PassPolicy, TrainParams};
 pub use part::{Alone, Part, Peers, Positions};
 pub use state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};

@@ -74,8 +74,6 @@ pub struct Run<F: Real> {
     /// Early stopping's held-out rows, in file order.
     pub held: Option<Dataset<F>>,
     pub scaling: Option<Scaling>,
-    /// Whether the rows were reordered (so no longer in file order).
-    shuffled: bool,
     start: Option<State<F>>,
 }
 
@@ -142,7 +140,6 @@ impl<F: Real> Run<F> {
                 State::starting_from(model.warm_start(path, &data, heads, params.bias)?)
             }
         };
-        let shuffled = description.seed.is_some();
         if let Some(s) = description.seed {
             data = data.permuted(&shuffle::permutation(data.rows(), s));
         }
@@ -152,7 +149,6 @@ impl<F: Real> Run<F> {
             data,
             held,
             scaling,
-            shuffled,
             start: Some(start),
         })
     }
@@ -171,7 +167,7 @@ impl<F: Real> Run<F> {
     /// is saved). The rows are then still in file order: a run whose rows
     /// were reordered took it before (see [`FingerprintWhen`]).
     pub fn take_fingerprint(&mut self) {
-        debug_assert!(!self.shuffled || !self.description.fingerprint.is_empty());
+        debug_assert!(self.description.seed.is_none() || !self.description.fingerprint.is_empty());
         self.description.take_fingerprint(&self.data);
     }
 

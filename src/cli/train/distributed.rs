@@ -137,11 +137,13 @@ mod on_ranks {
             Some((path, text)) => checkpoint::parse_mix::<F>(path, text, &run, mix_key)
                 .and_then(|s| crate::cli::train::resume::refuse_unadopted_output(args).map(|()| s)),
             None => init_model(args).and_then(|init| {
-                let weights = match &init {
-                    Some((path, model)) => model.warm_start(path, &data, heads, params.bias)?,
-                    None => vec![F::ZERO; (data.cols() + params.bias as usize) * heads],
+                let state = match &init {
+                    Some((path, model)) => {
+                        State::starting_from(model.warm_start(path, &data, heads, params.bias)?)
+                    }
+                    None => State::initial((data.cols() + params.bias as usize) * heads),
                 };
-                Ok((State::starting_from(weights), None))
+                Ok((state, None))
             }),
         };
         let (start, record) = agree(t, start, describe)?;
@@ -159,18 +161,7 @@ mod on_ranks {
             Box::new(crate::engine::cpu::CpuEngine::new(&data, bias))
         };
 
-        let checkpoint_path = args
-            .checkpoint
-            .clone()
-            .or_else(|| args.resume.clone())
-            .unwrap_or_else(|| {
-                if crate::output::is_stdout(&output) {
-                    crate::cli::args::default_model_path()
-                } else {
-                    output.clone()
-                }
-                .with_extension("checkpoint.json")
-            });
+        let checkpoint_path = super::super::checkpoint_path(args, &output);
         let mut observer = RankObserver {
             progress: (t.rank() == 0)
                 .then(|| TrainProgress::new(!args.json, whole.rows, args.training.max_epochs)),

@@ -271,7 +271,7 @@ fn prepare<F: Real>(
 /// Where a stop request saves the run: `--checkpoint`, else where it
 /// resumed from (so that the same command continues it again), else beside
 /// the model.
-fn checkpoint_path(args: &TrainArgs, output: &Path) -> PathBuf {
+pub(super) fn checkpoint_path(args: &TrainArgs, output: &Path) -> PathBuf {
     args.checkpoint
         .clone()
         .or_else(|| args.resume.clone())

@@ -25,7 +25,6 @@
 //! Dense rows never gain (every update touches every feature), so the walk
 //! is only used on sparse data.
 
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 
@@ -37,14 +36,19 @@ use crate::float::Real;
 
 /// Rows a chunk holds: what one claim sums.
 const CHUNK: usize = 64;
-/// Chunks ahead of the walk each helper may claim: enough to keep the
-/// helpers busy while the walk takes kept sums, few enough that updates
-/// seldom land between a sum and its row.
+/// Chunks ahead of the walk each helper may claim at most: enough to keep
+/// the helpers busy while the walk takes kept sums. When mistakes are a few
+/// rows apart, updates land between most sums and their rows that far
+/// ahead, and the walk sums those rows again: the lead then shrinks, down
+/// to one chunk, and grows back as the sums are kept ([`Lead`]).
 const LEAD_CHUNKS: usize = 8;
+/// Chunks the walk decides between two looks at how many of the helpers'
+/// sums it had to reject.
+const LEAD_REVIEW: usize = 8;
 /// Rows one batch covers at most (the size of the sums' buffers).
 pub const BATCH_ROWS: usize = 1 << 16;
-/// Updates one batch makes at most: the record of recent updates counts
-/// up to `u16::MAX` per feature.
+/// Updates one batch makes at most: the loop counts a batch's updates after
+/// it, and a short list of them stays in cache.
 const BATCH_UPDATES: usize = 1 << 12;
 /// Spins the walk waits for a helper's chunk (helping sum the rows ahead
 /// meanwhile) before it sums the chunk's rows itself: a helper the system
@@ -84,6 +88,51 @@ pub struct Lookahead<F: Real> {
     walk_claims: bool,
     /// The helper threads, started at the first batch.
     helpers: Option<Helpers>,
+    /// How far ahead the helpers may sum, carried from batch to batch.
+    lead: Lead,
+}
+
+/// How many chunks ahead of the walk each helper may claim, reviewed every
+/// [`LEAD_REVIEW`] chunks by the share of the helpers' sums the walk had to
+/// reject (an update since touched the row): above a quarter the lead
+/// halves, below a sixteenth it doubles, within 1..=[`LEAD_CHUNKS`].
+#[derive(Clone, Copy, Debug)]
+struct Lead {
+    chunks: usize,
+    kept: u64,
+    rejected: u64,
+}
+
+impl Default for Lead {
+    fn default() -> Self {
+        Lead {
+            chunks: LEAD_CHUNKS,
+            kept: 0,
+            rejected: 0,
+        }
+    }
+}
+
+impl Lead {
+    /// Rows past the walk's chunk that `helpers` helpers may claim.
+    fn rows(&self, helpers: usize) -> usize {
+        self.chunks * CHUNK * helpers.max(1)
+    }
+
+    /// Adjusts the lead by the sums kept and rejected since the last review.
+    fn review(&mut self) {
+        let looked = self.kept + self.rejected;
+        if looked == 0 {
+            return;
+        }
+        if self.rejected * 4 > looked {
+            self.chunks = (self.chunks / 2).max(1);
+        } else if self.rejected * 16 < looked {
+            self.chunks = (self.chunks * 2).min(LEAD_CHUNKS);
+        }
+        self.kept = 0;
+        self.rejected = 0;
+    }
 }
 
 impl<F: Real> Default for Lookahead<F> {
@@ -96,74 +145,122 @@ impl<F: Real> Default for Lookahead<F> {
             counts: LookaheadCounts::default(),
             walk_claims: true,
             helpers: None,
+            lead: Lead::default(),
         }
     }
 }
 
 /// The features touched by the updates a helper's sum may not have seen,
-/// as a bitmap (one bit a feature, small enough to stay in cache) with a
-/// count per feature of the updates that touched it, and the rows of
-/// those updates, oldest first.
+/// as a bitmap (one bit a feature, small enough to stay in cache), kept in
+/// two generations so that old updates are forgotten without counting.
+///
+/// `union` holds the features of every update since `older_start`; `newer`
+/// those of the updates since `newer_start`, with their rows. A sum that saw
+/// `seen >= older_start` updates is checked against `union`: a superset of
+/// the updates it missed, so a row it clears is truly untouched, and a row
+/// it flags is only summed again. Once a sum has seen every update of the
+/// older generation, that generation is dropped ([`Recent::advance`]):
+/// its features leave `union` unless the newer one touched them too, and
+/// the newer one becomes the older. An update's features are marked and
+/// cleared a bounded number of times, all in bitmaps that stay in the
+/// core's cache (a count per feature, the earlier design, made every update
+/// a read-modify-write in an array 16 times larger, as costly as a sum when
+/// mistakes are a few rows apart).
 #[derive(Default)]
 struct Recent {
-    touched: Vec<u64>,
-    counts: Vec<u16>,
-    rows: VecDeque<usize>,
-    /// Updates of the batch before the first of `rows`.
-    base: u64,
+    union: Vec<u64>,
+    newer: Vec<u64>,
+    /// The rows of the older and the newer generation's updates.
+    older_rows: Vec<usize>,
+    newer_rows: Vec<usize>,
+    /// The first update (of the batch) of each generation.
+    older_start: u64,
+    newer_start: u64,
+}
+
+#[inline]
+fn bit(map: &[u64], k: u32) -> bool {
+    (map[k as usize >> 6] >> (k & 63)) & 1 != 0
+}
+
+#[inline]
+fn set(map: &mut [u64], k: u32) {
+    map[k as usize >> 6] |= 1 << (k & 63);
+}
+
+#[inline]
+fn unset(map: &mut [u64], k: u32) {
+    map[k as usize >> 6] &= !(1 << (k & 63));
 }
 
 impl Recent {
     fn reset(&mut self, cols: usize) {
-        if self.counts.len() != cols {
-            self.touched = vec![0; cols.div_ceil(64)];
-            self.counts = vec![0; cols];
+        let words = cols.div_ceil(64);
+        if self.union.len() != words {
+            self.union = vec![0; words];
+            self.newer = vec![0; words];
         }
-        self.rows.clear();
-        self.base = 0;
+        self.older_rows.clear();
+        self.newer_rows.clear();
+        self.older_start = 0;
+        self.newer_start = 0;
     }
 
-    /// Adds the update of a row with features `idx` (at most `u16::MAX`
-    /// updates are held: a batch ends after [`BATCH_UPDATES`]).
-    fn mark(&mut self, idx: &[u32]) {
+    /// Adds the update of `row`, whose features are `idx`.
+    fn mark(&mut self, row: usize, idx: &[u32]) {
         for &k in idx {
-            self.counts[k as usize] += 1;
-            self.touched[k as usize >> 6] |= 1 << (k & 63);
+            set(&mut self.union, k);
+            set(&mut self.newer, k);
         }
+        self.newer_rows.push(row);
     }
 
-    fn unmark(&mut self, idx: &[u32]) {
-        for &k in idx {
-            let c = &mut self.counts[k as usize];
-            *c -= 1;
-            if *c == 0 {
-                self.touched[k as usize >> 6] &= !(1 << (k & 63));
+    /// Whether an update the bitmap holds touched one of `idx`.
+    fn touches(&self, idx: &[u32]) -> bool {
+        idx.iter().any(|&k| bit(&self.union, k))
+    }
+
+    /// Whether a sum that saw `seen` updates can be checked here (the
+    /// updates it missed are all held).
+    fn covers(&self, seen: u64) -> bool {
+        seen >= self.older_start
+    }
+
+    /// A sum saw `seen` updates, and later sums see at least as many: once
+    /// that includes every update of the older generation, drop it, and
+    /// start a new one at `made`, the updates so far.
+    fn advance<F: Real>(&mut self, m: &CsrMatrix<F>, seen: u64, made: u64) {
+        if seen < self.newer_start || made == self.newer_start {
+            return;
+        }
+        for &row in &self.older_rows {
+            for &k in row_indices(m, row) {
+                if !bit(&self.newer, k) {
+                    unset(&mut self.union, k);
+                }
             }
         }
-    }
-
-    fn touches(&self, idx: &[u32]) -> bool {
-        idx.iter()
-            .any(|&k| (self.touched[k as usize >> 6] >> (k & 63)) & 1 != 0)
-    }
-
-    /// Forgets the updates before update `seen` (a sum that saw them needs
-    /// no check against them).
-    fn forget_before<F: Real>(&mut self, m: &CsrMatrix<F>, seen: u64) {
-        while self.base < seen {
-            let Some(row) = self.rows.pop_front() else {
-                break;
-            };
-            self.unmark(row_indices(m, row));
-            self.base += 1;
+        for &row in &self.newer_rows {
+            for &k in row_indices(m, row) {
+                unset(&mut self.newer, k);
+            }
         }
+        self.older_rows.clear();
+        std::mem::swap(&mut self.older_rows, &mut self.newer_rows);
+        self.older_start = self.newer_start;
+        self.newer_start = made;
     }
 
-    /// Leaves the bitmap and the counts all clear for the next batch.
+    /// Leaves both bitmaps all clear for the next batch.
     fn clear<F: Real>(&mut self, m: &CsrMatrix<F>) {
-        while let Some(row) = self.rows.pop_front() {
-            self.unmark(row_indices(m, row));
+        for &row in self.older_rows.iter().chain(&self.newer_rows) {
+            for &k in row_indices(m, row) {
+                unset(&mut self.union, k);
+                unset(&mut self.newer, k);
+            }
         }
+        self.older_rows.clear();
+        self.newer_rows.clear();
     }
 }
 
@@ -227,8 +324,8 @@ struct Shared<'a, F: Real> {
     frontier: Padded<AtomicUsize>,
     /// The first row of the chunk the walk is deciding.
     at: Padded<AtomicUsize>,
-    /// Rows past `at` that may be claimed.
-    lead: usize,
+    /// Rows past `at` that may be claimed (set by the walk, see [`Lead`]).
+    lead: Padded<AtomicUsize>,
     /// Updates the walk has made this batch (stored after their weights).
     updates: Padded<AtomicU64>,
     quit: AtomicBool,
@@ -264,7 +361,7 @@ impl<F: Real> Shared<'_, F> {
         if f >= self.to {
             return Help::Finished;
         }
-        if f >= self.at.load(Relaxed) + self.lead {
+        if f >= self.at.load(Relaxed) + self.lead.load(Relaxed) {
             return Help::TooFarAhead;
         }
         let end = (f + CHUNK).min(self.to);
@@ -389,6 +486,7 @@ impl<F: Real> Lookahead<F> {
             counts,
             walk_claims,
             helpers,
+            lead,
         } = self;
         let helpers = helpers.as_ref()?;
         recent.reset(m.cols);
@@ -399,7 +497,7 @@ impl<F: Real> Lookahead<F> {
             to,
             frontier: Padded(AtomicUsize::new(from)),
             at: Padded(AtomicUsize::new(from)),
-            lead: LEAD_CHUNKS * CHUNK * helpers.len().max(1),
+            lead: Padded(AtomicUsize::new(lead.rows(helpers.len()))),
             updates: Padded(AtomicU64::new(0)),
             quit: AtomicBool::new(false),
             sums,
@@ -408,7 +506,14 @@ impl<F: Real> Lookahead<F> {
         };
         let work = || shared.help();
         let walked = helpers.run(&work, || {
-            let walked = decide_rows(&shared, labels, bias, recent, counts, *walk_claims, batch);
+            let walk = Walk {
+                recent,
+                counts,
+                lead,
+                helpers: helpers.len(),
+                claims: *walk_claims,
+            };
+            let walked = decide_rows(&shared, labels, bias, walk, batch);
             shared.quit.store(true, Relaxed);
             walked
         });
@@ -417,16 +522,31 @@ impl<F: Real> Lookahead<F> {
     }
 }
 
+/// What the walk keeps for itself during a batch.
+struct Walk<'a> {
+    recent: &'a mut Recent,
+    counts: &'a mut LookaheadCounts,
+    lead: &'a mut Lead,
+    helpers: usize,
+    /// Whether the walk claims the next chunk itself when it catches up.
+    claims: bool,
+}
+
 /// The walk's part: every row of the batch decided in order.
 fn decide_rows<F: Real>(
     shared: &Shared<'_, F>,
     labels: &[i8],
     bias: bool,
-    recent: &mut Recent,
-    counts: &mut LookaheadCounts,
-    walk_claims: bool,
+    walk: Walk<'_>,
     mut batch: Batch<'_, F>,
 ) -> Walked {
+    let Walk {
+        recent,
+        counts,
+        lead,
+        helpers,
+        claims: walk_claims,
+    } = walk;
     let (m, w) = (shared.m, shared.w);
     let mut made = 0u64;
     let mut mistakes = 0;
@@ -443,6 +563,10 @@ fn decide_rows<F: Real>(
         }
         let end = (r + CHUNK).min(shared.to);
         let c = (r - shared.from) / CHUNK;
+        if c % LEAD_REVIEW == LEAD_REVIEW - 1 {
+            lead.review();
+            shared.lead.store(lead.rows(helpers), Relaxed);
+        }
         shared.at.store(r, Relaxed);
         let own = walk_claims
             && shared
@@ -453,9 +577,11 @@ fn decide_rows<F: Real>(
         // bitmap holds the updates from the ones the helper saw on.
         let summed_ahead = shared.wait_for(c, own);
         helped |= summed_ahead.is_some();
-        let kept = summed_ahead.filter(|&seen| seen >= recent.base);
+        let kept = summed_ahead.filter(|&seen| recent.covers(seen));
         if let Some(seen) = kept {
-            recent.forget_before(m, seen);
+            recent.advance(m, seen, made);
+        } else if summed_ahead.is_some() {
+            lead.rejected += (end - r) as u64;
         }
         for (row, &y) in labels.iter().enumerate().take(end).skip(r) {
             m.prefetch_row(row + 1);
@@ -463,9 +589,15 @@ fn decide_rows<F: Real>(
             let s = match kept {
                 Some(seen) if made == seen || !recent.touches(idx) => {
                     counts.kept += 1;
+                    lead.kept += 1;
                     F::load(&shared.sums[row - shared.from])
                 }
-                _ => {
+                Some(_) => {
+                    counts.summed += 1;
+                    lead.rejected += 1;
+                    sum(w, idx, val)
+                }
+                None => {
                     counts.summed += 1;
                     sum(w, idx, val)
                 }
@@ -522,8 +654,7 @@ fn decide_rows<F: Real>(
             }
             made += 1;
             shared.updates.store(made, Release);
-            recent.rows.push_back(row);
-            recent.mark(idx);
+            recent.mark(row, idx);
             mistakes += 1;
             *batch.updates_left -= 1;
             let stop = if *batch.updates_left == 0 {
@@ -721,8 +852,9 @@ mod tests {
                 *kept += walk.counts.kept;
                 *summed += walk.counts.summed;
                 assert!(
-                    walk.recent.touched.iter().all(|&b| b == 0),
-                    "the bitmap is left clear"
+                    walk.recent.union.iter().all(|&b| b == 0)
+                        && walk.recent.newer.iter().all(|&b| b == 0),
+                    "the bitmaps are left clear"
                 );
             }
         }
@@ -742,10 +874,12 @@ mod tests {
         );
     }
 
-    /// The bitmap holds exactly the features of the updates not yet
-    /// forgotten, shared features included.
+    /// The bitmap holds the features of every update a sum may have
+    /// missed: dropping the older generation keeps the features the newer
+    /// one shares with it, and a sum that saw too few updates is not
+    /// checked at all.
     #[test]
-    fn forgetting_an_update_keeps_the_features_of_later_ones() {
+    fn dropping_old_updates_keeps_the_features_of_later_ones() {
         let m = CsrMatrix::<f32> {
             cols: 130,
             row_ptr: vec![0, 2, 4, 5].into(),
@@ -754,27 +888,36 @@ mod tests {
         };
         let mut recent = Recent::default();
         recent.reset(m.cols);
-        for row in 0..3 {
-            recent.rows.push_back(row);
-            recent.mark(row_indices(&m, row));
-        }
+        // Update 0; a sum that saw none of it drops nothing, and the newer
+        // generation (update 0) becomes the older one.
+        recent.mark(0, row_indices(&m, 0));
+        recent.advance(&m, 0, 1);
+        assert!(recent.covers(0) && recent.touches(&[1]) && recent.touches(&[64]));
+        // Updates 1 and 2; a sum that saw none still drops nothing.
+        recent.mark(1, row_indices(&m, 1));
+        recent.mark(2, row_indices(&m, 2));
+        recent.advance(&m, 0, 3);
+        assert!(recent.covers(0));
         assert!(recent.touches(&[1]) && recent.touches(&[129]) && recent.touches(&[7]));
-        recent.forget_before(&m, 1);
-        assert!(!recent.touches(&[1]), "row 0's own feature is forgotten");
-        assert!(recent.touches(&[64]), "row 1 still touches 64");
-        assert!(recent.touches(&[0, 129]) && !recent.touches(&[0, 2, 63, 65, 128]));
-        recent.forget_before(&m, 1);
-        assert_eq!(recent.base, 1, "forgetting is idempotent");
-        recent.forget_before(&m, 3);
-        assert!(!recent.touches(&[1, 7, 64, 129]));
-        assert_eq!(recent.base, 3);
+        assert!(!recent.touches(&[0, 2, 63, 65, 128]));
+        // A sum that saw update 0: it is dropped, its feature 64 stays
+        // (update 1 shares it), and a sum that saw nothing can no longer
+        // be checked.
+        recent.advance(&m, 1, 3);
+        assert!(!recent.touches(&[1]), "update 0's own feature is dropped");
+        assert!(recent.touches(&[64]) && recent.touches(&[129]) && recent.touches(&[7]));
+        assert!(!recent.covers(0) && recent.covers(1));
+        // Nothing new since the last generation began: nothing dropped.
+        recent.advance(&m, 3, 3);
+        assert!(recent.touches(&[129]) && recent.covers(1));
+        recent.clear(&m);
+        assert!(recent.union.iter().chain(&recent.newer).all(|&b| b == 0));
     }
 
     /// A batch ends after [`BATCH_UPDATES`] updates whatever the caller's
-    /// limit: the record of recent updates counts at most `u16::MAX` per
-    /// feature, and here every row is a mistake on the same feature.
+    /// limit; here every row is a mistake on the same feature.
     #[test]
-    fn a_batch_ends_before_its_record_of_updates_overflows() {
+    fn a_batch_ends_after_its_update_limit() {
         let rows = BATCH_ROWS;
         let m = CsrMatrix::<f32> {
             cols: 1,

@@ -11,7 +11,10 @@ the policies run after run, and prints for every policy and epoch its speed
 as a multiple of the reference loop measured in the same `bench` process
 (the reference always runs first there), the median of the runs (on a
 shared machine the best of the runs picks out the luckiest noise, in the
-reference's favour as often as not). A cell is marked
+reference's favour as often as not). Above each table it prints the
+hardware's own ceiling for a walk that shares the dots among the cores:
+one pass of every row's reference dot on all threads against one, which
+`bench` measures alongside (`host_dot_pass`). A cell is marked
 `!` where the policy is slower than 0.95x the reference and by more than
 2 ms: the "never slower than the textbook loop" rule. Not a timed test: a
 regression is visible in one command.
@@ -87,11 +90,13 @@ def main():
     for name, data in cases(args.bin, args.work, args.quick):
         # runs_of[(backend, policy)] = [(per-epoch speed vs the reference, whole-run speed, ms slower per epoch)]
         runs_of = {}
+        ceiling = []
         for run in range(args.runs):
             order = POLICIES[run % len(POLICIES):] + POLICIES[:run % len(POLICIES)]
             for policy in order:
                 r = bench(args.bin, data, policy, args.backends, args.epochs)
                 ref = r["runs"][0]
+                ceiling.append(r["host_dot_pass"]["speedup"])
                 for x in r["runs"][1:]:
                     key = (x["backend"], policy)
                     if not x["identical"]:
@@ -107,6 +112,8 @@ def main():
                          [statistics.median(d[i] for _, _, d in runs) for i in range(n)]]
         epochs = max(len(v[0]) for v in best.values())
         print(f"\n{name}: speed against the reference loop, epoch by epoch (median of {args.runs}; ! = below 0.95x by over 2 ms)")
+        print(f"every row's reference dot on {r['threads']} threads against one (no updates; the most a walk "
+              f"sharing the dots can gain): {statistics.median(ceiling):.2f}x, median of {len(ceiling)}")
         print(f"{'backend, --passes':<22} {'all':>6}  " + " ".join(f"{i + 1:>6}" for i in range(epochs)))
         for (backend, policy), (speed, total, slower) in sorted(best.items()):
             cells = " ".join(f"{s:5.2f}" + ("!" if s < 0.95 and d > 2 else " ") for s, d in zip(speed, slower))

@@ -79,6 +79,21 @@ pub struct DeviceCeiling {
     pub pass_percent_of_copy: f64,
 }
 
+/// The most a walk that shares the rows' dots among the host's cores can
+/// gain over the textbook loop: one pass of every row's reference dot (no
+/// decisions, no updates) on one thread and on every thread, best of three
+/// each. On sparse rows the dots wait on memory (each gathers its weights
+/// from all over a vector larger than a core's cache), and the cores share
+/// that memory, so the pass on every thread may gain far less than the
+/// thread count: an epoch of the walk ahead can gain no more than this.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostDotPass {
+    pub one_thread_seconds: f64,
+    pub all_threads_seconds: f64,
+    /// `one_thread_seconds / all_threads_seconds`.
+    pub speedup: f64,
+}
+
 /// Everything `perceptron bench` reports.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -92,6 +107,7 @@ pub struct Report {
     pub threads: usize,
     /// Host memory-read bandwidth, all threads, GB/s.
     pub host_read_gb_per_second: f64,
+    pub host_dot_pass: HostDotPass,
     pub runs: Vec<Run>,
     pub device: Option<DeviceCeiling>,
     pub all_identical: bool,
@@ -116,6 +132,43 @@ pub fn host_read_bandwidth() -> f64 {
     }
     std::hint::black_box(sink);
     (n * 4) as f64 / best / 1e9
+}
+
+/// Times [`HostDotPass`] on `data`, with weights that are not all zero (a
+/// pattern of small values, as the device's ceiling uses).
+pub fn host_dot_pass<F: Real>(data: &Dataset<F>, bias: bool) -> HostDotPass {
+    let weights: Vec<F> = (0..data.cols() + bias as usize)
+        .map(|k| F::from_f64(((k % 7) as f64 - 3.0) * 0.01))
+        .collect();
+    let dot = |i: usize| crate::engine::reference::dot(&weights, data.features.row(i), bias);
+    let best = |pass: &dyn Fn() -> F| {
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let t0 = Instant::now();
+            std::hint::black_box(pass());
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+        best
+    };
+    let one = best(&|| {
+        let mut s = F::ZERO;
+        for i in 0..data.rows() {
+            s = s + dot(i);
+        }
+        s
+    });
+    let all = best(&|| {
+        (0..data.rows())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(dot)
+            .reduce(|| F::ZERO, |a, b| a + b)
+    });
+    HostDotPass {
+        one_thread_seconds: one,
+        all_threads_seconds: all,
+        speedup: one / all.max(1e-12),
+    }
 }
 
 fn bits<F: Real>(v: &[F]) -> Vec<u64> {
@@ -233,6 +286,7 @@ pub fn run<F: Real>(
         max_epochs: params.max_epochs,
         threads: rayon::current_num_threads(),
         host_read_gb_per_second: host_read_bandwidth(),
+        host_dot_pass: host_dot_pass(data, params.bias),
         runs,
         device,
         all_identical,
@@ -303,6 +357,14 @@ pub fn render(r: &Report) -> String {
     s += &format!(
         "host memory-read bandwidth: {:.2} GB/s\n",
         r.host_read_gb_per_second
+    );
+    let p = &r.host_dot_pass;
+    s += &format!(
+        "every row's reference dot, one pass: {:.3} ms on one thread, {:.3} ms on {} threads ({:.2}x: the most a walk sharing the dots among the cores can gain)\n",
+        1e3 * p.one_thread_seconds,
+        1e3 * p.all_threads_seconds,
+        r.threads,
+        p.speedup
     );
     if let Some(d) = &r.device {
         s += &format!(

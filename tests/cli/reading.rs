@@ -390,6 +390,17 @@ fn piped_data_is_read_when_no_data_is_given() {
         let v: Value = serde_json::from_str(&stdout_of(out.get_output())).unwrap();
         assert_eq!(v["rows"], 150, "{args:?}: {v}");
         assert_eq!(v["data"], "<stdin>", "{args:?}");
+        if args[0] == "bench" {
+            // The host's ceiling is measured on the data read.
+            let pass = &v["host_dot_pass"];
+            let (one, all) = (
+                pass["one_thread_seconds"].as_f64().unwrap(),
+                pass["all_threads_seconds"].as_f64().unwrap(),
+            );
+            assert!(one > 0.0 && all > 0.0, "{pass}");
+            let speedup = pass["speedup"].as_f64().unwrap();
+            assert!((speedup - one / all).abs() <= 1e-9 * speedup, "{pass}");
+        }
     }
     // Nothing piped: the bundled digits, named as such.
     let out = demo_cmd(dir.path())

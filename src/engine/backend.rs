@@ -25,7 +25,7 @@ pub enum Backend {
 }
 
 /// An engine ready to train, and a note on how it was chosen.
-pub struct Chosen<'d, F> {
+pub struct EngineChoice<'d, F> {
     pub engine: Box<dyn MarginEngine<F> + 'd>,
     /// Why `auto` or a GPU problem led to this engine, for the report.
     pub note: Option<String>,
@@ -59,23 +59,23 @@ pub fn choose<'d, F: Real>(
     gpu: &GpuOptions,
     data: &'d Dataset<F>,
     bias: bool,
-) -> Result<Chosen<'d, F>> {
+) -> Result<EngineChoice<'d, F>> {
     let cpu = || -> Box<dyn MarginEngine<F> + 'd> {
         Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
     };
     match backend {
-        Backend::Reference => Ok(Chosen {
+        Backend::Reference => Ok(EngineChoice {
             engine: Box::new(ReferenceEngine),
             note: None,
         }),
-        Backend::Cpu => Ok(Chosen {
+        Backend::Cpu => Ok(EngineChoice {
             engine: cpu(),
             note: None,
         }),
         Backend::Gpu => {
             let mut opts = gpu.clone();
             opts.adapter.allow_software = true;
-            Ok(Chosen {
+            Ok(EngineChoice {
                 engine: gpu_engine(data, bias, &opts)?,
                 note: None,
             })
@@ -83,7 +83,7 @@ pub fn choose<'d, F: Real>(
         Backend::Auto => {
             let named = gpu.adapter.name.is_some();
             if !cfg!(feature = "gpu") {
-                return Ok(Chosen {
+                return Ok(EngineChoice {
                     engine: cpu(),
                     note: Some("auto: this build has no GPU support, using the CPU engine".into()),
                 });
@@ -94,7 +94,7 @@ pub fn choose<'d, F: Real>(
                 // with 16 cores (sparse 2M x 10^6, 64 non-zeros a row, 10
                 // epochs) the CPU engine took 353 ms an epoch and the GPU
                 // engine 584, its walk paying 10-18 us a mistake.
-                return Ok(Chosen {
+                return Ok(EngineChoice {
                     engine: cpu(),
                     note: Some("auto: sparse rows, using the CPU engine (faster than a GPU's walk on them)".into()),
                 });
@@ -103,14 +103,14 @@ pub fn choose<'d, F: Real>(
             // some 60 MiB (the drivers load); a machine without a GPU
             // device node has no hardware adapter to find.
             if !named && (!gpu_device_present() || !crate::engine::gpu::hardware_available()) {
-                return Ok(Chosen {
+                return Ok(EngineChoice {
                     engine: cpu(),
                     note: Some("auto: no hardware GPU adapter found, using the CPU engine".into()),
                 });
             }
             match gpu_engine(data, bias, gpu) {
-                Ok(engine) => Ok(Chosen { engine, note: None }),
-                Err(Error::Gpu(msg)) if !named => Ok(Chosen {
+                Ok(engine) => Ok(EngineChoice { engine, note: None }),
+                Err(Error::Gpu(msg)) if !named => Ok(EngineChoice {
                     engine: cpu(),
                     note: Some(format!(
                         "auto: the GPU could not be used ({msg}); using the CPU engine"

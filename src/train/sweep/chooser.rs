@@ -70,7 +70,7 @@ const FIRST_TRIALS: [Mode; MODES] = [Mode::Engine, Mode::Host, Mode::Ahead, Mode
 /// fewer mistakes than the one before, the modes' relative costs change
 /// (a device's walk, or the walk ahead, gains the most), so those modes'
 /// figures are dropped and the current stretch ends soon, for fresh trials.
-pub(super) struct Modes {
+pub(super) struct Chooser {
     /// Seconds per row, as last measured over at least [`MEASURE_ROWS`]
     /// rows: the latest figure, not an average, since a mode's cost changes
     /// with the mistake rate and older figures describe other rows.
@@ -91,7 +91,7 @@ pub(super) struct Modes {
     trial_spent: (f64, usize),
     /// Whether each mode has walked its first, unmeasured piece, and
     /// whether it walks one after each switch to it (see
-    /// [`Modes::switch`]).
+    /// [`Chooser::switch`]).
     warmed: [bool; MODES],
     rewarms: [bool; MODES],
     /// Whether each mode can walk these rows at all (the walk ahead needs
@@ -106,7 +106,7 @@ pub(super) struct Modes {
     /// `Some(mode)`: always that mode, nothing measured for choosing.
     pub(super) forced: Option<Mode>,
     /// Mistakes in the epoch the modes' figures were last measured afresh
-    /// in (see [`Modes::epoch_ended`]).
+    /// in (see [`Chooser::epoch_ended`]).
     measured_in: Option<u64>,
     /// What each mode walked this epoch, every piece counted.
     epoch: EpochModes,
@@ -137,12 +137,12 @@ pub(super) const WARM_ROWS: usize = 256;
 /// the modes were last measured in starts fresh trials.
 pub(super) const MISTAKES_FELL: u64 = 2;
 
-impl Modes {
+impl Chooser {
     pub(super) fn new(rows: usize) -> Self {
         // Small data measures on fewer rows: a trial is then a small share
         // of an epoch (a Fashion-MNIST pair's epoch is 14,000 rows).
         let measure = (rows / 32).clamp(MIN_MEASURE_ROWS, MEASURE_ROWS);
-        Modes {
+        Chooser {
             cost: [None; MODES],
             pending: [(0.0, 0); MODES],
             // The host first: measuring it costs no setup, and the engine's
@@ -428,7 +428,7 @@ mod tests {
     /// spent.
     fn simulate_pieces(
         piece: usize,
-        modes: &mut Modes,
+        modes: &mut Chooser,
         from: usize,
         rows: usize,
         mut cost: impl FnMut(Mode, usize, usize) -> f64,
@@ -449,7 +449,7 @@ mod tests {
     /// per row.
     fn simulate_in(
         piece: usize,
-        modes: &mut Modes,
+        modes: &mut Chooser,
         from: usize,
         rows: usize,
         cost: impl Fn(Mode, usize) -> f64,
@@ -458,7 +458,7 @@ mod tests {
     }
 
     fn simulate(
-        modes: &mut Modes,
+        modes: &mut Chooser,
         from: usize,
         rows: usize,
         cost: impl Fn(Mode, usize) -> f64,
@@ -469,7 +469,7 @@ mod tests {
     #[test]
     fn trials_of_a_much_dearer_mode_cost_a_small_share() {
         let epoch = 25_000;
-        let mut modes = Modes::new(epoch);
+        let mut modes = Chooser::new(epoch);
         let cost = |m: Mode, _| if m == Mode::Host { 1e-9 } else { 1e-8 };
         simulate(&mut modes, 0, 20 * epoch, cost);
         // In steady state: within 10% of always walking with the host.
@@ -483,7 +483,7 @@ mod tests {
     #[test]
     fn a_trial_of_a_far_dearer_mode_is_cut_short() {
         let epoch = 25_000;
-        let mut modes = Modes::new(epoch);
+        let mut modes = Chooser::new(epoch);
         // The engine costs 1000x the host: every trial is cut at its
         // budget (2x the host's time for the trial's rows) after a piece.
         let cost = |m: Mode, _| if m == Mode::Host { 1e-9 } else { 1e-6 };
@@ -498,7 +498,7 @@ mod tests {
         // As measured on an H100 (4M x 256): the host 140 ns a row, the
         // device's walk 18 ns a row, and its first batch 50 ms more.
         let epoch = 1_000_000;
-        let mut modes = Modes::new(epoch);
+        let mut modes = Chooser::new(epoch);
         let (host, device, first) = (1.4e-7, 1.8e-8, 0.05);
         let mut started = false;
         let seconds = simulate_pieces(1000, &mut modes, 0, 20 * epoch, |mode, _, n| {
@@ -524,7 +524,7 @@ mod tests {
         // the device at 295 times the host and put the next trial 24M rows
         // away; what it lost, 5 ms, is worth about 0.7M of the host's rows.
         let host = 1.4e-7;
-        let mut modes = Modes::new(4_000_000);
+        let mut modes = Chooser::new(4_000_000);
         // The textbook loop measured already (else its trial comes first).
         modes.cost[Mode::Reference as usize] = Some(2.0 * host);
         for _ in 0..2 {
@@ -549,7 +549,7 @@ mod tests {
         // the engine's walk far dearer, the textbook loop 150 ns. The
         // engine's lost trial must not put the textbook loop's first trial
         // a long stretch of the host's rows away.
-        let mut modes = Modes::new(200_000);
+        let mut modes = Chooser::new(200_000);
         for _ in 0..2 {
             modes.measured(Mode::Host, MEASURE_ROWS as f64 * 9e-7, MEASURE_ROWS);
         }
@@ -566,7 +566,7 @@ mod tests {
 
     #[test]
     fn the_walk_ahead_warms_up_after_each_switch() {
-        let mut modes = Modes::new(200_000);
+        let mut modes = Chooser::new(200_000);
         modes.ahead_available(true);
         modes.switch(Mode::Ahead, MEASURE_ROWS);
         for _ in 0..2 {
@@ -585,7 +585,7 @@ mod tests {
         // The walk ahead only on sparse rows; the engine not where its walk
         // is the walk ahead plus a replay.
         for (ahead, engine) in [(false, true), (true, true), (true, false)] {
-            let mut modes = Modes::new(25_000);
+            let mut modes = Chooser::new(25_000);
             modes.ahead_available(ahead);
             modes.engine_available(engine);
             let mut tried = [false; MODES];
@@ -605,7 +605,7 @@ mod tests {
     fn a_piece_that_walked_no_row_is_not_a_warm_up() {
         // An engine whose trial keeps stalling (no row walked) still uses
         // up its trial's budget.
-        let mut modes = Modes::new(25_000);
+        let mut modes = Chooser::new(25_000);
         for _ in 0..2 {
             modes.measured(Mode::Host, 4096e-9, MEASURE_ROWS);
         }
@@ -621,7 +621,7 @@ mod tests {
 
     #[test]
     fn a_replaced_engine_is_measured_anew() {
-        let mut modes = Modes::new(25_000);
+        let mut modes = Chooser::new(25_000);
         modes.measured(Mode::Engine, 1.0, 1000);
         modes.measured(Mode::Engine, 4096e-9, 4096);
         assert_eq!(modes.cost[Mode::Engine as usize], Some(1e-9));
@@ -634,7 +634,7 @@ mod tests {
 
     #[test]
     fn a_mode_first_piece_is_not_measured() {
-        let mut modes = Modes::new(25_000);
+        let mut modes = Chooser::new(25_000);
         // The host's first piece is short (at most WARM_ROWS), and however
         // slow, does not count.
         assert_eq!(modes.next(), (Mode::Host, 781.min(WARM_ROWS)));
@@ -645,14 +645,14 @@ mod tests {
         modes.measured(Mode::Host, 4096e-9, 4096);
         assert_eq!(modes.cost[Mode::Host as usize], Some(1e-9));
         // Large data measures 4,096 rows, tiny data 256.
-        assert_eq!(Modes::new(10_000_000).measure(), MEASURE_ROWS);
-        assert_eq!(Modes::new(1000).measure(), MIN_MEASURE_ROWS);
+        assert_eq!(Chooser::new(10_000_000).measure(), MEASURE_ROWS);
+        assert_eq!(Chooser::new(1000).measure(), MIN_MEASURE_ROWS);
     }
 
     #[test]
     fn a_change_in_which_mode_is_cheaper_is_followed() {
         let epoch = 25_000;
-        let mut modes = Modes::new(epoch);
+        let mut modes = Chooser::new(epoch);
         // The engine is 10x dearer for 100 epochs, then 10x cheaper.
         let flip = 100 * epoch;
         let cost = |m: Mode, at: usize| match (m == Mode::Host, at < flip) {
@@ -680,7 +680,7 @@ mod tests {
             Mode::Ahead => 1e-9,
         };
         for first in [Mode::Host, Mode::Engine] {
-            let mut modes = Modes::new(epoch);
+            let mut modes = Chooser::new(epoch);
             if first == Mode::Engine {
                 // The engine measured cheapest at first, then dearer.
                 modes.cost[Mode::Engine as usize] = Some(1e-9);
@@ -711,7 +711,7 @@ mod tests {
             (Mode::Ahead, _) => 1e-9,
         };
         let run = |tell: bool| {
-            let mut modes = Modes::new(epoch);
+            let mut modes = Chooser::new(epoch);
             simulate(&mut modes, 0, epoch, cost);
             if tell {
                 modes.epoch_ended(1000, Some(60_000));
@@ -723,7 +723,7 @@ mod tests {
         assert!(told <= 1.5 * best, "{:.2}x the engine's time", told / best);
         assert!(told < untold, "{told} against {untold}");
         // Fewer mistakes by less than half: nothing changes.
-        let mut modes = Modes::new(epoch);
+        let mut modes = Chooser::new(epoch);
         simulate(&mut modes, 0, epoch, cost);
         let before = (modes.cost, modes.left);
         modes.epoch_ended(40_000, Some(60_000));
@@ -751,7 +751,7 @@ mod tests {
                 [Mode::Engine, Mode::Ahead].as_slice(),
             ),
         ] {
-            let mut modes = Modes::new(200_000);
+            let mut modes = Chooser::new(200_000);
             modes.ahead_available(true);
             modes.current = current;
             modes.cost = [Some(1e-7); MODES];
@@ -771,7 +771,7 @@ mod tests {
     #[test]
     fn a_forced_mode_is_always_walked() {
         for mode in ALL {
-            let mut modes = Modes::new(10_000);
+            let mut modes = Chooser::new(10_000);
             modes.forced = Some(mode);
             for _ in 0..10 {
                 assert_eq!(modes.next(), (mode, usize::MAX));
@@ -795,7 +795,7 @@ mod tests {
     #[test]
     fn a_mode_that_keeps_losing_is_tried_ever_more_rarely() {
         let epoch = 25_000;
-        let mut modes = Modes::new(epoch);
+        let mut modes = Chooser::new(epoch);
         let (mut trials, mut last) = (0, Mode::Host);
         simulate_pieces(1000, &mut modes, 0, 400 * epoch, |m, _, n| {
             if m == Mode::Engine && last != Mode::Engine {

@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::part::{Part, Peers};
 use crate::train::state::{LoopStats, State};
-use crate::train::sweep::chooser::{EpochModes, Modes};
+use crate::train::sweep::chooser::{EpochModes, Chooser};
 use crate::train::sweep::drift::{Drift, ScanWindow};
 use crate::train::variant;
 
@@ -114,7 +114,7 @@ struct Loop<'d, F: Real> {
     /// Rows per window such that a window is about 2^26 multiply-adds, so
     /// stop requests are noticed promptly.
     work_cap: usize,
-    modes: Modes,
+    chooser: Chooser,
     /// How each finished epoch's rows were walked.
     epoch_modes: Vec<EpochModes>,
     stats: LoopStats,
@@ -182,7 +182,7 @@ impl<'d, F: Real> Loop<'d, F> {
                     data.features.storage_bytes() / std::mem::size_of::<F>().max(1) / rows.max(1);
                 ((1usize << 26) / (terms + 1)).max(1)
             },
-            modes: Modes::new(rows),
+            chooser: Chooser::new(rows),
             epoch_modes: Vec::new(),
             stats: LoopStats::default(),
             walk_enabled: true,
@@ -211,9 +211,9 @@ impl<'d, F: Real> Loop<'d, F> {
         self.state.epoch += 1;
         self.state.position = 0;
         self.state.mistakes_in_epoch = 0;
-        self.epoch_modes.push(self.modes.take_epoch());
+        self.epoch_modes.push(self.chooser.take_epoch());
         let before = self.state.mistakes_per_epoch.iter().rev().nth(1).copied();
-        self.modes.epoch_ended(m, before);
+        self.chooser.epoch_ended(m, before);
         m
     }
 

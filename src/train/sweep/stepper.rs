@@ -93,7 +93,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             state.head_mistakes_in_epoch = vec![0; heads];
         }
         let mut lp = Loop::new(data, bias, heads, state, part);
-        lp.modes.forced = match params.passes {
+        lp.chooser.forced = match params.passes {
             PassPolicy::Adaptive => None,
             PassPolicy::Always | PassPolicy::Windows => Some(Mode::Engine),
             PassPolicy::Host => Some(Mode::Host),
@@ -388,7 +388,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         self.lp.walker_version = None;
         self.lp.host_bound = None;
         self.lp.scan_forget();
-        self.lp.modes.engine_replaced();
+        self.lp.chooser.engine_replaced();
         self.lp.stats.fallbacks += 1;
         self.engines.push(self.engine.name());
         old

@@ -36,9 +36,9 @@ impl<F: Real> Loop<'_, F> {
             );
         }
         let ahead = self.may_walk_ahead();
-        self.modes.ahead_available(ahead);
+        self.chooser.ahead_available(ahead);
         let redundant = ahead && engine.walks_like_the_host_ahead() && self.walks(engine);
-        self.modes.engine_available(!redundant);
+        self.chooser.engine_available(!redundant);
         while self.state.position < self.end {
             if observer.should_stop() {
                 self.end_walk(engine)?;
@@ -53,12 +53,12 @@ impl<F: Real> Loop<'_, F> {
                 // The textbook loop: every margin by the reference dot.
                 let end = pos + self.window(engine, pos);
                 self.walk_host(engine, peers, end)?;
-                self.modes
+                self.chooser
                     .measured_textbook(t0.elapsed().as_secs_f64(), end - pos);
                 observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }
-            let (mode, stretch) = self.modes.next();
+            let (mode, stretch) = self.chooser.next();
             if mode != Mode::Engine {
                 // The host alone: with its fast certified margins, with the
                 // reference dot for every row (the textbook loop), or with
@@ -73,7 +73,7 @@ impl<F: Real> Loop<'_, F> {
                     _ => None,
                 };
                 let walked = if mode == Mode::Ahead && ahead {
-                    let warming = self.modes.warming();
+                    let warming = self.chooser.warming();
                     self.walk_ahead(engine, peers, end, warming)
                 } else {
                     self.walk_host(engine, peers, end)
@@ -83,20 +83,20 @@ impl<F: Real> Loop<'_, F> {
                 }
                 walked?;
                 let walked_rows = self.state.position - pos;
-                self.modes
+                self.chooser
                     .measured(mode, t0.elapsed().as_secs_f64(), walked_rows);
                 observer.on_progress(self.state.epoch, self.state.position, self.end);
                 continue;
             }
             if self.walks(engine) {
-                // A trial's walk stops at its budget (see Modes::measured).
+                // A trial's walk stops at its budget (see Chooser::measured).
                 let deadline = self
-                    .modes
+                    .chooser
                     .trial_budget()
                     .and_then(|b| Duration::try_from_secs_f64(b).ok())
                     .and_then(|b| t0.checked_add(b));
                 self.walk_device(engine, peers, observer, stretch, deadline)?;
-                self.modes.measured(
+                self.chooser.measured(
                     Mode::Engine,
                     t0.elapsed().as_secs_f64(),
                     self.state.position - pos,
@@ -128,7 +128,7 @@ impl<F: Real> Loop<'_, F> {
                 }
             };
             self.walk(engine, peers, &pass)?;
-            self.modes.measured(
+            self.chooser.measured(
                 Mode::Engine,
                 t0.elapsed().as_secs_f64(),
                 self.state.position - pos,

@@ -114,7 +114,7 @@ impl<F: Real> Loop<'_, F> {
             // what the trial measures.
             let horizon = match deadline {
                 Some(_) if walker.keeps_deadlines() => self.end,
-                Some(_) => (self.state.position + (self.modes.measure() / 4).max(1)).min(target),
+                Some(_) => (self.state.position + (self.chooser.measure() / 4).max(1)).min(target),
                 None => target,
             };
             let batch = walker.next(BatchLimits { horizon, deadline })?;

@@ -512,6 +512,10 @@ impl<F: Real> Lookahead<F> {
                 lead,
                 helpers: helpers.len(),
                 claims: *walk_claims,
+                made: 0,
+                mistakes: 0,
+                subnormal: false,
+                helped: false,
             };
             let walked = decide_rows(&shared, labels, bias, walk, batch);
             shared.quit.store(true, Relaxed);
@@ -530,45 +534,32 @@ struct Walk<'a> {
     helpers: usize,
     /// Whether the walk claims the next chunk itself when it catches up.
     claims: bool,
+    /// Updates made so far, and mistakes (the same, but for a batch's
+    /// limits).
+    made: u64,
+    mistakes: usize,
+    subnormal: bool,
+    helped: bool,
 }
 
-/// The walk's part: every row of the batch decided in order.
-fn decide_rows<F: Real>(
-    shared: &Shared<'_, F>,
-    labels: &[i8],
-    bias: bool,
-    walk: Walk<'_>,
-    mut batch: Batch<'_, F>,
-) -> Walked {
-    let Walk {
-        recent,
-        counts,
-        lead,
-        helpers,
-        claims: walk_claims,
-    } = walk;
-    let (m, w) = (shared.m, shared.w);
-    let mut made = 0u64;
-    let mut mistakes = 0;
-    let mut subnormal = false;
-    let mut helped = false;
-    let mut r = shared.from;
-    while r < shared.to {
-        if r > shared.from
-            && batch
-                .deadline
-                .is_some_and(|d| std::time::Instant::now() >= d)
-        {
-            break;
-        }
-        let end = (r + CHUNK).min(shared.to);
+impl Walk<'_> {
+    /// Gets chunk `r..end` ready: the lead reviewed, the chunk claimed or
+    /// its helper's sums awaited. Returns the updates the helper had seen
+    /// if its sums can be checked against the bitmap, else `None` (the
+    /// walk sums every row of the chunk itself).
+    fn start_chunk<F: Real>(
+        &mut self,
+        shared: &Shared<'_, F>,
+        r: usize,
+        end: usize,
+    ) -> Option<u64> {
         let c = (r - shared.from) / CHUNK;
         if c % LEAD_REVIEW == LEAD_REVIEW - 1 {
-            lead.review();
-            shared.lead.store(lead.rows(helpers), Relaxed);
+            self.lead.review();
+            shared.lead.store(self.lead.rows(self.helpers), Relaxed);
         }
         shared.at.store(r, Relaxed);
-        let own = walk_claims
+        let own = self.claims
             && shared
                 .frontier
                 .compare_exchange(r, end, Relaxed, Relaxed)
@@ -576,32 +567,122 @@ fn decide_rows<F: Real>(
         // A helper's sums serve if no update since touched the row; the
         // bitmap holds the updates from the ones the helper saw on.
         let summed_ahead = shared.wait_for(c, own);
-        helped |= summed_ahead.is_some();
-        let kept = summed_ahead.filter(|&seen| recent.covers(seen));
+        self.helped |= summed_ahead.is_some();
+        let kept = summed_ahead.filter(|&seen| self.recent.covers(seen));
         if let Some(seen) = kept {
-            recent.advance(m, seen, made);
+            self.recent.advance(shared.m, seen, self.made);
         } else if summed_ahead.is_some() {
-            lead.rejected += (end - r) as u64;
+            self.lead.rejected += (end - r) as u64;
         }
+        kept
+    }
+
+    /// Row `row`'s sum of products: its helper's, if the helper saw every
+    /// update that touched the row (`kept`: the updates it saw), else
+    /// summed here.
+    #[inline(always)]
+    fn row_sum<F: Real>(&mut self, shared: &Shared<'_, F>, row: usize, kept: Option<u64>) -> F {
+        let (idx, val) = (row_indices(shared.m, row), row_values(shared.m, row));
+        match kept {
+            Some(seen) if self.made == seen || !self.recent.touches(idx) => {
+                self.counts.kept += 1;
+                self.lead.kept += 1;
+                F::load(&shared.sums[row - shared.from])
+            }
+            Some(_) => {
+                self.counts.summed += 1;
+                self.lead.rejected += 1;
+                sum(shared.w, idx, val)
+            }
+            None => {
+                self.counts.summed += 1;
+                sum(shared.w, idx, val)
+            }
+        }
+    }
+
+    /// Updates the weights for a mistake at `row` (label `y`) and records
+    /// it; returns where the batch stops, if it does here.
+    fn update<F: Real>(
+        &mut self,
+        shared: &Shared<'_, F>,
+        row: usize,
+        y: i8,
+        bias: bool,
+        batch: &mut Batch<'_, F>,
+    ) -> Option<WalkStop> {
+        let (m, w) = (shared.m, shared.w);
+        let (idx, val) = (row_indices(m, row), row_values(m, row));
+        let (finite, sub) = update(w, idx, val, y, bias);
+        self.subnormal |= sub;
+        let mut values_at = None;
+        if let (true, Some(values)) = (finite, batch.values.as_deref_mut()) {
+            values_at = Some(values.len());
+            values.extend(idx.iter().map(|&k| F::load(&w[k as usize])));
+            if bias {
+                values.push(F::load(&w[w.len() - 1]));
+            }
+        }
+        batch.decisions.push(WalkDecision {
+            row,
+            mistake: true,
+            speculative: false,
+            values_at,
+        });
+        if !finite {
+            // Overflow, the weights left as they were: the loop's own
+            // update reports it.
+            return Some(WalkStop::Resync);
+        }
+        self.made += 1;
+        shared.updates.store(self.made, Release);
+        self.recent.mark(row, idx);
+        self.mistakes += 1;
+        *batch.updates_left -= 1;
+        if *batch.updates_left == 0 {
+            Some(WalkStop::Updates)
+        } else if self.mistakes >= batch.max_mistakes.min(BATCH_UPDATES) {
+            Some(WalkStop::Running)
+        } else {
+            None
+        }
+    }
+
+    fn stopped(&self, position: usize, stop: WalkStop) -> Walked {
+        Walked {
+            position,
+            stop,
+            subnormal: self.subnormal,
+            helped: self.helped,
+        }
+    }
+}
+
+/// The walk's part: every row of the batch decided in order, a chunk at a
+/// time.
+fn decide_rows<F: Real>(
+    shared: &Shared<'_, F>,
+    labels: &[i8],
+    bias: bool,
+    mut walk: Walk<'_>,
+    mut batch: Batch<'_, F>,
+) -> Walked {
+    let w = shared.w;
+    let mut r = shared.from;
+    while r < shared.to {
+        let past_deadline = || {
+            batch
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        };
+        if r > shared.from && past_deadline() {
+            break;
+        }
+        let end = (r + CHUNK).min(shared.to);
+        let kept = walk.start_chunk(shared, r, end);
         for (row, &y) in labels.iter().enumerate().take(end).skip(r) {
-            m.prefetch_row(row + 1);
-            let (idx, val) = (row_indices(m, row), row_values(m, row));
-            let s = match kept {
-                Some(seen) if made == seen || !recent.touches(idx) => {
-                    counts.kept += 1;
-                    lead.kept += 1;
-                    F::load(&shared.sums[row - shared.from])
-                }
-                Some(_) => {
-                    counts.summed += 1;
-                    lead.rejected += 1;
-                    sum(w, idx, val)
-                }
-                None => {
-                    counts.summed += 1;
-                    sum(w, idx, val)
-                }
-            };
+            shared.m.prefetch_row(row + 1);
+            let s = walk.row_sum(shared, row, kept);
             let s = if bias {
                 s + F::load(&w[w.len() - 1])
             } else {
@@ -616,69 +697,18 @@ fn decide_rows<F: Real>(
                     speculative: true,
                     values_at: None,
                 });
-                return Walked {
-                    position: row + 1,
-                    stop: WalkStop::Resync,
-                    subnormal,
-                    helped,
-                };
+                return walk.stopped(row + 1, WalkStop::Resync);
             }
             if !reference::is_mistake_within(y, s, batch.tau) {
                 continue;
             }
-            let (finite, sub) = update(w, idx, val, y, bias);
-            subnormal |= sub;
-            let mut values_at = None;
-            if let (true, Some(values)) = (finite, batch.values.as_deref_mut()) {
-                values_at = Some(values.len());
-                values.extend(idx.iter().map(|&k| F::load(&w[k as usize])));
-                if bias {
-                    values.push(F::load(&w[w.len() - 1]));
-                }
+            if let Some(stop) = walk.update(shared, row, y, bias, &mut batch) {
+                return walk.stopped(row + 1, stop);
             }
-            batch.decisions.push(WalkDecision {
-                row,
-                mistake: true,
-                speculative: false,
-                values_at,
-            });
-            if !finite {
-                // Overflow, the weights left as they were: the loop's own
-                // update reports it.
-                return Walked {
-                    position: row + 1,
-                    stop: WalkStop::Resync,
-                    subnormal,
-                    helped,
-                };
-            }
-            made += 1;
-            shared.updates.store(made, Release);
-            recent.mark(row, idx);
-            mistakes += 1;
-            *batch.updates_left -= 1;
-            let stop = if *batch.updates_left == 0 {
-                WalkStop::Updates
-            } else if mistakes >= batch.max_mistakes.min(BATCH_UPDATES) {
-                WalkStop::Running
-            } else {
-                continue;
-            };
-            return Walked {
-                position: row + 1,
-                stop,
-                subnormal,
-                helped,
-            };
         }
         r = end;
     }
-    Walked {
-        position: r,
-        stop: WalkStop::Running,
-        subnormal,
-        helped,
-    }
+    walk.stopped(r, WalkStop::Running)
 }
 
 #[cfg(test)]

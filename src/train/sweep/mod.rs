@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::part::{Part, Peers};
 use crate::train::state::{LoopStats, State};
-use crate::train::sweep::chooser::{EpochModes, Chooser};
+use crate::train::sweep::chooser::{Chooser, EpochModes};
 use crate::train::sweep::drift::{Drift, ScanWindow};
 use crate::train::variant;
 

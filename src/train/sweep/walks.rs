@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::engine::certify::{self, Settled};
 use crate::engine::cpu::lookahead::Batch;
 use crate::engine::reference;
-use crate::engine::{BatchLimits, EngineError, MarginEngine, WalkStart, WalkStop};
+use crate::engine::{BatchLimits, EngineError, MarginEngine, WalkBatch, WalkStart, WalkStop};
 use crate::float::Real;
 use crate::train::part::Peers;
 use crate::train::state::Observer;
@@ -78,20 +78,7 @@ impl<F: Real> Loop<'_, F> {
             return self.walk_host(engine, peers, end);
         }
         if !self.walk_active {
-            let start = WalkStart {
-                position: self.state.position,
-                end: self.end,
-                weights: &self.state.weights,
-                resync: self.walker_version != Some(self.weights_version),
-                tau: self.tau,
-                max_updates,
-            };
-            let Some(walker) = engine.walker() else {
-                return Err(Halt::Engine(EngineError("the engine has no walker".into())));
-            };
-            walker.begin(&start)?;
-            self.walk_active = true;
-            self.walker_version = Some(self.weights_version);
+            self.begin_device_walk(engine, max_updates)?;
         }
         // The chooser's stretch (the walk goes on between stretches), and
         // never more than about 2^26 multiply-adds, for stop requests.
@@ -123,66 +110,9 @@ impl<F: Real> Loop<'_, F> {
             } else {
                 0
             };
-            if stalled > 64 {
-                return Err(Halt::Engine(EngineError(format!(
-                    "the walk made no progress at row {} in {stalled} batches",
-                    self.state.position
-                ))));
-            }
-            if batch.start != self.state.position || batch.end < batch.start || batch.end > self.end
-            {
-                return Err(Halt::Engine(EngineError(format!(
-                    "the walk returned rows {}..{} while the loop is at row {}",
-                    batch.start, batch.end, self.state.position
-                ))));
-            }
-            for d in &batch.decisions {
-                let i = d.row;
-                if i < self.state.position || i >= batch.end || (!d.speculative && !d.mistake) {
-                    return Err(Halt::Engine(EngineError(format!(
-                        "the walk returned an invalid decision for row {i} (loop at row {})",
-                        self.state.position
-                    ))));
-                }
-                self.stats.certified_correct += (i - self.state.position) as u64;
-                self.state.position = i;
-                let (mistake, rollback) = if d.speculative {
-                    self.stats.walk_speculative += 1;
-                    let host = self.host_decides(i, 0)?;
-                    (host, host != d.mistake)
-                } else {
-                    self.stats.certified_mistakes += 1;
-                    (true, false)
-                };
-                self.commit(engine, peers, i, 0, mistake, None)?;
-                self.state.position = i + 1;
-                if rollback {
-                    // The device's reference dot came out otherwise (a fused
-                    // multiply-add can do that): the host's decision stands,
-                    // and the walk after it is void.
-                    self.stats.walk_rollbacks += 1;
-                    return self.end_walk(engine).map_err(Halt::Engine);
-                }
-                if mistake {
-                    match d.values_at {
-                        Some(at) => {
-                            // The walker applied this very update to weights
-                            // equal to the loop's (verified so far).
-                            self.walker_version = self.walker_version.map(|_| self.weights_version);
-                            if let Some(k) = self.differing_weight(i, &batch.values, at) {
-                                observer.on_warning(&format!(
-                                    "the device's update of weight {} at epoch {}, row {} differs from IEEE round-to-nearest; its walk is off for the rest of this run (the result is unaffected)",
-                                    k + 1,
-                                    self.state.epoch + 1,
-                                    i + 1
-                                ));
-                                self.walk_enabled = false;
-                                return self.end_walk(engine).map_err(Halt::Engine);
-                            }
-                        }
-                        None => self.walker_version = None,
-                    }
-                }
+            self.check_device_batch(&batch, stalled)?;
+            if !self.commit_device_batch(engine, peers, observer, &batch)? {
+                return Ok(());
             }
             self.stats.certified_correct += (batch.end - self.state.position) as u64;
             self.state.position = batch.end;
@@ -199,6 +129,116 @@ impl<F: Real> Loop<'_, F> {
             }
         }
         Ok(())
+    }
+
+    /// Starts the engine's walk at the loop's row, with the weights
+    /// uploaded again unless the walker's copy is known to equal them.
+    fn begin_device_walk(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        max_updates: u64,
+    ) -> LoopResult<()> {
+        let start = WalkStart {
+            position: self.state.position,
+            end: self.end,
+            weights: &self.state.weights,
+            resync: self.walker_version != Some(self.weights_version),
+            tau: self.tau,
+            max_updates,
+        };
+        let Some(walker) = engine.walker() else {
+            return Err(Halt::Engine(EngineError("the engine has no walker".into())));
+        };
+        walker.begin(&start)?;
+        self.walk_active = true;
+        self.walker_version = Some(self.weights_version);
+        Ok(())
+    }
+
+    /// A device batch that stalled too long, or whose rows or decisions do
+    /// not follow the loop's row, is the engine's failure.
+    fn check_device_batch(&self, batch: &WalkBatch<F>, stalled: u32) -> LoopResult<()> {
+        if stalled > 64 {
+            return Err(Halt::Engine(EngineError(format!(
+                "the walk made no progress at row {} in {stalled} batches",
+                self.state.position
+            ))));
+        }
+        if batch.start != self.state.position || batch.end < batch.start || batch.end > self.end {
+            return Err(Halt::Engine(EngineError(format!(
+                "the walk returned rows {}..{} while the loop is at row {}",
+                batch.start, batch.end, self.state.position
+            ))));
+        }
+        let mut at = self.state.position;
+        for d in &batch.decisions {
+            let i = d.row;
+            if i < at || i >= batch.end || (!d.speculative && !d.mistake) {
+                return Err(Halt::Engine(EngineError(format!(
+                    "the walk returned an invalid decision for row {i} (loop at row {at})"
+                ))));
+            }
+            at = i + 1;
+        }
+        Ok(())
+    }
+
+    /// Commits a device batch's decisions in row order (a speculative one
+    /// decided again on the host). Returns `false` when the walk ended on
+    /// the way: the host decided a row otherwise, or the device's update
+    /// of a weight differs from the loop's.
+    fn commit_device_batch(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn Peers<F>,
+        observer: &mut dyn Observer<F>,
+        batch: &WalkBatch<F>,
+    ) -> LoopResult<bool> {
+        for d in &batch.decisions {
+            let i = d.row;
+            self.stats.certified_correct += (i - self.state.position) as u64;
+            self.state.position = i;
+            let (mistake, rollback) = if d.speculative {
+                self.stats.walk_speculative += 1;
+                let host = self.host_decides(i, 0)?;
+                (host, host != d.mistake)
+            } else {
+                self.stats.certified_mistakes += 1;
+                (true, false)
+            };
+            self.commit(engine, peers, i, 0, mistake, None)?;
+            self.state.position = i + 1;
+            if rollback {
+                // The device's reference dot came out otherwise (a fused
+                // multiply-add can do that): the host's decision stands,
+                // and the walk after it is void.
+                self.stats.walk_rollbacks += 1;
+                self.end_walk(engine)?;
+                return Ok(false);
+            }
+            if !mistake {
+                continue;
+            }
+            let Some(at) = d.values_at else {
+                self.walker_version = None;
+                continue;
+            };
+            // The walker applied this very update to weights equal to the
+            // loop's (verified so far).
+            self.walker_version = self.walker_version.map(|_| self.weights_version);
+            if let Some(k) = self.differing_weight(i, &batch.values, at) {
+                observer.on_warning(&format!(
+                    "the device's update of weight {} at epoch {}, row {} differs from IEEE round-to-nearest; its walk is off for the rest of this run (the result is unaffected)",
+                    k + 1,
+                    self.state.epoch + 1,
+                    i + 1
+                ));
+                self.walk_enabled = false;
+                self.end_walk(engine)?;
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// The first coordinate (0-based, the bias last) whose weight after the

@@ -9,7 +9,7 @@ use crate::engine::gpu::GpuOptions;
 use crate::error::Result;
 use crate::float::Real;
 use crate::train::fit::Fit;
-use crate::train::params::{CheckedParams, TrainParams};
+use crate::train::params::{CheckedParams, PassPolicy, TrainParams};
 use crate::train::state::{Observer, Outcome, State};
 
 /// Checked parameters and the engine to run them on.
@@ -23,6 +23,25 @@ pub(super) struct EpochRunner {
 impl EpochRunner {
     pub(super) fn params(&self) -> &CheckedParams {
         &self.params
+    }
+
+    /// Whether every engine this runner starts walks on the host (the CPU
+    /// engine or the reference), and its pass policy lets the host walk:
+    /// then a run may visit the rows in an order of its own rather than
+    /// in a copy of them in that order (see [`run_epochs`](Self::run_epochs)).
+    /// A device reads the rows it was given, in their order.
+    pub(super) fn walks_on_host(&self) -> bool {
+        let host = match self.backend {
+            Backend::Cpu | Backend::Reference => true,
+            // `auto` without an adapter named and without a GPU device in
+            // sight takes the CPU engine (the cheap part of its look).
+            Backend::Auto => {
+                self.gpu.adapter.name.is_none()
+                    && (!cfg!(feature = "gpu") || !backend::gpu_device_present())
+            }
+            Backend::Gpu => false,
+        };
+        host && !matches!(self.params.passes, PassPolicy::Always | PassPolicy::Windows)
     }
 
     /// This runner (backend, GPU options) with other parameters.
@@ -43,7 +62,7 @@ impl EpochRunner {
         observer: &mut dyn Observer<F>,
     ) -> Result<Fit<F>> {
         let t0 = std::time::Instant::now();
-        let (out, note, started) = self.run_epochs(data, validation, start, observer)?;
+        let (out, note, started) = self.run_epochs(data, None, validation, start, observer)?;
         let seconds = t0.elapsed().as_secs_f64() - started;
         let mut fitted = Fit::of_run(
             out,
@@ -57,14 +76,18 @@ impl EpochRunner {
         Ok(fitted)
     }
 
-    /// One run of the loop over `data` in the order given, without the
-    /// theorem's figures (a caller running epoch by epoch makes them once,
-    /// at the end): the loop's outcome, why `auto` chose its engine, and
-    /// the seconds the engine took to start (a device, its pipelines, the
-    /// data's upload), which are not the loop's.
-    pub(super) fn run_epochs<F: Real>(
+    /// One run of the loop over `data` in its order, or in `order` when
+    /// given (see [`Stepper::visit_in`]), without the theorem's figures (a
+    /// caller running epoch by epoch makes them once, at the end): the
+    /// loop's outcome, why `auto` chose its engine, and the seconds the
+    /// engine took to start (a device, its pipelines, the data's upload),
+    /// which are not the loop's.
+    ///
+    /// [`Stepper::visit_in`]: crate::train::sweep::stepper::Stepper::visit_in
+    pub(super) fn run_epochs<'d, F: Real>(
         &self,
-        data: &Dataset<F>,
+        data: &'d Dataset<F>,
+        order: Option<&'d [usize]>,
         validation: Option<&Dataset<F>>,
         start: State<F>,
         observer: &mut dyn Observer<F>,
@@ -76,6 +99,7 @@ impl EpochRunner {
         let mut fallback = || cpu_engine(data, bias);
         let out = crate::train::sweep::epoch::run(
             data,
+            order,
             validation,
             &self.params,
             start,

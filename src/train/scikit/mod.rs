@@ -4,7 +4,8 @@
 //!
 //! # The order
 //! [`order`]: scikit-learn's reshuffle before every epoch, and the seeds of
-//! each perceptron drawn from `random_state`.
+//! each perceptron drawn from `random_state`; [`visit`]: how each epoch's
+//! order reaches the loop (in place on the host, as a copy for a device).
 //!
 //! # One-vs-rest
 //! scikit-learn trains each class's perceptron alone, with its own order and
@@ -32,6 +33,7 @@
 //! epochs scikit-learn's loop would have run.
 
 pub mod order;
+mod visit;
 
 pub use order::{EveryEpoch, Mt19937, reshuffle, seeds_from_random_state, xorshift};
 
@@ -50,6 +52,7 @@ use crate::train::fit::Fit;
 use crate::train::params::TrainParams;
 use crate::train::state::{LoopStats, Observer, Outcome, State, Stop};
 use crate::train::theory;
+use visit::EpochRows;
 
 /// Whether `params` need this schedule rather than one run of the loop:
 /// an order that changes every epoch, a mean-loss rule over several
@@ -290,10 +293,15 @@ fn fit_alone<F: Real>(
     }
     let mut past = Past::default();
     let mut engine_started = 0.0;
-    // The facts of the rows (norms, host-only rows) move with each order
-    // instead of being computed again.
+    let mut rows = EpochRows::new(
+        data,
+        skipped,
+        params.sample_weight.as_deref(),
+        trainer.walks_on_host(),
+    );
+    // Copied rows take their facts (norms, host-only rows) along instead
+    // of computing them again.
     data.facts(params.bias);
-    let mut spare = None;
     loop {
         let done = state.mistakes_per_epoch.len();
         reshuffle(&mut order, seed);
@@ -302,29 +310,26 @@ fn fit_alone<F: Real>(
             [] => Cow::Borrowed(&order[..]),
             _ => Cow::Owned(order.iter().copied().filter(|&i| !skipped[i]).collect()),
         };
-        let shuffled = data.permuted_into(&visited, spare.take());
-        let one_more = trainer.with_params(TrainParams {
+        let one_more = TrainParams {
             max_epochs: done + 1,
             shuffle_every_epoch: None,
-            sample_weight: weights_of(&visited),
             ..(**params).clone()
-        })?;
+        };
         let (mut out, note, started) =
-            one_more.run_epochs(&shuffled, validation, state, observer)?;
+            rows.run_epoch(trainer, one_more, &visited, validation, state, observer)?;
         engine_started += started;
         past.add(&mut out);
         if out.stop != Stop::MaxEpochs || out.state.mistakes_per_epoch.len() >= max {
             let out = past.into(out);
             let seconds = t0.elapsed().as_secs_f64() - engine_started;
             // The theorem's figures are of the rows trained on.
-            let trained = if skipped.is_empty() { data } else { &shuffled };
+            let trained = rows.trained(skipped);
             let mut fit = Fit::of_run(out, params, trained, validation.map(|v| v.rows()), seconds);
             fit.backend_note = note;
             fit.engine_start_seconds = engine_started;
             fit.nominal_epochs = Some(nominal_epochs(params.early_stop.as_ref(), &fit, max));
             return Ok(fit);
         }
-        spare = Some(shuffled);
         state = out.state;
     }
 }

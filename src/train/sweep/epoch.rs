@@ -37,9 +37,12 @@ use crate::train::variant as variants;
 
 /// Runs epochs from `state` until convergence, `max_epochs`, the
 /// early-stopping rule (judged on `validation` when it has a validation
-/// part), or a stop request.
-pub fn run<'a, F: Real>(
-    data: &Dataset<F>,
+/// part), or a stop request; each epoch visits the rows in `order` when
+/// given (see [`Stepper::visit_in`]), else in `data`'s order.
+#[allow(clippy::too_many_arguments)]
+pub fn run<'d, 'a, F: Real>(
+    data: &'d Dataset<F>,
+    order: Option<&'d [usize]>,
     validation: Option<&Dataset<F>>,
     params: &CheckedParams,
     state: State<F>,
@@ -77,6 +80,9 @@ pub fn run<'a, F: Real>(
         )));
     }
     let mut stepper = Stepper::new(data, params, state, Part::whole(rows), engine, fallback)?;
+    if let Some(order) = order {
+        stepper.visit_in(order)?;
+    }
     stepper.start(&mut Alone, observer)?;
     if early.is_some() {
         stepper.adopt_bookkeeping(|s| {

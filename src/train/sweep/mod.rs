@@ -75,6 +75,12 @@ struct InFlight<F> {
 
 struct Loop<'d, F: Real> {
     data: &'d Dataset<F>,
+    /// The order the rows are visited in, when it is not `data`'s own:
+    /// position `i` of the walk is row `order[i]` of `data` (a permutation
+    /// of its rows, see [`super::stepper::Stepper::visit_in`]). Only the
+    /// host's walks follow it: an engine's passes and walks read `data`'s
+    /// rows in place, so a loop with an order never hands rows to one.
+    order: Option<&'d [usize]>,
     bias: bool,
     /// Weights per head (features plus the bias).
     dim: usize,
@@ -152,6 +158,7 @@ impl<'d, F: Real> Loop<'d, F> {
         let facts = data.facts(bias);
         Loop {
             data,
+            order: None,
             bias,
             dim: data.cols() + bias as usize,
             heads,
@@ -407,10 +414,11 @@ impl<'d, F: Real> Loop<'d, F> {
     fn host_decides(&mut self, i: usize, h: usize) -> Result<bool> {
         let dim = self.dim;
         let w = &self.state.weights[h * dim..(h + 1) * dim];
-        let y = self.data.label_for(h, self.heads, i);
-        let row = self.data.features.row(i);
+        let r = self.row_at(i);
+        let y = self.data.label_for(h, self.heads, r);
+        let row = self.data.features.row(r);
         if let Some(bound) = &self.host_bound {
-            let forced = self.facts.is_host_only(i);
+            let forced = self.facts.is_host_only(r);
             if !forced {
                 match crate::engine::cpu::decide(bound, w, row, self.bias, y) {
                     Settled::Correct => {
@@ -461,7 +469,8 @@ impl<'d, F: Real> Loop<'d, F> {
             return Ok(());
         }
         let dim = self.dim;
-        let y = self.data.label_for(h, self.heads, i);
+        let r = self.row_at(i);
+        let y = self.data.label_for(h, self.heads, r);
         let weight = self.update_weight(i, h, y);
         let Some(u) = &mut self.state.average else {
             return Ok(());
@@ -471,7 +480,7 @@ impl<'d, F: Real> Loop<'d, F> {
             + 1;
         variant::accumulate_weighted(
             &mut u[h * dim..(h + 1) * dim],
-            self.data.features.row(i),
+            self.data.features.row(r),
             y,
             c,
             weight,
@@ -484,17 +493,18 @@ impl<'d, F: Real> Loop<'d, F> {
     fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
         self.count_update(i, h);
         let data = self.data;
-        let row = data.features.row(i);
+        let r = self.row_at(i);
+        let row = data.features.row(r);
         let dim = self.dim;
         let tracks_scan = self.scan_tracks();
-        let weight = self.update_weight(i, h, data.label_for(h, self.heads, i));
+        let weight = self.update_weight(i, h, data.label_for(h, self.heads, r));
         let w = &mut self.state.weights[h * dim..(h + 1) * dim];
         if pass_weights.is_some() || tracks_scan {
             // The touched coordinates' values before the update.
             self.before.clear();
             reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
         }
-        let y = data.label_for(h, self.heads, i);
+        let y = data.label_for(h, self.heads, r);
         if self.tracks_loss
             && let Some(early) = &mut self.state.early
         {
@@ -549,7 +559,30 @@ impl<'d, F: Real> Loop<'d, F> {
         let class = self.class_weights.as_ref().map(|c| c.of(h, y));
         match (&self.row_weights, class) {
             (None, c) => c,
-            (Some(r), c) => Some(c.unwrap_or(F::ONE) * r[i]),
+            (Some(r), c) => Some(c.unwrap_or(F::ONE) * r[self.row_at(i)]),
+        }
+    }
+
+    /// The row of `data` that position `i` of the walk visits.
+    #[inline]
+    fn row_at(&self, i: usize) -> usize {
+        match self.order {
+            Some(order) => order[i],
+            None => i,
+        }
+    }
+
+    /// Starts loading the row that position `i` visits (nothing past the
+    /// last position).
+    #[inline]
+    fn prefetch_at(&self, i: usize) {
+        match self.order {
+            Some(order) => {
+                if let Some(&r) = order.get(i) {
+                    self.data.features.prefetch_row(r);
+                }
+            }
+            None => self.data.features.prefetch_row(i),
         }
     }
 

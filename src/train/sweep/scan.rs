@@ -29,7 +29,8 @@ impl<F: Real> Loop<'_, F> {
         if from >= to {
             return Ok(to);
         }
-        if !engine.certifies() || !self.weights_safe() {
+        // Engine passes are of rows in `data`'s order, not the loop's own.
+        if !engine.certifies() || !self.weights_safe() || self.order.is_some() {
             return Ok(from);
         }
         let mut i = from;

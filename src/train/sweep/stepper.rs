@@ -133,6 +133,45 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         })
     }
 
+    /// Visits the rows in `order` instead of `data`'s own: position `i` of
+    /// each walk is row `order[i]` (a permutation of the rows). This is
+    /// what a copy of the rows in that order would give, bit for bit,
+    /// without the copy (scikit-learn's schedule reorders every epoch).
+    /// The engine is then never asked to walk or settle rows (its passes
+    /// are of rows in `data`'s order); counts over all the rows still use
+    /// it. Refused with a policy that forces the engine's passes.
+    pub fn visit_in(&mut self, order: &'d [usize]) -> Result<()> {
+        let rows = self.lp.rows;
+        if self.lp.chooser.forced == Some(Mode::Engine) {
+            return Err(Error::Usage(
+                "a visit order of its own walks the rows on the host: it cannot be \
+                 combined with a pass policy that forces the engine"
+                    .into(),
+            ));
+        }
+        let mut seen = vec![false; rows];
+        for &r in order {
+            if r >= rows || std::mem::replace(&mut seen[r], true) {
+                return Err(Error::Usage(format!(
+                    "a visit order must list each of the {rows} rows once (row {r} is {})",
+                    if r >= rows {
+                        "not a row"
+                    } else {
+                        "listed twice"
+                    }
+                )));
+            }
+        }
+        if order.len() != rows {
+            return Err(Error::Usage(format!(
+                "a visit order lists {} of the {rows} rows",
+                order.len()
+            )));
+        }
+        self.lp.order = Some(order);
+        Ok(())
+    }
+
     /// Before the first row: the pocket variant evaluates the initial
     /// weights, which are the first pocket (unless resumed with one).
     pub fn start(
@@ -339,7 +378,8 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         self.lp.dim
     }
 
-    /// The rows held, in visit order.
+    /// The rows held, in visit order unless [`Stepper::visit_in`] gave
+    /// an order of its own.
     pub fn data(&self) -> &'d Dataset<F> {
         self.lp.data
     }

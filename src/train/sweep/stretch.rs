@@ -38,7 +38,10 @@ impl<F: Real> Loop<'_, F> {
         let ahead = self.may_walk_ahead();
         self.chooser.ahead_available(ahead);
         let redundant = ahead && engine.walks_like_the_host_ahead() && self.walks(engine);
-        self.chooser.engine_available(!redundant);
+        // An engine reads rows in `data`'s order: a loop with an order of
+        // its own walks them on the host.
+        self.chooser
+            .engine_available(!redundant && self.order.is_none());
         while self.state.position < self.end {
             if observer.should_stop() {
                 self.end_walk(engine)?;

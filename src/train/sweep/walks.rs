@@ -33,6 +33,7 @@ impl<F: Real> Loop<'_, F> {
     /// an engine that has one.
     pub(super) fn walks(&self, engine: &mut dyn MarginEngine<F>) -> bool {
         self.walk_enabled
+            && self.order.is_none()
             && self.heads == 1
             && self.state.pocket.is_none()
             && self.class_weights.is_none()
@@ -378,6 +379,7 @@ impl<F: Real> Loop<'_, F> {
     /// an update (the loss of the stopping rule, the certified scan's drift).
     pub(super) fn may_walk_ahead(&self) -> bool {
         self.data.features.is_sparse()
+            && self.order.is_none()
             && self.heads == 1
             && self.state.pocket.is_none()
             && self.class_weights.is_none()
@@ -512,7 +514,7 @@ impl<F: Real> Loop<'_, F> {
                     Some(_) => {}
                 }
             }
-            self.data.features.prefetch_row(i + 1);
+            self.prefetch_at(i + 1);
             for h in 0..self.heads {
                 let mistake = self.host_decides(i, h)?;
                 self.commit(engine, peers, i, h, mistake, None)?;
@@ -535,12 +537,13 @@ impl<F: Real> Loop<'_, F> {
         let (data, bias) = (self.data, self.bias);
         let w = &self.state.weights[..self.dim];
         for p in i..end {
-            data.features.prefetch_row(p + 1);
-            if self.facts.is_host_only(p) {
+            self.prefetch_at(p + 1);
+            let r = self.row_at(p);
+            if self.facts.is_host_only(r) {
                 return (p - i, Some(Settled::Unknown));
             }
             let verdict =
-                crate::engine::cpu::decide(bound, w, data.features.row(p), bias, data.labels[p]);
+                crate::engine::cpu::decide(bound, w, data.features.row(r), bias, data.labels[r]);
             if verdict != Settled::Correct {
                 return (p - i, Some(verdict));
             }

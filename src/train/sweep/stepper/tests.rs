@@ -255,3 +255,114 @@ fn two_parts_handing_over_give_the_plain_loop() {
     got.position = want.position;
     assert_eq!(got, want);
 }
+
+/// scikit-learn's schedule's updates on `d`: row weights (one of them 0),
+/// a class weight and the mean loss of its stopping rule, which follow
+/// their rows through an order.
+fn weighted<F: Real>(d: &Dataset<F>) -> TrainParams {
+    TrainParams {
+        max_epochs: 12,
+        sample_weight: Some((0..d.rows()).map(|i| [0.5, 1.0, 2.0, 0.0][i % 4]).collect()),
+        class_weight: Some(crate::train::ClassWeights::Given(vec![(
+            d.label_map.positive.clone(),
+            "1.5".into(),
+        )])),
+        early_stop: Some(crate::train::EarlyStop {
+            judge: crate::train::early_stop::Judge::MeanLoss,
+            ..Default::default()
+        }),
+        ..TrainParams::default()
+    }
+}
+
+/// Every epoch visits the rows in `order` where they lie, on the CPU
+/// engine (with its fast certified margins): the run over a copy of the
+/// rows in that order, bit for bit, for [`cases`] and [`weighted`]. (The
+/// copy's row weights are its rows'.)
+fn check_orders<F: Real>() {
+    let mut all: Vec<(&str, bool, Option<TrainParams>)> = cases()
+        .into_iter()
+        .map(|(name, multiclass, params)| (name, multiclass, Some(params)))
+        .collect();
+    all.push(("breast_cancer.csv", false, None));
+    for (name, multiclass, params) in all {
+        let d = load::<F>(name, multiclass);
+        let params = params.unwrap_or_else(|| weighted(&d));
+        let order = crate::train::shuffle::permutation(d.rows(), 11);
+        let mut copied = params.clone();
+        if let Some(w) = &params.sample_weight {
+            copied.sample_weight = Some(order.iter().map(|&i| w[i]).collect());
+        }
+        let (p, pc) = (params.check_ref().unwrap(), copied.check_ref().unwrap());
+        let want = plain(&d.permuted(&order), &pc);
+        let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+        let engine = Box::new(CpuEngine::new(&d, p.bias));
+        let got = crate::train::sweep::epoch::run(
+            &d,
+            Some(&order),
+            None,
+            &p,
+            initial(&d, &p),
+            engine,
+            &mut fb,
+            &mut Silent,
+        )
+        .unwrap()
+        .state;
+        assert!(want.mistakes_per_epoch.iter().sum::<u64>() > 0, "{name}");
+        assert_eq!(got, want, "{name} {params:?} in the order of a permutation");
+    }
+}
+
+#[test]
+fn an_order_of_its_own_gives_the_copy_in_that_order_in_f32() {
+    check_orders::<f32>();
+}
+
+#[test]
+fn an_order_of_its_own_gives_the_copy_in_that_order_in_f64() {
+    check_orders::<f64>();
+}
+
+/// An order that is not a permutation of the rows, or with a policy that
+/// forces the engine's passes, is refused.
+#[test]
+fn a_visit_order_must_be_a_permutation_the_host_walks() {
+    let d = load::<f64>("iris_setosa.csv", false);
+    let p = TrainParams::default().check_ref().unwrap();
+    let rows = d.rows();
+    let mut fb = || -> Box<dyn MarginEngine<f64>> { Box::new(ReferenceEngine) };
+    let mut st = Stepper::new(
+        &d,
+        &p,
+        initial(&d, &p),
+        Part::whole(rows),
+        Box::new(CpuEngine::new(&d, p.bias)),
+        &mut fb,
+    )
+    .unwrap();
+    let short: Vec<usize> = (0..rows - 1).collect();
+    let twice: Vec<usize> = (0..rows).map(|i| i.min(rows - 2)).collect();
+    let beyond: Vec<usize> = (1..=rows).collect();
+    for bad in [&short, &twice, &beyond] {
+        assert!(st.visit_in(bad).is_err());
+    }
+    let p = TrainParams {
+        passes: crate::train::PassPolicy::Always,
+        ..TrainParams::default()
+    }
+    .check_ref()
+    .unwrap();
+    let mut fb = || -> Box<dyn MarginEngine<f64>> { Box::new(ReferenceEngine) };
+    let mut st = Stepper::new(
+        &d,
+        &p,
+        initial(&d, &p),
+        Part::whole(rows),
+        Box::new(CpuEngine::new(&d, p.bias)),
+        &mut fb,
+    )
+    .unwrap();
+    let identity: Vec<usize> = (0..rows).collect();
+    assert!(st.visit_in(&identity).is_err());
+}

@@ -104,27 +104,35 @@ fn rows_bytes(capacity: usize) -> u64 {
     (4 * (1 + 2 * capacity) as u64).next_multiple_of(8)
 }
 
-impl<F: Real> GpuWalk<F> {
-    /// Sets up a walk over `chunks` (every chunk resident, in row order).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        failure: Arc<Mutex<Option<String>>>,
-        limits: &wgpu::Limits,
-        data: &Dataset<F>,
-        bias: bool,
-        lanes: u32,
-        capacity: usize,
-        waste: u32,
-        chunks: &[(ChunkPlan, &ChunkBuffers)],
-    ) -> Result<Self, String> {
-        let kernel = match chunks.first().map(|c| c.1) {
-            Some(ChunkBuffers::Dense { .. }) | None => Kernel::walk_dense(data.cols()),
-            Some(ChunkBuffers::Sparse { .. }) => Kernel::WalkSparse,
-        };
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+/// Storage a walk's buffers are: bound to kernels, written and read back.
+const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_DST)
+    .union(wgpu::BufferUsages::COPY_SRC);
+
+/// A buffer of at least `size` bytes (16 at least, a multiple of 8).
+fn buffer(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size.max(16).next_multiple_of(8),
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// The walk's two kernels (the scan and the step) and their one layout.
+struct WalkPipelines {
+    layout: wgpu::BindGroupLayout,
+    scan: wgpu::ComputePipeline,
+    step: wgpu::ComputePipeline,
+}
+
+impl WalkPipelines {
+    fn new<F: Real>(device: &wgpu::Device, kernel: Kernel, lanes: u32) -> Result<Self, String> {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("walk"),
             source: wgpu::ShaderSource::Wgsl(shaders::source(kernel, F::PRECISION).into()),
@@ -191,8 +199,144 @@ impl<F: Real> GpuWalk<F> {
         let [scan_name, step_name] = kernel.entry_points() else {
             return Err("walk kernel entry points".into());
         };
-        let scan = pipeline(scan_name);
-        let step = pipeline(step_name);
+        Ok(WalkPipelines {
+            scan: pipeline(scan_name),
+            step: pipeline(step_name),
+            layout,
+        })
+    }
+}
+
+/// The buffers every chunk's walk shares: the weights, the walk's state,
+/// the scan's slacks and its tiles.
+struct WalkBuffers {
+    weights: wgpu::Buffer,
+    state: wgpu::Buffer,
+    slack: wgpu::Buffer,
+    tiles: wgpu::Buffer,
+}
+
+impl Slot {
+    /// A slot for batches of up to `capacity` decisions, whose entries
+    /// take `values_bytes`.
+    fn new(device: &wgpu::Device, capacity: usize, values_bytes: u64) -> Self {
+        let entry_rows = buffer(device, "walk entry rows", rows_bytes(capacity), STORAGE);
+        let entry_values = buffer(device, "walk entry values", values_bytes, STORAGE);
+        // Room for whatever the entry buffers hold (their sizes are
+        // rounded up from the bytes asked for).
+        let readback = buffer(
+            device,
+            "walk readback",
+            STATE_BYTES + entry_rows.size() + entry_values.size(),
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let batch = buffer(
+            device,
+            "walk batch",
+            std::mem::size_of::<BatchParams>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        Slot {
+            batch,
+            entry_rows,
+            entry_values,
+            readback,
+        }
+    }
+}
+
+/// Binds all of `buffer` at `binding`.
+fn bind(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+impl ChunkWalk {
+    /// A chunk's parameters, its rows' label bits and norms, and one bind
+    /// group per slot.
+    #[allow(clippy::too_many_arguments)]
+    fn new<F: Real>(
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        plan: &ChunkPlan,
+        rows: &ChunkBuffers,
+        bits: &[u32],
+        norms: &[f32],
+        shared: &WalkBuffers,
+        slots: &[Slot],
+    ) -> Self {
+        let params = buffer(
+            device,
+            "walk params",
+            std::mem::size_of::<WalkParams<f64>>().max(std::mem::size_of::<WalkParams<f32>>())
+                as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let init = |label: &str, contents: &[u8]| {
+            use wgpu::util::DeviceExt;
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: &super::chunks::padded(contents),
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+        };
+        let bits = init("walk bits", bytemuck::cast_slice(bits));
+        let norms = init("walk norms", bytemuck::cast_slice(norms));
+        let bind_groups = slots
+            .iter()
+            .map(|slot| {
+                let mut entries = vec![
+                    bind(0, &params),
+                    bind(2, &bits),
+                    bind(3, &shared.weights),
+                    bind(4, &shared.state),
+                    bind(5, &slot.entry_rows),
+                    bind(6, &slot.entry_values),
+                    bind(10, &norms),
+                    bind(11, &shared.slack),
+                    bind(12, &slot.batch),
+                    bind(13, &shared.tiles),
+                ];
+                entries.extend(rows.bind_entries());
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("walk"),
+                    layout,
+                    entries: &entries,
+                })
+            })
+            .collect();
+        ChunkWalk {
+            rows: plan.rows.clone(),
+            params,
+            bind_groups,
+        }
+    }
+}
+
+impl<F: Real> GpuWalk<F> {
+    /// Sets up a walk over `chunks` (every chunk resident, in row order).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        failure: Arc<Mutex<Option<String>>>,
+        limits: &wgpu::Limits,
+        data: &Dataset<F>,
+        bias: bool,
+        lanes: u32,
+        capacity: usize,
+        waste: u32,
+        chunks: &[(ChunkPlan, &ChunkBuffers)],
+    ) -> Result<Self, String> {
+        let kernel = match chunks.first().map(|c| c.1) {
+            Some(ChunkBuffers::Dense { .. }) | None => Kernel::walk_dense(data.cols()),
+            Some(ChunkBuffers::Sparse { .. }) => Kernel::WalkSparse,
+        };
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let pipelines = WalkPipelines::new::<F>(device, kernel, lanes)?;
 
         let elem = std::mem::size_of::<F>() as u64;
         let dim = data.cols() + bias as usize;
@@ -202,142 +346,54 @@ impl<F: Real> GpuWalk<F> {
         let capacity = capacity
             .min(((64u64 << 20) / (stride as u64 * elem).max(1)) as usize)
             .max(1);
-        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: size.max(16).next_multiple_of(8),
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        let weights = buffer("walk weights", dim as u64 * elem, storage);
-        let state = buffer("walk state", STATE_BYTES, storage);
         let values_bytes = (capacity * stride) as u64 * elem;
         if values_bytes > limits.max_storage_buffer_binding_size {
             return Err(format!(
                 "a batch's entries need {values_bytes} bytes, more than a storage binding"
             ));
         }
-        // The scan's slacks: one window, at most a chunk's rows.
+        // The scan's slacks: one window, at most a chunk's rows; and the
+        // smallest slack of each scan workgroup's rows (a tile).
         let longest_chunk = chunks.iter().map(|c| c.0.rows.len()).max().unwrap_or(1);
         let max_window = longest_chunk.clamp(1, MAX_WINDOW);
-        let walk_slack = buffer(
-            "walk slack",
-            8 * max_window as u64,
-            wgpu::BufferUsages::STORAGE,
-        );
-        // The smallest slack of each scan workgroup's rows (a tile).
         let tiles = max_window.div_ceil((256 / lanes.max(1)) as usize);
-        let walk_tiles = buffer("walk tiles", 4 * tiles as u64, wgpu::BufferUsages::STORAGE);
+        let shared = WalkBuffers {
+            weights: buffer(device, "walk weights", dim as u64 * elem, STORAGE),
+            state: buffer(device, "walk state", STATE_BYTES, STORAGE),
+            slack: buffer(
+                device,
+                "walk slack",
+                8 * max_window as u64,
+                wgpu::BufferUsages::STORAGE,
+            ),
+            tiles: buffer(
+                device,
+                "walk tiles",
+                4 * tiles as u64,
+                wgpu::BufferUsages::STORAGE,
+            ),
+        };
         let slots: Vec<Slot> = (0..DEPTH + 1)
-            .map(|_| {
-                let entry_rows = buffer("walk entry rows", rows_bytes(capacity), storage);
-                let entry_values = buffer("walk entry values", values_bytes, storage);
-                // Room for whatever the entry buffers hold (their sizes are
-                // rounded up from the bytes asked for).
-                let readback = buffer(
-                    "walk readback",
-                    STATE_BYTES + entry_rows.size() + entry_values.size(),
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                );
-                let batch = buffer(
-                    "walk batch",
-                    std::mem::size_of::<BatchParams>() as u64,
-                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                );
-                Slot {
-                    batch,
-                    entry_rows,
-                    entry_values,
-                    readback,
-                }
+            .map(|_| Slot::new(device, capacity, values_bytes))
+            .collect();
+        let facts = data.facts(bias);
+        let walks = chunks
+            .iter()
+            .map(|(plan, rows)| {
+                let bits = walk_twin::walk_bits(&data.labels, &facts.host_only, plan.rows.clone());
+                let norms = &facts.norms[plan.rows.clone()];
+                ChunkWalk::new::<F>(
+                    device,
+                    &pipelines.layout,
+                    plan,
+                    rows,
+                    &bits,
+                    norms,
+                    &shared,
+                    &slots,
+                )
             })
             .collect();
-
-        let facts = data.facts(bias);
-        let mut walks = Vec::with_capacity(chunks.len());
-        for (plan, rows) in chunks {
-            let params = buffer(
-                "walk params",
-                std::mem::size_of::<WalkParams<F>>() as u64,
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            );
-            let bits = walk_twin::walk_bits(&data.labels, &facts.host_only, plan.rows.clone());
-            let init = |label: &str, contents: &[u8]| {
-                use wgpu::util::DeviceExt;
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: &super::chunks::padded(contents),
-                    usage: wgpu::BufferUsages::STORAGE,
-                })
-            };
-            let bits = init("walk bits", bytemuck::cast_slice(&bits));
-            let norms = init(
-                "walk norms",
-                bytemuck::cast_slice(&facts.norms[plan.rows.clone()]),
-            );
-            let bind_groups = slots
-                .iter()
-                .map(|slot| {
-                    let mut entries = vec![
-                        wgpu::BindGroupEntry {
-                            binding: 0,
-                            resource: params.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: bits.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 3,
-                            resource: weights.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 4,
-                            resource: state.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 5,
-                            resource: slot.entry_rows.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 6,
-                            resource: slot.entry_values.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 10,
-                            resource: norms.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 11,
-                            resource: walk_slack.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 12,
-                            resource: slot.batch.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 13,
-                            resource: walk_tiles.as_entire_binding(),
-                        },
-                    ];
-                    entries.extend(rows.bind_entries());
-                    device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("walk"),
-                        layout: &layout,
-                        entries: &entries,
-                    })
-                })
-                .collect();
-            walks.push(ChunkWalk {
-                rows: plan.rows.clone(),
-                params,
-                bind_groups,
-            });
-        }
         if let Some(e) = pollster::block_on(oom.pop()) {
             return Err(format!("out of memory setting up the walk: {e}"));
         }
@@ -348,10 +404,10 @@ impl<F: Real> GpuWalk<F> {
             device: device.clone(),
             queue: queue.clone(),
             failure,
-            scan,
-            step,
-            weights,
-            state,
+            scan: pipelines.scan,
+            step: pipelines.step,
+            weights: shared.weights,
+            state: shared.state,
             chunks: walks,
             free: (0..slots.len()).collect(),
             slots,

@@ -270,8 +270,7 @@ impl ChunkWalk {
         let params = buffer(
             device,
             "walk params",
-            std::mem::size_of::<WalkParams<f64>>().max(std::mem::size_of::<WalkParams<f32>>())
-                as u64,
+            std::mem::size_of::<WalkParams<F>>() as u64,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
         let init = |label: &str, contents: &[u8]| {

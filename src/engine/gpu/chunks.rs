@@ -52,6 +52,14 @@ pub(super) fn bytes_of<F: Real>(v: &[F]) -> &[u8] {
     bytemuck::cast_slice(v)
 }
 
+/// Binds all of `buffer` at `binding`.
+pub(super) fn bind(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
 /// Pads `bytes` to a multiple of 4 (and at least MIN_BUFFER) for upload.
 pub(super) fn padded(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     let len = (bytes.len() as u64).max(MIN_BUFFER).next_multiple_of(4) as usize;

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use wgpu::util::DeviceExt;
 
 use super::chunks::{
-    self, ChunkBuffers, MIN_BUFFER, allocate_staging, bytes_of, padded, stream_into, try_upload,
+    self, ChunkBuffers, MIN_BUFFER, allocate_staging, bind, bytes_of, padded, stream_into,
+    try_upload,
 };
 use super::context::{self, Gpu, MapResult};
 use super::layout::{self, ChunkPlan, Params};
@@ -120,7 +121,6 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         options: &GpuOptions,
     ) -> Result<Self> {
         let name = format!("gpu: {}", gpu.describe());
-        let elem = std::mem::size_of::<F>() as u64;
         let binding = gpu
             .limits
             .max_storage_buffer_binding_size
@@ -129,135 +129,36 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             .min(1 << 30)
             .min(options.chunk_bytes.unwrap_or(u64::MAX))
             .max(64);
-        let dim = data.cols() + bias as usize;
-        if data.rows() > (u32::MAX / 2) as usize {
-            return Err(Error::Gpu(format!(
-                "{} rows is more than the GPU backend supports (2^31)",
-                data.rows()
-            )));
-        }
-        // The most heads a pass may carry: one per class for one-vs-rest,
-        // which binds every class's weights at once.
-        let max_heads = if data.class_ids.is_empty() {
-            1
-        } else {
-            data.classes.len().max(1)
-        };
-        if (dim * max_heads) as u64 * elem > binding {
-            return Err(Error::Gpu(format!(
-                "the model has {} weights ({dim} per class for {max_heads} classes), more than fit the adapter's largest storage binding of {binding} bytes",
-                dim * max_heads
-            )));
-        }
+        let max_heads = check_fits(data, bias, binding)?;
         let plans = layout::plan(&data.features, chunk_limit).map_err(|bytes| {
             Error::Gpu(format!(
                 "one row needs {bytes} bytes, more than the adapter's largest storage binding ({binding} bytes)"
             ))
         })?;
-        // Terms a lane group reads per row: vectors of four, where the rows
-        // are read so.
-        let (kernel, terms) = match &data.features {
-            Features::Dense(m) if shaders::reads_vectors(m.cols) => (Kernel::Dense4, m.cols / 4),
-            Features::Dense(m) => (Kernel::Dense, m.cols),
-            Features::Sparse(m) => (Kernel::Sparse, m.values.len() / m.rows().max(1)),
-        };
-        // CPU-type adapters (lavapipe) gain nothing from lanes sharing a row
-        // and pay dearly for the barriers of their reduction.
-        let lanes = match options.lanes {
-            Some(l) if l.is_power_of_two() && l <= 32 => l,
-            Some(l) => {
-                return Err(Error::Usage(format!(
-                    "lanes must be a power of two from 1 to 32, got {l}"
-                )));
-            }
-            None if gpu.info.device_type == wgpu::DeviceType::Cpu => 1,
-            None => shaders::lanes_for(terms),
-        };
-        let device = &gpu.device;
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(kernel.entry_point()),
-            source: wgpu::ShaderSource::Wgsl(shaders::source(kernel, F::PRECISION).into()),
-        });
-        let constants = [("LANES", lanes as f64)];
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(kernel.entry_point()),
-            layout: None,
-            module: &module,
-            entry_point: Some(kernel.entry_point()),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &constants,
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
-
+        let (kernel, lanes) = kernel_and_lanes(data, &gpu, options)?;
+        let pipeline = margin_pipeline::<F>(&gpu.device, kernel, lanes);
         let max_pass = data
             .rows()
             .clamp(1, ((binding / 4) as usize / max_heads).clamp(1, 1 << 24));
-        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: size.max(MIN_BUFFER).next_multiple_of(4),
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        let weights = buffer("weights", (dim * max_heads) as u64 * elem, storage);
-        let bound = buffer("bound", 4 * elem, storage);
-        let slack_bytes = (max_pass * max_heads) as u64 * 4;
-        let slack = buffer("slack", slack_bytes, storage | wgpu::BufferUsages::COPY_SRC);
-        let ring = (0..RING)
-            .map(|_| Readback {
-                buffer: buffer(
-                    "readback",
-                    slack_bytes,
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                ),
-                busy: false,
-            })
-            .collect();
-
+        let shared = PassBuffers::new::<F>(
+            &gpu.device,
+            data.cols() + bias as usize,
+            max_heads,
+            max_pass,
+        );
         let facts = data.facts(bias);
-        let norms = &facts.norms;
         let layout = pipeline.get_bind_group_layout(0);
         let mut budget = options.memory_budget.unwrap_or(u64::MAX);
         let mut staging: Option<ChunkBuffers> = None;
         let mut chunks = Vec::with_capacity(plans.len());
         for plan in plans {
-            let init = |label: &str, contents: &[u8]| {
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: &padded(contents),
-                    usage: wgpu::BufferUsages::STORAGE,
-                })
-            };
-            let labels = init(
-                "labels",
-                bytemuck::cast_slice(&layout::label_bits(&data.labels, plan.rows.clone())),
-            );
-            let chunk_norms = init("norms", bytemuck::cast_slice(&norms[plan.rows.clone()]));
-            let class_ids = if data.class_ids.is_empty() {
-                init("class_ids", &[])
-            } else {
-                init(
-                    "class_ids",
-                    bytemuck::cast_slice(&data.class_ids[plan.rows.clone()]),
-                )
-            };
-            let params = buffer(
-                "params",
-                std::mem::size_of::<Params>() as u64,
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            );
             let bytes = chunks::chunk_bytes(&data.features, &plan);
             let resident = if bytes <= budget {
                 try_upload(&gpu, &data.features, &plan)
             } else {
                 None
             };
-            let is_resident = resident.is_some();
-            if is_resident {
+            if resident.is_some() {
                 budget -= bytes;
             } else {
                 // Once one chunk is streamed, the later ones are too: the
@@ -267,50 +168,23 @@ impl<'d, F: Real> GpuEngine<'d, F> {
                     staging = Some(allocate_staging(&gpu, &data.features, chunk_limit)?);
                 }
             }
-            let Some(data_buffers) = resident.as_ref().or(staging.as_ref()) else {
+            let Some(rows) = resident.as_ref().or(staging.as_ref()) else {
                 return Err(Error::Gpu("no buffer for a data chunk".into()));
             };
-            let mut entries = vec![
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: params.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: labels.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: weights.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 4,
-                    resource: chunk_norms.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 5,
-                    resource: bound.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 6,
-                    resource: slack.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 9,
-                    resource: class_ids.as_entire_binding(),
-                },
-            ];
-            entries.extend(data_buffers.bind_entries());
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("chunk"),
-                layout: &layout,
-                entries: &entries,
-            });
+            let bind_group = chunk_bind_group(
+                &gpu.device,
+                &layout,
+                data,
+                &facts.norms,
+                &plan,
+                &shared,
+                rows,
+            );
             chunks.push(Chunk {
+                params: bind_group.1,
+                bind_group: bind_group.0,
                 plan,
-                params,
-                bind_group,
-                resident: is_resident,
+                resident: resident.is_some(),
                 rows: resident,
             });
         }
@@ -327,10 +201,10 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             pipeline,
             chunks,
             staging,
-            weights,
-            bound,
-            slack,
-            ring,
+            weights: shared.weights,
+            bound: shared.bound,
+            slack: shared.slack,
+            ring: shared.ring,
             pending: VecDeque::new(),
             max_pass,
             max_heads,
@@ -768,4 +642,192 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
     fn take_notice(&mut self) -> Option<String> {
         self.notice.take()
     }
+}
+
+/// The rows and the weights fit the GPU backend and the adapter's largest
+/// storage binding (`binding` bytes); returns the most heads a pass may
+/// carry: one per class for one-vs-rest, which binds every class's
+/// weights at once.
+fn check_fits<F: Real>(data: &Dataset<F>, bias: bool, binding: u64) -> Result<usize> {
+    let elem = std::mem::size_of::<F>() as u64;
+    let dim = data.cols() + bias as usize;
+    if data.rows() > (u32::MAX / 2) as usize {
+        return Err(Error::Gpu(format!(
+            "{} rows is more than the GPU backend supports (2^31)",
+            data.rows()
+        )));
+    }
+    let max_heads = if data.class_ids.is_empty() {
+        1
+    } else {
+        data.classes.len().max(1)
+    };
+    if (dim * max_heads) as u64 * elem > binding {
+        return Err(Error::Gpu(format!(
+            "the model has {} weights ({dim} per class for {max_heads} classes), more than fit the adapter's largest storage binding of {binding} bytes",
+            dim * max_heads
+        )));
+    }
+    Ok(max_heads)
+}
+
+/// The margin kernel for the rows' layout, and the lanes that share a row.
+fn kernel_and_lanes<F: Real>(
+    data: &Dataset<F>,
+    gpu: &Gpu,
+    options: &GpuOptions,
+) -> Result<(Kernel, u32)> {
+    // Terms a lane group reads per row: vectors of four, where the rows
+    // are read so.
+    let (kernel, terms) = match &data.features {
+        Features::Dense(m) if shaders::reads_vectors(m.cols) => (Kernel::Dense4, m.cols / 4),
+        Features::Dense(m) => (Kernel::Dense, m.cols),
+        Features::Sparse(m) => (Kernel::Sparse, m.values.len() / m.rows().max(1)),
+    };
+    // CPU-type adapters (lavapipe) gain nothing from lanes sharing a row
+    // and pay dearly for the barriers of their reduction.
+    let lanes = match options.lanes {
+        Some(l) if l.is_power_of_two() && l <= 32 => l,
+        Some(l) => {
+            return Err(Error::Usage(format!(
+                "lanes must be a power of two from 1 to 32, got {l}"
+            )));
+        }
+        None if gpu.info.device_type == wgpu::DeviceType::Cpu => 1,
+        None => shaders::lanes_for(terms),
+    };
+    Ok((kernel, lanes))
+}
+
+fn margin_pipeline<F: Real>(
+    device: &wgpu::Device,
+    kernel: Kernel,
+    lanes: u32,
+) -> wgpu::ComputePipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(kernel.entry_point()),
+        source: wgpu::ShaderSource::Wgsl(shaders::source(kernel, F::PRECISION).into()),
+    });
+    let constants = [("LANES", lanes as f64)];
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(kernel.entry_point()),
+        layout: None,
+        module: &module,
+        entry_point: Some(kernel.entry_point()),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    })
+}
+
+/// A buffer of at least `size` bytes (at least [`MIN_BUFFER`], a multiple
+/// of 4).
+fn buffer(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size.max(MIN_BUFFER).next_multiple_of(4),
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// The buffers every chunk's pass shares: the weights of every head, the
+/// certificate's bound, the slacks, and the ring they are read back
+/// through.
+struct PassBuffers {
+    weights: wgpu::Buffer,
+    bound: wgpu::Buffer,
+    slack: wgpu::Buffer,
+    ring: Vec<Readback>,
+}
+
+impl PassBuffers {
+    fn new<F: Real>(device: &wgpu::Device, dim: usize, max_heads: usize, max_pass: usize) -> Self {
+        let elem = std::mem::size_of::<F>() as u64;
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let slack_bytes = (max_pass * max_heads) as u64 * 4;
+        PassBuffers {
+            weights: buffer(device, "weights", (dim * max_heads) as u64 * elem, storage),
+            bound: buffer(device, "bound", 4 * elem, storage),
+            slack: buffer(
+                device,
+                "slack",
+                slack_bytes,
+                storage | wgpu::BufferUsages::COPY_SRC,
+            ),
+            ring: (0..RING)
+                .map(|_| Readback {
+                    buffer: buffer(
+                        device,
+                        "readback",
+                        slack_bytes,
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    ),
+                    busy: false,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A chunk's bind group (its labels, norms and class ids uploaded, the
+/// shared buffers and its rows' buffers bound) and its parameters' buffer.
+fn chunk_bind_group<F: Real>(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    data: &Dataset<F>,
+    norms: &[f32],
+    plan: &ChunkPlan,
+    shared: &PassBuffers,
+    rows: &ChunkBuffers,
+) -> (wgpu::BindGroup, wgpu::Buffer) {
+    let init = |label: &str, contents: &[u8]| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: &padded(contents),
+            usage: wgpu::BufferUsages::STORAGE,
+        })
+    };
+    let labels = init(
+        "labels",
+        bytemuck::cast_slice(&layout::label_bits(&data.labels, plan.rows.clone())),
+    );
+    let chunk_norms = init("norms", bytemuck::cast_slice(&norms[plan.rows.clone()]));
+    let class_ids = if data.class_ids.is_empty() {
+        init("class_ids", &[])
+    } else {
+        init(
+            "class_ids",
+            bytemuck::cast_slice(&data.class_ids[plan.rows.clone()]),
+        )
+    };
+    let params = buffer(
+        device,
+        "params",
+        std::mem::size_of::<Params>() as u64,
+        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+    );
+    let mut entries = vec![
+        bind(0, &params),
+        bind(2, &labels),
+        bind(3, &shared.weights),
+        bind(4, &chunk_norms),
+        bind(5, &shared.bound),
+        bind(6, &shared.slack),
+        bind(9, &class_ids),
+    ];
+    entries.extend(rows.bind_entries());
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("chunk"),
+        layout,
+        entries: &entries,
+    });
+    (group, params)
 }

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::chunks::ChunkBuffers;
+use super::chunks::{ChunkBuffers, bind};
 use super::context::{self, MapResult};
 use super::layout::{self, BatchParams, ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
@@ -242,14 +242,6 @@ impl Slot {
             entry_values,
             readback,
         }
-    }
-}
-
-/// Binds all of `buffer` at `binding`.
-fn bind(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
     }
 }
 

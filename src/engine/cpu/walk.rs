@@ -119,32 +119,9 @@ impl<F: Real> CpuWalk<F> {
         let batch_end = (self.position + BATCH_ROWS)
             .min(self.end)
             .min(limits.horizon.max(self.position + 1));
-        let helpers = rayon::current_num_threads().saturating_sub(1);
-        if let (Features::Sparse(m), true) = (&data.features, helpers > 0) {
-            // Sparse rows: the other cores sum the rows ahead instead of
-            // searching with certificates (a certificate costs about what
-            // the short dot it saves does).
-            let walked = self.lookahead.walk(
-                m,
-                &data.labels,
-                bias,
-                &mut self.weights,
-                lookahead::Batch {
-                    from: self.position,
-                    to: batch_end,
-                    tau,
-                    helpers,
-                    deadline: limits.deadline,
-                    max_mistakes: DECISIONS,
-                    updates_left: &mut self.updates_left,
-                    decisions: &mut decisions,
-                    values: Some(&mut values),
-                },
-            );
-            if let Some(walked) = walked {
-                self.position = walked.position;
-                return Ok(self.finish(start, decisions, values, walked.stop));
-            }
+        if let Some(walked) = self.walk_sparse(data, bias, tau, batch_end, limits.deadline) {
+            let (decisions, values, stop) = walked;
+            return Ok(self.finish(start, decisions, values, stop));
         }
         let mut bound = match self.bound {
             Some(b) => b,
@@ -161,107 +138,176 @@ impl<F: Real> CpuWalk<F> {
             if left.is_some_and(|l| l.is_zero()) && self.position > start {
                 break;
             }
-            let q = if facts.is_host_only(self.position) {
-                // No search can settle it: straight to the reference dot,
-                // so a run of such rows costs no parallel searches.
-                self.position
-            } else {
-                let mut hi = (self.position + self.window).min(batch_end);
-                if let Some(left) = left {
-                    // Under a deadline, what a search scans fits the time
-                    // left at the recent speed (a trial's budget is about a
-                    // millisecond: a search over the window a long stretch
-                    // grew could take ten), or a first guess.
-                    let fits = if self.search_row_seconds > 0.0 {
-                        (left.as_secs_f64() / self.search_row_seconds) as usize
-                    } else {
-                        UNTIMED_WINDOW
-                    };
-                    hi = hi.min(self.position.saturating_add(fits.max(MIN_WINDOW)));
-                }
-                // Long searches are timed (a short one costs less than its
-                // clock would add).
-                let timed = (left.is_some() || hi - self.position > TIMED_SEARCH)
-                    .then(std::time::Instant::now);
-                let w = &self.weights;
-                let certain_correct = |i: usize| {
-                    if facts.is_host_only(i) {
-                        return false;
-                    }
-                    data.features.prefetch_row(i + 1);
-                    super::decide(&bound, w, data.features.row(i), bias, data.labels[i])
-                        == Settled::Correct
-                };
-                let found = first_in_order(self.position, hi, |i| !certain_correct(i));
-                self.stats.iterations += 1;
-                if let Some(t0) = timed {
-                    let scanned = found.map_or(hi, |q| q + 1) - self.position;
-                    let per_row = t0.elapsed().as_secs_f64() / scanned.max(1) as f64;
-                    self.search_row_seconds = if self.search_row_seconds > 0.0 {
-                        0.5 * (self.search_row_seconds + per_row)
-                    } else {
-                        per_row
-                    };
-                }
-                let Some(q) = found else {
-                    self.position = hi;
-                    self.window = (2 * self.window).min(MAX_WINDOW);
-                    continue;
-                };
-                let gap = q + 1 - self.position;
-                self.window = (2 * gap).clamp(MIN_WINDOW, MAX_WINDOW);
-                q
+            let Some(q) = self.search(data, bias, &bound, batch_end, left) else {
+                continue;
             };
             stops += 1;
             self.position = q + 1;
-            // The row's exact decision: the reference dot, as the loop's.
-            let row = data.features.row(q);
-            let y = data.labels[q];
-            let s = reference::dot(&self.weights, row, bias);
-            if !s.is_finite() {
-                // The features overflow this precision: listed for the loop,
-                // whose own decision reports it.
-                decisions.push(WalkDecision {
-                    row: q,
-                    mistake: false,
-                    speculative: true,
-                    values_at: None,
-                });
-                stop = WalkStop::Resync;
-                break;
-            }
-            if !reference::is_mistake_within(y, s, bound.tau) {
-                // Exactly decided correct: not listed, like every row the
-                // certificate calls correct.
-                continue;
-            }
-            let at = values.len();
-            let updated = reference::apply_update(&mut self.weights, row, y, bias).is_ok();
-            let w = &self.weights;
-            reference::for_each_touched(row, bias, w.len(), |k| values.push(w[k]));
-            let subnormal = reference::touched_subnormal(w, row, bias);
-            decisions.push(WalkDecision {
-                row: q,
-                mistake: true,
-                speculative: false,
-                values_at: updated.then_some(at),
-            });
-            if !updated {
-                // Overflow: the loop's own update reports it.
-                stop = WalkStop::Resync;
-                break;
-            }
-            if subnormal && bound.flush == F::ZERO {
-                bound = Bound::new(true, facts.l1_max).with_margin(bound.tau);
-                self.bound = Some(bound);
-            }
-            self.updates_left -= 1;
-            if self.updates_left == 0 {
-                stop = WalkStop::Updates;
+            if let Some(s) =
+                self.decide_exactly(data, bias, q, &mut bound, &mut decisions, &mut values)
+            {
+                stop = s;
                 break;
             }
         }
         Ok(self.finish(start, decisions, values, stop))
+    }
+
+    /// On sparse rows with cores to help, the batch walked with the other
+    /// cores summing the rows ahead instead of searching with certificates
+    /// (a certificate costs about what the short dot it saves does):
+    /// its decisions, the updated weights' values and where it stopped;
+    /// `None` where that walk does not apply.
+    fn walk_sparse(
+        &mut self,
+        data: &Dataset<F>,
+        bias: bool,
+        tau: F,
+        batch_end: usize,
+        deadline: Option<std::time::Instant>,
+    ) -> Option<(Vec<WalkDecision>, Vec<F>, WalkStop)> {
+        let helpers = rayon::current_num_threads().saturating_sub(1);
+        let (Features::Sparse(m), true) = (&data.features, helpers > 0) else {
+            return None;
+        };
+        let (mut decisions, mut values) = (Vec::new(), Vec::new());
+        let walked = self.lookahead.walk(
+            m,
+            &data.labels,
+            bias,
+            &mut self.weights,
+            lookahead::Batch {
+                from: self.position,
+                to: batch_end,
+                tau,
+                helpers,
+                deadline,
+                max_mistakes: DECISIONS,
+                updates_left: &mut self.updates_left,
+                decisions: &mut decisions,
+                values: Some(&mut values),
+            },
+        )?;
+        self.position = walked.position;
+        Some((decisions, values, walked.stop))
+    }
+
+    /// Searches from the walk's row, in parallel, for the first row that
+    /// the certificate does not settle correct, within the window (and the
+    /// time `left`, under a deadline). `None` when every row of the window
+    /// was settled correct: the walk moves past it, and the window grows.
+    fn search(
+        &mut self,
+        data: &Dataset<F>,
+        bias: bool,
+        bound: &Bound<F>,
+        batch_end: usize,
+        left: Option<std::time::Duration>,
+    ) -> Option<usize> {
+        let facts = data.facts(bias);
+        if facts.is_host_only(self.position) {
+            // No search can settle it: straight to the reference dot, so a
+            // run of such rows costs no parallel searches.
+            return Some(self.position);
+        }
+        let mut hi = (self.position + self.window).min(batch_end);
+        if let Some(left) = left {
+            // Under a deadline, what a search scans fits the time left at
+            // the recent speed (a trial's budget is about a millisecond: a
+            // search over the window a long stretch grew could take ten),
+            // or a first guess.
+            let fits = if self.search_row_seconds > 0.0 {
+                (left.as_secs_f64() / self.search_row_seconds) as usize
+            } else {
+                UNTIMED_WINDOW
+            };
+            hi = hi.min(self.position.saturating_add(fits.max(MIN_WINDOW)));
+        }
+        // Long searches are timed (a short one costs less than its clock
+        // would add).
+        let timed =
+            (left.is_some() || hi - self.position > TIMED_SEARCH).then(std::time::Instant::now);
+        let w = &self.weights;
+        let certain_correct = |i: usize| {
+            if facts.is_host_only(i) {
+                return false;
+            }
+            data.features.prefetch_row(i + 1);
+            super::decide(bound, w, data.features.row(i), bias, data.labels[i]) == Settled::Correct
+        };
+        let found = first_in_order(self.position, hi, |i| !certain_correct(i));
+        self.stats.iterations += 1;
+        if let Some(t0) = timed {
+            let scanned = found.map_or(hi, |q| q + 1) - self.position;
+            let per_row = t0.elapsed().as_secs_f64() / scanned.max(1) as f64;
+            self.search_row_seconds = if self.search_row_seconds > 0.0 {
+                0.5 * (self.search_row_seconds + per_row)
+            } else {
+                per_row
+            };
+        }
+        let Some(q) = found else {
+            self.position = hi;
+            self.window = (2 * self.window).min(MAX_WINDOW);
+            return None;
+        };
+        let gap = q + 1 - self.position;
+        self.window = (2 * gap).clamp(MIN_WINDOW, MAX_WINDOW);
+        Some(q)
+    }
+
+    /// Row `q`'s exact decision, the reference dot as the loop's, with the
+    /// update of a mistake (its new values kept for the loop to compare);
+    /// returns where the batch stops, if it does here.
+    fn decide_exactly(
+        &mut self,
+        data: &Dataset<F>,
+        bias: bool,
+        q: usize,
+        bound: &mut Bound<F>,
+        decisions: &mut Vec<WalkDecision>,
+        values: &mut Vec<F>,
+    ) -> Option<WalkStop> {
+        let row = data.features.row(q);
+        let y = data.labels[q];
+        let s = reference::dot(&self.weights, row, bias);
+        if !s.is_finite() {
+            // The features overflow this precision: listed for the loop,
+            // whose own decision reports it.
+            decisions.push(WalkDecision {
+                row: q,
+                mistake: false,
+                speculative: true,
+                values_at: None,
+            });
+            return Some(WalkStop::Resync);
+        }
+        if !reference::is_mistake_within(y, s, bound.tau) {
+            // Exactly decided correct: not listed, like every row the
+            // certificate calls correct.
+            return None;
+        }
+        let at = values.len();
+        let updated = reference::apply_update(&mut self.weights, row, y, bias).is_ok();
+        let w = &self.weights;
+        reference::for_each_touched(row, bias, w.len(), |k| values.push(w[k]));
+        let subnormal = reference::touched_subnormal(w, row, bias);
+        decisions.push(WalkDecision {
+            row: q,
+            mistake: true,
+            speculative: false,
+            values_at: updated.then_some(at),
+        });
+        if !updated {
+            // Overflow: the loop's own update reports it.
+            return Some(WalkStop::Resync);
+        }
+        if subnormal && bound.flush == F::ZERO {
+            *bound = Bound::new(true, data.facts(bias).l1_max).with_margin(bound.tau);
+            self.bound = Some(*bound);
+        }
+        self.updates_left -= 1;
+        (self.updates_left == 0).then_some(WalkStop::Updates)
     }
 
     fn finish(

@@ -28,6 +28,15 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// Decodes and checks a header against the file's length; the message says
 /// what is wrong. Allocates nothing sized by the header.
 pub fn decode_header(head: &[u8], file_len: u64) -> std::result::Result<Header, String> {
+    let header = decode_fields(head, file_len)?;
+    check_sizes(&header)?;
+    check_placement(&header, file_len)?;
+    Ok(header)
+}
+
+/// The header's fields, read after its magic bytes, version, size, codes
+/// and reserved bytes are checked.
+fn decode_fields(head: &[u8], file_len: u64) -> std::result::Result<Header, String> {
     if !is_binary(head) {
         let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
         return Err(format!(
@@ -92,6 +101,31 @@ pub fn decode_header(head: &[u8], file_len: u64) -> std::result::Result<Header, 
             head[at]
         ));
     }
+    Ok(Header {
+        version,
+        layout,
+        precision,
+        rows,
+        cols,
+        nnz,
+        classes,
+        sections,
+    })
+}
+
+/// The counts are within the limits and agree with each other and with
+/// every section's length.
+fn check_sizes(h: &Header) -> std::result::Result<(), String> {
+    let Header {
+        layout,
+        precision,
+        rows,
+        cols,
+        nnz,
+        classes,
+        sections,
+        ..
+    } = *h;
     if rows == 0 {
         return Err(NO_DATA_ROWS.into());
     }
@@ -153,6 +187,14 @@ pub fn decode_header(head: &[u8], file_len: u64) -> std::result::Result<Header, 
             "the label table is {table} bytes, too short for {classes} labels"
         ));
     }
+    Ok(())
+}
+
+/// Every section is aligned, past the header, within the file and apart
+/// from the others, and nothing follows the last.
+fn check_placement(h: &Header, file_len: u64) -> std::result::Result<(), String> {
+    let sections = &h.sections;
+    let overflow = |what: &str| format!("the header's sizes overflow: {what} is too large");
     let mut end = HEADER_BYTES;
     for (k, s) in sections.iter().enumerate() {
         let name = SECTION_NAMES[k];
@@ -205,16 +247,7 @@ pub fn decode_header(head: &[u8], file_len: u64) -> std::result::Result<Header, 
             file_len - end
         ));
     }
-    Ok(Header {
-        version,
-        layout,
-        precision,
-        rows,
-        cols,
-        nnz,
-        classes,
-        sections,
-    })
+    Ok(())
 }
 
 /// Reads the header of a `.pbin` file.

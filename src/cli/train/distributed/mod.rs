@@ -9,8 +9,6 @@
 //! one.
 
 use std::path::Path;
-#[cfg(feature = "mpi")]
-use std::time::Instant;
 
 use super::args::{DistributedArg, TrainArgs};
 use crate::error::{Error, Result};
@@ -55,8 +53,10 @@ pub fn run<F: Real>(
             crate::cli::errors::message(e),
         )
     };
+    let interrupted = crate::cli::interrupt::flag();
+    let stop = move || interrupted.load(std::sync::atomic::Ordering::SeqCst);
     Ok(
-        match on_ranks::train::<F>(&net, args, resume, mode, &describe) {
+        match on_ranks::train::<F>(&net, args, resume, mode, &describe, &stop) {
             Ok(code) => code,
             Err(failure) => {
                 if net.rank() == 0 {
@@ -68,13 +68,13 @@ pub fn run<F: Real>(
     )
 }
 
-#[cfg(feature = "mpi")]
+// Without MPI the unit tests run it on ranks that are threads.
+#[cfg(any(feature = "mpi", test))]
 mod on_ranks {
     use super::*;
 
     use std::path::PathBuf;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
 
     use crate::cli::progress::TrainProgress;
     use crate::cli::train::args::MixArg;
@@ -83,7 +83,7 @@ mod on_ranks {
     use crate::distributed::agree::{Agreed, Describe, agree};
     use crate::distributed::load::{self, Block};
     use crate::distributed::order::block_order;
-    use crate::distributed::{Counted, Mixing, Mode, Transport, exact, mix};
+    use crate::distributed::{Counted, Mixing, Mode, Reduce, Transport, exact, mix};
     use crate::engine::backend;
     use crate::engine::{MarginEngine, ReferenceEngine};
     use crate::error::exit;
@@ -91,13 +91,16 @@ mod on_ranks {
     use crate::train::checkpoint::{self, MixRecord};
     use crate::train::{Fit, Observer, RunDescription, RunSettings, State, Stop, Variant};
 
-    /// Everything one rank does; `Ok` is the exit status.
+    /// Everything one rank does; `Ok` is the exit status. `stop` tells
+    /// whether this rank was asked to stop (a signal): the ranks agree on
+    /// it at each safe point, so a request to any rank stops them all.
     pub fn train<F: Real>(
         net: &Counted<'_>,
         args: &TrainArgs,
         resume: Option<(&Path, &str)>,
         mode: DistributedArg,
         describe: Describe<'_>,
+        stop: &dyn Fn() -> bool,
     ) -> Agreed<i32> {
         let t: &dyn Transport = net;
         let (mode, mixing) = agree(t, settings(args, mode), describe)?;
@@ -165,7 +168,7 @@ mod on_ranks {
         let mut observer = RankObserver {
             progress: (t.rank() == 0)
                 .then(|| TrainProgress::new(!args.json, whole.rows, args.training.max_epochs)),
-            interrupted: crate::cli::interrupt::flag(),
+            stop,
             kill_in_epoch: kill_hook(t.rank()),
         };
         let every = args
@@ -265,13 +268,15 @@ mod on_ranks {
         });
         fit.backend_note = backend_note;
 
-        if fit.stop == Stop::Interrupted {
+        // A stop request is honoured at the loop's end, after the model is
+        // staged and before it replaces the old one (as in one process):
+        // the trained state is saved and nothing is replaced.
+        let stopped = |run: &mut RunDescription, while_writing: bool| -> Agreed<i32> {
             if run.fingerprint.is_empty() {
-                // The order does not change the fingerprint's blocks: it is
-                // taken of every rank's rows in file order, as read.
-                let d = file_order(&data, run.seed, whole.rows, lo);
+                // Not taken before, so the rows were not reordered: each
+                // rank's block is in file order, as read.
                 run.fingerprint =
-                    crate::distributed::fingerprint::fingerprint(t, &d, &whole, multiclass);
+                    crate::distributed::fingerprint::fingerprint(t, &data, &whole, multiclass);
             }
             let saved = if t.rank() == 0 {
                 let record = history.as_ref().map(|h| MixRecord {
@@ -279,26 +284,35 @@ mod on_ranks {
                     mixing: mixing.unwrap_or_default().name().into(),
                     rank_mistakes: h.clone(),
                 });
-                checkpoint::save_mix(&checkpoint_path, &run, &fit.state, record.as_ref())
+                checkpoint::save_mix(&checkpoint_path, run, &fit.state, record.as_ref())
             } else {
                 Ok(())
             };
             agree(t, saved, describe)?;
             if t.rank() == 0 {
+                let message = super::super::interrupted_message(
+                    fit.state.epoch,
+                    fit.state.position,
+                    &checkpoint_path,
+                    args.resume.as_deref(),
+                );
                 eprintln!(
                     "perceptron: {}",
-                    super::super::interrupted_message(
-                        fit.state.epoch,
-                        fit.state.position,
-                        &checkpoint_path,
-                        args.resume.as_deref()
-                    )
+                    super::super::write::stopped_message(message, while_writing, &output)
                 );
             }
-            return Ok(exit::INTERRUPTED);
+            Ok(exit::INTERRUPTED)
+        };
+        if fit.stop == Stop::Interrupted {
+            return stopped(&mut run, false);
+        }
+        if asked_to_stop(t, stop) {
+            return stopped(&mut run, true);
         }
 
-        // Rank 0 writes the model and reports.
+        // Rank 0 writes the model (staged until the commit below) and
+        // makes the report.
+        let batch = (t.rank() == 0).then(crate::output::Batch::begin);
         let written = if t.rank() == 0 {
             model_and_report(
                 args,
@@ -316,6 +330,17 @@ mod on_ranks {
             Ok(None)
         };
         let report = agree(t, written, describe)?;
+        // On standard output the model is out once saved: the run goes on
+        // to its end from there.
+        if !crate::output::is_stdout(&output) && asked_to_stop(t, stop) {
+            drop(batch);
+            return stopped(&mut run, true);
+        }
+        agree(
+            t,
+            batch.map_or(Ok(()), crate::output::Batch::commit),
+            describe,
+        )?;
         // Running every epoch is how the averaged and pocket variants end;
         // only the classic rule promises an epoch without mistakes.
         let success = fit.converged() || matches!(fit.variant, Variant::Averaged | Variant::Pocket);
@@ -346,6 +371,15 @@ mod on_ranks {
         } else {
             exit::NOT_CONVERGED
         })
+    }
+
+    /// A safe point: whether any rank was asked to stop (every rank asks
+    /// at the same point).
+    fn asked_to_stop(t: &dyn Transport, stop: &dyn Fn() -> bool) -> bool {
+        super::super::test_hooks::pause_before_writing();
+        let mut asked = [stop() as u64];
+        t.all_reduce(Reduce::Max, &mut asked);
+        asked[0] == 1
     }
 
     /// The `--init` model, refused when it was trained on scaled features
@@ -429,26 +463,8 @@ mod on_ranks {
         Ok((chosen.engine, chosen.note))
     }
 
-    /// This rank's rows back in file order (for the fingerprint).
-    fn file_order<F: Real>(
-        data: &Dataset<F>,
-        seed: Option<u64>,
-        rows: usize,
-        lo: usize,
-    ) -> Dataset<F> {
-        match block_order(rows, lo, lo + data.rows(), seed).0 {
-            Some(order) => {
-                let mut back = vec![0; order.len()];
-                for (i, &o) in order.iter().enumerate() {
-                    back[o] = i;
-                }
-                data.permuted(&back)
-            }
-            None => data.clone(),
-        }
-    }
-
-    /// Rank 0: the model (saved atomically) and the report.
+    /// Rank 0: the model (saved, or staged in an open batch) and the
+    /// report.
     #[allow(clippy::too_many_arguments)]
     fn model_and_report<F: Real>(
         args: &TrainArgs,
@@ -542,13 +558,13 @@ mod on_ranks {
 
     /// Progress and warnings on rank 0; stop requests from any rank (the
     /// run stops at the next epoch's end on every rank).
-    struct RankObserver {
+    struct RankObserver<'s> {
         progress: Option<TrainProgress>,
-        interrupted: Arc<AtomicBool>,
+        stop: &'s dyn Fn() -> bool,
         kill_in_epoch: Option<usize>,
     }
 
-    impl<F: Real> Observer<F> for RankObserver {
+    impl<F: Real> Observer<F> for RankObserver<'_> {
         fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
             if self.kill_in_epoch == Some(epoch + 1) {
                 die();
@@ -572,18 +588,18 @@ mod on_ranks {
         }
 
         fn should_stop(&mut self) -> bool {
-            self.interrupted.load(Ordering::Relaxed)
+            (self.stop)()
         }
     }
 
     /// Rank 0 saves periodic checkpoints at epoch ends.
-    struct EpochCheckpoints<'a, 'o, F> {
-        inner: &'o mut RankObserver,
+    struct EpochCheckpoints<'a, 'o, 's, F> {
+        inner: &'o mut RankObserver<'s>,
         rank0: bool,
         save: &'a dyn Fn(&State<F>) -> Result<()>,
     }
 
-    impl<F: Real> Observer<F> for EpochCheckpoints<'_, '_, F> {
+    impl<F: Real> Observer<F> for EpochCheckpoints<'_, '_, '_, F> {
         fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
             Observer::<F>::on_progress(self.inner, epoch, position, rows);
         }
@@ -606,3 +622,6 @@ mod on_ranks {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -16,6 +16,7 @@
 //! rank holds is [`plan`]'s; reading them [`load`]'s.
 
 pub mod agree;
+pub mod block;
 pub mod exact;
 pub mod fingerprint;
 pub mod load;

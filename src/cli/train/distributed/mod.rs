@@ -81,15 +81,16 @@ mod on_ranks {
     use crate::cli::train::report::{self, DistributedReport, ReportLabels, Sources, TrainReport};
     use crate::data::{self, Dataset};
     use crate::distributed::agree::{Agreed, Describe, agree};
+    use crate::distributed::block::RankBlock;
     use crate::distributed::load::{self, Block};
-    use crate::distributed::order::block_order;
     use crate::distributed::{Counted, Mixing, Mode, Reduce, Transport, exact, mix};
     use crate::engine::backend;
     use crate::engine::{MarginEngine, ReferenceEngine};
     use crate::error::exit;
-    use crate::model::{DataLayout, DistributedInfo, Model};
+    use crate::model::{DataLayout, DistributedInfo};
+    use crate::run::Run;
     use crate::train::checkpoint::{self, MixRecord};
-    use crate::train::{Fit, Observer, RunDescription, RunSettings, State, Stop, Variant};
+    use crate::train::{Fit, Observer, State, Stop, Variant};
 
     /// Everything one rank does; `Ok` is the exit status. `stop` tells
     /// whether this rank was asked to stop (a signal): the ranks agree on
@@ -119,49 +120,31 @@ mod on_ranks {
             libsvm,
             whole,
         } = load::load::<F>(t, &paths, &opts, multiclass, describe)?;
-        let heads = params.heads(data.classes.len());
-        let init = match &args.init {
-            Some(p) => Some(agree(t, super::super::init_fingerprint(p), describe)?),
-            None => None,
+        // The --init model is read before the run's one collective step.
+        let init = agree(t, super::super::init_model(args), describe)?;
+        let block = RankBlock {
+            t,
+            whole: &whole,
+            multiclass,
+            mixing,
         };
-        let run_settings = RunSettings {
-            output: args.output.clone(),
-            init: args.init.clone(),
-            checkpoint_every: args.checkpoint.as_ref().map(|_| args.checkpoint_every),
-        };
-        let mut run = RunDescription::new(&params, &data, init, run_settings);
-        run.rows = whole.rows;
-        if args.checkpoint.is_some() || args.resume.is_some() || run.seed.is_some() {
-            run.fingerprint =
-                crate::distributed::fingerprint::fingerprint(t, &data, &whole, multiclass);
-        }
-        let mix_key = mixing.map(|m| (t.size(), m.name()));
-        let start = match resume {
-            Some((path, text)) => checkpoint::parse_mix::<F>(path, text, &run, mix_key)
-                .and_then(|s| crate::cli::train::resume::refuse_unadopted_output(args).map(|()| s)),
-            None => init_model(args).and_then(|init| {
-                let state = match &init {
-                    Some((path, model)) => {
-                        State::starting_from(model.warm_start(path, &data, heads, params.bias)?)
-                    }
-                    None => State::initial((data.cols() + params.bias as usize) * heads),
-                };
-                Ok((state, None))
-            }),
-        };
-        let (start, record) = agree(t, start, describe)?;
-
-        // This rank's rows in its visit order.
-        let lo = whole.first_row(t.rank());
-        let (order, part) = block_order(whole.rows, lo, lo + data.rows(), run.seed);
-        let data = match order {
-            Some(o) => data.permuted(&o),
-            None => data,
-        };
-        let (engine, backend_note) = agree(t, engine_for(args, net, &data, params.bias), describe)?;
+        let inputs = super::super::run_inputs(args, params, data, init.as_ref(), resume);
+        let prepared = Run::prepare_block(inputs, &block).and_then(|run| {
+            if resume.is_some() {
+                crate::cli::train::resume::refuse_unadopted_output(args)?;
+            }
+            Ok(run)
+        });
+        let mut run = agree(t, prepared, describe)?;
+        let params = run.trainer.params().clone();
+        let heads = params.heads(run.data.classes.len());
+        let (part, start, record) = (run.part.clone(), run.take_start(), run.resumed_mix.take());
+        let start = agree(t, start, describe)?;
+        let data = &run.data;
+        let (engine, backend_note) = agree(t, engine_for(args, net, data, params.bias), describe)?;
         let bias = params.bias;
         let mut fallback = || -> Box<dyn MarginEngine<F> + '_> {
-            Box::new(crate::engine::cpu::CpuEngine::new(&data, bias))
+            Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
         };
 
         let checkpoint_path = super::super::checkpoint_path(args, &output);
@@ -181,7 +164,7 @@ mod on_ranks {
             Mode::Exact => {
                 let r = exact::train(
                     net,
-                    &data,
+                    data,
                     part,
                     &params,
                     start,
@@ -192,7 +175,7 @@ mod on_ranks {
                         rank0: t.rank() == 0,
                         save: &|s: &State<F>| {
                             if periodic(s.epoch) {
-                                checkpoint::save(&checkpoint_path, &run, s)
+                                checkpoint::save(&checkpoint_path, &run.description, s)
                             } else {
                                 Ok(())
                             }
@@ -225,11 +208,11 @@ mod on_ranks {
                         mixing: mixing.name().into(),
                         rank_mistakes: ranks.to_vec(),
                     };
-                    checkpoint::save_mix(&checkpoint_path, &run, s, Some(&record))
+                    checkpoint::save_mix(&checkpoint_path, &run.description, s, Some(&record))
                 };
                 let r = mix::train(
                     net,
-                    &data,
+                    data,
                     &params,
                     start,
                     history,
@@ -264,27 +247,27 @@ mod on_ranks {
             .map(TrainProgress::take_warnings)
             .unwrap_or_default();
         let mut fit = Fit::from_outcome(outcome, &params, whole.rows, None, seconds, |w| {
-            crate::distributed::theory::analyse(t, &data, w, bias, heads)
+            crate::distributed::theory::analyse(t, data, w, bias, heads)
         });
         fit.backend_note = backend_note;
 
         // A stop request is honoured at the loop's end, after the model is
         // staged and before it replaces the old one (as in one process):
         // the trained state is saved and nothing is replaced.
-        let stopped = |run: &mut RunDescription, while_writing: bool| -> Agreed<i32> {
-            if run.fingerprint.is_empty() {
-                // Not taken before, so the rows were not reordered: each
-                // rank's block is in file order, as read.
-                run.fingerprint =
-                    crate::distributed::fingerprint::fingerprint(t, &data, &whole, multiclass);
-            }
+        let stopped = |run: &mut Run<F>, while_writing: bool| -> Agreed<i32> {
+            run.take_block_fingerprint(&block);
             let saved = if t.rank() == 0 {
                 let record = history.as_ref().map(|h| MixRecord {
                     ranks: t.size(),
                     mixing: mixing.unwrap_or_default().name().into(),
                     rank_mistakes: h.clone(),
                 });
-                checkpoint::save_mix(&checkpoint_path, run, &fit.state, record.as_ref())
+                checkpoint::save_mix(
+                    &checkpoint_path,
+                    &run.description,
+                    &fit.state,
+                    record.as_ref(),
+                )
             } else {
                 Ok(())
             };
@@ -318,7 +301,6 @@ mod on_ranks {
                 args,
                 &run,
                 &fit,
-                &data,
                 csv.as_ref(),
                 libsvm.as_ref(),
                 &whole,
@@ -380,17 +362,6 @@ mod on_ranks {
         let mut asked = [stop() as u64];
         t.all_reduce(Reduce::Max, &mut asked);
         asked[0] == 1
-    }
-
-    /// The `--init` model, refused when it was trained on scaled features
-    /// (a distributed run does not scale).
-    fn init_model(args: &TrainArgs) -> Result<Option<(&Path, crate::model::AnyModel)>> {
-        let Some(path) = args.init.as_deref() else {
-            return Ok(None);
-        };
-        let model = crate::model::load(path)?;
-        model.warm_scaling(path, None)?;
-        Ok(Some((path, model)))
     }
 
     /// The mode and mixing the flags ask for, refusing what they exclude.
@@ -468,9 +439,8 @@ mod on_ranks {
     #[allow(clippy::too_many_arguments)]
     fn model_and_report<F: Real>(
         args: &TrainArgs,
-        run: &RunDescription,
+        run: &Run<F>,
         fit: &Fit<F>,
-        data: &Dataset<F>,
         csv: Option<&crate::data::CsvInfo>,
         libsvm: Option<&crate::data::LibsvmInfo>,
         whole: &load::Whole,
@@ -478,13 +448,14 @@ mod on_ranks {
         extra: DistributedReport,
         warnings: Vec<String>,
     ) -> Result<Option<TrainReport>> {
+        let data = &run.data;
         let layout = DataLayout::of(
             data.format,
             csv,
             libsvm,
             args.data_args.csv.label_column.as_ref(),
         );
-        let mut model = Model::from_fit(fit, run, data, Some(layout))?;
+        let mut model = run.model(fit, Some(layout))?;
         model.training.rows = whole.rows;
         model.training.data = whole.source.clone();
         model.training.distributed = Some(DistributedInfo {
@@ -494,7 +465,7 @@ mod on_ranks {
         });
         model.save(output)?;
         let sources = Sources {
-            run,
+            run: &run.description,
             fit,
             model: &model,
             data,

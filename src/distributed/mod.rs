@@ -26,6 +26,7 @@ pub mod mix;
 pub mod mpi;
 pub mod order;
 pub mod plan;
+pub mod rank;
 pub mod sync;
 pub mod theory;
 pub mod transport;

@@ -74,22 +74,21 @@ mod on_ranks {
     use super::*;
 
     use std::path::PathBuf;
-    use std::time::Instant;
 
     use crate::cli::progress::TrainProgress;
     use crate::cli::train::args::MixArg;
     use crate::cli::train::report::{self, DistributedReport, ReportLabels, Sources, TrainReport};
-    use crate::data::{self, Dataset};
+    use crate::data;
     use crate::distributed::agree::{Agreed, Describe, agree};
     use crate::distributed::block::RankBlock;
     use crate::distributed::load::{self, Block};
-    use crate::distributed::{Counted, Mixing, Mode, Reduce, Transport, exact, mix};
-    use crate::engine::backend;
-    use crate::engine::{MarginEngine, ReferenceEngine};
+    use crate::distributed::rank::{self, Checkpoints, RankFit};
+    use crate::distributed::{Counted, Mixing, Mode, Reduce, Transport, mix};
     use crate::error::exit;
-    use crate::model::{DataLayout, DistributedInfo};
+    use crate::model::DataLayout;
+    use crate::model::DistributedInfo;
     use crate::run::Run;
-    use crate::train::checkpoint::{self, MixRecord};
+    use crate::train::checkpoint;
     use crate::train::{Fit, Observer, State, Stop, Variant};
 
     /// Everything one rank does; `Ok` is the exit status. `stop` tells
@@ -136,17 +135,6 @@ mod on_ranks {
             Ok(run)
         });
         let mut run = agree(t, prepared, describe)?;
-        let params = run.trainer.params().clone();
-        let heads = params.heads(run.data.classes.len());
-        let (part, start, record) = (run.part.clone(), run.take_start(), run.resumed_mix.take());
-        let start = agree(t, start, describe)?;
-        let data = &run.data;
-        let (engine, backend_note) = agree(t, engine_for(args, net, data, params.bias), describe)?;
-        let bias = params.bias;
-        let mut fallback = || -> Box<dyn MarginEngine<F> + '_> {
-            Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
-        };
-
         let checkpoint_path = super::super::checkpoint_path(args, &output);
         let mut observer = RankObserver {
             progress: (t.rank() == 0)
@@ -154,90 +142,19 @@ mod on_ranks {
             stop,
             kill_in_epoch: kill_hook(t.rank()),
         };
-        let every = args
-            .checkpoint
-            .as_ref()
-            .map(|_| args.checkpoint_every.max(1));
-        let periodic = |epoch: usize| every.is_some_and(|n| epoch.is_multiple_of(n));
-        let t0 = Instant::now();
-        let (outcome, report_extra, history) = match mode {
-            Mode::Exact => {
-                let r = exact::train(
-                    net,
-                    data,
-                    part,
-                    &params,
-                    start,
-                    engine,
-                    &mut fallback,
-                    &mut EpochCheckpoints {
-                        inner: &mut observer,
-                        rank0: t.rank() == 0,
-                        save: &|s: &State<F>| {
-                            if periodic(s.epoch) {
-                                checkpoint::save(&checkpoint_path, &run.description, s)
-                            } else {
-                                Ok(())
-                            }
-                        },
-                    },
-                    describe,
-                )?;
-                let extra = DistributedReport {
-                    mode: "exact".into(),
-                    ranks: t.size(),
-                    mixing: None,
-                    rank_mistakes: None,
-                    weighted_mistakes: None,
-                    mix_bound_holds: None,
-                    steps: Some(r.steps),
-                    traffic: r.traffic,
-                };
-                (r.outcome, extra, None)
-            }
-            Mode::Mix => {
-                let mixing = mixing.unwrap_or_default();
-                let history = record.map(|r| r.rank_mistakes).unwrap_or_default();
-                let rank0 = t.rank() == 0;
-                let mut save = |s: &State<F>, ranks: &[Vec<u64>]| -> Result<()> {
-                    if !rank0 || !periodic(s.epoch) {
-                        return Ok(());
-                    }
-                    let record = MixRecord {
-                        ranks: t.size(),
-                        mixing: mixing.name().into(),
-                        rank_mistakes: ranks.to_vec(),
-                    };
-                    checkpoint::save_mix(&checkpoint_path, &run.description, s, Some(&record))
-                };
-                let r = mix::train(
-                    net,
-                    data,
-                    &params,
-                    start,
-                    history,
-                    mixing,
-                    engine,
-                    &mut fallback,
-                    &mut observer,
-                    &mut save,
-                    describe,
-                )?;
-                let weighted = r.weighted_mistakes(mixing);
-                let extra = DistributedReport {
-                    mode: "mix".into(),
-                    ranks: t.size(),
-                    mixing: Some(mixing.name().into()),
-                    rank_mistakes: Some(r.rank_mistakes.clone()),
-                    weighted_mistakes: Some(weighted),
-                    mix_bound_holds: None,
-                    steps: None,
-                    traffic: r.traffic,
-                };
-                (r.outcome, extra, Some(r.rank_mistakes))
-            }
-        };
-        let seconds = t0.elapsed().as_secs_f64();
+        let checkpoints = args.checkpoint.as_ref().map(|_| Checkpoints {
+            path: &checkpoint_path,
+            every: args.checkpoint_every,
+        });
+        let ranked = rank::fit(
+            net,
+            &mut run,
+            &block,
+            mode,
+            &mut observer,
+            checkpoints,
+            describe,
+        )?;
         if let Some(p) = observer.progress.as_mut() {
             p.finish();
         }
@@ -246,10 +163,9 @@ mod on_ranks {
             .as_mut()
             .map(TrainProgress::take_warnings)
             .unwrap_or_default();
-        let mut fit = Fit::from_outcome(outcome, &params, whole.rows, None, seconds, |w| {
-            crate::distributed::theory::analyse(t, data, w, bias, heads)
-        });
-        fit.backend_note = backend_note;
+        let record = ranked.mix_record(&block);
+        let report_extra = distributed_report(&ranked, mixing, t.size());
+        let fit = ranked.fit;
 
         // A stop request is honoured at the loop's end, after the model is
         // staged and before it replaces the old one (as in one process):
@@ -257,11 +173,6 @@ mod on_ranks {
         let stopped = |run: &mut Run<F>, while_writing: bool| -> Agreed<i32> {
             run.take_block_fingerprint(&block);
             let saved = if t.rank() == 0 {
-                let record = history.as_ref().map(|h| MixRecord {
-                    ranks: t.size(),
-                    mixing: mixing.unwrap_or_default().name().into(),
-                    rank_mistakes: h.clone(),
-                });
                 checkpoint::save_mix(
                     &checkpoint_path,
                     &run.description,
@@ -417,21 +328,27 @@ mod on_ranks {
         Ok(paths)
     }
 
-    /// This rank's engine: the backend asked for, a GPU taking the adapter
-    /// of its rank on the machine (modulo the adapters).
-    fn engine_for<'d, F: Real>(
-        args: &TrainArgs,
-        t: &dyn Transport,
-        data: &'d Dataset<F>,
-        bias: bool,
-    ) -> Result<(Box<dyn MarginEngine<F> + 'd>, Option<String>)> {
-        if data.rows() == 0 {
-            return Ok((Box::new(ReferenceEngine), None));
+    /// What the report says of the ranks: the mode, the mixing, each
+    /// rank's mistakes (mix mode) or the steps (exact mode), the traffic.
+    fn distributed_report<F>(
+        ranked: &RankFit<F>,
+        mixing: Option<Mixing>,
+        ranks: usize,
+    ) -> DistributedReport {
+        DistributedReport {
+            mode: ranked.mode.name().into(),
+            ranks,
+            mixing: mixing.map(|m| m.name().into()),
+            rank_mistakes: ranked.rank_mistakes.clone(),
+            weighted_mistakes: ranked
+                .rank_mistakes
+                .as_ref()
+                .zip(mixing)
+                .map(|(k, m)| mix::weighted_mistakes(k, m)),
+            mix_bound_holds: None,
+            steps: ranked.steps.clone(),
+            traffic: ranked.traffic.clone(),
         }
-        let (backend, mut gpu) = args.backend.resolve();
-        gpu.spread = Some(t.local_rank());
-        let chosen = backend::choose(backend, &gpu, data, bias)?;
-        Ok((chosen.engine, chosen.note))
     }
 
     /// Rank 0: the model (saved, or staged in an open batch) and the
@@ -560,36 +477,6 @@ mod on_ranks {
 
         fn should_stop(&mut self) -> bool {
             (self.stop)()
-        }
-    }
-
-    /// Rank 0 saves periodic checkpoints at epoch ends.
-    struct EpochCheckpoints<'a, 'o, 's, F> {
-        inner: &'o mut RankObserver<'s>,
-        rank0: bool,
-        save: &'a dyn Fn(&State<F>) -> Result<()>,
-    }
-
-    impl<F: Real> Observer<F> for EpochCheckpoints<'_, '_, '_, F> {
-        fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
-            Observer::<F>::on_progress(self.inner, epoch, position, rows);
-        }
-
-        fn on_epoch_end(&mut self, state: &State<F>) -> Result<()> {
-            Observer::<F>::on_epoch_end(self.inner, state)?;
-            if self.rank0 {
-                (self.save)(state)
-            } else {
-                Ok(())
-            }
-        }
-
-        fn on_warning(&mut self, message: &str) {
-            Observer::<F>::on_warning(self.inner, message);
-        }
-
-        fn should_stop(&mut self) -> bool {
-            Observer::<F>::should_stop(self.inner)
         }
     }
 }

@@ -6,10 +6,10 @@
 //! [`Run::prepare`] does, in this order, what every run needs before the
 //! loop: the run's [`RunDescription`], the data's fingerprint when
 //! checkpoints may need it, the weights' memory check, the stratified
-//! held-out part
-//! (early stopping's validation), the feature scaling (fitted on the
-//! training rows, or the `--init` model's), the starting state (zero, given
-//! weights, a model's, or a checkpoint's), and the shuffle. [`Run::fit`]
+//! held-out part (early stopping's validation), the feature scaling
+//! (fitted on the training rows, or the `--init` model's), the starting
+//! state (zero, given weights, a model's, or a checkpoint's), and the
+//! shuffle. [`Run::fit`]
 //! runs the loop; [`Run::model`] makes the model of the fit.
 //!
 //! A process that holds one block of the rows (a rank of a distributed

@@ -113,7 +113,7 @@ pub fn train<F: Real>(
         Written::Saved(report) => report,
         Written::Stopped(status) => return Ok(status),
     };
-    Ok(print_report(args, report.as_ref(), &fit, &output))
+    Ok(print_report(args, report.as_deref(), &fit, &output))
 }
 
 /// The mode and mixing the flags ask for, refusing what they exclude.

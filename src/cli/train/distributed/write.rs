@@ -24,7 +24,7 @@ use crate::train::{Fit, Stop, Variant};
 /// What writing ended with, on every rank alike.
 pub(super) enum Written {
     /// The model is in place; rank 0 has the report.
-    Saved(Option<TrainReport>),
+    Saved(Option<Box<TrainReport>>),
     /// A stop request came first: the exit status, after the checkpoint.
     Stopped(i32),
 }
@@ -127,7 +127,7 @@ impl<F: Real> Writing<'_, F> {
         libsvm: Option<&LibsvmInfo>,
         extra: DistributedReport,
         warnings: Vec<String>,
-    ) -> Result<Option<TrainReport>> {
+    ) -> Result<Option<Box<TrainReport>>> {
         let (args, run, fit, output) = (self.args, &*self.run, self.fit, self.output);
         let whole = self.block.whole;
         let data = &run.data;
@@ -186,7 +186,7 @@ impl<F: Real> Writing<'_, F> {
             report.bound_holds = None;
         }
         report.distributed = Some(extra);
-        Ok(Some(report))
+        Ok(Some(Box::new(report)))
     }
 }
 

@@ -4,12 +4,21 @@
 //! translate arguments and render results.
 //!
 //! [`Run::prepare`] does, in this order, what every run needs before the
-//! loop: the weights' memory check, the run's [`RunDescription`], the data's
-//! fingerprint when checkpoints may need it, the stratified held-out part
-//! (early stopping's validation), the feature scaling (fitted on the
-//! training rows, or the `--init` model's), the starting state (zero, given
-//! weights, a model's, or a checkpoint's), and the shuffle. [`Run::fit`]
+//! loop: the run's [`RunDescription`], the data's fingerprint when
+//! checkpoints may need it, the weights' memory check, the stratified
+//! held-out part (early stopping's validation), the feature scaling
+//! (fitted on the training rows, or the `--init` model's), the starting
+//! state (zero, given weights, a model's, or a checkpoint's), and the
+//! shuffle. [`Run::fit`]
 //! runs the loop; [`Run::model`] makes the model of the fit.
+//!
+//! A process that holds one block of the rows (a rank of a distributed
+//! run) prepares its run the same way with [`Run::prepare_block`], and
+//! drives the loop itself from [`Run::take_start`].
+
+mod block;
+
+pub use block::Block;
 
 use std::path::Path;
 
@@ -17,8 +26,9 @@ use crate::data::{Dataset, Scaling};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::model::{AnyModel, DataLayout, Model};
+use crate::train::checkpoint::MixRecord;
 use crate::train::{
-    Fit, Observer, RunDescription, RunSettings, State, Trainer, checkpoint, folds, shuffle,
+    Fit, Observer, Part, RunDescription, RunSettings, State, Trainer, checkpoint, folds, shuffle,
 };
 
 /// Where the weights start, besides a checkpoint.
@@ -74,12 +84,33 @@ pub struct Run<F: Real> {
     /// Early stopping's held-out rows, in file order.
     pub held: Option<Dataset<F>>,
     pub scaling: Option<Scaling>,
+    /// Where the training rows sit in an epoch: all of it, or a block's
+    /// share.
+    pub part: Part,
+    /// The mix-mode record of the checkpoint resumed from (a distributed
+    /// mix run's mistakes per rank so far).
+    pub resumed_mix: Option<MixRecord>,
     start: Option<State<F>>,
 }
 
 impl<F: Real> Run<F> {
     /// Everything before the loop, once (see the module documentation).
     pub fn prepare(inputs: RunInputs<'_, F>) -> Result<Self> {
+        Self::prepare_on(inputs, None)
+    }
+
+    /// [`Run::prepare`] for a process that holds one `block` of the rows
+    /// (`inputs.data`, in file order): the description, the fingerprint,
+    /// the checkpoint's kind and the visit order are the whole dataset's.
+    /// Every step that can fail comes after the block's one collective
+    /// question (the fingerprint), so that processes that fail and
+    /// processes that do not still ask it together. Holding out rows and
+    /// scaling need every row, and are refused.
+    pub fn prepare_block(inputs: RunInputs<'_, F>, block: &dyn Block<F>) -> Result<Self> {
+        Self::prepare_on(inputs, Some(block))
+    }
+
+    fn prepare_on(inputs: RunInputs<'_, F>, block: Option<&dyn Block<F>>) -> Result<Self> {
         let RunInputs {
             trainer,
             mut data,
@@ -91,13 +122,15 @@ impl<F: Real> Run<F> {
         let params = trainer.params();
         let heads = params.heads(data.classes.len());
         let dim = data.cols() + params.bias as usize;
-        crate::memory::check_weights_fit(&data.source, dim, heads)?;
         let init_name = match &init {
             Init::Zero => None,
             Init::Weights { source, .. } => Some(source.clone()),
             Init::Model { fingerprint, .. } => Some(fingerprint.clone()),
         };
         let mut description = RunDescription::new(params, &data, init_name, settings);
+        if let Some(b) = block {
+            description.rows = b.whole_rows();
+        }
         // Rows held out by index (scikit-learn's validation mask) are split
         // off by the schedule itself, in every epoch's order.
         let validation = match params.held_out {
@@ -111,7 +144,18 @@ impl<F: Real> Run<F> {
         if fingerprint == FingerprintWhen::Now
             || (fingerprint == FingerprintWhen::BeforeReplacing && replaced)
         {
-            description.take_fingerprint(&data);
+            match block {
+                Some(b) => description.fingerprint = b.fingerprint(&data),
+                None => description.take_fingerprint(&data),
+            }
+        }
+        crate::memory::check_weights_fit(&data.source, dim, heads)?;
+        if block.is_some() && (validation.is_some() || params.scale.is_some()) {
+            return Err(Error::Usage(
+                "a run on one block of the rows cannot hold rows out or scale the features: \
+                 both need every row in one process"
+                    .into(),
+            ));
         }
         // The held-out rows, stratified and seeded, in file order.
         let mut held = match validation {
@@ -132,16 +176,31 @@ impl<F: Real> Run<F> {
             data = s.apply_to(data)?;
             held = held.map(|h| s.apply_to(h)).transpose()?;
         }
+        let mix = block.and_then(|b| b.mix());
+        let mut resumed_mix = None;
         let start = match (resume, init) {
-            (Some((path, text)), _) => checkpoint::parse::<F>(path, text, &description)?,
+            (Some((path, text)), _) => {
+                let (state, record) = checkpoint::parse_mix::<F>(path, text, &description, mix)?;
+                resumed_mix = record;
+                state
+            }
             (None, Init::Zero) => State::initial(dim * heads),
             (None, Init::Weights { weights, .. }) => State::starting_from(weights),
             (None, Init::Model { path, model, .. }) => {
                 State::starting_from(model.warm_start(path, &data, heads, params.bias)?)
             }
         };
-        if let Some(s) = description.seed {
-            data = data.permuted(&shuffle::permutation(data.rows(), s));
+        let (order, part) = match block {
+            Some(b) => b.order(data.rows(), description.seed),
+            None => (
+                description
+                    .seed
+                    .map(|s| shuffle::permutation(data.rows(), s)),
+                Part::whole(data.rows()),
+            ),
+        };
+        if let Some(o) = order {
+            data = data.permuted(&o);
         }
         Ok(Run {
             trainer,
@@ -149,16 +208,23 @@ impl<F: Real> Run<F> {
             data,
             held,
             scaling,
+            part,
+            resumed_mix,
             start: Some(start),
         })
     }
 
+    /// The prepared state, for a caller that drives the loop itself (a
+    /// rank of a distributed run); [`Run::fit`] takes it otherwise.
+    pub fn take_start(&mut self) -> Result<State<F>> {
+        self.start
+            .take()
+            .ok_or_else(|| Error::Train("a prepared run is fitted once".into()))
+    }
+
     /// Runs the loop from the prepared state, reporting to `observer`.
     pub fn fit(&mut self, observer: &mut dyn Observer<F>) -> Result<Fit<F>> {
-        let start = self
-            .start
-            .take()
-            .ok_or_else(|| Error::Train("a prepared run is fitted once".into()))?;
+        let start = self.take_start()?;
         self.trainer
             .fit_validated(&self.data, self.held.as_ref(), start, observer)
     }
@@ -169,6 +235,15 @@ impl<F: Real> Run<F> {
     pub fn take_fingerprint(&mut self) {
         debug_assert!(self.description.seed.is_none() || !self.description.fingerprint.is_empty());
         self.description.take_fingerprint(&self.data);
+    }
+
+    /// [`Run::take_fingerprint`] for a run on one `block` of the rows:
+    /// every process that holds a block calls it at the same point.
+    pub fn take_block_fingerprint(&mut self, block: &dyn Block<F>) {
+        if self.description.fingerprint.is_empty() {
+            debug_assert!(self.description.seed.is_none());
+            self.description.fingerprint = block.fingerprint(&self.data);
+        }
     }
 
     /// The model of `fit`, with the run's scaling; `layout` records how the

@@ -294,6 +294,71 @@ fn one_rank_without_mpirun_is_todays_result() {
     assert_eq!(model(&a), model(&b));
 }
 
+/// A signal that arrives once training has ended, before the model is
+/// written, stops a distributed run as it stops one process: exit 130, the
+/// old model left as it was, and the trained state saved, from which the
+/// same command writes the uninterrupted run's model. (It used to write the
+/// model and exit 0.) The test pauses the run at each safe point of the
+/// writing, so that the signal lands in the first pause.
+#[test]
+fn a_signal_after_training_stops_a_distributed_run_before_the_model() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = data_file("heart_scale.svm");
+    let (full, kept, ck) = (d.join("full.json"), d.join("model.json"), d.join("ck.json"));
+    let args = [
+        "train",
+        p(&data),
+        "--max-epochs",
+        "2",
+        "--distributed",
+        "exact",
+    ];
+    let out = single(d, &[&args[..], &["-o", p(&full)]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::write(&kept, "old model").unwrap();
+    let mut child = Command::new(bin())
+        .args([&args[..], &["-o", p(&kept), "--checkpoint", p(&ck)]].concat())
+        .current_dir(d)
+        .env("NODEVICE_SELECT", "1")
+        .env("PERCEPTRON_TEST_PAUSE_BEFORE_WRITING", "3000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The last epoch's checkpoint comes just before the first pause.
+    let t0 = std::time::Instant::now();
+    let epoch = |ck: &Path| -> Option<u64> {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(ck).ok()?).ok()?;
+        v["epoch"].as_u64()
+    };
+    while epoch(&ck) != Some(2) && t0.elapsed().as_secs() < 60 {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("training had ended"), "{stderr}");
+    assert!(stderr.contains("was not replaced"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "old model");
+    let resumed = single(
+        d,
+        &[&args[..], &["-o", p(&kept), "--resume", p(&ck)]].concat(),
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    assert_eq!(model(&kept), model(&full));
+}
+
 /// The weights a mix run writes, and its report.
 fn mix(d: &Path, k: usize, how: &str, out: &str, extra: &[&str]) -> (Output, Value) {
     let data = data_file("digits_3v5.csv");

@@ -36,7 +36,9 @@ use crate::data::Dataset;
 use crate::engine::MarginEngine;
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::train::{CheckedParams, Fallback, Observer, Outcome, Part, Peers, State, Stepper, Stop};
+use crate::train::{
+    CheckedParams, Epoch, Fallback, Observer, Outcome, Part, Peers, State, Stepper, Swept, drive,
+};
 
 use super::agree::{Agreed, Describe, Failure, agree, broken, spread};
 use super::sync::{Delta, Mirror};
@@ -108,8 +110,7 @@ pub fn train<'e, F: Real>(
         return Err(super::agree::everywhere(t, &e, describe));
     }
     let held = block.rows();
-    let n = part.epoch_rows;
-    let mut p = start.position;
+    let p = start.position;
     let mut local = start;
     local.position = part.first_at_or_after(p, held);
     let made = Stepper::new(block, params, local, part.clone(), engine, fallback);
@@ -140,35 +141,18 @@ pub fn train<'e, F: Real>(
         run.settle(r, failed)
     };
     started?;
-    let mut traffic = Vec::new();
-    let mut last = net.traffic();
-    let mut epoch_seconds = Vec::new();
-    let mut epoch_start = Instant::now();
-    let stop = loop {
-        if st.state().mistakes_per_epoch.len() >= params.max_epochs {
-            break Stop::MaxEpochs;
-        }
-        while p < n {
-            p = run.step(&mut st, p, observer)?;
-            observer.on_progress(st.state().epoch, p, n);
-        }
-        let m = st.finish_epoch();
-        epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
-        p = 0;
-        agree(t, observer.on_epoch_end(st.state()), describe)?;
-        let now = net.traffic();
-        traffic.push(now.since(&last));
-        last = now;
-        epoch_start = Instant::now();
-        let mut stop = [observer.should_stop() as u64];
-        t.all_reduce(Reduce::Max, &mut stop);
-        if stop[0] == 1 {
-            break Stop::Interrupted;
-        }
-        if m == 0 {
-            break Stop::Converged;
-        }
+    let mut epochs = Epochs {
+        net,
+        run,
+        observer,
+        p,
+        traffic: Vec::new(),
+        last: net.traffic(),
     };
+    let (stop, epoch_seconds) = drive(&mut st, params.max_epochs, None, &mut epochs)?;
+    let Epochs {
+        run, traffic, p, ..
+    } = epochs;
     let mut outcome = st.finish(stop, epoch_seconds);
     outcome.state.position = p;
     Ok(Exact {
@@ -176,6 +160,44 @@ pub fn train<'e, F: Real>(
         traffic,
         steps: run.steps,
     })
+}
+
+/// Exact mode's epochs for [`drive`]: steps to the epoch's end, then the
+/// epoch's end reported and a stop request agreed on by every rank.
+struct Epochs<'a, 'n, 'o, F> {
+    net: &'a Counted<'n>,
+    run: Run<'a>,
+    observer: &'o mut dyn Observer<F>,
+    /// The position in the epoch.
+    p: usize,
+    /// What this rank sent and received in each epoch completed.
+    traffic: Vec<Traffic>,
+    last: Traffic,
+}
+
+impl<F: Real> Epoch<F> for Epochs<'_, '_, '_, F> {
+    type Error = Failure;
+
+    fn sweep(&mut self, st: &mut Stepper<'_, '_, '_, F>) -> Agreed<Swept> {
+        let n = self.run.part.epoch_rows;
+        while self.p < n {
+            self.p = self.run.step(st, self.p, self.observer)?;
+            self.observer.on_progress(st.state().epoch, self.p, n);
+        }
+        Ok(Swept::End)
+    }
+
+    fn ended(&mut self, st: &mut Stepper<'_, '_, '_, F>, _mistakes: u64) -> Agreed<bool> {
+        let t = self.run.t;
+        self.p = 0;
+        agree(t, self.observer.on_epoch_end(st.state()), self.run.describe)?;
+        let now = self.net.traffic();
+        self.traffic.push(now.since(&self.last));
+        self.last = now;
+        let mut stop = [self.observer.should_stop() as u64];
+        t.all_reduce(Reduce::Max, &mut stop);
+        Ok(stop[0] == 1)
+    }
 }
 
 /// The protocol's state on one rank.

@@ -24,15 +24,15 @@
 //! mistakes of all ranks, divided by K; for error mixing, Σ_i k_i²/Σ_j k_j
 //! per epoch). A converged run reports that sum with the final model's γ.
 
-use std::time::Instant;
-
 use crate::data::Dataset;
 use crate::engine::MarginEngine;
 use crate::float::Real;
-use crate::train::{Alone, CheckedParams, Fallback, Observer, Outcome, Part, State, Stepper, Stop};
+use crate::train::{
+    Alone, CheckedParams, Epoch, Fallback, Observer, Outcome, Part, State, Stepper, Swept, drive,
+};
 
 use super::Mixing;
-use super::agree::{Agreed, Describe, agree, broken};
+use super::agree::{Agreed, Describe, Failure, agree, broken};
 use super::transport::{Counted, Reduce, Traffic, Transport, all_gather_many};
 use super::wire::{Reader, Writer};
 
@@ -106,18 +106,56 @@ pub fn train<'e, F: Real>(
     start.position = 0;
     let made = Stepper::new(block, params, start, Part::whole(held), engine, fallback);
     let mut st = agree(t, made, describe)?;
-    let mut rank_mistakes = history;
-    let mut traffic = Vec::new();
-    let mut last = net.traffic();
-    let mut epoch_seconds = Vec::new();
-    let stop = loop {
-        if st.state().mistakes_per_epoch.len() >= params.max_epochs {
-            break Stop::MaxEpochs;
-        }
-        let epoch_start = Instant::now();
+    let mut epochs = Epochs {
+        net,
+        describe,
+        heads,
+        mixing,
+        observer,
+        on_epoch,
+        rank_mistakes: history,
+        traffic: Vec::new(),
+        last: net.traffic(),
+    };
+    let (stop, epoch_seconds) = drive(&mut st, params.max_epochs, None, &mut epochs)?;
+    let Epochs {
+        rank_mistakes,
+        traffic,
+        ..
+    } = epochs;
+    Ok(Mix {
+        outcome: st.finish(stop, epoch_seconds),
+        rank_mistakes,
+        traffic,
+    })
+}
+
+/// Mix mode's epochs for [`drive`]: an epoch of this rank's block from the
+/// mixed weights, then the mix; the epoch's end reported and a stop
+/// request agreed on by every rank.
+struct Epochs<'a, 'n, 'o, 'p, F> {
+    net: &'a Counted<'n>,
+    describe: Describe<'a>,
+    heads: usize,
+    mixing: Mixing,
+    observer: &'o mut dyn Observer<F>,
+    on_epoch: EpochEnd<'p, F>,
+    /// Per epoch, each rank's mistakes.
+    rank_mistakes: Vec<Vec<u64>>,
+    /// What this rank sent and received in each epoch of this run.
+    traffic: Vec<Traffic>,
+    last: Traffic,
+}
+
+impl<F: Real> Epoch<F> for Epochs<'_, '_, '_, '_, F> {
+    type Error = Failure;
+
+    fn sweep(&mut self, st: &mut Stepper<'_, '_, '_, F>) -> Agreed<Swept> {
+        let (t, describe, heads) = (self.net as &dyn Transport, self.describe, self.heads);
+        let held = st.data().rows();
         let walked = st
             .set_position(0)
-            .and_then(|_| st.advance(held, &mut Alone, &mut Quiet(observer)));
+            .and_then(|_| st.advance(held, &mut Alone, &mut Quiet(&mut *self.observer)));
         agree(t, walked, describe)?;
         let mine = st.state();
         let mut counts = vec![mine.mistakes_in_epoch];
@@ -139,7 +177,7 @@ pub fn train<'e, F: Real>(
             if head_total == 0 {
                 continue;
             }
-            let mu = match mixing {
+            let mu = match self.mixing {
                 Mixing::Uniform => 1.0 / t.size() as f64,
                 Mixing::Errors => k[t.rank()] as f64 / head_total as f64,
             };
@@ -162,28 +200,23 @@ pub fn train<'e, F: Real>(
             }
         });
         agree(t, adopted, describe)?;
-        rank_mistakes.push(per_rank);
-        let m = st.finish_epoch();
-        epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
-        agree(t, on_epoch(st.state(), &rank_mistakes), describe)?;
-        observer.on_progress(st.state().epoch, 0, held);
-        let now = net.traffic();
-        traffic.push(now.since(&last));
-        last = now;
-        let mut stop = [observer.should_stop() as u64];
+        self.rank_mistakes.push(per_rank);
+        Ok(Swept::End)
+    }
+
+    fn ended(&mut self, st: &mut Stepper<'_, '_, '_, F>, _mistakes: u64) -> Agreed<bool> {
+        let t: &dyn Transport = self.net;
+        let saved = (self.on_epoch)(st.state(), &self.rank_mistakes);
+        agree(t, saved, self.describe)?;
+        self.observer
+            .on_progress(st.state().epoch, 0, st.data().rows());
+        let now = self.net.traffic();
+        self.traffic.push(now.since(&self.last));
+        self.last = now;
+        let mut stop = [self.observer.should_stop() as u64];
         t.all_reduce(Reduce::Max, &mut stop);
-        if stop[0] == 1 {
-            break Stop::Interrupted;
-        }
-        if m == 0 {
-            break Stop::Converged;
-        }
-    };
-    Ok(Mix {
-        outcome: st.finish(stop, epoch_seconds),
-        rank_mistakes,
-        traffic,
-    })
+        Ok(stop[0] == 1)
+    }
 }
 
 /// Σ_i μ_i·w_i over the ranks (`mu` and `w` this rank's), summed in f64 over

@@ -16,6 +16,7 @@
 //! rank holds is [`plan`]'s; reading them [`load`]'s.
 
 pub mod agree;
+pub mod block;
 pub mod exact;
 pub mod fingerprint;
 pub mod load;
@@ -25,6 +26,7 @@ pub mod mix;
 pub mod mpi;
 pub mod order;
 pub mod plan;
+pub mod rank;
 pub mod sync;
 pub mod theory;
 pub mod transport;

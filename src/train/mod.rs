@@ -34,6 +34,7 @@ pub use params::{CheckedParams, PassPolicy, TrainParams};
 pub use part::{Alone, Part, Peers, Positions};
 pub use state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};
 pub use sweep::chooser::{EpochModes, ModeTime};
+pub use sweep::epoch::{Epoch, Swept, drive};
 pub use sweep::stepper::{Reached, Stepper};
 pub use theory::Theory;
 pub use trainer::Trainer;

@@ -52,6 +52,12 @@ impl Trainer {
         &self.runner.params
     }
 
+    /// The backend asked for and the GPU options (for a caller that
+    /// chooses the engine itself: a rank of a distributed run).
+    pub fn engine_options(&self) -> (Backend, &GpuOptions) {
+        (self.runner.backend, &self.runner.gpu)
+    }
+
     /// The initial state: w = 0 for every head, or `weights` (a warm start,
     /// checked against the data by the loop).
     pub fn start<F: Real>(&self, data: &Dataset<F>, weights: Option<Vec<F>>) -> State<F> {

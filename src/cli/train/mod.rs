@@ -233,12 +233,40 @@ fn prepare<F: Real>(
     data: Dataset<F>,
     resume: Option<(&Path, &str)>,
 ) -> Result<Run<F>> {
-    let init_model = match &args.init {
-        Some(p) => Some((p.as_path(), init_fingerprint(p)?, crate::model::load(p)?)),
-        None => None,
-    };
+    let init = init_model(args)?;
+    let run = Run::prepare(run_inputs(args, params, data, init.as_ref(), resume))?;
+    if resume.is_some() {
+        resume::refuse_unadopted_output(args)?;
+    }
+    Ok(run)
+}
+
+/// The `--init` model: its path, its content's fingerprint and the model.
+pub(super) type InitModel<'a> = (&'a Path, String, crate::model::AnyModel);
+
+/// The `--init` model, read, when there is one.
+pub(super) fn init_model(args: &TrainArgs) -> Result<Option<InitModel<'_>>> {
+    match &args.init {
+        Some(p) => Ok(Some((
+            p.as_path(),
+            init_fingerprint(p)?,
+            crate::model::load(p)?,
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// What the library's run starts from, in the command's words (one process
+/// or one rank alike).
+pub(super) fn run_inputs<'a, F: Real>(
+    args: &TrainArgs,
+    params: crate::train::CheckedParams,
+    data: Dataset<F>,
+    init: Option<&'a InitModel<'a>>,
+    resume: Option<(&'a Path, &'a str)>,
+) -> RunInputs<'a, F> {
     let (backend, gpu) = args.backend.resolve();
-    let run = Run::prepare(RunInputs {
+    RunInputs {
         trainer: Trainer::new(params).with_backend(backend).with_gpu(gpu),
         data,
         settings: RunSettings {
@@ -246,7 +274,7 @@ fn prepare<F: Real>(
             init: args.init.clone(),
             checkpoint_every: args.checkpoint.as_ref().map(|_| args.checkpoint_every),
         },
-        init: match &init_model {
+        init: match init {
             Some((path, fingerprint, model)) => Init::Model {
                 path,
                 model,
@@ -261,11 +289,7 @@ fn prepare<F: Real>(
             true => FingerprintWhen::Now,
             false => FingerprintWhen::BeforeReplacing,
         },
-    })?;
-    if resume.is_some() {
-        resume::refuse_unadopted_output(args)?;
     }
-    Ok(run)
 }
 
 /// Where a stop request saves the run: `--checkpoint`, else where it

@@ -112,16 +112,26 @@ impl<F: Real> Writing<'_, F> {
             &self.checkpoint,
             self.args.resume.as_deref(),
         );
-        if while_writing && crate::output::is_stdout(self.output) {
-            eprintln!("perceptron: {message} (training had ended; the model was not written)");
-        } else if while_writing {
-            eprintln!(
-                "perceptron: {message} (training had ended; {} was not replaced)",
-                self.output.display()
-            );
-        } else {
-            eprintln!("perceptron: {message}");
-        }
+        eprintln!(
+            "perceptron: {}",
+            stopped_message(message, while_writing, self.output)
+        );
         Ok(Written::Stopped(exit::INTERRUPTED))
+    }
+}
+
+/// What a stopped run says: `message` (where the state is saved), and,
+/// when training had ended (`while_writing`), that the model at `output`
+/// was left as it was.
+pub(super) fn stopped_message(message: String, while_writing: bool, output: &Path) -> String {
+    if while_writing && crate::output::is_stdout(output) {
+        format!("{message} (training had ended; the model was not written)")
+    } else if while_writing {
+        format!(
+            "{message} (training had ended; {} was not replaced)",
+            output.display()
+        )
+    } else {
+        message
     }
 }

@@ -12,6 +12,7 @@ use crate::distributed::order::block_order;
 use crate::distributed::plan::span;
 use crate::engine::ReferenceEngine;
 use crate::engine::cpu::CpuEngine;
+use crate::train::Stop;
 use crate::train::{Margin, Silent, TrainParams, Variant};
 
 pub(crate) fn load<F: Real>(name: &str, multiclass: bool) -> Dataset<F> {

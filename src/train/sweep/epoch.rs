@@ -18,8 +18,11 @@
 //! walks. When drift makes too many rows uncertain, the loop drops the rest
 //! of the window and asks for a fresh pass from where it is.
 //!
-//! [`run`] drives epochs over the whole data with a
-//! [`Stepper`](super::stepper::Stepper), which walks any stretch of rows.
+//! [`drive`] is the one epoch loop: the early-stopping rule, the epoch cap,
+//! a stop request and convergence, tested in that order around each
+//! epoch's sweep, for every caller ([`Epoch`]: [`run`] over the whole data
+//! in one process, and each distributed mode on a rank's share). Each
+//! drives a [`Stepper`], which walks any stretch of rows.
 
 use std::time::Instant;
 
@@ -34,6 +37,71 @@ use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
 use crate::train::sweep::Loop;
 use crate::train::sweep::stepper::{Reached, Stepper};
 use crate::train::variant as variants;
+
+/// How an epoch's sweep ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Swept {
+    /// Every row of the epoch was walked.
+    End,
+    /// A stop request came within the epoch, at a row boundary.
+    Interrupted,
+}
+
+/// What one caller of [`drive`] does in each epoch: walk its rows, and
+/// what follows the epoch's end.
+pub trait Epoch<F: Real> {
+    type Error;
+
+    /// Walks the epoch's rows (all of them, or this process's share, with
+    /// whatever the other processes need along the way).
+    fn sweep(&mut self, st: &mut Stepper<'_, '_, '_, F>)
+    -> std::result::Result<Swept, Self::Error>;
+
+    /// After the epoch was finished with `mistakes`: scores, reports and
+    /// saves it; whether a stop request came (it wins over convergence).
+    fn ended(
+        &mut self,
+        st: &mut Stepper<'_, '_, '_, F>,
+        mistakes: u64,
+    ) -> std::result::Result<bool, Self::Error>;
+}
+
+/// The one epoch loop: epochs of `epoch` on `st` until the early-stopping
+/// rule (`early`), `max_epochs`, a stop request or an epoch without a
+/// mistake; why it stopped, and each epoch's seconds. The rule reads the
+/// scores of the epochs done, so a run resumed after the epoch that
+/// stopped it stops again at once.
+pub fn drive<F: Real, E>(
+    st: &mut Stepper<'_, '_, '_, F>,
+    max_epochs: usize,
+    early: Option<&EarlyStop>,
+    epoch: &mut dyn Epoch<F, Error = E>,
+) -> std::result::Result<(Stop, Vec<f64>), E> {
+    let mut epoch_seconds = Vec::new();
+    let stop = loop {
+        if let (Some(rule), Some(state)) = (early, &st.state().early)
+            && rule.stops(&state.scores)
+        {
+            break Stop::EarlyStopped;
+        }
+        if st.state().mistakes_per_epoch.len() >= max_epochs {
+            break Stop::MaxEpochs;
+        }
+        let epoch_start = Instant::now();
+        if epoch.sweep(st)? == Swept::Interrupted {
+            break Stop::Interrupted;
+        }
+        let m = st.finish_epoch();
+        epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
+        if epoch.ended(st, m)? {
+            break Stop::Interrupted;
+        }
+        if m == 0 {
+            break Stop::Converged;
+        }
+    };
+    Ok((stop, epoch_seconds))
+}
 
 /// Runs epochs from `state` until convergence, `max_epochs`, the
 /// early-stopping rule (judged on `validation` when it has a validation
@@ -89,36 +157,43 @@ pub fn run<'d, 'a, F: Real>(
             s.early.get_or_insert_with(EarlyState::default);
         });
     }
-    let mut epoch_seconds = Vec::new();
-    let mut epoch_start = Instant::now();
-    let stop = loop {
-        // The rule reads the scores of the epochs done, so a run resumed
-        // after the epoch that stopped it stops again at once.
-        if let (Some(rule), Some(state)) = (early, &stepper.state().early)
-            && rule.stops(&state.scores)
-        {
-            break Stop::EarlyStopped;
-        }
-        if stepper.state().mistakes_per_epoch.len() >= params.max_epochs {
-            break Stop::MaxEpochs;
-        }
-        match stepper.advance(rows, &mut Alone, observer)? {
-            Reached::End => {
-                let m = stepper.finish_epoch();
-                if let Some(rule) = early {
-                    stepper.score_epoch(rule, validation, params.validation_weight.as_deref(), m);
-                }
-                epoch_seconds.push(epoch_start.elapsed().as_secs_f64());
-                observer.on_epoch_end(stepper.state())?;
-                epoch_start = Instant::now();
-                if m == 0 {
-                    break Stop::Converged;
-                }
-            }
-            Reached::Interrupted => break Stop::Interrupted,
-        }
+    let mut whole = Whole {
+        rows,
+        validation,
+        params,
+        observer,
     };
+    let (stop, epoch_seconds) = drive(&mut stepper, params.max_epochs, early, &mut whole)?;
     Ok(stepper.finish(stop, epoch_seconds))
+}
+
+/// Epochs over the whole data in one process: a stop request is the
+/// observer's, within the epoch; early stopping scores each epoch.
+struct Whole<'a, 'o, F> {
+    rows: usize,
+    validation: Option<&'a Dataset<F>>,
+    params: &'a CheckedParams,
+    observer: &'o mut dyn Observer<F>,
+}
+
+impl<F: Real> Epoch<F> for Whole<'_, '_, F> {
+    type Error = Error;
+
+    fn sweep(&mut self, st: &mut Stepper<'_, '_, '_, F>) -> Result<Swept> {
+        Ok(match st.advance(self.rows, &mut Alone, self.observer)? {
+            Reached::End => Swept::End,
+            Reached::Interrupted => Swept::Interrupted,
+        })
+    }
+
+    fn ended(&mut self, st: &mut Stepper<'_, '_, '_, F>, mistakes: u64) -> Result<bool> {
+        if let Some(rule) = &self.params.early_stop {
+            let weights = self.params.validation_weight.as_deref();
+            st.score_epoch(rule, self.validation, weights, mistakes);
+        }
+        self.observer.on_epoch_end(st.state())?;
+        Ok(false)
+    }
 }
 
 impl<F: Real> Loop<'_, F> {

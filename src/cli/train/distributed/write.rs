@@ -1,0 +1,230 @@
+//! The end of `train --distributed`: rank 0 writes the model and makes the
+//! report, with a stop request honoured at every safe point between the
+//! loop's end and the model's replacement, as in one process
+//! (`super::super::write`). The ranks agree at each safe point, so a
+//! request to any rank stops all: rank 0 then saves the trained state as a
+//! checkpoint, nothing is replaced, and every rank exits with status 130.
+
+use std::path::{Path, PathBuf};
+
+use super::super::args::TrainArgs;
+use super::super::report::{self, DistributedReport, ReportLabels, Sources, TrainReport};
+use super::super::{interrupted_message, test_hooks};
+use crate::data::{CsvInfo, LibsvmInfo};
+use crate::distributed::agree::{Agreed, Describe, agree};
+use crate::distributed::block::RankBlock;
+use crate::distributed::{Reduce, Transport};
+use crate::error::{Error, Result, exit};
+use crate::float::Real;
+use crate::model::{DataLayout, DistributedInfo};
+use crate::run::Run;
+use crate::train::checkpoint::{self, MixRecord};
+use crate::train::{Fit, Stop, Variant};
+
+/// What writing ended with, on every rank alike.
+pub(super) enum Written {
+    /// The model is in place; rank 0 has the report.
+    Saved(Option<Box<TrainReport>>),
+    /// A stop request came first: the exit status, after the checkpoint.
+    Stopped(i32),
+}
+
+/// The outputs of one rank's finished run and where a stop request sends
+/// it.
+pub(super) struct Writing<'a, F: Real> {
+    pub t: &'a dyn Transport,
+    pub args: &'a TrainArgs,
+    pub run: &'a mut Run<F>,
+    pub block: &'a RankBlock<'a>,
+    pub fit: &'a Fit<F>,
+    /// A mix run's record, which its checkpoint carries.
+    pub record: Option<MixRecord>,
+    pub output: &'a Path,
+    pub checkpoint: PathBuf,
+    /// Whether this rank was asked to stop.
+    pub stop: &'a dyn Fn() -> bool,
+    pub describe: Describe<'a>,
+}
+
+impl<F: Real> Writing<'_, F> {
+    /// Rank 0 writes the model, staged until every rank has passed the
+    /// last safe point, then it replaces the old one.
+    pub fn write(
+        &mut self,
+        csv: Option<&CsvInfo>,
+        libsvm: Option<&LibsvmInfo>,
+        extra: DistributedReport,
+        warnings: Vec<String>,
+    ) -> Agreed<Written> {
+        if self.fit.stop == Stop::Interrupted {
+            return self.stopped(false);
+        }
+        if self.asked_to_stop() {
+            return self.stopped(true);
+        }
+        let rank0 = self.t.rank() == 0;
+        let batch = rank0.then(crate::output::Batch::begin);
+        let written = match rank0 {
+            true => self.model_and_report(csv, libsvm, extra, warnings),
+            false => Ok(None),
+        };
+        let report = agree(self.t, written, self.describe)?;
+        // On standard output the model is out once saved: the run goes on
+        // to its end from there.
+        if !crate::output::is_stdout(self.output) && self.asked_to_stop() {
+            drop(batch);
+            return self.stopped(true);
+        }
+        let committed = batch.map_or(Ok(()), crate::output::Batch::commit);
+        agree(self.t, committed, self.describe)?;
+        Ok(Written::Saved(report))
+    }
+
+    /// A safe point: whether any rank was asked to stop (every rank asks
+    /// at the same point).
+    fn asked_to_stop(&self) -> bool {
+        test_hooks::pause_before_writing();
+        let mut asked = [(self.stop)() as u64];
+        self.t.all_reduce(Reduce::Max, &mut asked);
+        asked[0] == 1
+    }
+
+    /// Rank 0 saves the trained state as the loop's checkpoint would be
+    /// and says so; nothing is replaced.
+    fn stopped(&mut self, while_writing: bool) -> Agreed<Written> {
+        let t = self.t;
+        self.run.take_block_fingerprint(self.block);
+        let saved = match t.rank() == 0 {
+            true => checkpoint::save_mix(
+                &self.checkpoint,
+                &self.run.description,
+                &self.fit.state,
+                self.record.as_ref(),
+            ),
+            false => Ok(()),
+        };
+        agree(t, saved, self.describe)?;
+        if t.rank() == 0 {
+            let message = interrupted_message(
+                self.fit.state.epoch,
+                self.fit.state.position,
+                &self.checkpoint,
+                self.args.resume.as_deref(),
+            );
+            eprintln!(
+                "perceptron: {}",
+                super::super::write::stopped_message(message, while_writing, self.output)
+            );
+        }
+        Ok(Written::Stopped(exit::INTERRUPTED))
+    }
+
+    /// Rank 0: the model (saved, or staged in the open batch) and the
+    /// report.
+    fn model_and_report(
+        &self,
+        csv: Option<&CsvInfo>,
+        libsvm: Option<&LibsvmInfo>,
+        extra: DistributedReport,
+        warnings: Vec<String>,
+    ) -> Result<Option<Box<TrainReport>>> {
+        let (args, run, fit, output) = (self.args, &*self.run, self.fit, self.output);
+        let whole = self.block.whole;
+        let data = &run.data;
+        let layout = DataLayout::of(
+            data.format,
+            csv,
+            libsvm,
+            args.data_args.csv.label_column.as_ref(),
+        );
+        let mut model = run.model(fit, Some(layout))?;
+        model.training.rows = whole.rows;
+        model.training.data = whole.source.clone();
+        model.training.distributed = Some(DistributedInfo {
+            mode: extra.mode.clone(),
+            ranks: extra.ranks,
+            mixing: extra.mixing.clone(),
+        });
+        model.save(output)?;
+        let sources = Sources {
+            run: &run.description,
+            fit,
+            model: &model,
+            data,
+            csv,
+            libsvm,
+            output,
+            requested: args.backend.resolve().0,
+        };
+        let mut report = TrainReport::new(sources, warnings, Vec::new());
+        report.data = whole.source.clone();
+        report.rows = whole.rows;
+        if let ReportLabels::Binary {
+            positive_label,
+            positive_rows,
+            negative_rows,
+            ..
+        } = &mut report.labels
+        {
+            // The classes' counts are the whole dataset's.
+            *positive_rows = data
+                .classes
+                .iter()
+                .filter(|c| crate::data::labels::same_label(&c.text, positive_label))
+                .map(|c| c.count as usize)
+                .sum::<usize>();
+            *negative_rows = whole.rows - *positive_rows;
+        }
+        let mut extra = extra;
+        if extra.mode == "mix" {
+            // The single-process theorem bounds M; mixing bounds the
+            // mixing-weighted mistakes instead.
+            extra.mix_bound_holds = report
+                .mistake_bound
+                .zip(extra.weighted_mistakes)
+                .map(|(b, w)| w <= b * (1.0 + crate::train::theory::BOUND_SLACK));
+            report.bound_holds = None;
+        }
+        report.distributed = Some(extra);
+        Ok(Some(Box::new(report)))
+    }
+}
+
+/// Prints rank 0's `report` (text or `--json`) and gives the exit status.
+pub(super) fn print_report<F: Real>(
+    args: &TrainArgs,
+    report: Option<&TrainReport>,
+    fit: &Fit<F>,
+    output: &Path,
+) -> i32 {
+    // Running every epoch is how the averaged and pocket variants end;
+    // only the classic rule promises an epoch without mistakes.
+    let success = fit.converged() || matches!(fit.variant, Variant::Averaged | Variant::Pocket);
+    if let Some(report) = report {
+        let printed = if args.json {
+            serde_json::to_string(report)
+                .map_err(|e| Error::Train(e.to_string()))
+                .map(|text| text + "\n")
+        } else {
+            Ok(report::render(report))
+        }
+        .and_then(|text| {
+            crate::cli::stdout::print_summary(&text, crate::output::is_stdout(output))
+        });
+        if let Err(e) = printed {
+            eprintln!(
+                "perceptron: {} {}",
+                crate::cli::errors::error_tag(),
+                crate::cli::errors::message(&e)
+            );
+        }
+        if !success {
+            eprintln!("perceptron: {}", report.not_converged());
+        }
+    }
+    if success || !args.require_convergence {
+        exit::SUCCESS
+    } else {
+        exit::NOT_CONVERGED
+    }
+}

@@ -28,7 +28,8 @@ use crate::float::Real;
 use crate::model::{AnyModel, DataLayout, Model};
 use crate::train::checkpoint::MixRecord;
 use crate::train::{
-    Fit, Observer, Part, RunDescription, RunSettings, State, Trainer, checkpoint, folds, shuffle,
+    Fit, Observer, Placement, RunDescription, RunSettings, State, Trainer, checkpoint, folds,
+    shuffle,
 };
 
 /// Where the weights start, besides a checkpoint.
@@ -86,7 +87,7 @@ pub struct Run<F: Real> {
     pub scaling: Option<Scaling>,
     /// Where the training rows sit in an epoch: all of it, or a block's
     /// share.
-    pub part: Part,
+    pub placement: Placement,
     /// The mix-mode record of the checkpoint resumed from (a distributed
     /// mix run's mistakes per rank so far).
     pub resumed_mix: Option<MixRecord>,
@@ -190,13 +191,13 @@ impl<F: Real> Run<F> {
                 State::starting_from(model.warm_start(path, &data, heads, params.bias)?)
             }
         };
-        let (order, part) = match block {
+        let (order, placement) = match block {
             Some(b) => b.order(data.rows(), description.seed),
             None => (
                 description
                     .seed
                     .map(|s| shuffle::permutation(data.rows(), s)),
-                Part::whole(data.rows()),
+                Placement::whole(data.rows()),
             ),
         };
         if let Some(o) = order {
@@ -208,7 +209,7 @@ impl<F: Real> Run<F> {
             data,
             held,
             scaling,
-            part,
+            placement,
             resumed_mix,
             start: Some(start),
         })

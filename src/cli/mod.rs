@@ -95,8 +95,8 @@ pub fn main() -> i32 {
     let cli =
         Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
     let given = match matches.subcommand() {
-        Some((_, sub)) => train::resume::Given::from_matches(sub),
-        None => train::resume::Given::default(),
+        Some((_, sub)) => train::resume::ExplicitOptions::from_matches(sub),
+        None => train::resume::ExplicitOptions::default(),
     };
     interrupt::install();
     // A mistyped limit must not be silently ignored.

@@ -16,6 +16,7 @@
 
 pub mod arrays;
 pub mod binary;
+pub mod block;
 pub mod blocks;
 pub mod bundled;
 pub mod csv;
@@ -32,7 +33,6 @@ pub mod message;
 pub mod npy;
 pub mod number;
 pub mod options;
-pub mod part;
 pub mod raw;
 pub mod scaling;
 pub mod shards;

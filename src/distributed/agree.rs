@@ -33,7 +33,7 @@ impl std::fmt::Display for Failure {
 }
 
 /// How a front end says an error: its exit status and message.
-pub type Describe<'a> = &'a dyn Fn(&Error) -> (i32, String);
+pub type DescribeFailure<'a> = &'a dyn Fn(&Error) -> (i32, String);
 
 /// The result of a distributed step: a failure every rank agreed on.
 pub type Agreed<T> = std::result::Result<T, Failure>;
@@ -41,7 +41,7 @@ pub type Agreed<T> = std::result::Result<T, Failure>;
 /// Every rank's `result` at the same point: `Ok` on every rank if every
 /// rank succeeded, else on every rank the failure of the lowest rank that
 /// failed. Costs one all-reduce of one integer (and a broadcast on failure).
-pub fn agree<T>(t: &dyn Transport, result: Result<T>, describe: Describe<'_>) -> Agreed<T> {
+pub fn agree<T>(t: &dyn Transport, result: Result<T>, describe: DescribeFailure<'_>) -> Agreed<T> {
     let mut who = [if result.is_err() {
         t.rank() as u64
     } else {
@@ -67,7 +67,7 @@ pub fn spread(
     t: &dyn Transport,
     from: usize,
     e: Option<&Error>,
-    describe: Describe<'_>,
+    describe: DescribeFailure<'_>,
 ) -> Failure {
     let mut bytes = match e {
         Some(e) if from == t.rank() => {
@@ -97,7 +97,7 @@ pub fn spread(
 /// The failure of an error every rank met at the same point without
 /// talking (a check of what every rank was given alike): no message is
 /// sent.
-pub fn everywhere(t: &dyn Transport, e: &Error, describe: Describe<'_>) -> Failure {
+pub fn everywhere(t: &dyn Transport, e: &Error, describe: DescribeFailure<'_>) -> Failure {
     let (status, message) = describe(e);
     Failure {
         rank: 0,

@@ -5,7 +5,7 @@
 use crate::data::Dataset;
 use crate::float::Real;
 use crate::run::Block;
-use crate::train::Part;
+use crate::train::Placement;
 
 use super::Mixing;
 use super::fingerprint::fingerprint;
@@ -32,7 +32,7 @@ impl<F: Real> Block<F> for RankBlock<'_> {
         fingerprint(self.t, data, self.whole, self.multiclass)
     }
 
-    fn order(&self, rows: usize, seed: Option<u64>) -> (Option<Vec<usize>>, Part) {
+    fn order(&self, rows: usize, seed: Option<u64>) -> (Option<Vec<usize>>, Placement) {
         let lo = self.whole.first_row(self.t.rank());
         block_order(self.whole.rows, lo, lo + rows, seed)
     }

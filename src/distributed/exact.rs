@@ -37,12 +37,13 @@ use crate::engine::MarginEngine;
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::{
-    CheckedParams, Epoch, Fallback, Observer, Outcome, Part, Peers, State, Stepper, Swept, drive,
+    CheckedParams, Epoch, Fallback, Observer, OtherRows, Outcome, Placement, State, Stepper, Swept,
+    drive,
 };
 
-use super::agree::{Agreed, Describe, Failure, agree, broken, spread};
-use super::sync::{Delta, Mirror};
-use super::transport::{Counted, Reduce, Traffic, Transport, sum};
+use super::agree::{Agreed, DescribeFailure, Failure, agree, broken, spread};
+use super::sync::{Delta, PeerPocket};
+use super::transport::{MeteredTransport, Reduce, Traffic, Transport, sum};
 use super::wire::{Reader, Writer};
 
 const EVAL: u8 = 0;
@@ -94,15 +95,15 @@ impl Pace {
 /// there) and is asked at each epoch's end whether to stop.
 #[allow(clippy::too_many_arguments)]
 pub fn train<'e, F: Real>(
-    net: &Counted<'_>,
+    net: &MeteredTransport<'_>,
     block: &Dataset<F>,
-    part: Part,
+    placement: Placement,
     params: &CheckedParams,
     start: State<F>,
     engine: Box<dyn MarginEngine<F> + 'e>,
     fallback: Fallback<'_, 'e, F>,
     observer: &mut dyn Observer<F>,
-    describe: Describe<'_>,
+    describe: DescribeFailure<'_>,
 ) -> Agreed<Exact<F>> {
     let t: &dyn Transport = net;
     // The same parameters on every rank: the same answer, without a message.
@@ -112,15 +113,15 @@ pub fn train<'e, F: Real>(
     let held = block.rows();
     let p = start.position;
     let mut local = start;
-    local.position = part.first_at_or_after(p, held);
-    let made = Stepper::new(block, params, local, part.clone(), engine, fallback);
+    local.position = placement.first_at_or_after(p, held);
+    let made = Stepper::new(block, params, local, placement.clone(), engine, fallback);
     let mut st = agree(t, made, describe)?;
     st.log_updates();
     let mut run = Run {
         t,
-        part: &part,
+        placement: &placement,
         describe,
-        mirror: Mirror::default(),
+        mirror: PeerPocket::default(),
         steps: Steps::default(),
         pace: Pace {
             scan_seconds: 50e-6,
@@ -165,7 +166,7 @@ pub fn train<'e, F: Real>(
 /// Exact mode's epochs for [`drive`]: steps to the epoch's end, then the
 /// epoch's end reported and a stop request agreed on by every rank.
 struct Epochs<'a, 'n, 'o, F> {
-    net: &'a Counted<'n>,
+    net: &'a MeteredTransport<'n>,
     run: Run<'a>,
     observer: &'o mut dyn Observer<F>,
     /// The position in the epoch.
@@ -179,7 +180,7 @@ impl<F: Real> Epoch<F> for Epochs<'_, '_, '_, F> {
     type Error = Failure;
 
     fn sweep(&mut self, st: &mut Stepper<'_, '_, '_, F>) -> Agreed<Swept> {
-        let n = self.run.part.epoch_rows;
+        let n = self.run.placement.epoch_rows;
         while self.p < n {
             self.p = self.run.step(st, self.p, self.observer)?;
             self.observer.on_progress(st.state().epoch, self.p, n);
@@ -203,9 +204,9 @@ impl<F: Real> Epoch<F> for Epochs<'_, '_, '_, F> {
 /// The protocol's state on one rank.
 struct Run<'a> {
     t: &'a dyn Transport,
-    part: &'a Part,
-    describe: Describe<'a>,
-    mirror: Mirror,
+    placement: &'a Placement,
+    describe: DescribeFailure<'a>,
+    mirror: PeerPocket,
     steps: Steps,
     pace: Pace,
 }
@@ -222,12 +223,12 @@ impl Run<'_> {
     ) -> Agreed<usize> {
         let (t, k, me) = (self.t, self.t.size() as u64, self.t.rank() as u64);
         let held = st.data().rows();
-        let n = self.part.epoch_rows;
+        let n = self.placement.epoch_rows;
         let t0 = Instant::now();
-        let from = self.part.first_at_or_after(p, held);
+        let from = self.placement.first_at_or_after(p, held);
         let found = st.first_uncertain(from, held, &mut Walking(observer));
         let (candidate, own_error) = match found {
-            Ok(j) if j < held => (self.part.position(j) as u64 * k + me, None),
+            Ok(j) if j < held => (self.placement.position(j) as u64 * k + me, None),
             Ok(_) => (u64::MAX, None),
             Err(e) => (u64::MAX, Some(e)),
         };
@@ -280,8 +281,8 @@ impl Run<'_> {
     ) -> Agreed<usize> {
         let t = self.t;
         let held = st.data().rows();
-        let i0 = self.part.first_at_or_after(q, held);
-        let end = i0 + self.part.consecutive_from(i0, held);
+        let i0 = self.placement.first_at_or_after(q, held);
+        let end = i0 + self.placement.consecutive_from(i0, held);
         let mut failed = None;
         let walked = (|| -> Result<usize> {
             st.set_position(i0)?;
@@ -319,7 +320,7 @@ impl Run<'_> {
                 return Err(spread(t, t.rank(), Some(&e), self.describe));
             }
         };
-        let next = self.part.position(at - 1) + 1;
+        let next = self.placement.position(at - 1) + 1;
         let mut w = Writer::default();
         w.u8(DONE);
         Delta::take(st, &mut self.mirror).write(&mut w);
@@ -381,12 +382,12 @@ impl Run<'_> {
 /// The whole data's pocket count when every rank counts at once.
 struct Collective<'a> {
     t: &'a dyn Transport,
-    describe: Describe<'a>,
+    describe: DescribeFailure<'a>,
     failed: &'a mut Option<Failure>,
     evaluations: &'a mut u64,
 }
 
-impl<F> Peers<F> for Collective<'_> {
+impl<F> OtherRows<F> for Collective<'_> {
     fn total_mistakes(&mut self, _weights: &[F], held: u64) -> Result<u64> {
         match agree(self.t, Ok(held), self.describe) {
             Ok(held) => {
@@ -406,12 +407,12 @@ impl<F> Peers<F> for Collective<'_> {
 /// weights to count, then every rank counts.
 struct Serving<'a> {
     t: &'a dyn Transport,
-    describe: Describe<'a>,
+    describe: DescribeFailure<'a>,
     failed: &'a mut Option<Failure>,
     evaluations: &'a mut u64,
 }
 
-impl<F: Real> Peers<F> for Serving<'_> {
+impl<F: Real> OtherRows<F> for Serving<'_> {
     fn total_mistakes(&mut self, weights: &[F], held: u64) -> Result<u64> {
         let mut w = Writer::default();
         w.u8(EVAL).reals(weights);

@@ -14,10 +14,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::data::binary::{self, Header};
+use crate::data::block::{self, CsvStart};
 use crate::data::labels::{ClassLabel, LabelTable, MAX_DISTINCT_LABELS};
 use crate::data::matrix::{CsrMatrix, DenseMatrix, Features};
 use crate::data::message::quote;
-use crate::data::part::{self, CsvStart};
 use crate::data::shards::{self, Shape};
 use crate::data::{
     BaseWhy, CsvInfo, Dataset, Format, IndexBase, LibsvmInfo, LoadOptions, RawData, format, source,
@@ -25,7 +25,7 @@ use crate::data::{
 use crate::error::{Error, Result};
 use crate::float::Real;
 
-use super::agree::{Agreed, Describe, agree};
+use super::agree::{Agreed, DescribeFailure, agree};
 use super::plan;
 use super::transport::{Reduce, Transport, all_gather, all_gather_bytes, exclusive_sums};
 use super::wire::{Reader, Writer};
@@ -120,7 +120,7 @@ fn inspect(path: &Path, opts: &LoadOptions) -> Result<FileInfo> {
         _ => None,
     };
     let csv = match format {
-        Format::Csv => part::csv_start(path, opts, gzip)?,
+        Format::Csv => block::csv_start(path, opts, gzip)?,
         _ => None,
     };
     Ok(FileInfo {
@@ -151,7 +151,7 @@ pub fn load<F: Real>(
     paths: &[PathBuf],
     opts: &LoadOptions,
     multiclass: bool,
-    describe: Describe<'_>,
+    describe: DescribeFailure<'_>,
 ) -> Agreed<Block<F>> {
     let (k, rank) = (t.size(), t.rank());
     let infos: Vec<FileInfo> = agree(
@@ -176,7 +176,7 @@ pub fn load<F: Real>(
                 (Piece::Rows(r.0, r.1), 0)
             }
             (_, true) => {
-                let lines = part::count_gzip_lines(&info.path)?;
+                let lines = block::count_gzip_lines(&info.path)?;
                 let l = (
                     plan::scaled(lo, info.size, lines),
                     plan::scaled(hi, info.size, lines),
@@ -184,11 +184,11 @@ pub fn load<F: Real>(
                 (Piece::Lines(l.0, l.1), 0)
             }
             (_, false) => {
-                let a = part::line_start_at_or_after(&info.path, info.size, lo)?;
-                let b = part::line_start_at_or_after(&info.path, info.size, hi)?;
+                let a = block::line_start_at_or_after(&info.path, info.size, lo)?;
+                let b = block::line_start_at_or_after(&info.path, info.size, hi)?;
                 (
                     Piece::Bytes(a, b),
-                    part::count_newlines(&info.path, (a, b))?,
+                    block::count_newlines(&info.path, (a, b))?,
                 )
             }
         })
@@ -211,11 +211,11 @@ pub fn load<F: Real>(
         let info = &infos[f];
         Ok(match *piece {
             Piece::Rows(lo, hi) => {
-                let (raw, counts) = binary::part::read_rows::<F>(&info.path, lo, hi)?;
+                let (raw, counts) = binary::block::read_rows::<F>(&info.path, lo, hi)?;
                 (raw, counts.class_rows)
             }
             Piece::Bytes(a, b) => (
-                part::read_text(
+                block::read_text(
                     &info.path,
                     info.format,
                     opts,
@@ -226,7 +226,7 @@ pub fn load<F: Real>(
                 Vec::new(),
             ),
             Piece::Lines(a, b) => (
-                part::read_gzip_lines(&info.path, info.format, opts, (a, b), info.csv.as_ref())?,
+                block::read_gzip_lines(&info.path, info.format, opts, (a, b), info.csv.as_ref())?,
                 Vec::new(),
             ),
         })
@@ -490,7 +490,7 @@ fn agree_labels<F: Real>(
     t: &dyn Transport,
     mut raw: RawData<F>,
     first: &Path,
-    describe: Describe<'_>,
+    describe: DescribeFailure<'_>,
 ) -> Agreed<(RawData<F>, LabelTable)> {
     let mut w = Writer::default();
     w.u64(raw.table.classes().len() as u64);

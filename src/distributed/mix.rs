@@ -28,12 +28,13 @@ use crate::data::Dataset;
 use crate::engine::MarginEngine;
 use crate::float::Real;
 use crate::train::{
-    Alone, CheckedParams, Epoch, Fallback, Observer, Outcome, Part, State, Stepper, Swept, drive,
+    AllRowsHere, CheckedParams, Epoch, Fallback, Observer, Outcome, Placement, State, Stepper,
+    Swept, drive,
 };
 
 use super::Mixing;
-use super::agree::{Agreed, Describe, Failure, agree, broken};
-use super::transport::{Counted, Reduce, Traffic, Transport, all_gather_many};
+use super::agree::{Agreed, DescribeFailure, Failure, agree, broken};
+use super::transport::{MeteredTransport, Reduce, Traffic, Transport, all_gather_many};
 use super::wire::{Reader, Writer};
 
 /// A mix run's result on one rank (the state is every rank's).
@@ -83,7 +84,7 @@ pub type EpochEnd<'a, F> = &'a mut dyn FnMut(&State<F>, &[Vec<u64>]) -> crate::e
 /// mistakes so far after each epoch (rank 0 writes checkpoints there).
 #[allow(clippy::too_many_arguments)]
 pub fn train<'e, F: Real>(
-    net: &Counted<'_>,
+    net: &MeteredTransport<'_>,
     block: &Dataset<F>,
     params: &CheckedParams,
     start: State<F>,
@@ -93,7 +94,7 @@ pub fn train<'e, F: Real>(
     fallback: Fallback<'_, 'e, F>,
     observer: &mut dyn Observer<F>,
     on_epoch: EpochEnd<'_, F>,
-    describe: Describe<'_>,
+    describe: DescribeFailure<'_>,
 ) -> Agreed<Mix<F>> {
     let t: &dyn Transport = net;
     // The same parameters on every rank: the same answer, without a message.
@@ -104,7 +105,14 @@ pub fn train<'e, F: Real>(
     let heads = params.heads(block.classes.len());
     let mut start = start;
     start.position = 0;
-    let made = Stepper::new(block, params, start, Part::whole(held), engine, fallback);
+    let made = Stepper::new(
+        block,
+        params,
+        start,
+        Placement::whole(held),
+        engine,
+        fallback,
+    );
     let mut st = agree(t, made, describe)?;
     let mut epochs = Epochs {
         net,
@@ -134,8 +142,8 @@ pub fn train<'e, F: Real>(
 /// mixed weights, then the mix; the epoch's end reported and a stop
 /// request agreed on by every rank.
 struct Epochs<'a, 'n, 'o, 'p, F> {
-    net: &'a Counted<'n>,
-    describe: Describe<'a>,
+    net: &'a MeteredTransport<'n>,
+    describe: DescribeFailure<'a>,
     heads: usize,
     mixing: Mixing,
     observer: &'o mut dyn Observer<F>,
@@ -155,7 +163,7 @@ impl<F: Real> Epoch<F> for Epochs<'_, '_, '_, '_, F> {
         let held = st.data().rows();
         let walked = st
             .set_position(0)
-            .and_then(|_| st.advance(held, &mut Alone, &mut Quiet(&mut *self.observer)));
+            .and_then(|_| st.advance(held, &mut AllRowsHere, &mut Quiet(&mut *self.observer)));
         agree(t, walked, describe)?;
         let mine = st.state();
         let mut counts = vec![mine.mistakes_in_epoch];

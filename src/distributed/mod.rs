@@ -33,7 +33,7 @@ pub mod transport;
 pub mod wire;
 
 pub use agree::{Failure, agree};
-pub use transport::{Counted, Reduce, Traffic, Transport};
+pub use transport::{MeteredTransport, Reduce, Traffic, Transport};
 
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@
 //! positions the permutation gives them.
 
 use crate::train::shuffle::permutation;
-use crate::train::{Part, Positions};
+use crate::train::{Placement, Positions};
 
 /// For the block of rows `lo..hi` of `rows`: the order to visit its rows in
 /// (indices into the block; `None`: as they are) and where they sit in the
@@ -14,11 +14,11 @@ pub fn block_order(
     lo: usize,
     hi: usize,
     seed: Option<u64>,
-) -> (Option<Vec<usize>>, Part) {
+) -> (Option<Vec<usize>>, Placement) {
     let Some(seed) = seed else {
         return (
             None,
-            Part {
+            Placement {
                 epoch_rows: rows,
                 positions: Positions::Offset(lo),
             },
@@ -34,7 +34,7 @@ pub fn block_order(
     }
     (
         Some(order),
-        Part {
+        Placement {
             epoch_rows: rows,
             positions: Positions::Listed(positions),
         },

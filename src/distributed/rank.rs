@@ -15,11 +15,11 @@ use crate::train::checkpoint::{self, MixRecord};
 use crate::train::{Fit, Observer, State};
 
 use super::Mode;
-use super::agree::{Agreed, Describe, agree};
+use super::agree::{Agreed, DescribeFailure, agree};
 use super::block::RankBlock;
 use super::exact::{self, Steps};
 use super::mix;
-use super::transport::{Counted, Traffic, Transport};
+use super::transport::{MeteredTransport, Traffic, Transport};
 
 /// A rank's fit, and how the ranks got there.
 pub struct RankFit<F> {
@@ -55,13 +55,13 @@ pub struct Checkpoints<'a> {
 /// gets progress, warnings and epoch ends, and is asked at each epoch's end
 /// whether to stop (the ranks agree: a request to one stops all).
 pub fn fit<F: Real>(
-    net: &Counted<'_>,
+    net: &MeteredTransport<'_>,
     run: &mut Run<F>,
     block: &RankBlock<'_>,
     mode: Mode,
     observer: &mut dyn Observer<F>,
     checkpoints: Option<Checkpoints<'_>>,
-    describe: Describe<'_>,
+    describe: DescribeFailure<'_>,
 ) -> Agreed<RankFit<F>> {
     let t: &dyn Transport = net;
     let start = agree(t, run.take_start(), describe)?;
@@ -92,7 +92,7 @@ pub fn fit<F: Real>(
             let r = exact::train(
                 net,
                 data,
-                run.part.clone(),
+                run.placement.clone(),
                 params,
                 start,
                 engine,

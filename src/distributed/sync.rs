@@ -44,7 +44,7 @@ pub struct PocketDelta<F> {
 /// What the other replicas hold of the pocket, as far as the sender knows,
 /// and the sender's scratch space.
 #[derive(Clone, Debug, Default)]
-pub struct Mirror {
+pub struct PeerPocket {
     /// The pocket's mistake count they hold (it only falls, and only when
     /// the weights are replaced).
     pub pocket_mistakes: Option<u64>,
@@ -55,7 +55,7 @@ pub struct Mirror {
 impl<F: Real> Delta<F> {
     /// The changes of `stepper`'s state since the last call (it must keep
     /// its updates: [`Stepper::log_updates`]).
-    pub fn take(stepper: &mut Stepper<'_, '_, '_, F>, mirror: &mut Mirror) -> Self {
+    pub fn take(stepper: &mut Stepper<'_, '_, '_, F>, mirror: &mut PeerPocket) -> Self {
         let data = stepper.data();
         let bias_dim = stepper.dim();
         let updates = stepper.take_updates();
@@ -197,7 +197,11 @@ impl<F: Real> Delta<F> {
     }
 
     /// Writes the changes over `stepper`'s state.
-    pub fn apply(self, stepper: &mut Stepper<'_, '_, '_, F>, mirror: &mut Mirror) -> Result<()> {
+    pub fn apply(
+        self,
+        stepper: &mut Stepper<'_, '_, '_, F>,
+        mirror: &mut PeerPocket,
+    ) -> Result<()> {
         let n = stepper.state().weights.len() as u64;
         if self.at.iter().any(|&k| k >= n) || (self.full && self.at.len() as u64 != n) {
             return Err(Error::Train(format!(

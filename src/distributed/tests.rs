@@ -183,7 +183,7 @@ fn mix_run(
     .check()
     .unwrap();
     run_ranks(k, |t| {
-        let net = Counted::new(t);
+        let net = MeteredTransport::new(t);
         let (block, _) = exact::tests::block_of(&d, k, t.rank(), None);
         let mut fb = || -> Box<dyn crate::engine::MarginEngine<f32>> {
             Box::new(crate::engine::ReferenceEngine)

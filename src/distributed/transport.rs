@@ -53,7 +53,7 @@ pub trait Transport {
     fn abort(&self, code: i32) -> !;
 }
 
-/// What a transport carried, counted by [`Counted`]: collective operations
+/// What a transport carried, counted by [`MeteredTransport`]: collective operations
 /// and point-to-point messages, and their payload bytes (as the caller sees
 /// them: what MPI sends for them depends on its algorithms and the ranks).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -91,14 +91,14 @@ impl Traffic {
 }
 
 /// A transport that counts what passes through it.
-pub struct Counted<'t> {
+pub struct MeteredTransport<'t> {
     inner: &'t dyn Transport,
     traffic: RefCell<Traffic>,
 }
 
-impl<'t> Counted<'t> {
+impl<'t> MeteredTransport<'t> {
     pub fn new(inner: &'t dyn Transport) -> Self {
-        Counted {
+        MeteredTransport {
             inner,
             traffic: RefCell::new(Traffic::default()),
         }
@@ -110,7 +110,7 @@ impl<'t> Counted<'t> {
     }
 }
 
-impl Transport for Counted<'_> {
+impl Transport for MeteredTransport<'_> {
     fn rank(&self) -> usize {
         self.inner.rank()
     }

@@ -4,7 +4,7 @@
 
 use crate::data::Dataset;
 use crate::float::Real;
-use crate::train::Part;
+use crate::train::Placement;
 
 /// What a run on one block of the rows needs to know of the whole dataset.
 /// Every process that holds a block calls [`Block::fingerprint`] at the
@@ -21,7 +21,7 @@ pub trait Block<F: Real> {
     /// The order to visit this block's `rows` in under the shuffle `seed`
     /// (indices into the block; `None`: as they are), and where they sit
     /// in an epoch of the whole.
-    fn order(&self, rows: usize, seed: Option<u64>) -> (Option<Vec<usize>>, Part);
+    fn order(&self, rows: usize, seed: Option<u64>) -> (Option<Vec<usize>>, Placement);
 
     /// The ranks and the mixing a mix-mode run's checkpoints record
     /// (`None` for any other run): a checkpoint must be of the same kind.

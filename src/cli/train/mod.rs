@@ -27,12 +27,12 @@ use crate::train::checkpoint;
 use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
 
 pub use args::{DistributedArg, MixArg, TrainArgs};
-use report::{Sources, TrainReport};
+use report::{ReportInputs, TrainReport};
 use write::{Writing, Written};
 
 /// Runs `train` with the options `given` explicitly (the rest are defaults,
 /// which a resumed run replaces with its checkpoint's).
-pub fn run(args: &TrainArgs, given: &resume::Given) -> Result<i32> {
+pub fn run(args: &TrainArgs, given: &resume::ExplicitOptions) -> Result<i32> {
     check_schedule(args)?;
     if args.shuffle && args.seed.is_none() && args.distributed.is_some() {
         return Err(Error::Usage(
@@ -184,7 +184,7 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
         Written::Saved(model, plots) => (model, plots),
         Written::Stopped(status) => return Ok(status),
     };
-    let sources = Sources {
+    let sources = ReportInputs {
         run: &run.description,
         fit: &fit,
         model: &model,

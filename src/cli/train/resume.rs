@@ -22,11 +22,11 @@ use crate::train::Variant;
 /// environment, as opposed to those left at their defaults. Ids are the
 /// argument ids clap derives from the field names (`max_epochs`).
 #[derive(Clone, Debug, Default)]
-pub struct Given(BTreeSet<String>);
+pub struct ExplicitOptions(BTreeSet<String>);
 
-impl Given {
+impl ExplicitOptions {
     pub fn from_matches(m: &ArgMatches) -> Self {
-        Given(
+        ExplicitOptions(
             m.ids()
                 .filter(|id| {
                     matches!(
@@ -52,7 +52,12 @@ impl Given {
 /// checkpoint `path` made by the run `id`. A model path the checkpoint may
 /// not name (see `adoptable`) is left in `unadopted_output`, for
 /// [`refuse_unadopted_output`] once the checkpoint's identity is checked.
-pub fn adopt(args: &TrainArgs, given: &Given, id: &RunDescription, path: &Path) -> TrainArgs {
+pub fn adopt(
+    args: &TrainArgs,
+    given: &ExplicitOptions,
+    id: &RunDescription,
+    path: &Path,
+) -> TrainArgs {
     let mut a = args.clone();
     if !given.has("precision") {
         a.training.precision = match id.precision {
@@ -222,7 +227,7 @@ mod tests {
         }
     }
 
-    fn parse(line: &[&str]) -> (TrainArgs, Given) {
+    fn parse(line: &[&str]) -> (TrainArgs, ExplicitOptions) {
         let m = crate::cli::Cli::command()
             .try_get_matches_from(line)
             .unwrap();
@@ -231,7 +236,7 @@ mod tests {
         let crate::cli::Command::Train(a) = cli.command else {
             unreachable!()
         };
-        (a, Given::from_matches(sub))
+        (a, ExplicitOptions::from_matches(sub))
     }
 
     /// `train d.csv --resume CK EXTRA...` with what the checkpoint of `id`

@@ -112,9 +112,9 @@
 //!         f.seek(off); f.write(b)
 //! ```
 
+pub mod block;
 mod check;
 mod header;
-pub mod part;
 mod read;
 mod write;
 

@@ -37,7 +37,7 @@ pub(crate) fn parse_lines<F: Real>(
 /// Reads the part of a file that starts at or before its first data line:
 /// that line fixes the layout (and is skipped when it is a header), as in
 /// [`parse_lines`]. `None` when the part holds only blank and comment lines;
-/// a part without data rows is not an error (see [`crate::data::part`]).
+/// a part without data rows is not an error (see [`crate::data::block`]).
 pub(crate) fn parse_first_part<F: Real>(
     mut lines: LineReader<'_, Text<'_>>,
     path: &Path,

@@ -94,7 +94,7 @@ pub(crate) fn parse_text<F: Real>(
     )
 }
 
-/// A part of a file (see [`crate::data::part`]), its lines numbered by
+/// A part of a file (see [`crate::data::block`]), its lines numbered by
 /// `lines`: no rows is not an error, and the feature count is the part's
 /// largest index.
 pub(crate) fn parse_part<F: Real>(

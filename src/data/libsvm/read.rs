@@ -189,7 +189,7 @@ pub(crate) fn parse_lines<F: Real>(
     Ok(raw)
 }
 
-/// [`parse_lines`] for a part of a file (see [`crate::data::part`]): no
+/// [`parse_lines`] for a part of a file (see [`crate::data::block`]): no
 /// rows is not an error, and the feature count is the largest index in the
 /// part. When the base is detected, the part's own index 0 decides it (a
 /// caller reading several parts settles one base for all).

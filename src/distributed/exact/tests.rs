@@ -77,7 +77,7 @@ pub(crate) fn block_of<F: Real>(
     k: usize,
     rank: usize,
     seed: Option<u64>,
-) -> (Dataset<F>, Part) {
+) -> (Dataset<F>, Placement) {
     let (lo, hi) = span(d.rows() as u64, k, rank);
     let (lo, hi) = (lo as usize, hi as usize);
     let (order, part) = block_order(d.rows(), lo, hi, seed);
@@ -96,7 +96,7 @@ pub(crate) fn distributed<F: Real>(
     start: Option<State<F>>,
 ) -> Vec<(State<F>, Stop, Steps)> {
     run_ranks(k, |t| {
-        let net = Counted::new(t);
+        let net = MeteredTransport::new(t);
         let (block, part) = block_of(d, k, t.rank(), p.shuffle_seed);
         let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
         let engine = Box::new(CpuEngine::new(&block, p.bias));
@@ -228,7 +228,7 @@ fn mistake_rows<F: Real>(d: &Dataset<F>, p: &CheckedParams) -> Vec<Vec<usize>> {
         d,
         p,
         initial(d, p),
-        Part::whole(d.rows()),
+        Placement::whole(d.rows()),
         Box::new(CpuEngine::new(d, p.bias)),
         &mut fb,
     )
@@ -236,7 +236,7 @@ fn mistake_rows<F: Real>(d: &Dataset<F>, p: &CheckedParams) -> Vec<Vec<usize>> {
     st.log_updates();
     let mut epochs = Vec::new();
     for _ in 0..p.max_epochs {
-        st.advance(d.rows(), &mut crate::train::Alone, &mut Silent)
+        st.advance(d.rows(), &mut crate::train::AllRowsHere, &mut Silent)
             .unwrap();
         epochs.push(st.take_updates().into_iter().map(|(i, _)| i).collect());
         if st.finish_epoch() == 0 {
@@ -311,12 +311,12 @@ fn a_mid_epoch_state_resumes_on_any_rank_count() {
         &d,
         &p,
         mid.clone(),
-        Part::whole(d.rows()),
+        Placement::whole(d.rows()),
         Box::new(CpuEngine::new(&d, true)),
         &mut fb,
     )
     .unwrap();
-    st.advance(100, &mut crate::train::Alone, &mut Silent)
+    st.advance(100, &mut crate::train::AllRowsHere, &mut Silent)
         .unwrap();
     mid = st.finish(Stop::Interrupted, Vec::new()).state;
     assert_eq!(mid.position, 100);
@@ -350,7 +350,7 @@ fn a_failure_on_one_rank_is_every_ranks_failure() {
     .unwrap_err()
     .to_string();
     let out = run_ranks(3, |t| {
-        let net = Counted::new(t);
+        let net = MeteredTransport::new(t);
         let (block, part) = block_of(&d, 3, t.rank(), None);
         let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
         let engine = Box::new(CpuEngine::new(&block, true));

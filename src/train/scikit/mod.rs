@@ -4,7 +4,7 @@
 //!
 //! # The order
 //! [`order`]: scikit-learn's reshuffle before every epoch, and the seeds of
-//! each perceptron drawn from `random_state`; [`visit`]: how each epoch's
+//! each perceptron drawn from `random_state`; `visit`: how each epoch's
 //! order reaches the loop (in place on the host, as a copy for a device).
 //!
 //! # One-vs-rest

@@ -32,10 +32,10 @@ use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::early_stop::{self, EarlyState, EarlyStop, Judge, Keep};
 use crate::train::params::CheckedParams;
-use crate::train::part::{Alone, Part};
+use crate::train::placement::{AllRowsHere, Placement};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
 use crate::train::sweep::Loop;
-use crate::train::sweep::stepper::{Reached, Stepper};
+use crate::train::sweep::stepper::{Advanced, Stepper};
 use crate::train::variant as variants;
 
 /// How an epoch's sweep ended.
@@ -147,11 +147,18 @@ pub fn run<'d, 'a, F: Real>(
             v.rows()
         )));
     }
-    let mut stepper = Stepper::new(data, params, state, Part::whole(rows), engine, fallback)?;
+    let mut stepper = Stepper::new(
+        data,
+        params,
+        state,
+        Placement::whole(rows),
+        engine,
+        fallback,
+    )?;
     if let Some(order) = order {
         stepper.visit_in(order)?;
     }
-    stepper.start(&mut Alone, observer)?;
+    stepper.start(&mut AllRowsHere, observer)?;
     if early.is_some() {
         stepper.adopt_bookkeeping(|s| {
             s.early.get_or_insert_with(EarlyState::default);
@@ -180,10 +187,12 @@ impl<F: Real> Epoch<F> for Whole<'_, '_, F> {
     type Error = Error;
 
     fn sweep(&mut self, st: &mut Stepper<'_, '_, '_, F>) -> Result<Swept> {
-        Ok(match st.advance(self.rows, &mut Alone, self.observer)? {
-            Reached::End => Swept::End,
-            Reached::Interrupted => Swept::Interrupted,
-        })
+        Ok(
+            match st.advance(self.rows, &mut AllRowsHere, self.observer)? {
+                Advanced::End => Swept::End,
+                Advanced::Interrupted => Swept::Interrupted,
+            },
+        )
     }
 
     fn ended(&mut self, st: &mut Stepper<'_, '_, '_, F>, mistakes: u64) -> Result<bool> {
@@ -206,7 +215,7 @@ impl<F: Real> Loop<'_, F> {
         }
         match &self.state.average {
             Some(u) if u.len() == w.len() => {
-                variants::averaged(w, u, self.state.visits(self.part.epoch_rows))
+                variants::averaged(w, u, self.state.visits(self.placement.epoch_rows))
             }
             _ => w.clone(),
         }
@@ -232,7 +241,7 @@ impl<F: Real> Loop<'_, F> {
                 (score, (rule.keep == Keep::Best).then_some(w))
             }
             None => {
-                let rows = self.part.epoch_rows.max(1) as f64;
+                let rows = self.placement.epoch_rows.max(1) as f64;
                 let judged = match rule.judge {
                     Judge::Mistakes => mistakes as f64,
                     Judge::MeanLoss => self.state.early.as_ref().map_or(0.0, |e| e.loss_in_epoch),

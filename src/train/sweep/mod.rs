@@ -34,7 +34,7 @@ use crate::engine::reference;
 use crate::engine::{EngineError, MarginEngine, Pass};
 use crate::error::{Error, Result};
 use crate::float::Real;
-use crate::train::part::{Part, Peers};
+use crate::train::placement::{OtherRows, Placement};
 use crate::train::state::{LoopStats, State};
 use crate::train::sweep::chooser::{Chooser, EpochModes};
 use crate::train::sweep::drift::{Drift, ScanWindow};
@@ -91,7 +91,7 @@ struct Loop<'d, F: Real> {
     /// caller asked for ([`super::stepper::Stepper::advance`]).
     end: usize,
     /// Where these rows sit in the epoch (all of it, in one process).
-    part: Part,
+    placement: Placement,
     state: State<F>,
     /// The rows' norms and which rows must never be settled by slack
     /// (`certify::needs_host`).
@@ -153,7 +153,13 @@ struct Loop<'d, F: Real> {
 }
 
 impl<'d, F: Real> Loop<'d, F> {
-    fn new(data: &'d Dataset<F>, bias: bool, heads: usize, state: State<F>, part: Part) -> Self {
+    fn new(
+        data: &'d Dataset<F>,
+        bias: bool,
+        heads: usize,
+        state: State<F>,
+        placement: Placement,
+    ) -> Self {
         let rows = data.rows();
         let facts = data.facts(bias);
         Loop {
@@ -164,7 +170,7 @@ impl<'d, F: Real> Loop<'d, F> {
             heads,
             rows,
             end: rows,
-            part,
+            placement,
             state,
             facts,
             inflight: VecDeque::new(),
@@ -269,7 +275,7 @@ impl<'d, F: Real> Loop<'d, F> {
     fn commit(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         i: usize,
         h: usize,
         mistake: bool,
@@ -307,7 +313,7 @@ impl<'d, F: Real> Loop<'d, F> {
     fn commit_correct(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         rows: u64,
     ) -> LoopResult<()> {
         let Some(p) = &mut self.state.pocket else {
@@ -332,7 +338,7 @@ impl<'d, F: Real> Loop<'d, F> {
     fn total_mistakes(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
     ) -> LoopResult<u64> {
         let held = self.count_mistakes(engine)?;
         Ok(peers.total_mistakes(&self.state.weights, held)?)
@@ -395,7 +401,7 @@ impl<'d, F: Real> Loop<'d, F> {
                             return Err(Halt::Run(Error::Train(format!(
                                 "{}: row {}: the margin w·x is {s} while counting a pocket candidate's mistakes: the features are too large for {}",
                                 data.source.display(),
-                                self.part.position(i) + 1,
+                                self.placement.position(i) + 1,
                                 F::PRECISION
                             ))));
                         }
@@ -440,7 +446,7 @@ impl<'d, F: Real> Loop<'d, F> {
                 "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); {}",
                 self.data.source.display(),
                 self.state.epoch + 1,
-                self.part.position(i) + 1,
+                self.placement.position(i) + 1,
                 F::PRECISION,
                 crate::float::overflow_remedy(F::PRECISION.name())
             )));
@@ -475,8 +481,8 @@ impl<'d, F: Real> Loop<'d, F> {
         let Some(u) = &mut self.state.average else {
             return Ok(());
         };
-        let c = self.state.epoch as u64 * self.part.epoch_rows as u64
-            + self.part.position(i) as u64
+        let c = self.state.epoch as u64 * self.placement.epoch_rows as u64
+            + self.placement.position(i) as u64
             + 1;
         variant::accumulate_weighted(
             &mut u[h * dim..(h + 1) * dim],
@@ -521,7 +527,7 @@ impl<'d, F: Real> Loop<'d, F> {
                 "{}: epoch {}, row {}: weight {} overflowed to infinity: the features are too large for {}; {}",
                 data.source.display(),
                 self.state.epoch + 1,
-                self.part.position(i) + 1,
+                self.placement.position(i) + 1,
                 o.coordinate + 1,
                 F::PRECISION,
                 crate::float::overflow_remedy(F::PRECISION.name())

@@ -9,7 +9,7 @@
 //! epoch (`epoch::run` is built on it). The rows it holds sit in
 //! the epoch as a [`Part`] says, which fixes the averaged variant's visit
 //! counter and the row numbers in messages; quantities over the whole
-//! training set (the pocket's mistake count) come through [`Peers`].
+//! training set (the pocket's mistake count) come through [`OtherRows`].
 //!
 //! The exact result depends only on the sequence of reference decisions
 //! and updates, so a caller may also move the state itself between calls
@@ -23,7 +23,7 @@ use crate::engine::{EngineError, EngineStats, MarginEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::train::params::{CheckedParams, PassPolicy};
-use crate::train::part::{Part, Peers, Positions};
+use crate::train::placement::{OtherRows, Placement, Positions};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
 use crate::train::sweep::chooser::Mode;
 use crate::train::sweep::stretch::StretchEnd;
@@ -32,7 +32,7 @@ use crate::train::variant::{Pocket, Variant};
 
 /// Where [`Stepper::advance`] stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reached {
+pub enum Advanced {
     /// The row asked for.
     End,
     /// A row boundary before it, because the observer asked to stop.
@@ -56,7 +56,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         data: &'d Dataset<F>,
         params: &CheckedParams,
         state: State<F>,
-        part: Part,
+        placement: Placement,
         engine: Box<dyn MarginEngine<F> + 'e>,
         fallback: Fallback<'f, 'e, F>,
     ) -> Result<Self> {
@@ -79,7 +79,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
                 dim * heads
             )));
         }
-        if let Positions::Listed(list) = &part.positions
+        if let Positions::Listed(list) = &placement.positions
             && list.len() != data.rows()
         {
             return Err(Error::Usage(format!(
@@ -92,7 +92,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         if heads > 1 && state.head_mistakes_in_epoch.len() != heads {
             state.head_mistakes_in_epoch = vec![0; heads];
         }
-        let mut lp = Loop::new(data, bias, heads, state, part);
+        let mut lp = Loop::new(data, bias, heads, state, placement);
         lp.chooser.forced = match params.passes {
             PassPolicy::Adaptive => None,
             PassPolicy::Always | PassPolicy::Windows => Some(Mode::Engine),
@@ -176,7 +176,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     /// weights, which are the first pocket (unless resumed with one).
     pub fn start(
         &mut self,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
     ) -> Result<()> {
         if self.variant != Variant::Pocket || self.lp.state.pocket.is_some() {
@@ -207,9 +207,9 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     pub fn advance(
         &mut self,
         to: usize,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
-    ) -> Result<Reached> {
+    ) -> Result<Advanced> {
         let to = to.min(self.lp.rows);
         if to < self.lp.end {
             // A walk or passes begun for a longer stretch would run past it.
@@ -221,8 +221,8 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         let version = self.lp.weights_version;
         let reached = loop {
             match self.lp.run_stretch(self.engine.as_mut(), peers, observer) {
-                Ok(StretchEnd::Done) => break Reached::End,
-                Ok(StretchEnd::Interrupted) => break Reached::Interrupted,
+                Ok(StretchEnd::Done) => break Advanced::End,
+                Ok(StretchEnd::Interrupted) => break Advanced::Interrupted,
                 Err(Halt::Engine(e)) => self.fall_back(e, observer),
                 Err(Halt::Run(e)) => return Err(e),
             }
@@ -240,7 +240,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     pub fn pass_correct(
         &mut self,
         rows: u64,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
     ) -> Result<()> {
         loop {
@@ -409,7 +409,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     /// Replaces the engine by the fallback after it failed with `e`.
     fn fall_back(&mut self, e: EngineError, observer: &mut dyn Observer<F>) {
         let old = self.replace_engine();
-        let at = self.lp.part.position(self.lp.state.position);
+        let at = self.lp.placement.position(self.lp.state.position);
         observer.on_warning(&format!(
             "{old} failed: {e}; continuing on {} from epoch {}, row {} (no work lost, the result is unchanged)",
             self.engine.name(),

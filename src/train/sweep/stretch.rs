@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::engine::MarginEngine;
 use crate::engine::certify;
 use crate::float::Real;
-use crate::train::part::Peers;
+use crate::train::placement::OtherRows;
 use crate::train::state::Observer;
 use crate::train::sweep::chooser::Mode;
 use crate::train::sweep::{Loop, LoopResult};
@@ -24,7 +24,7 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn run_stretch(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
     ) -> LoopResult<StretchEnd> {
         if self.host_bound.is_none() && engine.certifies() {

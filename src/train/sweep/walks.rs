@@ -9,7 +9,7 @@ use crate::engine::cpu::lookahead::Batch;
 use crate::engine::reference;
 use crate::engine::{BatchLimits, EngineError, MarginEngine, WalkBatch, WalkStart, WalkStop};
 use crate::float::Real;
-use crate::train::part::Peers;
+use crate::train::placement::OtherRows;
 use crate::train::state::Observer;
 use crate::train::sweep::chooser;
 use crate::train::sweep::{Halt, InFlight, Loop, LoopResult};
@@ -66,7 +66,7 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn walk_device(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
         stretch: usize,
         deadline: Option<Instant>,
@@ -191,7 +191,7 @@ impl<F: Real> Loop<'_, F> {
     fn commit_device_batch(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
         batch: &WalkBatch<F>,
     ) -> LoopResult<bool> {
@@ -264,7 +264,7 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn walk(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         pass: &InFlight<F>,
     ) -> LoopResult<()> {
         let dim = self.dim;
@@ -404,7 +404,7 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn walk_ahead(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         end: usize,
         warming: bool,
     ) -> LoopResult<()> {
@@ -423,7 +423,7 @@ impl<F: Real> Loop<'_, F> {
     fn walk_ahead_to(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         end: usize,
         helped: &mut bool,
     ) -> LoopResult<()> {
@@ -488,7 +488,7 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn walk_host(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
-        peers: &mut dyn Peers<F>,
+        peers: &mut dyn OtherRows<F>,
         end: usize,
     ) -> LoopResult<()> {
         let mut i = self.state.position;

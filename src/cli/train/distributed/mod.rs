@@ -40,13 +40,13 @@ pub fn run<F: Real>(
     resume: Option<(&Path, &str)>,
     mode: DistributedArg,
 ) -> Result<i32> {
-    use crate::distributed::{Counted, Transport};
+    use crate::distributed::{MeteredTransport, Transport};
     let Some(mpi) = crate::distributed::mpi::Mpi::start() else {
         return Err(Error::System(format!(
             "MPI could not be started in this process. {BUILD_HINT}"
         )));
     };
-    let net = Counted::new(&mpi);
+    let net = MeteredTransport::new(&mpi);
     let describe = |e: &Error| {
         (
             crate::cli::errors::status(e),

@@ -11,11 +11,11 @@ use crate::cli::progress::TrainProgress;
 use crate::cli::train::args::MixArg;
 use crate::cli::train::report::DistributedReport;
 use crate::data;
-use crate::distributed::agree::{Agreed, Describe, agree};
+use crate::distributed::agree::{Agreed, DescribeFailure, agree};
 use crate::distributed::block::RankBlock;
 use crate::distributed::load::{self, Block};
 use crate::distributed::rank::{self, Checkpoints, RankFit};
-use crate::distributed::{Counted, Mixing, Mode, Transport, mix};
+use crate::distributed::{MeteredTransport, Mixing, Mode, Transport, mix};
 use crate::run::Run;
 use crate::train::{Observer, State};
 
@@ -25,11 +25,11 @@ use super::write::{Writing, Written, print_report};
 /// whether this rank was asked to stop (a signal): the ranks agree on
 /// it at each safe point, so a request to any rank stops them all.
 pub fn train<F: Real>(
-    net: &Counted<'_>,
+    net: &MeteredTransport<'_>,
     args: &TrainArgs,
     resume: Option<(&Path, &str)>,
     mode: DistributedArg,
-    describe: Describe<'_>,
+    describe: DescribeFailure<'_>,
     stop: &dyn Fn() -> bool,
 ) -> Agreed<i32> {
     let t: &dyn Transport = net;

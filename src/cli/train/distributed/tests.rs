@@ -12,7 +12,7 @@ use super::on_ranks;
 use crate::cli::{Cli, Command};
 use crate::distributed::agree::plainly;
 use crate::distributed::local::run_ranks;
-use crate::distributed::{Counted, Transport};
+use crate::distributed::{MeteredTransport, Transport};
 use crate::error::exit;
 
 use super::super::args::{DistributedArg, TrainArgs};
@@ -49,7 +49,7 @@ fn train_on_ranks(
             asked.set(asked.get() + 1);
             t.rank() == 1 && asked.get() >= stop_from
         };
-        let net = Counted::new(t);
+        let net = MeteredTransport::new(t);
         on_ranks::train::<f32>(&net, a, resume, mode, &plainly, &stop)
             .unwrap_or_else(|f| panic!("rank {}: {f}", t.rank()))
     })

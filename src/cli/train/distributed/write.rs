@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use super::super::args::TrainArgs;
-use super::super::report::{self, DistributedReport, ReportLabels, Sources, TrainReport};
+use super::super::report::{self, DistributedReport, ReportInputs, ReportLabels, TrainReport};
 use super::super::{interrupted_message, test_hooks};
 use crate::data::{CsvInfo, LibsvmInfo};
-use crate::distributed::agree::{Agreed, Describe, agree};
+use crate::distributed::agree::{Agreed, DescribeFailure, agree};
 use crate::distributed::block::RankBlock;
 use crate::distributed::{Reduce, Transport};
 use crate::error::{Error, Result, exit};
@@ -43,7 +43,7 @@ pub(super) struct Writing<'a, F: Real> {
     pub checkpoint: PathBuf,
     /// Whether this rank was asked to stop.
     pub stop: &'a dyn Fn() -> bool,
-    pub describe: Describe<'a>,
+    pub describe: DescribeFailure<'a>,
 }
 
 impl<F: Real> Writing<'_, F> {
@@ -146,7 +146,7 @@ impl<F: Real> Writing<'_, F> {
             mixing: extra.mixing.clone(),
         });
         model.save(output)?;
-        let sources = Sources {
+        let sources = ReportInputs {
             run: &run.description,
             fit,
             model: &model,

@@ -207,7 +207,7 @@ pub struct ClassReport {
 }
 
 /// Where the report's figures come from.
-pub struct Sources<'a, F> {
+pub struct ReportInputs<'a, F> {
     pub run: &'a RunDescription,
     pub fit: &'a Fit<F>,
     pub model: &'a Model<F>,
@@ -222,8 +222,8 @@ pub struct Sources<'a, F> {
 }
 
 impl TrainReport {
-    pub fn new<F: Real>(s: Sources<'_, F>, warnings: Vec<String>, plots: Vec<String>) -> Self {
-        let Sources {
+    pub fn new<F: Real>(s: ReportInputs<'_, F>, warnings: Vec<String>, plots: Vec<String>) -> Self {
+        let ReportInputs {
             run,
             fit,
             model,

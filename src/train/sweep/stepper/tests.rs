@@ -7,7 +7,7 @@ use super::*;
 use crate::data::{self, LoadOptions};
 use crate::engine::ReferenceEngine;
 use crate::engine::cpu::CpuEngine;
-use crate::train::part::Alone;
+use crate::train::placement::AllRowsHere;
 use crate::train::{Margin, Silent, TrainParams};
 
 fn load<F: Real>(name: &str, multiclass: bool) -> Dataset<F> {
@@ -103,9 +103,9 @@ fn in_stretches<F: Real>(d: &Dataset<F>, p: &CheckedParams, lengths: &[usize]) -
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let engine = Box::new(CpuEngine::new(d, p.bias));
     let rows = d.rows();
-    let part = Part::whole(rows);
+    let part = Placement::whole(rows);
     let mut st = Stepper::new(d, p, initial(d, p), part, engine, &mut fb).unwrap();
-    st.start(&mut Alone, &mut Silent).unwrap();
+    st.start(&mut AllRowsHere, &mut Silent).unwrap();
     let mut k = 0;
     while st.state().mistakes_per_epoch.len() < p.max_epochs {
         let mut at = 0;
@@ -113,8 +113,8 @@ fn in_stretches<F: Real>(d: &Dataset<F>, p: &CheckedParams, lengths: &[usize]) -
             at = (at + lengths[k % lengths.len()]).min(rows);
             k += 1;
             assert_eq!(
-                st.advance(at, &mut Alone, &mut Silent).unwrap(),
-                Reached::End
+                st.advance(at, &mut AllRowsHere, &mut Silent).unwrap(),
+                Advanced::End
             );
             assert_eq!(st.state().position, at);
         }
@@ -132,21 +132,22 @@ fn by_scans<F: Real>(d: &Dataset<F>, p: &CheckedParams, walk: usize) -> State<F>
     let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
     let engine = Box::new(CpuEngine::new(d, p.bias));
     let rows = d.rows();
-    let mut st = Stepper::new(d, p, initial(d, p), Part::whole(rows), engine, &mut fb).unwrap();
-    st.start(&mut Alone, &mut Silent).unwrap();
+    let mut st =
+        Stepper::new(d, p, initial(d, p), Placement::whole(rows), engine, &mut fb).unwrap();
+    st.start(&mut AllRowsHere, &mut Silent).unwrap();
     while st.state().mistakes_per_epoch.len() < p.max_epochs {
         let mut at = 0;
         while at < rows {
             let q = st.first_uncertain(at, rows, &mut Silent).unwrap();
             assert!(q >= at);
-            st.pass_correct((q - at) as u64, &mut Alone, &mut Silent)
+            st.pass_correct((q - at) as u64, &mut AllRowsHere, &mut Silent)
                 .unwrap();
             if q == rows {
                 break;
             }
             st.set_position(q).unwrap();
             at = (q + walk).min(rows);
-            st.advance(at, &mut Alone, &mut Silent).unwrap();
+            st.advance(at, &mut AllRowsHere, &mut Silent).unwrap();
         }
         if st.finish_epoch() == 0 {
             break;
@@ -185,7 +186,7 @@ fn stretches_and_scans_give_the_plain_loop_in_f64() {
 /// positions, and rows are found by position.
 #[test]
 fn parts_map_rows_to_positions() {
-    let block = Part {
+    let block = Placement {
         epoch_rows: 100,
         positions: Positions::Offset(40),
     };
@@ -195,7 +196,7 @@ fn parts_map_rows_to_positions() {
     assert_eq!(block.first_at_or_after(10, 20), 0);
     assert_eq!(block.first_at_or_after(90, 20), 20);
     assert_eq!(block.consecutive_from(3, 20), 17);
-    let listed = Part {
+    let listed = Placement {
         epoch_rows: 10,
         positions: Positions::Listed(vec![1, 2, 3, 7, 9]),
     };
@@ -229,7 +230,7 @@ fn two_parts_handing_over_give_the_plain_loop() {
         .collect();
     let mut fb0 = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
     let mut fb1 = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
-    let part = |o: usize| Part {
+    let part = |o: usize| Placement {
         epoch_rows: rows,
         positions: Positions::Offset(o),
     };
@@ -239,11 +240,12 @@ fn two_parts_handing_over_give_the_plain_loop() {
     let mut b = Stepper::new(&blocks[1], &p, initial(&d, &p), part(cut), e1, &mut fb1).unwrap();
     for _ in 0..p.max_epochs {
         a.set_position(0).unwrap();
-        a.advance(cut, &mut Alone, &mut Silent).unwrap();
+        a.advance(cut, &mut AllRowsHere, &mut Silent).unwrap();
         let s = a.state().clone();
         b.adopt(|t| *t = s).unwrap();
         b.set_position(0).unwrap();
-        b.advance(rows - cut, &mut Alone, &mut Silent).unwrap();
+        b.advance(rows - cut, &mut AllRowsHere, &mut Silent)
+            .unwrap();
         let s = b.state().clone();
         a.adopt(|t| *t = s).unwrap();
         a.finish_epoch();
@@ -336,7 +338,7 @@ fn a_visit_order_must_be_a_permutation_the_host_walks() {
         &d,
         &p,
         initial(&d, &p),
-        Part::whole(rows),
+        Placement::whole(rows),
         Box::new(CpuEngine::new(&d, p.bias)),
         &mut fb,
     )
@@ -358,7 +360,7 @@ fn a_visit_order_must_be_a_permutation_the_host_walks() {
         &d,
         &p,
         initial(&d, &p),
-        Part::whole(rows),
+        Placement::whole(rows),
         Box::new(CpuEngine::new(&d, p.bias)),
         &mut fb,
     )

@@ -11,7 +11,7 @@
 //!   only its own lines ([`read_gzip_lines`]).
 //! - A CSV file's layout (delimiter, columns, label, header) is fixed by its
 //!   first data line ([`csv_start`]), which every part reads.
-//! - A `.pbin` file's rows are read with [`crate::data::binary::part`].
+//! - A `.pbin` file's rows are read with [`crate::data::binary::block`].
 //!
 //! A part may hold no rows: the rules about a whole file (it has rows) are
 //! the caller's to check over all parts.

@@ -143,12 +143,12 @@ fn pbin_rows_join_to_the_whole_file() {
         let file = std::fs::File::create(&path).unwrap();
         binary::write_raw(std::io::BufWriter::new(file), &raw).unwrap();
         let whole = load_raw::<f32>(&path, &LoadOptions::default()).unwrap();
-        let rows = binary::part::rows_of(&path).unwrap();
+        let rows = binary::block::rows_of(&path).unwrap();
         for k in [1u64, 2, 3, 10] {
             let pieces = (0..k)
                 .map(|r| {
                     let (lo, hi) = (rows * r / k, rows * (r + 1) / k);
-                    let (part, counts) = binary::part::read_rows::<f32>(&path, lo, hi).unwrap();
+                    let (part, counts) = binary::block::read_rows::<f32>(&path, lo, hi).unwrap();
                     assert_eq!(counts.class_rows.iter().sum::<u64>(), hi - lo);
                     (path.clone(), part)
                 })

@@ -6,7 +6,7 @@ use crate::error::Result;
 
 /// Where the rows a loop holds sit in the epoch of the whole run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Part {
+pub struct Placement {
     /// Row visits in one epoch of the whole run (every part's rows).
     pub epoch_rows: usize,
     /// Each held row's 0-based visit position in the epoch.
@@ -22,10 +22,10 @@ pub enum Positions {
     Listed(Vec<usize>),
 }
 
-impl Part {
+impl Placement {
     /// All `rows` rows of the epoch, row i at position i.
     pub fn whole(rows: usize) -> Self {
-        Part {
+        Placement {
             epoch_rows: rows,
             positions: Positions::Offset(0),
         }
@@ -71,16 +71,16 @@ impl Part {
 
 /// Quantities over the whole training set, for a loop that holds only part
 /// of it.
-pub trait Peers<F> {
+pub trait OtherRows<F> {
     /// The training mistakes (y·s <= 0) of `weights` over every row of the
     /// training set, given `held`, those over the rows this loop holds.
     fn total_mistakes(&mut self, weights: &[F], held: u64) -> Result<u64>;
 }
 
 /// The peers of a loop that holds every row: there are none.
-pub struct Alone;
+pub struct AllRowsHere;
 
-impl<F> Peers<F> for Alone {
+impl<F> OtherRows<F> for AllRowsHere {
     fn total_mistakes(&mut self, _weights: &[F], held: u64) -> Result<u64> {
         Ok(held)
     }

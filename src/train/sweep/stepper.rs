@@ -7,7 +7,7 @@
 //! [`Stepper::advance`] walks the rows it holds from one index to another
 //! with the reference semantics, exactly as [`crate::train::fit`] does over a whole
 //! epoch (`epoch::run` is built on it). The rows it holds sit in
-//! the epoch as a [`Part`] says, which fixes the averaged variant's visit
+//! the epoch as a [`Placement`] says, which fixes the averaged variant's visit
 //! counter and the row numbers in messages; quantities over the whole
 //! training set (the pocket's mistake count) come through [`OtherRows`].
 //!

@@ -513,7 +513,6 @@ impl<F: Real> Lookahead<F> {
                 helpers: helpers.len(),
                 claims: *walk_claims,
                 made: 0,
-                mistakes: 0,
                 subnormal: false,
                 helped: false,
             };
@@ -534,10 +533,8 @@ struct Walk<'a> {
     helpers: usize,
     /// Whether the walk claims the next chunk itself when it catches up.
     claims: bool,
-    /// Updates made so far, and mistakes (the same, but for a batch's
-    /// limits).
+    /// Updates made so far in the batch (every one a mistake).
     made: u64,
-    mistakes: usize,
     subnormal: bool,
     helped: bool,
 }
@@ -637,11 +634,10 @@ impl Walk<'_> {
         self.made += 1;
         shared.updates.store(self.made, Release);
         self.recent.mark(row, idx);
-        self.mistakes += 1;
         *batch.updates_left -= 1;
         if *batch.updates_left == 0 {
             Some(WalkStop::Updates)
-        } else if self.mistakes >= batch.max_mistakes.min(BATCH_UPDATES) {
+        } else if self.made as usize >= batch.max_mistakes.min(BATCH_UPDATES) {
             Some(WalkStop::Running)
         } else {
             None

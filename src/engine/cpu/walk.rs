@@ -13,7 +13,7 @@
 
 use super::lookahead::{self, Lookahead, LookaheadCounts};
 use crate::data::{Dataset, Features};
-use crate::engine::certify::{Bound, Settled};
+use crate::engine::certify::{Bound, RowFacts, Settled};
 use crate::engine::reference;
 use crate::engine::{
     BatchLimits, EngineError, WalkBatch, WalkDecision, WalkStart, WalkStats, WalkStop,
@@ -138,14 +138,20 @@ impl<F: Real> CpuWalk<F> {
             if left.is_some_and(|l| l.is_zero()) && self.position > start {
                 break;
             }
-            let Some(q) = self.search(data, bias, &bound, batch_end, left) else {
+            let Some(q) = self.search(data, bias, &facts, &bound, batch_end, left) else {
                 continue;
             };
             stops += 1;
             self.position = q + 1;
-            if let Some(s) =
-                self.decide_exactly(data, bias, q, &mut bound, &mut decisions, &mut values)
-            {
+            if let Some(s) = self.decide_exactly(
+                data,
+                bias,
+                facts.l1_max,
+                q,
+                &mut bound,
+                &mut decisions,
+                &mut values,
+            ) {
                 stop = s;
                 break;
             }
@@ -200,11 +206,11 @@ impl<F: Real> CpuWalk<F> {
         &mut self,
         data: &Dataset<F>,
         bias: bool,
+        facts: &RowFacts,
         bound: &Bound<F>,
         batch_end: usize,
         left: Option<std::time::Duration>,
     ) -> Option<usize> {
-        let facts = data.facts(bias);
         if facts.is_host_only(self.position) {
             // No search can settle it: straight to the reference dot, so a
             // run of such rows costs no parallel searches.
@@ -259,10 +265,12 @@ impl<F: Real> CpuWalk<F> {
     /// Row `q`'s exact decision, the reference dot as the loop's, with the
     /// update of a mistake (its new values kept for the loop to compare);
     /// returns where the batch stops, if it does here.
+    #[allow(clippy::too_many_arguments)]
     fn decide_exactly(
         &mut self,
         data: &Dataset<F>,
         bias: bool,
+        l1_max: f64,
         q: usize,
         bound: &mut Bound<F>,
         decisions: &mut Vec<WalkDecision>,
@@ -303,7 +311,7 @@ impl<F: Real> CpuWalk<F> {
             return Some(WalkStop::Resync);
         }
         if subnormal && bound.flush == F::ZERO {
-            *bound = Bound::new(true, data.facts(bias).l1_max).with_margin(bound.tau);
+            *bound = Bound::new(true, l1_max).with_margin(bound.tau);
             self.bound = Some(*bound);
         }
         self.updates_left -= 1;

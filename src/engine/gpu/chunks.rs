@@ -52,6 +52,23 @@ pub(super) fn bytes_of<F: Real>(v: &[F]) -> &[u8] {
     bytemuck::cast_slice(v)
 }
 
+/// A buffer of at least `size` bytes: at least [`MIN_BUFFER`], rounded up
+/// to a multiple of `align`.
+pub(super) fn aligned_buffer(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    align: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size.max(MIN_BUFFER).next_multiple_of(align),
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
 /// Binds all of `buffer` at `binding`.
 pub(super) fn bind(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use wgpu::util::DeviceExt;
 
 use super::chunks::{
-    self, ChunkBuffers, MIN_BUFFER, allocate_staging, bind, bytes_of, padded, stream_into,
+    self, ChunkBuffers, aligned_buffer, allocate_staging, bind, bytes_of, padded, stream_into,
     try_upload,
 };
 use super::context::{self, Gpu, MapResult};
@@ -722,20 +722,14 @@ fn margin_pipeline<F: Real>(
     })
 }
 
-/// A buffer of at least `size` bytes (at least [`MIN_BUFFER`], a multiple
-/// of 4).
+/// An engine buffer: a multiple of 4 bytes, as copies need.
 fn buffer(
     device: &wgpu::Device,
     label: &str,
     size: u64,
     usage: wgpu::BufferUsages,
 ) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: size.max(MIN_BUFFER).next_multiple_of(4),
-        usage,
-        mapped_at_creation: false,
-    })
+    aligned_buffer(device, label, size, 4, usage)
 }
 
 /// The buffers every chunk's pass shares: the weights of every head, the

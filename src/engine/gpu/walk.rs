@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::chunks::{ChunkBuffers, bind};
+use super::chunks::{ChunkBuffers, aligned_buffer, bind};
 use super::context::{self, MapResult};
 use super::layout::{self, BatchParams, ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
@@ -109,19 +109,15 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_DST)
     .union(wgpu::BufferUsages::COPY_SRC);
 
-/// A buffer of at least `size` bytes (16 at least, a multiple of 8).
+/// A walk buffer: a multiple of 8 bytes, so the readback's parts (state,
+/// entry rows, values) start at 8-byte offsets.
 fn buffer(
     device: &wgpu::Device,
     label: &str,
     size: u64,
     usage: wgpu::BufferUsages,
 ) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: size.max(16).next_multiple_of(8),
-        usage,
-        mapped_at_creation: false,
-    })
+    aligned_buffer(device, label, size, 8, usage)
 }
 
 /// The walk's two kernels (the scan and the step) and their one layout.

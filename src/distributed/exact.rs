@@ -192,12 +192,8 @@ impl<F: Real> Epoch<F> for Epochs<'_, '_, '_, F> {
         let t = self.run.t;
         self.p = 0;
         agree(t, self.observer.on_epoch_end(st.state()), self.run.describe)?;
-        let now = self.net.traffic();
-        self.traffic.push(now.since(&self.last));
-        self.last = now;
-        let mut stop = [self.observer.should_stop() as u64];
-        t.all_reduce(Reduce::Max, &mut stop);
-        Ok(stop[0] == 1)
+        self.traffic.push(self.net.since(&mut self.last));
+        Ok(super::transport::any(t, self.observer.should_stop()))
     }
 }
 

@@ -34,7 +34,7 @@ use crate::train::{
 
 use super::Mixing;
 use super::agree::{Agreed, DescribeFailure, Failure, agree, broken};
-use super::transport::{MeteredTransport, Reduce, Traffic, Transport, all_gather_many};
+use super::transport::{MeteredTransport, Traffic, Transport, all_gather_many};
 use super::wire::{Reader, Writer};
 
 /// A mix run's result on one rank (the state is every rank's).
@@ -218,12 +218,8 @@ impl<F: Real> Epoch<F> for Epochs<'_, '_, '_, '_, F> {
         agree(t, saved, self.describe)?;
         self.observer
             .on_progress(st.state().epoch, 0, st.data().rows());
-        let now = self.net.traffic();
-        self.traffic.push(now.since(&self.last));
-        self.last = now;
-        let mut stop = [self.observer.should_stop() as u64];
-        t.all_reduce(Reduce::Max, &mut stop);
-        Ok(stop[0] == 1)
+        self.traffic.push(self.net.since(&mut self.last));
+        Ok(super::transport::any(t, self.observer.should_stop()))
     }
 }
 

@@ -108,6 +108,14 @@ impl<'t> MeteredTransport<'t> {
     pub fn traffic(&self) -> Traffic {
         self.traffic.borrow().clone()
     }
+
+    /// The traffic since `last`, which moves up to now (an epoch's share).
+    pub fn since(&self, last: &mut Traffic) -> Traffic {
+        let now = self.traffic();
+        let share = now.since(last);
+        *last = now;
+        share
+    }
 }
 
 impl Transport for MeteredTransport<'_> {
@@ -213,6 +221,13 @@ pub fn max_f64(t: &dyn Transport, v: f64) -> f64 {
     let mut k = [f64_key(v)];
     t.all_reduce(Reduce::Max, &mut k);
     f64_of_key(k[0])
+}
+
+/// Whether any rank's `v` is true.
+pub fn any(t: &dyn Transport, v: bool) -> bool {
+    let mut k = [v as u64];
+    t.all_reduce(Reduce::Max, &mut k);
+    k[0] == 1
 }
 
 /// The sum of every rank's `v`.

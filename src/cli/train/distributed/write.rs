@@ -11,9 +11,9 @@ use super::super::args::TrainArgs;
 use super::super::report::{self, DistributedReport, ReportInputs, ReportLabels, TrainReport};
 use super::super::{interrupted_message, test_hooks};
 use crate::data::{CsvInfo, LibsvmInfo};
+use crate::distributed::Transport;
 use crate::distributed::agree::{Agreed, DescribeFailure, agree};
 use crate::distributed::block::RankBlock;
-use crate::distributed::{Reduce, Transport};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
 use crate::model::{DataLayout, DistributedInfo};
@@ -84,9 +84,7 @@ impl<F: Real> Writing<'_, F> {
     /// at the same point).
     fn asked_to_stop(&self) -> bool {
         test_hooks::pause_before_writing();
-        let mut asked = [(self.stop)() as u64];
-        self.t.all_reduce(Reduce::Max, &mut asked);
-        asked[0] == 1
+        crate::distributed::transport::any(self.t, (self.stop)())
     }
 
     /// Rank 0 saves the trained state as the loop's checkpoint would be

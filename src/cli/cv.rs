@@ -218,7 +218,7 @@ struct FoldJson {
     correct: u64,
     accuracy: f64,
     f1: Option<f64>,
-    confusion: super::eval::Confusion,
+    confusion: crate::model::evaluation::Confusion,
     backend: crate::cli::train::report::BackendReport,
 }
 
@@ -255,7 +255,7 @@ fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> 
                 correct: f.correct,
                 accuracy: f.accuracy,
                 f1: f.f1,
-                confusion: super::eval::Confusion {
+                confusion: crate::model::evaluation::Confusion {
                     labels: r.classes.clone(),
                     matrix: f.confusion.clone(),
                 },

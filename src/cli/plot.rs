@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::args::DataArgs;
-use super::eval::true_classes;
 use super::predict::load_for_model;
 use super::training_args::{BothWays, TrainingFlags};
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
+use crate::model::evaluation::true_classes;
 use crate::model::{self, AnyModel, Model};
 use crate::plot::{self, ImageFormat};
 use crate::train;

@@ -8,6 +8,7 @@
 //! first ([`crate::engine::reference::argmax`]).
 
 mod columns;
+pub mod evaluation;
 mod file;
 mod numbers;
 mod ovr_file;

@@ -516,6 +516,9 @@ pub enum LabelRuleError {
         header_line: Option<u64>,
     },
     /// The chosen +1 class is not a label of the file.
-    #[error("the +1 label \"{wanted}\" is not a label in this file; labels found: {found}")]
+    #[error(
+        "the +1 label {} is not a label in this file; labels found: {found}",
+        crate::text::Quoted(.wanted)
+    )]
     UnknownPositive { wanted: String, found: String },
 }

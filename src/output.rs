@@ -408,6 +408,56 @@ pub fn check_not_an_input(output: &Path, inputs: &[&Path]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses two outputs of one command that land on the same file, whatever
+/// the paths say and whether or not the file exists yet: the later would
+/// replace the earlier when the outputs are committed. Each output comes
+/// with what it is (`"the model"`, `"the picture"`), for the message.
+pub fn check_distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
+    let written: Vec<(&str, &Path, PathBuf)> = outputs
+        .iter()
+        .filter(|(_, p)| !is_stdout(p))
+        .map(|&(what, p)| (what, p, landing(p)))
+        .collect();
+    for (i, (what_a, a, land_a)) in written.iter().enumerate() {
+        if let Some((what_b, b, _)) = written[i + 1..].iter().find(|(_, _, l)| l == land_a) {
+            return Err(Error::Usage(format!(
+                "{what_a} {} and {what_b} {} are the same file ({}): one would replace \
+                 the other; choose another path for one of them",
+                a.display(),
+                b.display(),
+                land_a.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The file writing `path` replaces: links followed (dangling ones too),
+/// its directory without links, `.` or `..` where that directory exists,
+/// made absolute by the words alone where it does not yet.
+fn landing(path: &Path) -> PathBuf {
+    let path = resolve_links(path);
+    let dir = directory_of(&path);
+    let name = path.file_name().map(PathBuf::from).unwrap_or_default();
+    match std::fs::canonicalize(dir) {
+        Ok(dir) => dir.join(name),
+        Err(_) => {
+            let absolute = std::path::absolute(&path).unwrap_or(path);
+            let mut clean = PathBuf::new();
+            for c in absolute.components() {
+                match c {
+                    std::path::Component::CurDir => {}
+                    std::path::Component::ParentDir => {
+                        clean.pop();
+                    }
+                    c => clean.push(c),
+                }
+            }
+            clean
+        }
+    }
+}
+
 #[cfg(unix)]
 fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;

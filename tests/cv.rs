@@ -280,3 +280,55 @@ fn cv_json_speaks_as_train_and_eval_do() {
         assert_eq!(f["backend"]["engines"][0]["kind"], "cpu");
     }
 }
+
+/// Memory and output grow with the rows, not with the classes squared:
+/// beyond 20 classes a fold's confusion counts are its non-zero cells (as
+/// `eval --json` writes them), and the folds' weights are checked against
+/// the memory limit before training (8,000 classes used to take a
+/// gigabyte, past `PERCEPTRON_MEMORY_LIMIT`, and 36 MB of JSON).
+#[test]
+fn many_classes_cost_what_the_rows_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut text = String::new();
+    for c in 0..30 {
+        for r in 0..4 {
+            text.push_str(&format!("c{c},{},{}\n", r as f64 * 0.5 + c as f64, c % 3));
+        }
+    }
+    std::fs::write(d.join("k30.csv"), text).unwrap();
+    let args = [
+        "cv",
+        "k30.csv",
+        "--folds",
+        "2",
+        "--multiclass",
+        "ovr",
+        "--max-epochs",
+        "2",
+    ];
+    let out = cmd(d).args(args).arg("--json").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["per_fold"][0]["confusion"];
+    assert_eq!(c["classes"], 30);
+    assert!(c.get("matrix").is_none(), "{c}");
+    let rows: u64 = c["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|cell| cell["rows"].as_u64().unwrap())
+        .sum();
+    assert_eq!(rows, v["per_fold"][0]["test_rows"].as_u64().unwrap());
+    cmd(d)
+        .args(args)
+        .env("PERCEPTRON_MEMORY_LIMIT", "1500")
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("folds side by side"))
+        .stderr(predicates::str::contains("PERCEPTRON_MEMORY_LIMIT"));
+}

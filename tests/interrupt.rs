@@ -535,6 +535,39 @@ fn hand_edited_checkpoints_are_refused_with_the_reason() {
         v["average"] = serde_json::Value::Null;
     });
     assert!(err.contains("lacks an average"), "{err}");
+    // Counts no run on these rows can make: more mistakes in an epoch than
+    // rows (which also let the total wrap), more so far than rows visited,
+    // an epoch without mistakes that training went on from.
+    let err = edit(&["--positive", "0"], &|v| {
+        v["mistakes_per_epoch"][0] = serde_json::json!(1798);
+    });
+    assert!(
+        err.contains("mistakes_per_epoch[0] is 1798, more than the 1797 mistakes"),
+        "{err}"
+    );
+    let err = edit(&["--positive", "0"], &|v| {
+        v["position"] = serde_json::json!(10);
+        v["mistakes_in_epoch"] = serde_json::json!(11);
+    });
+    assert!(err.contains("its mistakes_in_epoch is 11"), "{err}");
+    let err = edit(&["--positive", "0"], &|v| {
+        v["mistakes_per_epoch"] = serde_json::json!([0, 1]);
+        v["epoch"] = serde_json::json!(2);
+        v["position"] = serde_json::json!(0);
+        v["mistakes_in_epoch"] = serde_json::json!(0);
+    });
+    assert!(
+        err.contains("mistakes_per_epoch[0] is 0, but training stops"),
+        "{err}"
+    );
+    let err = edit(&ovr, &|v| {
+        v["identity"]["heads"] = serde_json::json!(11);
+    });
+    assert!(err.contains("identity.heads is 11"), "{err}");
+    let err = edit(&["--positive", "0", "--pocket"], &|v| {
+        v.as_object_mut().unwrap().remove("pocket");
+    });
+    assert!(err.contains("its pocket is missing"), "{err}");
 }
 
 /// The 1 GiB cap on model files holds for `--resume` and `--init` too: a
@@ -623,13 +656,11 @@ fn a_signal_while_the_model_is_written_stops_before_anything_is_replaced() {
     std::fs::create_dir(&pics).unwrap();
     std::fs::write(&model, "old model").unwrap();
     std::fs::write(pics.join("curve.svg"), "old curve").unwrap();
-    let ck = dir.path().join("ck.json");
-    let extra = [
-        "--plot",
-        pics.to_str().unwrap(),
-        "--checkpoint",
-        ck.to_str().unwrap(),
-    ];
+    // No --checkpoint: the state must be saved where the message says (the
+    // default path), not staged with the outputs that were abandoned (it
+    // used to be removed with them).
+    let ck = dir.path().join("model.checkpoint.json");
+    let extra = ["--plot", pics.to_str().unwrap()];
     let child = train_for(3, &data, &model, &extra)
         .env("PERCEPTRON_TEST_PAUSE_BEFORE_WRITING", "1500")
         .spawn()
@@ -643,6 +674,8 @@ fn a_signal_while_the_model_is_written_stops_before_anything_is_replaced() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("training had ended"), "{stderr}");
     assert!(stderr.contains("was not replaced"), "{stderr}");
+    assert!(stderr.contains(ck.to_str().unwrap()), "{stderr}");
+    assert!(ck.exists(), "the checkpoint the message names: {stderr}");
     assert_eq!(std::fs::read_to_string(&model).unwrap(), "old model");
     assert_eq!(
         std::fs::read_to_string(pics.join("curve.svg")).unwrap(),

@@ -878,3 +878,91 @@ fn pictures_never_overwrite_their_inputs() {
     assert_eq!(std::fs::read(&csv).unwrap(), data);
     assert!(!d.join("m2.json").exists());
 }
+
+/// No two outputs of one `train` are one file: the model named like a
+/// picture in the pictures' folder, or a picture's name linked to the
+/// model, used to end with the picture in the model's place (exit 0, the
+/// model lost). The checkpoint named like the model is refused too.
+#[test]
+fn a_runs_outputs_never_land_on_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = generated_csv(d, 40);
+    std::fs::create_dir(d.join("pd")).unwrap();
+    cmd(d)
+        .arg("train")
+        .arg(&csv)
+        .args(["-o", "pd/curve.svg", "--plot", "pd"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the model pd/curve.svg and the picture pd/curve.svg are the same file",
+        ));
+    assert!(!d.join("pd/curve.svg").exists());
+    // A link in the pictures' folder onto the model's path, which does not
+    // exist yet and then does.
+    std::fs::create_dir(d.join("pl")).unwrap();
+    std::os::unix::fs::symlink("../m.json", d.join("pl").join("curve.svg")).unwrap();
+    for _ in 0..2 {
+        cmd(d)
+            .arg("train")
+            .arg(&csv)
+            .args(["-o", "m.json", "--plot", "pl"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("are the same file"));
+        std::fs::write(d.join("m.json"), "old model").unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(d.join("m.json")).unwrap(),
+        "old model"
+    );
+    cmd(d)
+        .arg("train")
+        .arg(&csv)
+        .args(["-o", "new.json", "--checkpoint", "./new.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the model new.json and the checkpoint ./new.json are the same file",
+        ));
+}
+
+/// Data near f64's largest value still gives finite axes: the span of
+/// values from -1e308 to 1e308, padded, used to overflow to infinity, and
+/// `plot trace` and `plot boundary` then looked for ticks forever.
+#[test]
+fn pictures_of_data_at_the_edge_of_f64_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("big.csv"), "1,1e308,0\n-1,-1e308,0\n").unwrap();
+    std::fs::write(d.join("small.csv"), "1,1,0\n-1,-1,0\n1,2,1\n-1,-2,1\n").unwrap();
+    cmd(d)
+        .args(["train", "small.csv", "--precision", "f64", "-o", "m.json"])
+        .assert()
+        .code(0);
+    for args in [
+        &[
+            "plot",
+            "trace",
+            "big.csv",
+            "--precision",
+            "f64",
+            "-o",
+            "t.svg",
+        ][..],
+        &["plot", "boundary", "m.json", "big.csv", "-o", "b.svg"][..],
+    ] {
+        let out = cmd(d)
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some(), "{args:?} did not finish");
+        let svg = d.join(args[args.len() - 1]);
+        if out.status.success() {
+            let text = std::fs::read_to_string(&svg).unwrap();
+            assert!(!text.contains("NaN"), "{args:?}");
+        }
+    }
+}

@@ -13,9 +13,10 @@ use super::training_args::{MulticlassFlag, RuleFlags, TrainingFlags};
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
+use crate::model::evaluation::{Confusion, ConfusionCell, MATRIX_MAX_CLASSES, OvrConfusion};
 use crate::text::count;
 use crate::train::TrainParams;
-use crate::train::cv::{CvSummary, cross_validate};
+use crate::train::cv::{CvSummary, FoldConfusion, cross_validate};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -218,7 +219,7 @@ struct FoldJson {
     correct: u64,
     accuracy: f64,
     f1: Option<f64>,
-    confusion: crate::model::evaluation::Confusion,
+    confusion: OvrConfusion,
     backend: crate::cli::train::report::BackendReport,
 }
 
@@ -255,10 +256,7 @@ fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> 
                 correct: f.correct,
                 accuracy: f.accuracy,
                 f1: f.f1,
-                confusion: crate::model::evaluation::Confusion {
-                    labels: r.classes.clone(),
-                    matrix: f.confusion.clone(),
-                },
+                confusion: fold_confusion(&f.confusion, &r.classes),
                 backend: BackendReport {
                     requested,
                     engines: f.backend.iter().map(|n| EngineReport::of_name(n)).collect(),
@@ -270,6 +268,30 @@ fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> 
         f1: sm.f1,
         f1_undefined: sm.f1_undefined,
         seconds: r.seconds,
+    }
+}
+
+/// A fold's confusion counts as `eval --json` writes them: the whole
+/// matrix up to [`MATRIX_MAX_CLASSES`] classes, its non-zero cells beyond
+/// (a matrix of 8,000 classes would be 64 million numbers a fold).
+fn fold_confusion(c: &FoldConfusion, labels: &[String]) -> OvrConfusion {
+    if c.classes <= MATRIX_MAX_CLASSES {
+        return OvrConfusion::Matrix(Confusion {
+            labels: labels.to_vec(),
+            matrix: c.matrix(),
+        });
+    }
+    OvrConfusion::Cells {
+        classes: c.classes,
+        cells: c
+            .cells
+            .iter()
+            .map(|&(t, p, rows)| ConfusionCell {
+                truth: labels[t].clone(),
+                predicted: labels[p].clone(),
+                rows,
+            })
+            .collect(),
     }
 }
 

@@ -62,7 +62,10 @@ pub fn label_rule(rule: &LabelRuleError) -> String {
                 .unwrap_or_default()
         ),
         LabelRuleError::UnknownPositive { wanted, found } => {
-            format!("--positive \"{wanted}\" is not a label in this file; labels found: {found}")
+            format!(
+                "--positive {} is not a label in this file; labels found: {found}",
+                crate::text::Quoted(wanted)
+            )
         }
         other => other.to_string(),
     }

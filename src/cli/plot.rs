@@ -463,12 +463,15 @@ pub fn training_pictures<F: Real>(
     Ok(Some(written))
 }
 
+/// The files `train --plot DIR` writes in DIR.
+pub const TRAINING_PICTURES: [&str; 2] = ["curve.svg", "margins.svg"];
+
 /// Makes `dir` ready for `train --plot` before training: an existing
 /// directory, or one created now.
 pub fn prepare_dir(dir: &Path, inputs: &[&Path]) -> Result<()> {
     // The pictures' paths may be links to an input (the training data):
     // writing them would destroy it.
-    for name in ["curve.svg", "margins.svg"] {
+    for name in TRAINING_PICTURES {
         crate::output::check_not_an_input(&dir.join(name), inputs)?;
     }
     if dir.exists() && !dir.is_dir() {

@@ -248,7 +248,10 @@ impl LabelTable {
             .classes
             .iter()
             .take(LISTED)
-            .map(|c| format!("\"{}\" ({})", c.text, crate::text::count(c.count, "row")))
+            .map(|c| {
+                let text = crate::text::Quoted(&c.text);
+                format!("{text} ({})", crate::text::count(c.count, "row"))
+            })
             .collect();
         let mut s = shown.join(", ");
         if self.classes.len() > LISTED {

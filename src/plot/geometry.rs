@@ -35,16 +35,23 @@ impl Span {
         if !lo.is_finite() {
             return Span { lo: -1.0, hi: 1.0 };
         }
+        // Beyond REACH the padded axis, or its width, would overflow to
+        // infinity, and an axis without finite ends has no ticks (the
+        // drawing library looks for them forever): values further out are
+        // drawn at the edge.
+        let (lo, hi) = (lo.clamp(-REACH, REACH), hi.clamp(-REACH, REACH));
         let w = hi - lo;
         let w = if w > 0.0 { w } else { lo.abs().max(1.0) * 0.5 };
         Span {
-            lo: lo - pad * w,
-            hi: hi + pad * w,
+            lo: (lo - pad * w).max(-2.0 * REACH),
+            hi: (hi + pad * w).min(2.0 * REACH),
         }
     }
 
-    /// The span widened about its middle to `width` (never narrowed).
+    /// The span widened about its middle to `width` (never narrowed), to
+    /// at most the widest finite axis.
     pub fn widened_to(&self, width: f64) -> Span {
+        let width = width.min(4.0 * REACH);
         if width <= self.width() {
             return *self;
         }
@@ -55,6 +62,11 @@ impl Span {
         }
     }
 }
+
+/// The largest magnitude an axis shows data at: every span lies within
+/// twice this, so its width (at most four times it) and the ticks'
+/// arithmetic stay finite.
+pub const REACH: f64 = f64::MAX / 64.0;
 
 /// Widens one of the two spans so that one unit is the same number of pixels
 /// on both axes (`pixels` = plotting area width and height): angles and the

@@ -259,7 +259,7 @@ pub fn parse_mix<F: Real>(
             ),
         ));
     }
-    check_counters(path, &file, expected.heads)?;
+    check_counters(path, &file, expected)?;
     let weights = narrow::<F>(path, &file.weights)?;
     let average = file
         .average
@@ -347,10 +347,75 @@ pub fn parse_mix<F: Real>(
     Ok((state, file.mix))
 }
 
+/// The counters and records a checkpoint holds, against what the run can
+/// have made on its rows: an epoch makes at most one mistake per row and
+/// perceptron, so far into an epoch at most one per row visited; only the
+/// last epoch done can have made none (the loop stops after such an epoch,
+/// unless scikit-learn's schedule runs it); the pocket variant holds its
+/// pocket from the first row on. Gives the field at fault.
+fn check_against_rows(
+    file: &CheckpointFile,
+    expected: &RunDescription,
+) -> std::result::Result<(), String> {
+    let per_epoch = (expected.rows as u64).saturating_mul(expected.heads as u64);
+    if file.identity.heads != expected.heads {
+        return Err(format!(
+            "its identity.heads is {}, but the run trains {}",
+            file.identity.heads, expected.heads
+        ));
+    }
+    if let Some((e, &m)) = file
+        .mistakes_per_epoch
+        .iter()
+        .enumerate()
+        .find(|(_, m)| **m > per_epoch)
+    {
+        return Err(format!(
+            "its mistakes_per_epoch[{e}] is {m}, more than the {per_epoch} mistakes an epoch \
+             of {} rows and {} can make",
+            expected.rows,
+            crate::text::count(expected.heads, "perceptron")
+        ));
+    }
+    let so_far = (file.position as u64).saturating_mul(expected.heads as u64);
+    if file.mistakes_in_epoch > so_far {
+        return Err(format!(
+            "its mistakes_in_epoch is {}, more than the {so_far} mistakes possible before \
+             row {} (its position)",
+            file.mistakes_in_epoch, file.position
+        ));
+    }
+    let converges = expected.shuffle_every_epoch.is_none();
+    let done = file.mistakes_per_epoch.len();
+    if converges
+        && let Some(e) = file.mistakes_per_epoch[..done.saturating_sub(1)]
+            .iter()
+            .position(|&m| m == 0)
+    {
+        return Err(format!(
+            "its mistakes_per_epoch[{e}] is 0, but training stops after an epoch without \
+             mistakes, and {} more followed",
+            crate::text::count(done - 1 - e, "epoch")
+        ));
+    }
+    let started = done > 0 || file.position > 0;
+    if expected.variant == Variant::Pocket && started && file.pocket.is_none() {
+        return Err("the run keeps a pocket, but its pocket is missing".into());
+    }
+    if expected.variant != Variant::Pocket && file.pocket.is_some() {
+        return Err(format!(
+            "it holds a pocket, but the run is {}",
+            expected.variant.name()
+        ));
+    }
+    Ok(())
+}
+
 /// The mistake counters agree with each other and with the run's heads:
 /// one-vs-rest keeps one count per class for every epoch done (their sum
 /// the epoch's count), a binary run none; no total overflows.
-fn check_counters(path: &Path, file: &CheckpointFile, heads: usize) -> Result<()> {
+fn check_counters(path: &Path, file: &CheckpointFile, expected: &RunDescription) -> Result<()> {
+    let heads = expected.heads;
     let corrupt = |what: &str| Error::model(path, format!("is corrupt: {what}"));
     let total = file
         .mistakes_per_epoch
@@ -361,6 +426,7 @@ fn check_counters(path: &Path, file: &CheckpointFile, heads: usize) -> Result<()
             "its mistakes per epoch add up to more than a 64-bit count holds",
         ));
     }
+    check_against_rows(file, expected).map_err(|what| corrupt(&what))?;
     if heads > 1 {
         let per_epoch = file.head_mistakes_per_epoch.len() == file.mistakes_per_epoch.len()
             && file

@@ -16,6 +16,8 @@
 //! standard deviation over the folds (the population one, numpy's
 //! default; F1 over the folds where it is defined).
 
+use std::collections::BTreeMap;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -47,11 +49,63 @@ pub struct FoldResult {
     /// Binary: the +1 class's F1; one-vs-rest: the macro F1. `None` where
     /// undefined (no +1 row, truly or predicted).
     pub f1: Option<f64>,
-    /// `confusion[t][p]`: test rows of true class t predicted p (binary:
-    /// 0 is the -1 class, 1 the +1 class; one-vs-rest: the data's classes).
-    pub confusion: Vec<Vec<u64>>,
+    /// Test rows of true class t predicted p, for the pairs (t, p) that
+    /// occur (binary: 0 is the -1 class, 1 the +1 class; one-vs-rest: the
+    /// data's classes): at most one per test row, whatever the number of
+    /// classes.
+    pub confusion: FoldConfusion,
     /// The engines that trained the fold.
     pub backend: Vec<String>,
+}
+
+/// A fold's confusion counts: `cells` lists `(t, p, rows)` by true then
+/// predicted class, the pairs with no row left out.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FoldConfusion {
+    /// The number of classes (the matrix's side).
+    pub classes: usize,
+    pub cells: Vec<(usize, usize, u64)>,
+}
+
+impl FoldConfusion {
+    /// The whole `classes` x `classes` matrix (for a caller that shows it:
+    /// its size is the caller's to bound).
+    pub fn matrix(&self) -> Vec<Vec<u64>> {
+        let mut m = vec![vec![0u64; self.classes]; self.classes];
+        for &(t, p, n) in &self.cells {
+            m[t][p] = n;
+        }
+        m
+    }
+
+    /// Rows predicted as their true class.
+    fn correct(&self) -> u64 {
+        self.cells
+            .iter()
+            .filter(|(t, p, _)| t == p)
+            .map(|c| c.2)
+            .sum()
+    }
+
+    /// The F1 of every class that occurs (truly or predicted), in class
+    /// order: 2·tp/(2·tp + fp + fn).
+    fn f1s(&self) -> Vec<(usize, f64)> {
+        // Per class: rows truly of it, predicted as it, and both.
+        let mut tally: BTreeMap<usize, (u64, u64, u64)> = BTreeMap::new();
+        for &(t, p, n) in &self.cells {
+            tally.entry(t).or_default().0 += n;
+            tally.entry(p).or_default().1 += n;
+            if t == p {
+                tally.entry(t).or_default().2 += n;
+            }
+        }
+        tally
+            .into_iter()
+            .map(|(c, (support, predicted, tp))| {
+                (c, 2.0 * tp as f64 / (support + predicted) as f64)
+            })
+            .collect()
+    }
 }
 
 /// A mean and a (population) standard deviation.
@@ -122,6 +176,26 @@ pub fn cross_validate<F: Real>(
             data.rows()
         )));
     }
+    // The folds train side by side, each with its own weights.
+    let at_once = k.min(rayon::current_num_threads());
+    let heads = params.heads(data.classes.len());
+    let dim = data.cols() + params.bias as usize;
+    let weights = (dim as u64)
+        .saturating_mul(heads as u64)
+        .saturating_mul(at_once as u64);
+    crate::memory::check(weights.saturating_mul(crate::memory::TRAIN_BYTES_PER_WEIGHT)).map_err(
+        |short| {
+            short.refusal(
+                &data.source,
+                &format!(
+                    "training {at_once} folds side by side, each with {dim} weights for each \
+                     of {},",
+                    crate::text::count(heads, "perceptron")
+                ),
+                "; use fewer folds, fewer threads (RAYON_NUM_THREADS) or a machine with more memory",
+            )
+        },
+    )?;
     let (strata, classes) = folds::strata(data);
     let fold_of = folds::folds(&strata, classes, k, seed);
     let results = (0..k)
@@ -178,7 +252,8 @@ fn one_fold<F: Real>(
         &mut Silent,
     )?;
     let confusion = confusion(&test, &fit.weights, params.bias, heads);
-    let correct: u64 = (0..confusion.len()).map(|c| confusion[c][c]).sum();
+    let correct = confusion.correct();
+    let f1s = confusion.f1s();
     Ok(FoldResult {
         fold: j + 1,
         train_rows: train.rows() + held.as_ref().map_or(0, |h| h.rows()),
@@ -189,9 +264,9 @@ fn one_fold<F: Real>(
         correct,
         accuracy: correct as f64 / test.rows().max(1) as f64,
         f1: if heads == 1 {
-            f1_of(&confusion, 1)
+            f1s.iter().find(|(c, _)| *c == 1).map(|(_, f)| *f)
         } else {
-            let defined: Vec<f64> = (0..heads).filter_map(|c| f1_of(&confusion, c)).collect();
+            let defined: Vec<f64> = f1s.iter().map(|(_, f)| *f).collect();
             Spread::of(&defined).map(|s| s.mean)
         },
         confusion,
@@ -199,8 +274,8 @@ fn one_fold<F: Real>(
     })
 }
 
-/// The confusion matrix of `weights` on `test` (see [`FoldResult`]).
-fn confusion<F: Real>(test: &Dataset<F>, weights: &[F], bias: bool, heads: usize) -> Vec<Vec<u64>> {
+/// The confusion counts of `weights` on `test` (see [`FoldResult`]).
+fn confusion<F: Real>(test: &Dataset<F>, weights: &[F], bias: bool, heads: usize) -> FoldConfusion {
     let dim = test.cols() + bias as usize;
     let k = if heads == 1 { 2 } else { heads };
     let pairs: Vec<(usize, usize)> = (0..test.rows())
@@ -219,19 +294,14 @@ fn confusion<F: Real>(test: &Dataset<F>, weights: &[F], bias: bool, heads: usize
             }
         })
         .collect();
-    let mut m = vec![vec![0u64; k]; k];
+    let mut cells: BTreeMap<(usize, usize), u64> = BTreeMap::new();
     for (t, p) in pairs {
-        m[t][p] += 1;
+        *cells.entry((t, p)).or_insert(0) += 1;
     }
-    m
-}
-
-/// Class `c`'s F1, 2·tp/(2·tp + fp + fn); `None` when 0/0.
-fn f1_of(m: &[Vec<u64>], c: usize) -> Option<f64> {
-    let tp = m[c][c];
-    let support: u64 = m[c].iter().sum();
-    let predicted: u64 = m.iter().map(|row| row[c]).sum();
-    (support + predicted > 0).then(|| 2.0 * tp as f64 / (support + predicted) as f64)
+    FoldConfusion {
+        classes: k,
+        cells: cells.into_iter().map(|((t, p), n)| (t, p, n)).collect(),
+    }
 }
 
 #[cfg(test)]
@@ -248,8 +318,17 @@ mod tests {
 
     #[test]
     fn f1_is_undefined_only_without_the_class() {
-        let m = vec![vec![5, 1], vec![2, 3]];
-        assert_eq!(f1_of(&m, 1), Some(6.0 / 9.0));
-        assert_eq!(f1_of(&[vec![4, 0], vec![0, 0]], 1), None);
+        let m = FoldConfusion {
+            classes: 2,
+            cells: vec![(0, 0, 5), (0, 1, 1), (1, 0, 2), (1, 1, 3)],
+        };
+        assert_eq!(m.f1s(), vec![(0, 10.0 / 13.0), (1, 6.0 / 9.0)]);
+        assert_eq!(m.matrix(), vec![vec![5, 1], vec![2, 3]]);
+        let none = FoldConfusion {
+            classes: 2,
+            cells: vec![(0, 0, 4)],
+        };
+        assert_eq!(none.f1s(), vec![(0, 1.0)]);
+        assert_eq!(none.correct(), 4);
     }
 }

@@ -78,7 +78,11 @@ impl<F: Real> Fit<F> {
     }
 
     pub fn total_mistakes(&self) -> u64 {
-        self.mistakes_per_epoch.iter().sum::<u64>() + self.state.mistakes_in_epoch
+        // Saturating: a checkpoint's counts are checked, but a sum that
+        // could wrap must not report a small M.
+        self.mistakes_per_epoch
+            .iter()
+            .fold(self.state.mistakes_in_epoch, |a, &m| a.saturating_add(m))
     }
 
     pub fn converged(&self) -> bool {

@@ -200,8 +200,12 @@ pub fn accumulate_weighted<F: Real>(
         Ok(())
     } else {
         Err(Error::Train(format!(
-            "the averaged perceptron's accumulator overflowed at visit {c}: too many visits or too large features for {}; use f64 precision",
-            F::PRECISION
+            "the averaged perceptron's accumulator overflowed at visit {c}: too many visits or too large features for {}; {}",
+            F::PRECISION,
+            match F::PRECISION {
+                crate::float::Precision::F32 => "use f64 precision, or rescale the features",
+                crate::float::Precision::F64 => "rescale the features (they overflow f64 too)",
+            }
         )))
     }
 }

@@ -1176,3 +1176,32 @@ fn errors_are_coloured_on_a_terminal_as_clap_colours_its_own() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("perceptron: error: "));
 }
+
+/// Labels reach error messages escaped, as they reach every report: a
+/// label holding a tab, a carriage return or a terminal escape sequence
+/// used to be printed raw in the list of labels found.
+#[test]
+fn labels_in_error_messages_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("lab.csv"),
+        "\x1b[31mRED\x1b[0m,1\nta\tb\r,2\n\x1b[31mRED\x1b[0m,3\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("one.csv"), "\x1b[2J,1\n\x1b[2J,2\n").unwrap();
+    for (args, says) in [
+        (
+            &["train", "lab.csv", "--positive", "no\x1bpe"][..],
+            "labels found",
+        ),
+        (&["train", "one.csv"][..], "only one label value"),
+    ] {
+        let out = cmd(d).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(says), "{err}");
+        assert!(!err.contains('\x1b') && !err.contains('\r'), "{err:?}");
+        assert!(err.contains("\\u{1b}"), "{err}");
+    }
+}

@@ -167,6 +167,18 @@ pub fn run(args: &OnlineArgs) -> Result<i32> {
         crate::output::check_destination(path)?;
         crate::output::check_not_an_input(path, &[&args.data])?;
     }
+    // The model and its snapshot may be one file (both hold the model);
+    // the predictions may be neither.
+    if let Some(p) = &args.predictions_to {
+        for (what, model) in [
+            ("the model", &args.output),
+            ("the snapshot", &args.snapshot),
+        ] {
+            if let Some(m) = model {
+                crate::output::check_distinct_outputs(&[(what, m), ("the predictions", p)])?;
+            }
+        }
+    }
     if args.max_features == 0 || args.max_features > MAX_FEATURE_INDEX {
         return Err(Error::Usage(format!(
             "--max-features must be between 1 and {MAX_FEATURE_INDEX}"

@@ -335,7 +335,9 @@ fn print_report(args: &TrainArgs, report: &TrainReport, output: &Path) -> Result
     })
 }
 
-/// Neither the model nor the checkpoint may overwrite a data file.
+/// Neither the model nor the checkpoint may overwrite a data file, and
+/// no two outputs (the model, the checkpoint, the pictures) may be one
+/// file.
 pub(crate) fn check_outputs(args: &TrainArgs, output: &Path) -> Result<()> {
     let paths = data::shards::expand(&args.data)?;
     let data: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
@@ -345,7 +347,19 @@ pub(crate) fn check_outputs(args: &TrainArgs, output: &Path) -> Result<()> {
         inputs.push(output);
         crate::output::check_not_an_input(c, &inputs)?;
     }
-    Ok(())
+    let checkpoint = checkpoint_path(args, output);
+    let mut outputs = vec![("the model", output.to_path_buf())];
+    if args.checkpoint.is_some() {
+        outputs.push(("the checkpoint", checkpoint));
+    }
+    #[cfg(feature = "plot")]
+    if let Some(dir) = &args.plot {
+        for name in super::plot::TRAINING_PICTURES {
+            outputs.push(("the picture", dir.join(name)));
+        }
+    }
+    let named: Vec<(&str, &Path)> = outputs.iter().map(|(w, p)| (*w, p.as_path())).collect();
+    crate::output::check_distinct_outputs(&named)
 }
 
 /// What an interrupted run tells the user: where the state is and how to

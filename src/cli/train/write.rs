@@ -49,6 +49,26 @@ impl<F: Real> Writing<'_, F> {
         if self.stopped() {
             return self.interrupted(true);
         }
+        // The model and its pictures are replaced together, once all are
+        // written: a picture that cannot be written leaves the old model.
+        let batch = crate::output::Batch::begin();
+        let Some((model, plots)) = self.stage(csv, libsvm)? else {
+            // The staged files go with the batch first: the checkpoint
+            // that follows must be written, not staged with them.
+            drop(batch);
+            return self.interrupted(true);
+        };
+        batch.commit()?;
+        Ok(Written::Saved(Box::new(model), plots))
+    }
+
+    /// Writes the model and then the pictures into the open batch; `None`
+    /// when a stop request comes at a safe point between them.
+    fn stage(
+        &mut self,
+        csv: Option<&CsvInfo>,
+        libsvm: Option<&LibsvmInfo>,
+    ) -> Result<Option<(Model<F>, Vec<PathBuf>)>> {
         let layout = DataLayout::of(
             self.run.data.format,
             csv,
@@ -56,9 +76,6 @@ impl<F: Real> Writing<'_, F> {
             self.args.data_args.csv.label_column.as_ref(),
         );
         let model = self.run.model(self.fit, Some(layout))?;
-        // The model and its pictures are replaced together, once all are
-        // written: a picture that cannot be written leaves the old model.
-        let batch = crate::output::Batch::begin();
         model.save(self.output)?;
         // On standard output the model is out once saved: the run goes on
         // to its end from there, pictures included.
@@ -66,7 +83,7 @@ impl<F: Real> Writing<'_, F> {
         let stop = self.stop.clone();
         let stopped = move || !to_stdout && Self::asked_to_stop(&stop);
         if stopped() {
-            return self.interrupted(true);
+            return Ok(None);
         }
         #[cfg(feature = "plot")]
         let plots = match &self.args.plot {
@@ -78,17 +95,16 @@ impl<F: Real> Writing<'_, F> {
                 &stopped,
             )? {
                 Some(plots) => plots,
-                None => return self.interrupted(true),
+                None => return Ok(None),
             },
             None => Vec::new(),
         };
         #[cfg(not(feature = "plot"))]
         let plots: Vec<PathBuf> = Vec::new();
         if stopped() {
-            return self.interrupted(true);
+            return Ok(None);
         }
-        batch.commit()?;
-        Ok(Written::Saved(Box::new(model), plots))
+        Ok(Some((model, plots)))
     }
 
     /// A safe point of the writing: whether a stop request has come.

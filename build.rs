@@ -228,42 +228,8 @@ mod check {
             assembled: &Assembled,
             file: &Path,
         ) -> Result<(), String> {
-            let src = &assembled.text;
             let what = format!("the {precision} `{}` module", module.name);
-            let path = file.display().to_string();
-            let ir = naga::front::wgsl::parse_str(src).map_err(|e| {
-                diagnostic(
-                    assembled,
-                    format!("{what} does not parse: {}", e.message()),
-                    e.labels().map(|(span, label)| (span, label.to_string())),
-                    e.emit_to_string_with_path(src, &path),
-                )
-            })?;
-            let capabilities = match precision {
-                "f64" => Capabilities::FLOAT64,
-                _ => Capabilities::empty(),
-            };
-            Validator::new(ValidationFlags::all(), capabilities)
-                .validate(&ir)
-                .map_err(|e| {
-                    diagnostic(
-                        assembled,
-                        format!("{what} does not validate: {}", e.as_inner()),
-                        e.spans().cloned(),
-                        e.emit_to_string_with_path(src, &path),
-                    )
-                })?;
-            if precision == "f64"
-                && Validator::new(ValidationFlags::all(), Capabilities::empty())
-                    .validate(&ir)
-                    .is_ok()
-            {
-                // Then the module does not compute in f64 at all: the
-                // prelude's `real` has come loose.
-                return Err(format!(
-                    "{what} validates without the FLOAT64 capability, so it does not use f64"
-                ));
-            }
+            let ir = parse_and_validate(&what, precision, assembled, file)?;
             let entry_points: Vec<&str> = ir.entry_points.iter().map(|e| e.name.as_str()).collect();
             if entry_points != module.entry_points {
                 return Err(format!(
@@ -279,45 +245,59 @@ mod check {
                 ) {
                     continue;
                 }
-                let ty = &ir.types[var.ty];
-                let TypeInner::Struct { members, span } = &ty.inner else {
+                self.host_struct(&ir, var.ty, &what, real, assembled)?;
+            }
+            Ok(())
+        }
+
+        /// The layout checks of one struct bound as a buffer: its size, and
+        /// each named field's offset and type, against its Rust type.
+        fn host_struct(
+            &mut self,
+            ir: &naga::Module,
+            handle: Handle<Type>,
+            what: &str,
+            real: &str,
+            assembled: &Assembled,
+        ) -> Result<(), String> {
+            let ty = &ir.types[handle];
+            let TypeInner::Struct { members, span } = &ty.inner else {
+                return Ok(());
+            };
+            let name = ty.name.as_deref().unwrap_or("?");
+            let at = ir
+                .types
+                .get_span(handle)
+                .to_range()
+                .map_or_else(|| "shaders".into(), |r| assembled.locate(r.start));
+            let Some((_, rust)) = HOST_STRUCTS.iter().find(|(w, _)| *w == name) else {
+                return Err(format!(
+                    "{at}: struct {name} is bound as a buffer in {what} but has no Rust type to check its layout against (build.rs: HOST_STRUCTS)"
+                ));
+            };
+            let rust = rust.replace("{real}", real);
+            self.push(format!(
+                "const _: () = assert!(::core::mem::size_of::<{rust}>() == {span}, \"{rust}: not the {span} bytes of WGSL struct {name} ({at})\");"
+            ));
+            for m in members {
+                let Some(field) = m.name.as_deref() else {
                     continue;
                 };
-                let name = ty.name.as_deref().unwrap_or("?");
-                let at = ir
-                    .types
-                    .get_span(var.ty)
-                    .to_range()
-                    .map_or_else(|| "shaders".into(), |r| assembled.locate(r.start));
-                let Some((_, rust)) = HOST_STRUCTS.iter().find(|(w, _)| *w == name) else {
-                    return Err(format!(
-                        "{at}: struct {name} is bound as a buffer in {what} but has no Rust type to check its layout against (build.rs: HOST_STRUCTS)"
-                    ));
-                };
-                let rust = rust.replace("{real}", real);
-                self.push(format!(
-                    "const _: () = assert!(::core::mem::size_of::<{rust}>() == {span}, \"{rust}: not the {span} bytes of WGSL struct {name} ({at})\");"
-                ));
-                for m in members {
-                    let Some(field) = m.name.as_deref() else {
-                        continue;
-                    };
-                    // Padding members need no Rust field of their name: the
-                    // size check covers them.
-                    if field.starts_with('_') {
-                        continue;
-                    }
-                    let offset = m.offset;
-                    let field_ty = rust_type(&ir, m.ty).map_err(|t| {
-                        format!("{at}: {name}.{field} has the type {t}, which the layout check does not know")
-                    })?;
-                    self.push(format!(
-                        "const _: () = assert!(::core::mem::offset_of!({rust}, {field}) == {offset}, \"{rust}.{field}: not at byte {offset} as in WGSL struct {name} ({at})\");"
-                    ));
-                    self.push(format!(
-                        "const _: fn(&{rust}) -> &{field_ty} = |s| &s.{field}; // WGSL {name}.{field} ({at})"
-                    ));
+                // Padding members need no Rust field of their name: the
+                // size check covers them.
+                if field.starts_with('_') {
+                    continue;
                 }
+                let offset = m.offset;
+                let field_ty = rust_type(ir, m.ty).map_err(|t| {
+                    format!("{at}: {name}.{field} has the type {t}, which the layout check does not know")
+                })?;
+                self.push(format!(
+                    "const _: () = assert!(::core::mem::offset_of!({rust}, {field}) == {offset}, \"{rust}.{field}: not at byte {offset} as in WGSL struct {name} ({at})\");"
+                ));
+                self.push(format!(
+                    "const _: fn(&{rust}) -> &{field_ty} = |s| &s.{field}; // WGSL {name}.{field} ({at})"
+                ));
             }
             Ok(())
         }
@@ -338,6 +318,52 @@ mod check {
             }
             text
         }
+    }
+
+    /// The module's IR, once it parses and validates (f64 only with the
+    /// FLOAT64 capability, and only then: it must compute in f64).
+    fn parse_and_validate(
+        what: &str,
+        precision: &str,
+        assembled: &Assembled,
+        file: &Path,
+    ) -> Result<naga::Module, String> {
+        let src = &assembled.text;
+        let path = file.display().to_string();
+        let ir = naga::front::wgsl::parse_str(src).map_err(|e| {
+            diagnostic(
+                assembled,
+                format!("{what} does not parse: {}", e.message()),
+                e.labels().map(|(span, label)| (span, label.to_string())),
+                e.emit_to_string_with_path(src, &path),
+            )
+        })?;
+        let capabilities = match precision {
+            "f64" => Capabilities::FLOAT64,
+            _ => Capabilities::empty(),
+        };
+        Validator::new(ValidationFlags::all(), capabilities)
+            .validate(&ir)
+            .map_err(|e| {
+                diagnostic(
+                    assembled,
+                    format!("{what} does not validate: {}", e.as_inner()),
+                    e.spans().cloned(),
+                    e.emit_to_string_with_path(src, &path),
+                )
+            })?;
+        if precision == "f64"
+            && Validator::new(ValidationFlags::all(), Capabilities::empty())
+                .validate(&ir)
+                .is_ok()
+        {
+            // Then the module does not compute in f64 at all: the
+            // prelude's `real` has come loose.
+            return Err(format!(
+                "{what} validates without the FLOAT64 capability, so it does not use f64"
+            ));
+        }
+        Ok(ir)
     }
 
     /// A naga error as `shaders/FILE:LINE:COLUMN: headline`, each place it

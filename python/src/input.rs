@@ -172,16 +172,7 @@ pub fn dataset<F: Real>(
             codes.len()
         )));
     }
-    let mut counts = vec![0u64; classes.len()];
-    let mut class_ids = Vec::with_capacity(codes.len());
-    for &c in codes {
-        let id = usize::try_from(c)
-            .ok()
-            .filter(|&c| c < classes.len())
-            .ok_or_else(|| PyValueError::new_err(format!("class code {c} is out of range")))?;
-        counts[id] += 1;
-        class_ids.push(id as u32);
-    }
+    let (class_ids, counts) = class_ids(codes, classes.len())?;
     let labels_found = || {
         classes
             .iter()
@@ -207,7 +198,41 @@ pub fn dataset<F: Real>(
             first_line: 0,
         })
         .collect();
-    let (labels, label_map) = if multiclass {
+    let (labels, label_map) = binary_labels(&class_ids, classes, multiclass);
+    Ok(Dataset {
+        features,
+        labels,
+        label_map,
+        classes: class_labels,
+        class_ids,
+        source: "<array>".into(),
+        // Arrays in memory are closest to the binary format: values as
+        // stored, nothing parsed. Only reports read this field.
+        format: Format::Binary,
+        facts: FactsCache::default(),
+    })
+}
+
+/// Each row's class id, checked against the `n_classes` classes, and each
+/// class's row count.
+fn class_ids(codes: &[i64], n_classes: usize) -> PyResult<(Vec<u32>, Vec<u64>)> {
+    let mut counts = vec![0u64; n_classes];
+    let mut class_ids = Vec::with_capacity(codes.len());
+    for &c in codes {
+        let id = usize::try_from(c)
+            .ok()
+            .filter(|&c| c < n_classes)
+            .ok_or_else(|| PyValueError::new_err(format!("class code {c} is out of range")))?;
+        counts[id] += 1;
+        class_ids.push(id as u32);
+    }
+    Ok((class_ids, counts))
+}
+
+/// The ±1 labels and their map for binary data (`classes[1]` +1);
+/// one-vs-rest data has neither.
+fn binary_labels(class_ids: &[u32], classes: &[String], multiclass: bool) -> (Vec<i8>, LabelMap) {
+    if multiclass {
         (
             Vec::new(),
             LabelMap {
@@ -226,19 +251,7 @@ pub fn dataset<F: Real>(
                 negative: Some(classes[0].clone()),
             },
         )
-    };
-    Ok(Dataset {
-        features,
-        labels,
-        label_map,
-        classes: class_labels,
-        class_ids,
-        source: "<array>".into(),
-        // Arrays in memory are closest to the binary format: values as
-        // stored, nothing parsed. Only reports read this field.
-        format: Format::Binary,
-        facts: FactsCache::default(),
-    })
+    }
 }
 
 fn rows(n: u64) -> String {

@@ -169,19 +169,46 @@ fn check_parse_fits(path: &Path, text: &str) -> Result<()> {
 /// Parses and validates model JSON (`path` is for messages).
 pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
     check_parse_fits(path, text)?;
-    // serde_json's message ends in " at line L column C"; say it once, first.
-    let at = |e: &serde_json::Error| {
-        let full = e.to_string();
-        let suffix = format!(" at line {} column {}", e.line(), e.column());
-        let message = full.strip_suffix(&suffix).unwrap_or(&full);
-        format!("line {} column {}: {message}", e.line(), e.column())
-    };
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         Error::model(
             path,
-            format!("is not a model file (not valid JSON: {})", at(&e)),
+            format!("is not a model file (not valid JSON: {})", json_at(&e)),
         )
     })?;
+    check_header(path, &value)?;
+    match value.get("kind").and_then(|v| v.as_str()) {
+        None => {}
+        Some(super::ovr_file::KIND) => return super::ovr_file::parse_value(path, value),
+        Some(other) => {
+            return Err(Error::model(
+                path,
+                format!(
+                    "is a \"{other}\" model, which this build does not know: upgrade perceptron"
+                ),
+            ));
+        }
+    }
+    let file: ModelFile = serde_json::from_str(text)
+        .map_err(|e| Error::model(path, format!("is corrupt: {}", json_at(&e))))?;
+    check_consistent(path, &file)?;
+    match file.precision {
+        Precision::F32 => Ok(AnyModel::F32(build::<f32>(path, file)?)),
+        Precision::F64 => Ok(AnyModel::F64(build::<f64>(path, file)?)),
+    }
+}
+
+/// A JSON error's message with its place first: serde_json's message ends
+/// in " at line L column C"; say it once, first.
+fn json_at(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full);
+    format!("line {} column {}: {message}", e.line(), e.column())
+}
+
+/// The file says it is a perceptron model of a format version this build
+/// reads.
+fn check_header(path: &Path, value: &serde_json::Value) -> Result<()> {
     let header = Header {
         format: value
             .get("format")
@@ -214,20 +241,12 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
             ));
         }
     }
-    match value.get("kind").and_then(|v| v.as_str()) {
-        None => {}
-        Some(super::ovr_file::KIND) => return super::ovr_file::parse_value(path, value),
-        Some(other) => {
-            return Err(Error::model(
-                path,
-                format!(
-                    "is a \"{other}\" model, which this build does not know: upgrade perceptron"
-                ),
-            ));
-        }
-    }
-    let file: ModelFile = serde_json::from_str(text)
-        .map_err(|e| Error::model(path, format!("is corrupt: {}", at(&e))))?;
+    Ok(())
+}
+
+/// The binary model's fields agree with each other: one weight per
+/// feature, no bias without one, two distinct labels, a valid data layout.
+fn check_consistent(path: &Path, file: &ModelFile) -> Result<()> {
     if file.weights.len() != file.feature_count {
         return Err(Error::model(
             path,
@@ -263,10 +282,7 @@ pub fn parse(path: &Path, text: &str) -> Result<AnyModel> {
     if let Some(layout) = &file.training.data_layout {
         layout.check(path)?;
     }
-    match file.precision {
-        Precision::F32 => Ok(AnyModel::F32(build::<f32>(path, file)?)),
-        Precision::F64 => Ok(AnyModel::F64(build::<f64>(path, file)?)),
-    }
+    Ok(())
 }
 
 fn build<F: Real>(path: &Path, file: ModelFile) -> Result<Model<F>> {

@@ -223,6 +223,51 @@ pub fn parse_mix<F: Real>(
     let value = checked_json(path, text)?;
     let file: CheckpointFile = serde_json::from_value(value)
         .map_err(|e| Error::model(path, format!("is corrupt: {e}")))?;
+    check_same_run(path, &file, expected, mix)?;
+    let dim = (expected.features + expected.bias as usize) * expected.heads;
+    if file.weights.len() != dim {
+        return Err(Error::model(
+            path,
+            format!(
+                "is corrupt: {} weights for {dim} needed",
+                file.weights.len()
+            ),
+        ));
+    }
+    check_counters(path, &file, expected)?;
+    let weights = narrow::<F>(path, &file.weights)?;
+    let average = file
+        .average
+        .as_deref()
+        .map(|u| narrow::<F>(path, u))
+        .transpose()?;
+    let pocket = file.pocket.map(|p| narrow_pocket(path, p)).transpose()?;
+    let early = file.early_stop.map(|e| narrow_early(path, e)).transpose()?;
+    let state = State {
+        weights,
+        epoch: file.epoch,
+        position: file.position,
+        mistakes_per_epoch: file.mistakes_per_epoch,
+        mistakes_in_epoch: file.mistakes_in_epoch,
+        average,
+        pocket,
+        head_mistakes_in_epoch: file.head_mistakes_in_epoch,
+        head_mistakes_per_epoch: file.head_mistakes_per_epoch,
+        early,
+    };
+    check_state(path, &state, expected, dim)?;
+    Ok((state, file.mix))
+}
+
+/// The checkpoint belongs to this run: same identity (but for an epoch cap
+/// it has not passed) and the same kind of run (mix or not), else a resume
+/// error listing every difference.
+fn check_same_run(
+    path: &Path,
+    file: &CheckpointFile,
+    expected: &RunDescription,
+    mix: Option<(usize, &str)>,
+) -> Result<()> {
     let mut differences = file.identity.differences(expected);
     // The cap changes nothing before it is reached: the run resumes under
     // any cap it has not passed (a larger one extends it, the commonest
@@ -249,60 +294,56 @@ pub fn parse_mix<F: Real>(
             differences,
         });
     }
-    let dim = (expected.features + expected.bias as usize) * expected.heads;
-    if file.weights.len() != dim {
-        return Err(Error::model(
-            path,
-            format!(
-                "is corrupt: {} weights for {dim} needed",
-                file.weights.len()
-            ),
-        ));
-    }
-    check_counters(path, &file, expected)?;
-    let weights = narrow::<F>(path, &file.weights)?;
-    let average = file
-        .average
-        .as_deref()
-        .map(|u| narrow::<F>(path, u))
-        .transpose()?;
-    let pocket = match file.pocket {
-        None => None,
-        Some(p) => Some(Pocket {
-            weights: narrow::<F>(path, &p.weights)?,
-            mistakes: p.mistakes,
-            run: p.run,
-            epoch: p.epoch,
-            current_run: p.current_run,
-            current_evaluated: p.current_evaluated,
-            evaluations: p.evaluations,
-        }),
-    };
-    let early = match file.early_stop {
-        None => None,
-        Some(e) => {
-            let best = match (e.best_epoch, e.best_weights) {
-                (Some(epoch), Some(w)) if epoch < e.scores.len() => {
-                    Some((epoch, narrow::<F>(path, &w)?))
-                }
-                (None, None) => None,
-                _ => {
-                    return Err(Error::model(
-                        path,
-                        "is corrupt: its early-stopping epoch and weights do not agree",
-                    ));
-                }
-            };
-            Some(EarlyState {
-                scores: e.scores,
-                best,
-                loss_in_epoch: e.loss_in_epoch,
-            })
+    Ok(())
+}
+
+/// The pocket state in the run's precision (its weights narrowed exactly).
+fn narrow_pocket<F: Real>(path: &Path, p: PocketFile) -> Result<Pocket<F>> {
+    Ok(Pocket {
+        weights: narrow::<F>(path, &p.weights)?,
+        mistakes: p.mistakes,
+        run: p.run,
+        epoch: p.epoch,
+        current_run: p.current_run,
+        current_evaluated: p.current_evaluated,
+        evaluations: p.evaluations,
+    })
+}
+
+/// Early stopping's state in the run's precision; its best epoch and kept
+/// weights come together or not at all.
+fn narrow_early<F: Real>(path: &Path, e: EarlyFile) -> Result<EarlyState<F>> {
+    let best = match (e.best_epoch, e.best_weights) {
+        (Some(epoch), Some(w)) if epoch < e.scores.len() => Some((epoch, narrow::<F>(path, &w)?)),
+        (None, None) => None,
+        _ => {
+            return Err(Error::model(
+                path,
+                "is corrupt: its early-stopping epoch and weights do not agree",
+            ));
         }
     };
+    Ok(EarlyState {
+        scores: e.scores,
+        best,
+        loss_in_epoch: e.loss_in_epoch,
+    })
+}
+
+/// The restored state is one the run could have written: its vectors of
+/// the run's length, its epoch, row and counters in agreement, and an
+/// average exactly when the run is averaged.
+fn check_state<F: Real>(
+    path: &Path,
+    state: &State<F>,
+    expected: &RunDescription,
+    dim: usize,
+) -> Result<()> {
+    let average = &state.average;
     let lengths_ok = average.as_ref().is_none_or(|u| u.len() == dim)
-        && pocket.as_ref().is_none_or(|p| p.weights.len() == dim)
-        && early
+        && state.pocket.as_ref().is_none_or(|p| p.weights.len() == dim)
+        && state
+            .early
             .as_ref()
             .is_none_or(|e| e.best.as_ref().is_none_or(|(_, w)| w.len() == dim));
     if !lengths_ok {
@@ -311,12 +352,12 @@ pub fn parse_mix<F: Real>(
             "is corrupt: the variant's vectors have the wrong length",
         ));
     }
-    let done = file.mistakes_per_epoch.len();
-    let scored = early.as_ref().is_none_or(|e| e.scores.len() == done);
+    let done = state.mistakes_per_epoch.len();
+    let scored = state.early.as_ref().is_none_or(|e| e.scores.len() == done);
     // A checkpoint is written between rows: never after the last one (the
     // epoch would have ended, and its position gone back to 0).
-    let inside = file.position < expected.rows || file.position == 0;
-    if !scored || file.epoch != done || !inside || done > expected.max_epochs {
+    let inside = state.position < expected.rows || state.position == 0;
+    if !scored || state.epoch != done || !inside || done > expected.max_epochs {
         return Err(Error::model(
             path,
             "is corrupt: its epoch, row and counters do not agree",
@@ -332,19 +373,7 @@ pub fn parse_mix<F: Real>(
             ),
         ));
     }
-    let state = State {
-        weights,
-        epoch: file.epoch,
-        position: file.position,
-        mistakes_per_epoch: file.mistakes_per_epoch,
-        mistakes_in_epoch: file.mistakes_in_epoch,
-        average,
-        pocket,
-        head_mistakes_in_epoch: file.head_mistakes_in_epoch,
-        head_mistakes_per_epoch: file.head_mistakes_per_epoch,
-        early,
-    };
-    Ok((state, file.mix))
+    Ok(())
 }
 
 /// The counters and records a checkpoint holds, against what the run can

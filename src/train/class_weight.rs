@@ -95,50 +95,63 @@ impl ClassWeights {
     /// c_pos]` per head, and the class weights by label for reports. A
     /// label that is not one of the data's is an error naming it.
     pub fn resolve<F: Real>(&self, data: &Dataset<F>, heads: usize) -> Result<Resolved<F>> {
-        let n = data.rows();
         if heads == 1 {
-            let map = &data.label_map;
-            let names = [map.negative_text().to_owned(), map.positive.clone()];
-            let mut c = [F::ONE; 2];
-            match self {
-                ClassWeights::Balanced => {
-                    let pos = data.labels.iter().filter(|&&y| y > 0).count();
-                    for (side, count) in [(0, n - pos), (1, pos)] {
-                        c[side] = balanced::<F>(n, 2, count);
-                    }
-                }
-                ClassWeights::Given(pairs) => {
-                    for (label, weight) in pairs {
-                        let side = if same_label(label, &map.positive) {
-                            1
-                        } else if same_label(label, map.negative_text())
-                            || (map.negative.is_none() && label == "rest")
-                        {
-                            0
-                        } else {
-                            return Err(Error::data(
-                                &data.source,
-                                format!(
-                                    "the class weights name label {}, but the model's \
-                                     classes are {} (+1) and {} (-1)",
-                                    Quoted(label),
-                                    Quoted(&names[1]),
-                                    Quoted(&names[0])
-                                ),
-                            ));
-                        };
-                        c[side] = weight_of::<F>(weight);
-                    }
+            return self.resolve_binary(data);
+        }
+        self.resolve_one_vs_rest(data)
+    }
+
+    /// [`ClassWeights::resolve`] for one head: a weight for each side, the
+    /// labels named by the model's +1 and -1 classes.
+    fn resolve_binary<F: Real>(&self, data: &Dataset<F>) -> Result<Resolved<F>> {
+        let n = data.rows();
+        let map = &data.label_map;
+        let names = [map.negative_text().to_owned(), map.positive.clone()];
+        let mut c = [F::ONE; 2];
+        match self {
+            ClassWeights::Balanced => {
+                let pos = data.labels.iter().filter(|&&y| y > 0).count();
+                for (side, count) in [(0, n - pos), (1, pos)] {
+                    c[side] = balanced::<F>(n, 2, count);
                 }
             }
-            return Ok(Resolved {
-                heads: vec![c],
-                labels: vec![
-                    (names[1].clone(), c[1].to_f64()),
-                    (names[0].clone(), c[0].to_f64()),
-                ],
-            });
+            ClassWeights::Given(pairs) => {
+                for (label, weight) in pairs {
+                    let side = if same_label(label, &map.positive) {
+                        1
+                    } else if same_label(label, map.negative_text())
+                        || (map.negative.is_none() && label == "rest")
+                    {
+                        0
+                    } else {
+                        return Err(Error::data(
+                            &data.source,
+                            format!(
+                                "the class weights name label {}, but the model's \
+                                 classes are {} (+1) and {} (-1)",
+                                Quoted(label),
+                                Quoted(&names[1]),
+                                Quoted(&names[0])
+                            ),
+                        ));
+                    };
+                    c[side] = weight_of::<F>(weight);
+                }
+            }
         }
+        Ok(Resolved {
+            heads: vec![c],
+            labels: vec![
+                (names[1].clone(), c[1].to_f64()),
+                (names[0].clone(), c[0].to_f64()),
+            ],
+        })
+    }
+
+    /// [`ClassWeights::resolve`] for one-vs-rest: each class's weight for its
+    /// own head's +1 rows, the labels named by the data's classes.
+    fn resolve_one_vs_rest<F: Real>(&self, data: &Dataset<F>) -> Result<Resolved<F>> {
+        let n = data.rows();
         let k = data.classes.len();
         let mut pos = vec![F::ONE; k];
         match self {

@@ -132,6 +132,15 @@ impl RunDescription {
     /// Every difference from `other` (the run trying to resume this one).
     pub fn differences(&self, other: &RunDescription) -> Vec<Difference> {
         let mut d = Vec::new();
+        self.loop_differences(other, &mut d);
+        self.rule_differences(other, &mut d);
+        self.start_differences(other, &mut d);
+        d
+    }
+
+    /// The data and the loop over it: rows, precision, bias, epoch cap
+    /// and order.
+    fn loop_differences(&self, other: &RunDescription, d: &mut Vec<Difference>) {
         if self.fingerprint != other.fingerprint
             || self.rows != other.rows
             || self.features != other.features
@@ -179,6 +188,10 @@ impl RunDescription {
                 now: text(&other.shuffle_every_epoch),
             });
         }
+    }
+
+    /// The rule learned: variant, margin, one-vs-rest and early stopping.
+    fn rule_differences(&self, other: &RunDescription, d: &mut Vec<Difference>) {
         if self.variant != other.variant {
             d.push(Difference::Variant {
                 was: self.variant.name().to_owned(),
@@ -199,28 +212,17 @@ impl RunDescription {
             });
         }
         if self.early_stop != other.early_stop {
-            let text = |e: &Option<EarlyStop>| {
-                e.as_ref().map(|e| {
-                    let on = match e.validation {
-                        Some(v) => format!(
-                            "on a held-out {} (seed {})",
-                            crate::text::fmt_g(v.fraction),
-                            v.seed
-                        ),
-                        None => "on the training mistakes".to_owned(),
-                    };
-                    format!(
-                        "tol {}, {} epochs, {on}",
-                        crate::text::fmt_g(e.tol),
-                        e.n_iter_no_change
-                    )
-                })
-            };
+            let text = |e: &Option<EarlyStop>| e.as_ref().map(early_stop_text);
             d.push(Difference::EarlyStop {
                 was: text(&self.early_stop),
                 now: text(&other.early_stop),
             });
         }
+    }
+
+    /// How the data and the weights start: class weights, scaling, the
+    /// initial model and the labels.
+    fn start_differences(&self, other: &RunDescription, d: &mut Vec<Difference>) {
         if self.class_weight != other.class_weight {
             let text = |w: &Option<ClassWeights>| w.as_ref().map(ClassWeights::text);
             d.push(Difference::ClassWeight {
@@ -247,6 +249,22 @@ impl RunDescription {
                 now: other.labels.positive.clone(),
             });
         }
-        d
     }
+}
+
+/// Early stopping's options as a resume error names them.
+fn early_stop_text(e: &EarlyStop) -> String {
+    let on = match e.validation {
+        Some(v) => format!(
+            "on a held-out {} (seed {})",
+            crate::text::fmt_g(v.fraction),
+            v.seed
+        ),
+        None => "on the training mistakes".to_owned(),
+    };
+    format!(
+        "tol {}, {} epochs, {on}",
+        crate::text::fmt_g(e.tol),
+        e.n_iter_no_change
+    )
 }

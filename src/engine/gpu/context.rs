@@ -188,6 +188,43 @@ pub fn open_nth(
     nth: Option<usize>,
     features: wgpu::Features,
 ) -> Result<Gpu> {
+    let mut candidates = candidates(request)?;
+    let pick = match nth {
+        Some(n) => {
+            candidates.sort_by_key(|a| rank(&a.get_info()));
+            let best = rank(&candidates[0].get_info());
+            candidates.retain(|a| rank(&a.get_info()) == best);
+            n % candidates.len()
+        }
+        None => 0,
+    };
+    let adapter = candidates.swap_remove(pick);
+    let info = adapter.get_info();
+    check_features(&adapter, &info, features)?;
+    let limits = adapter.limits();
+    let desc = wgpu::DeviceDescriptor {
+        label: Some("perceptron"),
+        required_features: features,
+        required_limits: limits.clone(),
+        ..Default::default()
+    };
+    let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+        .map_err(|e| Error::Gpu(format!("cannot open a device on {}: {e}", describe(&info))))?;
+    let failure = record_failures(&device);
+    Ok(Gpu {
+        device,
+        queue,
+        info,
+        limits,
+        features,
+        failure,
+    })
+}
+
+/// The adapters the request may open, best first: those whose name
+/// contains the one asked for, else the hardware ones (and the software
+/// ones if allowed); none is an error that says what was tried.
+fn candidates(request: &AdapterRequest) -> Result<Vec<wgpu::Adapter>> {
     let mut candidates: Vec<wgpu::Adapter> = adapters();
     if let Some(name) = &request.name {
         let needle = name.to_lowercase();
@@ -215,17 +252,16 @@ pub fn open_nth(
         }
         candidates.sort_by_key(|a| rank(&a.get_info()));
     }
-    let pick = match nth {
-        Some(n) => {
-            candidates.sort_by_key(|a| rank(&a.get_info()));
-            let best = rank(&candidates[0].get_info());
-            candidates.retain(|a| rank(&a.get_info()) == best);
-            n % candidates.len()
-        }
-        None => 0,
-    };
-    let adapter = candidates.swap_remove(pick);
-    let info = adapter.get_info();
+    Ok(candidates)
+}
+
+/// The adapter has every feature the run needs, else an error naming the
+/// missing ones (f64 shaders by what they are for).
+fn check_features(
+    adapter: &wgpu::Adapter,
+    info: &wgpu::AdapterInfo,
+    features: wgpu::Features,
+) -> Result<()> {
     let missing = features - adapter.features();
     if !missing.is_empty() {
         let what = if missing.contains(wgpu::Features::SHADER_F64) {
@@ -236,18 +272,15 @@ pub fn open_nth(
         };
         return Err(Error::Gpu(format!(
             "the adapter {} lacks {what}",
-            describe(&info)
+            describe(info)
         )));
     }
-    let limits = adapter.limits();
-    let desc = wgpu::DeviceDescriptor {
-        label: Some("perceptron"),
-        required_features: features,
-        required_limits: limits.clone(),
-        ..Default::default()
-    };
-    let (device, queue) = pollster::block_on(adapter.request_device(&desc))
-        .map_err(|e| Error::Gpu(format!("cannot open a device on {}: {e}", describe(&info))))?;
+    Ok(())
+}
+
+/// The device's first uncaptured error or loss, kept for the engine to
+/// report at its next step.
+fn record_failures(device: &wgpu::Device) -> Arc<Mutex<Option<String>>> {
     let failure = Arc::new(Mutex::new(None::<String>));
     let sink = failure.clone();
     device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
@@ -261,12 +294,5 @@ pub fn open_nth(
             f.get_or_insert_with(|| format!("GPU device lost ({reason:?}): {msg}"));
         }
     });
-    Ok(Gpu {
-        device,
-        queue,
-        info,
-        limits,
-        features,
-        failure,
-    })
+    failure
 }

@@ -121,14 +121,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         options: &GpuOptions,
     ) -> Result<Self> {
         let name = format!("gpu: {}", gpu.describe());
-        let binding = gpu
-            .limits
-            .max_storage_buffer_binding_size
-            .min(gpu.limits.max_buffer_size);
-        let chunk_limit = binding
-            .min(1 << 30)
-            .min(options.chunk_bytes.unwrap_or(u64::MAX))
-            .max(64);
+        let (binding, chunk_limit) = storage_limits(&gpu, options);
         let max_heads = check_fits(data, bias, binding)?;
         let plans = layout::plan(&data.features, chunk_limit).map_err(|bytes| {
             Error::Gpu(format!(
@@ -148,45 +141,14 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         );
         let facts = data.facts(bias);
         let layout = pipeline.get_bind_group_layout(0);
-        let mut budget = options.memory_budget.unwrap_or(u64::MAX);
-        let mut staging: Option<ChunkBuffers> = None;
+        let mut residency = Residency {
+            budget: options.memory_budget.unwrap_or(u64::MAX),
+            staging: None,
+            chunk_limit,
+        };
         let mut chunks = Vec::with_capacity(plans.len());
         for plan in plans {
-            let bytes = chunks::chunk_bytes(&data.features, &plan);
-            let resident = if bytes <= budget {
-                try_upload(&gpu, &data.features, &plan)
-            } else {
-                None
-            };
-            if resident.is_some() {
-                budget -= bytes;
-            } else {
-                // Once one chunk is streamed, the later ones are too: the
-                // budget is spent.
-                budget = 0;
-                if staging.is_none() {
-                    staging = Some(allocate_staging(&gpu, &data.features, chunk_limit)?);
-                }
-            }
-            let Some(rows) = resident.as_ref().or(staging.as_ref()) else {
-                return Err(Error::Gpu("no buffer for a data chunk".into()));
-            };
-            let bind_group = chunk_bind_group(
-                &gpu.device,
-                &layout,
-                data,
-                &facts.norms,
-                &plan,
-                &shared,
-                rows,
-            );
-            chunks.push(Chunk {
-                params: bind_group.1,
-                bind_group: bind_group.0,
-                plan,
-                resident: resident.is_some(),
-                rows: resident,
-            });
+            chunks.push(residency.chunk(&gpu, data, &facts.norms, &layout, &shared, plan)?);
         }
         if let Some(e) = gpu.take_failure() {
             return Err(Error::Gpu(format!("setting up {name} failed: {e}")));
@@ -200,7 +162,7 @@ impl<'d, F: Real> GpuEngine<'d, F> {
             lanes,
             pipeline,
             chunks,
-            staging,
+            staging: residency.staging,
             weights: shared.weights,
             bound: shared.bound,
             slack: shared.slack,
@@ -648,6 +610,83 @@ impl<F: Real> MarginEngine<F> for GpuEngine<'_, F> {
 /// storage binding (`binding` bytes); returns the most heads a pass may
 /// carry: one per class for one-vs-rest, which binds every class's
 /// weights at once.
+/// The adapter's largest storage binding, and the size of a data chunk
+/// under it (at most 1 GiB, or [`GpuOptions::chunk_bytes`]).
+fn storage_limits(gpu: &Gpu, options: &GpuOptions) -> (u64, u64) {
+    let binding = gpu
+        .limits
+        .max_storage_buffer_binding_size
+        .min(gpu.limits.max_buffer_size);
+    let chunk_limit = binding
+        .min(1 << 30)
+        .min(options.chunk_bytes.unwrap_or(u64::MAX))
+        .max(64);
+    (binding, chunk_limit)
+}
+
+/// Where the data chunks' rows go: the device memory left to keep chunks
+/// resident, and the one staging buffer (of `chunk_limit` bytes) that
+/// every streamed chunk shares.
+struct Residency {
+    budget: u64,
+    staging: Option<ChunkBuffers>,
+    chunk_limit: u64,
+}
+
+impl Residency {
+    /// The chunk of `plan`: its rows placed, and bound with the shared
+    /// buffers.
+    fn chunk<F: Real>(
+        &mut self,
+        gpu: &Gpu,
+        data: &Dataset<F>,
+        norms: &[f32],
+        layout: &wgpu::BindGroupLayout,
+        shared: &PassBuffers,
+        plan: ChunkPlan,
+    ) -> Result<Chunk> {
+        let resident = self.place(gpu, &data.features, &plan)?;
+        let Some(rows) = resident.as_ref().or(self.staging.as_ref()) else {
+            return Err(Error::Gpu("no buffer for a data chunk".into()));
+        };
+        let bind_group = chunk_bind_group(&gpu.device, layout, data, norms, &plan, shared, rows);
+        Ok(Chunk {
+            params: bind_group.1,
+            bind_group: bind_group.0,
+            plan,
+            resident: resident.is_some(),
+            rows: resident,
+        })
+    }
+
+    /// Uploads the chunk's rows while the budget lasts (and the device has
+    /// room), else readies the staging buffer; returns the resident rows.
+    fn place<F: Real>(
+        &mut self,
+        gpu: &Gpu,
+        features: &Features<F>,
+        plan: &ChunkPlan,
+    ) -> Result<Option<ChunkBuffers>> {
+        let bytes = chunks::chunk_bytes(features, plan);
+        let resident = if bytes <= self.budget {
+            try_upload(gpu, features, plan)
+        } else {
+            None
+        };
+        if resident.is_some() {
+            self.budget -= bytes;
+        } else {
+            // Once one chunk is streamed, the later ones are too: the
+            // budget is spent.
+            self.budget = 0;
+            if self.staging.is_none() {
+                self.staging = Some(allocate_staging(gpu, features, self.chunk_limit)?);
+            }
+        }
+        Ok(resident)
+    }
+}
+
 fn check_fits<F: Real>(data: &Dataset<F>, bias: bool, binding: u64) -> Result<usize> {
     let elem = std::mem::size_of::<F>() as u64;
     let dim = data.cols() + bias as usize;

@@ -28,7 +28,7 @@ use super::layout::{self, BatchParams, ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
 use super::twin::{self as walk_twin, Entries};
 use super::walk_plan::{BatchDone, BatchPlan, MAX_WINDOW};
-use crate::data::Dataset;
+use crate::data::{Dataset, RowFacts};
 use crate::engine::certify::Bound;
 use crate::engine::{EngineError, WalkBatch, WalkCounts, WalkStart};
 use crate::float::Real;
@@ -212,6 +212,52 @@ struct WalkBuffers {
     tiles: wgpu::Buffer,
 }
 
+/// A slot's capacity (decisions per batch) and its entries' bytes: a
+/// batch's entries hold `stride` values per decision, so wide rows get
+/// fewer entries per batch, and no slot needs more than 64 MiB.
+fn slot_capacity(
+    capacity: usize,
+    stride: usize,
+    elem: u64,
+    limits: &wgpu::Limits,
+) -> Result<(usize, u64), String> {
+    let capacity = capacity
+        .min(((64u64 << 20) / (stride as u64 * elem).max(1)) as usize)
+        .max(1);
+    let values_bytes = (capacity * stride) as u64 * elem;
+    if values_bytes > limits.max_storage_buffer_binding_size {
+        return Err(format!(
+            "a batch's entries need {values_bytes} bytes, more than a storage binding"
+        ));
+    }
+    Ok((capacity, values_bytes))
+}
+
+impl WalkBuffers {
+    /// The shared buffers for weights of `weights_bytes` and scan windows
+    /// of up to `max_window` rows.
+    fn new(device: &wgpu::Device, weights_bytes: u64, max_window: usize, lanes: u32) -> Self {
+        // The smallest slack of each scan workgroup's rows (a tile).
+        let tiles = max_window.div_ceil((256 / lanes.max(1)) as usize);
+        WalkBuffers {
+            weights: buffer(device, "walk weights", weights_bytes, STORAGE),
+            state: buffer(device, "walk state", STATE_BYTES, STORAGE),
+            slack: buffer(
+                device,
+                "walk slack",
+                8 * max_window as u64,
+                wgpu::BufferUsages::STORAGE,
+            ),
+            tiles: buffer(
+                device,
+                "walk tiles",
+                4 * tiles as u64,
+                wgpu::BufferUsages::STORAGE,
+            ),
+        }
+    }
+}
+
 impl Slot {
     /// A slot for batches of up to `capacity` decisions, whose entries
     /// take `values_bytes`.
@@ -242,6 +288,26 @@ impl Slot {
 }
 
 impl ChunkWalk {
+    /// Every chunk's walk, its rows' label bits and norms from `facts`.
+    fn all<F: Real>(
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        data: &Dataset<F>,
+        facts: &RowFacts,
+        chunks: &[(ChunkPlan, &ChunkBuffers)],
+        shared: &WalkBuffers,
+        slots: &[Slot],
+    ) -> Vec<Self> {
+        chunks
+            .iter()
+            .map(|(plan, rows)| {
+                let bits = walk_twin::walk_bits(&data.labels, &facts.host_only, plan.rows.clone());
+                let norms = &facts.norms[plan.rows.clone()];
+                ChunkWalk::new::<F>(device, layout, plan, rows, &bits, norms, shared, slots)
+            })
+            .collect()
+    }
+
     /// A chunk's parameters, its rows' label bits and norms, and one bind
     /// group per slot.
     #[allow(clippy::too_many_arguments)]
@@ -328,59 +394,24 @@ impl<F: Real> GpuWalk<F> {
         let elem = std::mem::size_of::<F>() as u64;
         let dim = data.cols() + bias as usize;
         let stride = walk_twin::entry_stride(&data.features, bias);
-        // A batch's entries hold `stride` values per decision: wide rows get
-        // fewer entries per batch, so no slot needs more than 64 MiB.
-        let capacity = capacity
-            .min(((64u64 << 20) / (stride as u64 * elem).max(1)) as usize)
-            .max(1);
-        let values_bytes = (capacity * stride) as u64 * elem;
-        if values_bytes > limits.max_storage_buffer_binding_size {
-            return Err(format!(
-                "a batch's entries need {values_bytes} bytes, more than a storage binding"
-            ));
-        }
-        // The scan's slacks: one window, at most a chunk's rows; and the
-        // smallest slack of each scan workgroup's rows (a tile).
+        let (capacity, values_bytes) = slot_capacity(capacity, stride, elem, limits)?;
+        // The scan's slacks: one window, at most a chunk's rows.
         let longest_chunk = chunks.iter().map(|c| c.0.rows.len()).max().unwrap_or(1);
         let max_window = longest_chunk.clamp(1, MAX_WINDOW);
-        let tiles = max_window.div_ceil((256 / lanes.max(1)) as usize);
-        let shared = WalkBuffers {
-            weights: buffer(device, "walk weights", dim as u64 * elem, STORAGE),
-            state: buffer(device, "walk state", STATE_BYTES, STORAGE),
-            slack: buffer(
-                device,
-                "walk slack",
-                8 * max_window as u64,
-                wgpu::BufferUsages::STORAGE,
-            ),
-            tiles: buffer(
-                device,
-                "walk tiles",
-                4 * tiles as u64,
-                wgpu::BufferUsages::STORAGE,
-            ),
-        };
+        let shared = WalkBuffers::new(device, dim as u64 * elem, max_window, lanes);
         let slots: Vec<Slot> = (0..DEPTH + 1)
             .map(|_| Slot::new(device, capacity, values_bytes))
             .collect();
         let facts = data.facts(bias);
-        let walks = chunks
-            .iter()
-            .map(|(plan, rows)| {
-                let bits = walk_twin::walk_bits(&data.labels, &facts.host_only, plan.rows.clone());
-                let norms = &facts.norms[plan.rows.clone()];
-                ChunkWalk::new::<F>(
-                    device,
-                    &pipelines.layout,
-                    plan,
-                    rows,
-                    &bits,
-                    norms,
-                    &shared,
-                    &slots,
-                )
-            })
-            .collect();
+        let walks = ChunkWalk::all(
+            device,
+            &pipelines.layout,
+            data,
+            &facts,
+            chunks,
+            &shared,
+            &slots,
+        );
         if let Some(e) = pollster::block_on(oom.pop()) {
             return Err(format!("out of memory setting up the walk: {e}"));
         }

@@ -263,27 +263,8 @@ fn fit_alone<F: Real>(
 ) -> Result<Fit<F>> {
     let params = trainer.params();
     let max = params.max_epochs;
-    // Each row's weight moves with it.
-    let weights_of = |rows: &[usize]| {
-        params
-            .sample_weight
-            .as_ref()
-            .map(|w| rows.iter().map(|&i| w[i]).collect())
-    };
     let Some(seed) = seed else {
-        // File order every epoch: one run of the loop.
-        let mut fit = if skipped.is_empty() {
-            trainer.fit_epochs(data, validation, state, observer)?
-        } else {
-            let rows = kept(skipped);
-            let trained = trainer.with_params(TrainParams {
-                sample_weight: weights_of(&rows),
-                ..(**params).clone()
-            })?;
-            trained.fit_epochs(&data.permuted(&rows), validation, state, observer)?
-        };
-        fit.nominal_epochs = Some(nominal_epochs(params.early_stop.as_ref(), &fit, max));
-        return Ok(fit);
+        return fit_in_file_order(trainer, data, validation, skipped, state, observer);
     };
     let t0 = Instant::now();
     let mut order: Vec<usize> = (0..data.rows()).collect();
@@ -334,6 +315,40 @@ fn fit_alone<F: Real>(
     }
 }
 
+/// [`fit_alone`] without a seed: file order every epoch, so one run of the
+/// loop over the rows not `skipped`.
+fn fit_in_file_order<F: Real>(
+    trainer: &EpochRunner,
+    data: &Dataset<F>,
+    validation: Option<&Dataset<F>>,
+    skipped: &[bool],
+    state: State<F>,
+    observer: &mut dyn Observer<F>,
+) -> Result<Fit<F>> {
+    let params = trainer.params();
+    let max = params.max_epochs;
+    // Each row's weight moves with it.
+    let weights_of = |rows: &[usize]| {
+        params
+            .sample_weight
+            .as_ref()
+            .map(|w| rows.iter().map(|&i| w[i]).collect())
+    };
+    // File order every epoch: one run of the loop.
+    let mut fit = if skipped.is_empty() {
+        trainer.fit_epochs(data, validation, state, observer)?
+    } else {
+        let rows = kept(skipped);
+        let trained = trainer.with_params(TrainParams {
+            sample_weight: weights_of(&rows),
+            ..(**params).clone()
+        })?;
+        trained.fit_epochs(&data.permuted(&rows), validation, state, observer)?
+    };
+    fit.nominal_epochs = Some(nominal_epochs(params.early_stop.as_ref(), &fit, max));
+    Ok(fit)
+}
+
 /// What the earlier one-epoch runs of a perceptron did, carried into the
 /// last one's outcome.
 #[derive(Default)]
@@ -354,6 +369,23 @@ impl Past {
             }
         }
         self.stats.add(&out.stats);
+    }
+
+    /// The one-vs-rest heads' records, one head after another (each engine
+    /// named once).
+    fn of_heads<F>(fits: &[Fit<F>]) -> Self {
+        let mut past = Past::default();
+        for f in fits {
+            for e in &f.engines {
+                if !past.engines.contains(e) {
+                    past.engines.push(e.clone());
+                }
+            }
+            past.stats.add(&f.loop_stats);
+            past.epoch_seconds.extend_from_slice(&f.epoch_seconds);
+            past.epoch_modes.extend_from_slice(&f.epoch_modes);
+        }
+        past
     }
 
     fn into<F>(self, mut out: Outcome<F>) -> Outcome<F> {
@@ -424,6 +456,70 @@ fn combine<F: Real>(
     class_weights: Option<Vec<(String, f64)>>,
     t0: Instant,
 ) -> Fit<F> {
+    let concat = |of: &dyn Fn(&Fit<F>) -> &[F]| -> Vec<F> {
+        fits.iter().flat_map(|f| of(f).to_vec()).collect()
+    };
+    let weights = concat(&|f| &f.weights);
+    let last_weights = concat(&|f| &f.last_weights);
+    let stops: Vec<Stop> = fits.iter().map(|f| f.stop).collect();
+    let stop = combined_stop(&stops);
+    let state = combined_state(&fits, heads, last_weights.clone());
+    let head_theory = fits.iter().map(|f| f.theory.clone()).collect();
+    let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
+    let theory = theory::analyse_ovr(data, &weights, params.bias, heads).with_margin(tau);
+    let history = Past::of_heads(&fits);
+    let early_stopping = params
+        .early_stop
+        .as_ref()
+        .map(|rule| combined_early_stopping(rule, &fits, &stops));
+    let nominal_epochs = fits.iter().filter_map(|f| f.nominal_epochs).max();
+    let engine_start_seconds: f64 = fits.iter().map(|f| f.engine_start_seconds).sum();
+    let first = fits.into_iter().next();
+    Fit {
+        weights,
+        bias: params.bias,
+        stop,
+        engines: history.engines,
+        loop_stats: history.stats,
+        engine_stats: first
+            .as_ref()
+            .map(|f| f.engine_stats.clone())
+            .unwrap_or_default(),
+        theory,
+        seconds: t0.elapsed().as_secs_f64() - engine_start_seconds,
+        engine_start_seconds,
+        epoch_seconds: history.epoch_seconds,
+        epoch_modes: history.epoch_modes,
+        variant: params.variant,
+        last_weights,
+        pocket: None,
+        head_theory,
+        backend_note: first.and_then(|f| f.backend_note),
+        class_weights,
+        early_stopping,
+        mistakes_per_epoch: state.mistakes_per_epoch.clone(),
+        state,
+        nominal_epochs,
+    }
+}
+
+/// The run's stop: interrupted if any head was, converged if all did,
+/// else capped if any head reached the epoch cap, else stopped early.
+fn combined_stop(stops: &[Stop]) -> Stop {
+    if stops.contains(&Stop::Interrupted) {
+        Stop::Interrupted
+    } else if stops.iter().all(|s| *s == Stop::Converged) {
+        Stop::Converged
+    } else if stops.contains(&Stop::MaxEpochs) {
+        Stop::MaxEpochs
+    } else {
+        Stop::EarlyStopped
+    }
+}
+
+/// The state of the heads together: the last weights, and each epoch's
+/// mistakes per head (0 for a head that had stopped) and in all.
+fn combined_state<F: Real>(fits: &[Fit<F>], heads: usize, last_weights: Vec<F>) -> State<F> {
     let epochs = fits
         .iter()
         .map(|f| f.mistakes_per_epoch.len())
@@ -444,93 +540,40 @@ fn combine<F: Real>(
         .iter()
         .map(|m| m.iter().sum())
         .collect();
-    let concat = |of: &dyn Fn(&Fit<F>) -> &[F]| -> Vec<F> {
-        fits.iter().flat_map(|f| of(f).to_vec()).collect()
-    };
-    let weights = concat(&|f| &f.weights);
-    let last_weights = concat(&|f| &f.last_weights);
-    let stops: Vec<Stop> = fits.iter().map(|f| f.stop).collect();
-    let stop = if stops.contains(&Stop::Interrupted) {
-        Stop::Interrupted
-    } else if stops.iter().all(|s| *s == Stop::Converged) {
-        Stop::Converged
-    } else if stops.contains(&Stop::MaxEpochs) {
-        Stop::MaxEpochs
-    } else {
-        Stop::EarlyStopped
-    };
-    let mut state = State::starting_from(last_weights.clone());
+    let mut state = State::starting_from(last_weights);
     state.epoch = epochs;
     state.mistakes_per_epoch = mistakes_per_epoch;
     state.head_mistakes_per_epoch = head_mistakes_per_epoch;
     state.head_mistakes_in_epoch = vec![0; heads];
-    let head_theory = fits.iter().map(|f| f.theory.clone()).collect();
-    let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
-    let theory = theory::analyse_ovr(data, &weights, params.bias, heads).with_margin(tau);
-    let mut engines: Vec<String> = Vec::new();
-    let mut loop_stats = LoopStats::default();
-    let (mut epoch_seconds, mut epoch_modes) = (Vec::new(), Vec::new());
-    for f in &fits {
-        for e in &f.engines {
-            if !engines.contains(e) {
-                engines.push(e.clone());
-            }
-        }
-        loop_stats.add(&f.loop_stats);
-        epoch_seconds.extend_from_slice(&f.epoch_seconds);
-        epoch_modes.extend_from_slice(&f.epoch_modes);
-    }
-    let early_stopping = params
-        .early_stop
-        .as_ref()
-        .map(|rule| crate::train::EarlyStopReport {
-            tol: rule.tol,
-            n_iter_no_change: rule.n_iter_no_change,
-            validation_fraction: rule.validation.map(|v| v.fraction),
-            // Every perceptron is judged on the same held-out rows.
-            validation_rows: fits
-                .first()
-                .and_then(|f| f.early_stopping.as_ref())
-                .and_then(|e| e.validation_rows),
-            validation_accuracy: Vec::new(),
-            mistake_rate: Vec::new(),
-            mean_loss: Vec::new(),
-            best_epoch: None,
-            keep: if rule.validation.is_some() {
-                rule.keep
-            } else {
-                crate::train::early_stop::Keep::Best
-            },
-            stopped: stops.contains(&Stop::EarlyStopped),
-        });
-    let nominal_epochs = fits.iter().filter_map(|f| f.nominal_epochs).max();
-    let engine_start_seconds: f64 = fits.iter().map(|f| f.engine_start_seconds).sum();
-    let first = fits.into_iter().next();
-    Fit {
-        weights,
-        bias: params.bias,
-        stop,
-        engines,
-        loop_stats,
-        engine_stats: first
-            .as_ref()
-            .map(|f| f.engine_stats.clone())
-            .unwrap_or_default(),
-        theory,
-        seconds: t0.elapsed().as_secs_f64() - engine_start_seconds,
-        engine_start_seconds,
-        epoch_seconds,
-        epoch_modes,
-        variant: params.variant,
-        last_weights,
-        pocket: None,
-        head_theory,
-        backend_note: first.and_then(|f| f.backend_note),
-        class_weights,
-        early_stopping,
-        mistakes_per_epoch: state.mistakes_per_epoch.clone(),
-        state,
-        nominal_epochs,
+    state
+}
+
+/// The early-stopping report of the heads together: the rule, the
+/// held-out rows they share, and whether any head stopped early.
+fn combined_early_stopping<F>(
+    rule: &EarlyStop,
+    fits: &[Fit<F>],
+    stops: &[Stop],
+) -> crate::train::EarlyStopReport {
+    crate::train::EarlyStopReport {
+        tol: rule.tol,
+        n_iter_no_change: rule.n_iter_no_change,
+        validation_fraction: rule.validation.map(|v| v.fraction),
+        // Every perceptron is judged on the same held-out rows.
+        validation_rows: fits
+            .first()
+            .and_then(|f| f.early_stopping.as_ref())
+            .and_then(|e| e.validation_rows),
+        validation_accuracy: Vec::new(),
+        mistake_rate: Vec::new(),
+        mean_loss: Vec::new(),
+        best_epoch: None,
+        keep: if rule.validation.is_some() {
+            rule.keep
+        } else {
+            crate::train::early_stop::Keep::Best
+        },
+        stopped: stops.contains(&Stop::EarlyStopped),
     }
 }
 

@@ -290,6 +290,13 @@ impl Chooser {
         if self.left > 0 {
             return;
         }
+        self.stretch_ended(mode);
+    }
+
+    /// The current stretch, of `mode`, is over: `mode` walks on or another
+    /// takes over, by what they were measured to cost.
+    fn stretch_ended(&mut self, mode: Mode) {
+        let m = mode as usize;
         let spent = std::mem::take(&mut self.trial_spent);
         let trial = self.resume.take();
         let cheapest_other = ALL
@@ -298,43 +305,7 @@ impl Chooser {
             .filter_map(|o| Some((o, self.cost[o as usize]?)))
             .min_by(|a, b| a.1.total_cmp(&b.1));
         match (trial, self.cost[m]) {
-            (Some((winner, resume)), Some(c)) => {
-                let w = self.cost[winner as usize];
-                if w.is_some_and(|w| c > w) {
-                    // A trial lost: the winner resumes, for long enough that
-                    // the next trial costs a small share of its time. What
-                    // the trial lost is what it took beyond the winner's time
-                    // for its rows: at most its budget, however dear its few
-                    // rows made its cost per row look (a device's first
-                    // batches early in training settle a handful of rows
-                    // each).
-                    let o = w.unwrap_or(c);
-                    let lost = (spent.0 - o * spent.1 as f64).max(0.0);
-                    // A mode that keeps losing is tried ever more rarely.
-                    self.losses[m] = (self.losses[m] + 1).min(16);
-                    let backoff = f64::from(1u32 << (self.losses[m] - 1));
-                    let spaced = TRIAL_SHARE * lost / o * backoff;
-                    let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
-                    let len = resume.max(spaced.min(cap as f64) as usize).min(cap);
-                    self.len[m] = self.measure;
-                    match self.unmeasured(winner) {
-                        // A mode not yet measured is tried at once, the
-                        // winner's stretch still to come: waiting a long
-                        // stretch for it could mean walking most of an epoch
-                        // with the dearer of two modes.
-                        Some(o) => {
-                            self.resume = Some((winner, len));
-                            self.switch(o, self.measure);
-                        }
-                        None => self.switch(winner, len),
-                    }
-                } else {
-                    // The trial won: it walks on, and doubles from here.
-                    self.losses[m] = 0;
-                    self.len[winner as usize] = self.measure;
-                    self.after_win(mode);
-                }
-            }
+            (Some((winner, resume)), Some(c)) => self.trial_ended(mode, c, (winner, resume), spent),
             (_, Some(c)) if cheapest_other.is_none_or(|(_, o)| c <= o) => self.after_win(mode),
             (_, Some(_)) => {
                 // Lost to a mode measured cheaper: that one, from short.
@@ -345,6 +316,55 @@ impl Chooser {
             }
             // Not measured yet (its pieces were too short): more of it.
             (_, None) => self.left = self.measure,
+        }
+    }
+
+    /// A trial of `mode` ended, measured at `c` per row after taking
+    /// `spent` (seconds, rows): it lost to the `winner` it was measured
+    /// against (who resumes, with `resume` rows at least) or won (and walks
+    /// on).
+    fn trial_ended(
+        &mut self,
+        mode: Mode,
+        c: f64,
+        (winner, resume): (Mode, usize),
+        spent: (f64, usize),
+    ) {
+        let m = mode as usize;
+        let w = self.cost[winner as usize];
+        if w.is_some_and(|w| c > w) {
+            // A trial lost: the winner resumes, for long enough that
+            // the next trial costs a small share of its time. What
+            // the trial lost is what it took beyond the winner's time
+            // for its rows: at most its budget, however dear its few
+            // rows made its cost per row look (a device's first
+            // batches early in training settle a handful of rows
+            // each).
+            let o = w.unwrap_or(c);
+            let lost = (spent.0 - o * spent.1 as f64).max(0.0);
+            // A mode that keeps losing is tried ever more rarely.
+            self.losses[m] = (self.losses[m] + 1).min(16);
+            let backoff = f64::from(1u32 << (self.losses[m] - 1));
+            let spaced = TRIAL_SHARE * lost / o * backoff;
+            let cap = self.max.saturating_mul(MAX_EPOCHS_PER_STRETCH);
+            let len = resume.max(spaced.min(cap as f64) as usize).min(cap);
+            self.len[m] = self.measure;
+            match self.unmeasured(winner) {
+                // A mode not yet measured is tried at once, the
+                // winner's stretch still to come: waiting a long
+                // stretch for it could mean walking most of an epoch
+                // with the dearer of two modes.
+                Some(o) => {
+                    self.resume = Some((winner, len));
+                    self.switch(o, self.measure);
+                }
+                None => self.switch(winner, len),
+            }
+        } else {
+            // The trial won: it walks on, and doubles from here.
+            self.losses[m] = 0;
+            self.len[winner as usize] = self.measure;
+            self.after_win(mode);
         }
     }
 

@@ -10,7 +10,7 @@ use crate::float::Real;
 use crate::train::placement::OtherRows;
 use crate::train::state::Observer;
 use crate::train::sweep::chooser::Mode;
-use crate::train::sweep::{Loop, LoopResult};
+use crate::train::sweep::{InFlight, Loop, LoopResult};
 
 /// How a stretch ended.
 pub(super) enum StretchEnd {
@@ -27,21 +27,7 @@ impl<F: Real> Loop<'_, F> {
         peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
     ) -> LoopResult<StretchEnd> {
-        if self.host_bound.is_none() && engine.certifies() {
-            // Fresh at each epoch (a subnormal weight's flush term is sticky
-            // until then) and after weights came from elsewhere.
-            self.host_bound = Some(
-                certify::Bound::for_weights(&self.state.weights, self.facts.l1_max)
-                    .with_margin(self.tau),
-            );
-        }
-        let ahead = self.may_walk_ahead();
-        self.chooser.ahead_available(ahead);
-        let redundant = ahead && engine.walks_like_the_host_ahead() && self.walks(engine);
-        // An engine reads rows in `data`'s order: a loop with an order of
-        // its own walks them on the host.
-        self.chooser
-            .engine_available(!redundant && self.order.is_none());
+        let ahead = self.prepare_stretch(engine);
         while self.state.position < self.end {
             if observer.should_stop() {
                 self.end_walk(engine)?;
@@ -63,83 +49,137 @@ impl<F: Real> Loop<'_, F> {
             }
             let (mode, stretch) = self.chooser.next();
             if mode != Mode::Engine {
-                // The host alone: with its fast certified margins, with the
-                // reference dot for every row (the textbook loop), or with
-                // the other cores summing sparse rows ahead.
-                self.end_walk(engine)?;
-                // Draining the engine's walk is the engine's cost, not the
-                // host's: the host's stretch is timed from here.
-                let t0 = Instant::now();
-                let end = (pos + stretch.min(self.work_cap)).min(self.end);
-                let bound = match mode {
-                    Mode::Reference => self.host_bound.take(),
-                    _ => None,
-                };
-                let walked = if mode == Mode::Ahead && ahead {
-                    let warming = self.chooser.warming();
-                    self.walk_ahead(engine, peers, end, warming)
-                } else {
-                    self.walk_host(engine, peers, end)
-                };
-                if bound.is_some() {
-                    self.host_bound = bound;
-                }
-                walked?;
-                let walked_rows = self.state.position - pos;
-                self.chooser
-                    .measured(mode, t0.elapsed().as_secs_f64(), walked_rows);
-                observer.on_progress(self.state.epoch, self.state.position, self.end);
-                continue;
-            }
-            if self.walks(engine) {
-                // A trial's walk stops at its budget (see Chooser::measured).
-                let deadline = self
-                    .chooser
-                    .trial_budget()
-                    .and_then(|b| Duration::try_from_secs_f64(b).ok())
-                    .and_then(|b| t0.checked_add(b));
-                self.walk_device(engine, peers, observer, stretch, deadline)?;
+                self.walk_host_mode(engine, peers, mode, stretch, ahead)?;
+            } else if self.walks(engine) {
+                self.walk_device_timed(engine, peers, observer, stretch, t0)?;
+            } else if self.inflight.is_empty() && !self.weights_safe() {
+                // Weights this large could overflow on a device: the host
+                // decides every row until they are handed out again.
+                let end = (pos + self.work_cap).min(self.end);
+                self.walk_host(engine, peers, end)?;
+            } else {
+                let pass = self.collect_pass(engine, pos)?;
+                self.walk(engine, peers, &pass)?;
                 self.chooser.measured(
                     Mode::Engine,
                     t0.elapsed().as_secs_f64(),
                     self.state.position - pos,
                 );
-                observer.on_progress(self.state.epoch, self.state.position, self.end);
-                continue;
             }
-            if self.inflight.is_empty() && !self.weights_safe() {
-                // Weights this large could overflow on a device: the host
-                // decides every row until they are handed out again.
-                let end = (pos + self.work_cap).min(self.end);
-                self.walk_host(engine, peers, end)?;
-                observer.on_progress(self.state.epoch, self.state.position, self.end);
-                continue;
-            }
-            // Collect the pass that starts here, dropping any stale one.
-            let pass = loop {
-                if self.inflight.is_empty() {
-                    self.submit(engine, pos)?;
-                }
-                let Some(front) = self.inflight.pop_front() else {
-                    continue;
-                };
-                self.slack
-                    .resize((front.end - front.start) * self.heads, 0.0);
-                engine.collect(&mut self.slack)?;
-                if front.start == pos {
-                    break front;
-                }
-            };
-            self.walk(engine, peers, &pass)?;
-            self.chooser.measured(
-                Mode::Engine,
-                t0.elapsed().as_secs_f64(),
-                self.state.position - pos,
-            );
             observer.on_progress(self.state.epoch, self.state.position, self.end);
         }
         // Passes for rows beyond the stretch cannot exist: windows stop at
         // its end.
         Ok(StretchEnd::Done)
+    }
+
+    /// Readies the stretch: the host's bound for certified margins, and
+    /// the modes the chooser may pick. Returns whether the walk ahead is
+    /// available.
+    fn prepare_stretch(&mut self, engine: &mut dyn MarginEngine<F>) -> bool {
+        if self.host_bound.is_none() && engine.certifies() {
+            // Fresh at each epoch (a subnormal weight's flush term is sticky
+            // until then) and after weights came from elsewhere.
+            self.host_bound = Some(
+                certify::Bound::for_weights(&self.state.weights, self.facts.l1_max)
+                    .with_margin(self.tau),
+            );
+        }
+        let ahead = self.may_walk_ahead();
+        self.chooser.ahead_available(ahead);
+        let redundant = ahead && engine.walks_like_the_host_ahead() && self.walks(engine);
+        // An engine reads rows in `data`'s order: a loop with an order of
+        // its own walks them on the host.
+        self.chooser
+            .engine_available(!redundant && self.order.is_none());
+        ahead
+    }
+
+    /// One stretch of a host mode the chooser picked, timed for it.
+    fn walk_host_mode(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn OtherRows<F>,
+        mode: Mode,
+        stretch: usize,
+        ahead: bool,
+    ) -> LoopResult<()> {
+        let pos = self.state.position;
+        // The host alone: with its fast certified margins, with the
+        // reference dot for every row (the textbook loop), or with
+        // the other cores summing sparse rows ahead.
+        self.end_walk(engine)?;
+        // Draining the engine's walk is the engine's cost, not the
+        // host's: the host's stretch is timed from here.
+        let t0 = Instant::now();
+        let end = (pos + stretch.min(self.work_cap)).min(self.end);
+        let bound = match mode {
+            Mode::Reference => self.host_bound.take(),
+            _ => None,
+        };
+        let walked = if mode == Mode::Ahead && ahead {
+            let warming = self.chooser.warming();
+            self.walk_ahead(engine, peers, end, warming)
+        } else {
+            self.walk_host(engine, peers, end)
+        };
+        if bound.is_some() {
+            self.host_bound = bound;
+        }
+        walked?;
+        let walked_rows = self.state.position - pos;
+        self.chooser
+            .measured(mode, t0.elapsed().as_secs_f64(), walked_rows);
+        Ok(())
+    }
+
+    /// One stretch of the engine's own walk, timed from `t0`.
+    fn walk_device_timed(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        peers: &mut dyn OtherRows<F>,
+        observer: &mut dyn Observer<F>,
+        stretch: usize,
+        t0: Instant,
+    ) -> LoopResult<()> {
+        let pos = self.state.position;
+        // A trial's walk stops at its budget (see Chooser::measured).
+        let deadline = self
+            .chooser
+            .trial_budget()
+            .and_then(|b| Duration::try_from_secs_f64(b).ok())
+            .and_then(|b| t0.checked_add(b));
+        self.walk_device(engine, peers, observer, stretch, deadline)?;
+        self.chooser.measured(
+            Mode::Engine,
+            t0.elapsed().as_secs_f64(),
+            self.state.position - pos,
+        );
+        Ok(())
+    }
+
+    /// The engine's margins for the pass that starts at `pos`, submitting
+    /// it if none is in flight.
+    fn collect_pass(
+        &mut self,
+        engine: &mut dyn MarginEngine<F>,
+        pos: usize,
+    ) -> LoopResult<InFlight<F>> {
+        // Collect the pass that starts here, dropping any stale one.
+        let pass = loop {
+            if self.inflight.is_empty() {
+                self.submit(engine, pos)?;
+            }
+            let Some(front) = self.inflight.pop_front() else {
+                continue;
+            };
+            self.slack
+                .resize((front.end - front.start) * self.heads, 0.0);
+            engine.collect(&mut self.slack)?;
+            if front.start == pos {
+                break front;
+            }
+        };
+        Ok(pass)
     }
 }

@@ -268,12 +268,7 @@ impl<F: Real> Loop<'_, F> {
         pass: &InFlight<F>,
     ) -> LoopResult<()> {
         let dim = self.dim;
-        for (h, d) in self.drift.iter_mut().enumerate() {
-            d.start(
-                &self.state.weights[h * dim..(h + 1) * dim],
-                &pass.weights[h * dim..(h + 1) * dim],
-            );
-        }
+        self.start_drift(pass);
         let mut drift_fallbacks = 0u64;
         let half = pass.start + (pass.end - pass.start) / 2;
         let mut i = pass.start;
@@ -331,24 +326,53 @@ impl<F: Real> Loop<'_, F> {
             i += 1;
             self.state.position = i;
             let walked = (i - pass.start) as u64;
-            if drift_fallbacks >= BREAK_AFTER
-                && drift_fallbacks * 10 > walked * self.heads as u64
-                && i < pass.end
-            {
-                // Windows this long are all drift allows: ask for about
-                // that much next time.
-                self.stats.early_breaks += 1;
-                self.window_cap = (2 * walked as usize).max(MIN_WINDOW);
+            if self.drift_overran(drift_fallbacks, walked, i < pass.end) {
                 break;
             }
         }
+        self.walk_ended(pass, i, mistakes);
+        Ok(())
+    }
+
+    /// Each head's drift starts from the weights `pass` computed its
+    /// slacks with.
+    fn start_drift(&mut self, pass: &InFlight<F>) {
+        let dim = self.dim;
+        for (h, d) in self.drift.iter_mut().enumerate() {
+            d.start(
+                &self.state.weights[h * dim..(h + 1) * dim],
+                &pass.weights[h * dim..(h + 1) * dim],
+            );
+        }
+    }
+
+    /// Whether the walk of a pass stops early, with rows left: the drift
+    /// left at least [`BREAK_AFTER`] decisions, over a tenth of those of
+    /// the `walked` rows, to the host.
+    #[inline]
+    fn drift_overran(&mut self, drift_fallbacks: u64, walked: u64, rows_left: bool) -> bool {
+        if drift_fallbacks >= BREAK_AFTER
+            && drift_fallbacks * 10 > walked * self.heads as u64
+            && rows_left
+        {
+            // Windows this long are all drift allows: ask for about
+            // that much next time.
+            self.stats.early_breaks += 1;
+            self.window_cap = (2 * walked as usize).max(MIN_WINDOW);
+            return true;
+        }
+        false
+    }
+
+    /// The walk of `pass` ended at row `i` with `mistakes`: a pass walked
+    /// to its end asks for longer windows, and the mistake rate follows.
+    fn walk_ended(&mut self, pass: &InFlight<F>, i: usize, mistakes: u64) {
         if i == pass.end {
             self.window_cap = self.window_cap.saturating_mul(2);
         }
 
         let walked = ((i - pass.start) * self.heads).max(1) as f64;
         self.mistake_rate = 0.5 * self.mistake_rate + 0.5 * (mistakes as f64 / walked);
-        Ok(())
     }
 
     /// How many rows from `i` (before `stop`) are settled correct by their

@@ -27,6 +27,9 @@ use crate::error::{Error, Result};
 use super::lines::LineReader;
 use super::message::after_lines;
 
+/// Blocks of whole lines of text, each with whether it starts the text.
+type Batch<'a> = Vec<(Cow<'a, [u8]>, bool)>;
+
 /// Bytes of text per block: large enough that a block's bookkeeping is
 /// noise, small enough that every core gets several per file.
 const BLOCK_BYTES: usize = 1 << 20;
@@ -204,6 +207,39 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// Up to `count` next blocks (see [`Text::next_block`]), each with
+    /// whether it starts the text (`first`, cleared after the first); and,
+    /// when the blocks stopped short, why: the end of the text or a read
+    /// error.
+    fn next_batch(
+        &mut self,
+        count: usize,
+        size: usize,
+        max_line: usize,
+        pending: &mut Option<io::Error>,
+        first: &mut bool,
+    ) -> (Batch<'a>, Option<io::Result<()>>) {
+        let mut blocks: Batch<'a> = Vec::with_capacity(count);
+        let mut stop: Option<io::Result<()>> = None;
+        while blocks.len() < count {
+            match self.next_block(size, max_line, pending) {
+                Ok(Some(b)) => {
+                    blocks.push((b, *first));
+                    *first = false;
+                }
+                Ok(None) => {
+                    stop = Some(Ok(()));
+                    break;
+                }
+                Err(e) => {
+                    stop = Some(Err(e));
+                    break;
+                }
+            }
+        }
+        (blocks, stop)
+    }
+
     /// Gives back the mapped pages before the current position (in steps,
     /// page-aligned), so that the parse does not keep the text resident.
     fn release_behind(&mut self) {
@@ -336,65 +372,18 @@ pub(crate) fn parse_rows<T: TextRows>(
     // The text after the lines already read.
     let mut text = lines.into_reader();
     let mut first = text.at_start(line);
-    let per_batch = if reading.fast {
-        (rayon::current_num_threads() * BLOCKS_PER_THREAD).clamp(1, MAX_BLOCKS)
-    } else {
-        1
-    };
-    // Under an address-space limit (`ulimit -v`), only as many blocks in
-    // flight as a quarter of the space left holds, each with its text and
-    // its rows: every thread holding blocks of its own would race the
-    // others for the last of it, and a small allocation that loses aborts.
-    let per_batch = match crate::memory::address_space_left() {
-        Some(left) => per_batch.min(
-            usize::try_from(left / (4 * size as u64))
-                .unwrap_or(usize::MAX)
-                .max(1),
-        ),
-        None => per_batch,
-    };
+    let per_batch = blocks_per_batch(reading, size);
     let mut pool: Vec<T> = Vec::new();
     let mut reserved = false;
     let mut pending_error = None;
     loop {
-        let mut blocks: Vec<(Cow<'_, [u8]>, bool)> = Vec::with_capacity(per_batch);
-        let mut stop: Option<io::Result<()>> = None;
-        while blocks.len() < per_batch {
-            match text.next_block(size, max_line, &mut pending_error) {
-                Ok(Some(b)) => {
-                    blocks.push((b, first));
-                    first = false;
-                }
-                Ok(None) => {
-                    stop = Some(Ok(()));
-                    break;
-                }
-                Err(e) => {
-                    stop = Some(Err(e));
-                    break;
-                }
-            }
-        }
+        let (blocks, stop) =
+            text.next_batch(per_batch, size, max_line, &mut pending_error, &mut first);
         // Rows for each block, kept from batch to batch.
         while reading.fast && pool.len() < blocks.len() {
             pool.push(rows.for_block(size));
         }
-        let parse = |((block, at_start), local): (&(Cow<'_, [u8]>, bool), &mut T)| {
-            parse_block(local, block, *at_start, path, max_line)
-        };
-        // One block (every small file) is parsed right here: handing it to
-        // the thread pool would only add the hand-over.
-        let parsed: Vec<Option<u64>> = if !reading.fast {
-            vec![None; blocks.len()]
-        } else if blocks.len() == 1 {
-            vec![parse((&blocks[0], &mut pool[0]))]
-        } else {
-            blocks
-                .par_iter()
-                .zip(pool.par_iter_mut())
-                .map(parse)
-                .collect()
-        };
+        let parsed = parse_blocks(&blocks, &mut pool, reading, path, max_line);
         // Blocks that parsed and fit are copied in together.
         let mut ready: Vec<&T> = Vec::new();
         for (i, ((block, at_start), n)) in blocks.iter().zip(&parsed).enumerate() {
@@ -426,6 +415,56 @@ pub(crate) fn parse_rows<T: TextRows>(
             Some(Ok(())) => return Ok(()),
             Some(Err(e)) => return Err(Error::io(path, "cannot read", after_lines(e, line))),
         }
+    }
+}
+
+/// Blocks parsed at once: a few per thread on the fast path, one at a
+/// time otherwise.
+fn blocks_per_batch(reading: Reading, size: usize) -> usize {
+    let per_batch = if reading.fast {
+        (rayon::current_num_threads() * BLOCKS_PER_THREAD).clamp(1, MAX_BLOCKS)
+    } else {
+        1
+    };
+    // Under an address-space limit (`ulimit -v`), only as many blocks in
+    // flight as a quarter of the space left holds, each with its text and
+    // its rows: every thread holding blocks of its own would race the
+    // others for the last of it, and a small allocation that loses aborts.
+    match crate::memory::address_space_left() {
+        Some(left) => per_batch.min(
+            usize::try_from(left / (4 * size as u64))
+                .unwrap_or(usize::MAX)
+                .max(1),
+        ),
+        None => per_batch,
+    }
+}
+
+/// Parses each of `blocks` (with whether it starts the text) into its rows
+/// of `pool`, in parallel: the lines read, or `None` where a block must be
+/// read again into the merged rows (every block when not `reading.fast`).
+fn parse_blocks<T: TextRows>(
+    blocks: &[(Cow<'_, [u8]>, bool)],
+    pool: &mut [T],
+    reading: Reading,
+    path: &Path,
+    max_line: usize,
+) -> Vec<Option<u64>> {
+    let parse = |((block, at_start), local): (&(Cow<'_, [u8]>, bool), &mut T)| {
+        parse_block(local, block, *at_start, path, max_line)
+    };
+    // One block (every small file) is parsed right here: handing it to
+    // the thread pool would only add the hand-over.
+    if !reading.fast {
+        vec![None; blocks.len()]
+    } else if blocks.len() == 1 {
+        vec![parse((&blocks[0], &mut pool[0]))]
+    } else {
+        blocks
+            .par_iter()
+            .zip(pool.par_iter_mut())
+            .map(parse)
+            .collect()
     }
 }
 

@@ -162,19 +162,47 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
         check_names(&first_path, first.csv.as_ref(), p, r.csv.as_ref())?;
         cols = cols.max(r.features.cols());
     }
-    let mut table = LabelTable::default();
-    let mut class_ids = Vec::new();
     let all: Vec<(PathBuf, RawData<F>)> =
         std::iter::once((first_path, first)).chain(rest).collect();
     let libsvm = joined_base(&all)?;
     let rows: usize = all.iter().map(|(_, r)| r.features.rows()).sum();
     let nnz: usize = all.iter().map(|(_, r)| stored(&r.features)).sum();
-    let too_big = |p: &Path, what: &str, s: crate::memory::Shortfall| {
-        s.refusal(p, &format!("the {what} of the joined shards"), "")
+    let (table, class_ids) = joined_labels(&all, rows)?;
+    let features = if sparse {
+        joined_sparse(&all, rows, cols, nnz)?
+    } else {
+        joined_dense(&all, rows, cols, nnz)?
     };
-    let last = &all[all.len() - 1].0;
+    let (_, first) = &all[0];
+    Ok(RawData {
+        features,
+        class_ids,
+        table,
+        format: first.format,
+        csv: all.iter().find_map(|(_, r)| r.csv.clone()),
+        libsvm,
+    })
+}
+
+/// The error for memory short of the joined shards' `what`, named after
+/// the last shard's file `p`.
+fn too_big(p: &Path, what: &str, s: crate::memory::Shortfall) -> Error {
+    s.refusal(p, &format!("the {what} of the joined shards"), "")
+}
+
+/// The last shard's file: the one a shortfall of memory is named after.
+fn last_path<F>(all: &[(PathBuf, RawData<F>)]) -> &Path {
+    &all[all.len() - 1].0
+}
+
+/// The label table of all the shards and the class ids of their `rows`
+/// rows in it.
+fn joined_labels<F>(all: &[(PathBuf, RawData<F>)], rows: usize) -> Result<(LabelTable, Vec<u32>)> {
+    let mut table = LabelTable::default();
+    let mut class_ids = Vec::new();
+    let last = last_path(all);
     crate::memory::reserve(&mut class_ids, rows).map_err(|s| too_big(last, "labels", s))?;
-    for (p, r) in &all {
+    for (p, r) in all {
         let ids = table.absorb(&r.table, 0).ok_or_else(|| {
             Error::data(
                 p,
@@ -186,51 +214,61 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
         })?;
         class_ids.extend(r.class_ids.iter().map(|&c| ids[c as usize]));
     }
-    let features = if sparse {
-        let mut row_ptr: Vec<usize> = Vec::new();
-        let mut indices: Vec<u32> = Vec::new();
-        let mut values: Vec<F> = Vec::new();
-        crate::memory::reserve(&mut row_ptr, rows + 1).map_err(|s| too_big(last, "rows", s))?;
-        crate::memory::reserve(&mut indices, nnz).map_err(|s| too_big(last, "indices", s))?;
-        crate::memory::reserve(&mut values, nnz).map_err(|s| too_big(last, "values", s))?;
-        row_ptr.push(0);
-        for (_, r) in &all {
-            if let Features::Sparse(m) = &r.features {
-                let base = values.len() - m.row_ptr[0];
-                row_ptr.extend(m.row_ptr[1..].iter().map(|&e| base + e));
-                indices.extend_from_slice(&m.indices);
-                values.extend_from_slice(&m.values);
-            }
+    Ok((table, class_ids))
+}
+
+/// The sparse shards' rows, one after another: `rows` rows of `cols`
+/// columns, `nnz` stored values.
+fn joined_sparse<F: Real>(
+    all: &[(PathBuf, RawData<F>)],
+    rows: usize,
+    cols: usize,
+    nnz: usize,
+) -> Result<Features<F>> {
+    let last = last_path(all);
+    let mut row_ptr: Vec<usize> = Vec::new();
+    let mut indices: Vec<u32> = Vec::new();
+    let mut values: Vec<F> = Vec::new();
+    crate::memory::reserve(&mut row_ptr, rows + 1).map_err(|s| too_big(last, "rows", s))?;
+    crate::memory::reserve(&mut indices, nnz).map_err(|s| too_big(last, "indices", s))?;
+    crate::memory::reserve(&mut values, nnz).map_err(|s| too_big(last, "values", s))?;
+    row_ptr.push(0);
+    for (_, r) in all {
+        if let Features::Sparse(m) = &r.features {
+            let base = values.len() - m.row_ptr[0];
+            row_ptr.extend(m.row_ptr[1..].iter().map(|&e| base + e));
+            indices.extend_from_slice(&m.indices);
+            values.extend_from_slice(&m.values);
         }
-        Features::Sparse(CsrMatrix {
-            cols,
-            row_ptr: row_ptr.into(),
-            indices: indices.into(),
-            values: values.into(),
-        })
-    } else {
-        let mut values: Vec<F> = Vec::new();
-        crate::memory::reserve(&mut values, nnz).map_err(|s| too_big(last, "values", s))?;
-        for (_, r) in &all {
-            if let Features::Dense(m) = &r.features {
-                values.extend_from_slice(&m.values);
-            }
+    }
+    Ok(Features::Sparse(CsrMatrix {
+        cols,
+        row_ptr: row_ptr.into(),
+        indices: indices.into(),
+        values: values.into(),
+    }))
+}
+
+/// The dense shards' rows, one after another: `rows` rows of `cols`
+/// columns, `nnz` values.
+fn joined_dense<F: Real>(
+    all: &[(PathBuf, RawData<F>)],
+    rows: usize,
+    cols: usize,
+    nnz: usize,
+) -> Result<Features<F>> {
+    let mut values: Vec<F> = Vec::new();
+    crate::memory::reserve(&mut values, nnz).map_err(|s| too_big(last_path(all), "values", s))?;
+    for (_, r) in all {
+        if let Features::Dense(m) = &r.features {
+            values.extend_from_slice(&m.values);
         }
-        Features::Dense(DenseMatrix {
-            rows,
-            cols,
-            values: values.into(),
-        })
-    };
-    let (_, first) = &all[0];
-    Ok(RawData {
-        features,
-        class_ids,
-        table,
-        format: first.format,
-        csv: all.iter().find_map(|(_, r)| r.csv.clone()),
-        libsvm,
-    })
+    }
+    Ok(Features::Dense(DenseMatrix {
+        rows,
+        cols,
+        values: values.into(),
+    }))
 }
 
 /// Stored values (every one of a dense matrix).

@@ -150,97 +150,163 @@ pub fn write_raw_based<F: Real>(
     format: OutputFormat,
     base: IndexBase,
 ) -> Result<u64> {
-    let mut written = 0u64;
     match format {
         OutputFormat::Binary => {
+            let mut written = 0u64;
             crate::output::check_space(path, least_bytes(raw, format, 0))?;
             write_atomic_seekable(path, |w| {
                 written = binary::write_raw(w, raw)?;
                 Ok(())
             })?;
+            Ok(written)
         }
-        OutputFormat::Csv | OutputFormat::Libsvm => {
-            let csv = format == OutputFormat::Csv;
-            let cols = raw.features.cols();
-            if csv && cols == 0 {
-                return Err(Error::data(
-                    path,
-                    "cannot write CSV without feature columns",
-                ));
+        OutputFormat::Csv | OutputFormat::Libsvm => write_text(path, raw, format, base),
+    }
+}
+
+/// [`write_raw_based`] for CSV and LIBSVM: the labels and every line
+/// checked, and the space, before the file is written.
+fn write_text<F: Real>(
+    path: &Path,
+    raw: &RawData<F>,
+    format: OutputFormat,
+    base: IndexBase,
+) -> Result<u64> {
+    let csv = format == OutputFormat::Csv;
+    let cols = raw.features.cols();
+    if csv && cols == 0 {
+        return Err(Error::data(
+            path,
+            "cannot write CSV without feature columns",
+        ));
+    }
+    let labels = raw
+        .table
+        .classes()
+        .iter()
+        .map(|c| {
+            if csv {
+                csv::csv_label(&c.text)
+            } else {
+                libsvm::libsvm_label(&c.text)
             }
-            let labels = raw
-                .table
-                .classes()
-                .iter()
-                .map(|c| {
-                    if csv {
-                        csv::csv_label(&c.text)
-                    } else {
-                        libsvm::libsvm_label(&c.text)
-                    }
-                })
-                .collect::<std::result::Result<Vec<String>, String>>()
-                .map_err(|m| Error::data(path, m))?;
-            check_text_lines(path, raw, format, &labels)?;
-            let shortest = labels.iter().map(String::len).min().unwrap_or(0);
-            crate::output::check_space(path, least_bytes(raw, format, shortest))?;
-            // CSV keeps a CSV input's layout; the label goes first otherwise.
-            // Ignored columns were not read: the layout of what was.
-            let layout = raw.csv.as_ref().filter(|_| csv).map(|i| (i.kept(), i));
-            let (label_at, delimiter) = match &layout {
-                Some(((_, label), info)) => (label.map_or(0, |k| k - 1).min(cols), info.delimiter),
-                None => (0, b','),
-            };
-            let mut header = Vec::new();
-            if let Some(((names, _), _)) = &layout
-                && !names.is_empty()
-            {
-                let len = csv::csv_header(&mut header, names, delimiter)
-                    .map_err(|m| Error::data(path, format!("the header's {m}")))?;
-                check_line(path, 0, len)?;
+        })
+        .collect::<std::result::Result<Vec<String>, String>>()
+        .map_err(|m| Error::data(path, m))?;
+    check_text_lines(path, raw, format, &labels)?;
+    let shortest = labels.iter().map(String::len).min().unwrap_or(0);
+    crate::output::check_space(path, least_bytes(raw, format, shortest))?;
+    let (label_at, delimiter, header) = csv_layout(path, raw, csv, cols)?;
+    let text = Text {
+        path,
+        raw,
+        labels: &labels,
+        csv,
+        cols,
+        label_at,
+        delimiter,
+        header: &header,
+        base,
+    };
+    let mut failure = None;
+    let mut written = 0u64;
+    let result = write_atomic(path, |w| {
+        written = text.write(w, &mut failure)?;
+        Ok(())
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    result?;
+    Ok(written)
+}
+
+/// Where CSV output puts the label, its delimiter, and its header line
+/// (empty for none); for LIBSVM output, what [`Text`] ignores.
+fn csv_layout<F: Real>(
+    path: &Path,
+    raw: &RawData<F>,
+    csv: bool,
+    cols: usize,
+) -> Result<(usize, u8, Vec<u8>)> {
+    // CSV keeps a CSV input's layout; the label goes first otherwise.
+    // Ignored columns were not read: the layout of what was.
+    let layout = raw.csv.as_ref().filter(|_| csv).map(|i| (i.kept(), i));
+    let (label_at, delimiter) = match &layout {
+        Some(((_, label), info)) => (label.map_or(0, |k| k - 1).min(cols), info.delimiter),
+        None => (0, b','),
+    };
+    let mut header = Vec::new();
+    if let Some(((names, _), _)) = &layout
+        && !names.is_empty()
+    {
+        let len = csv::csv_header(&mut header, names, delimiter)
+            .map_err(|m| Error::data(path, format!("the header's {m}")))?;
+        check_line(path, 0, len)?;
+    }
+    Ok((label_at, delimiter, header))
+}
+
+/// A dataset being written as text, with what every line needs.
+struct Text<'a, F> {
+    path: &'a Path,
+    raw: &'a RawData<F>,
+    /// Per class, its label as the format writes it.
+    labels: &'a [String],
+    /// CSV, else LIBSVM.
+    csv: bool,
+    cols: usize,
+    label_at: usize,
+    delimiter: u8,
+    header: &'a [u8],
+    base: IndexBase,
+}
+
+impl<F: Real> Text<'_, F> {
+    /// Writes the header and the rows to `w`; returns the bytes written.
+    /// A line too long leaves its error in `failure`.
+    fn write(&self, w: &mut dyn io::Write, failure: &mut Option<Error>) -> io::Result<u64> {
+        let mut written = 0u64;
+        w.write_all(self.header)?;
+        written += self.header.len() as u64;
+        let mut line = Vec::with_capacity(1 << 16);
+        for (i, &c) in self.raw.class_ids.iter().enumerate() {
+            let label = self.labels.get(c as usize).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "class id out of range")
+            })?;
+            let len = self.push_line(&mut line, i, label);
+            if let Err(e) = check_line(self.path, i as u64 + 1, len) {
+                *failure = Some(e);
+                return Err(io::Error::other("a line is too long"));
             }
-            let mut failure = None;
-            let result = write_atomic(path, |w| {
-                w.write_all(&header)?;
-                written += header.len() as u64;
-                let mut line = Vec::with_capacity(1 << 16);
-                for (i, &c) in raw.class_ids.iter().enumerate() {
-                    let label = labels.get(c as usize).ok_or_else(|| {
-                        io::Error::new(io::ErrorKind::InvalidInput, "class id out of range")
-                    })?;
-                    let row = raw.features.row(i);
-                    let len = if csv && i == 0 && header.is_empty() {
-                        let len =
-                            csv::csv_line_in(&mut line, label, row, cols, label_at, delimiter);
-                        let before = line.len();
-                        csv::first_line_as_data(&mut line, 0, delimiter, label_at);
-                        len + (line.len() - before)
-                    } else if csv {
-                        csv::csv_line_in(&mut line, label, row, cols, label_at, delimiter)
-                    } else {
-                        libsvm::libsvm_line_based(&mut line, label, row, base)
-                    };
-                    if let Err(e) = check_line(path, i as u64 + 1, len) {
-                        failure = Some(e);
-                        return Err(io::Error::other("a line is too long"));
-                    }
-                    if line.len() >= 1 << 16 {
-                        w.write_all(&line)?;
-                        written += line.len() as u64;
-                        line.clear();
-                    }
-                }
+            if line.len() >= 1 << 16 {
                 w.write_all(&line)?;
                 written += line.len() as u64;
-                Ok(())
-            });
-            if let Some(e) = failure {
-                return Err(e);
+                line.clear();
             }
-            result?;
+        }
+        w.write_all(&line)?;
+        written += line.len() as u64;
+        Ok(written)
+    }
+
+    /// Appends row `i`, labeled `label`, to `line`; returns the row's line
+    /// length.
+    #[inline]
+    fn push_line(&self, line: &mut Vec<u8>, i: usize, label: &str) -> usize {
+        let (cols, label_at, delimiter) = (self.cols, self.label_at, self.delimiter);
+        let row = self.raw.features.row(i);
+        if self.csv && i == 0 && self.header.is_empty() {
+            let len = csv::csv_line_in(line, label, row, cols, label_at, delimiter);
+            let before = line.len();
+            csv::first_line_as_data(line, 0, delimiter, label_at);
+            len + (line.len() - before)
+        } else if self.csv {
+            csv::csv_line_in(line, label, row, cols, label_at, delimiter)
+        } else {
+            libsvm::libsvm_line_based(line, label, row, self.base)
         }
     }
-    Ok(written)
 }
 
 /// The fewest bytes `raw` can take written in `format`, computed without

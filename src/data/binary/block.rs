@@ -23,7 +23,10 @@ use crate::float::{Precision, Real};
 
 use super::check::{check_csr_part, check_csr_rows, decode_table, first_non_finite, locate};
 use super::header::open_checked;
-use super::read::{count, read_converted, read_section, read_value_message, reread_value};
+use super::read::{
+    class_counts, count, label_table, read_converted, read_section, read_value_message,
+    reread_value,
+};
 use super::{CLASS_IDS, Header, INDICES, Layout, ROW_PTR, Section, TABLE, VALUES};
 use crate::data::source::mmap_enabled;
 
@@ -52,100 +55,22 @@ pub fn read_rows<F: Real>(path: &Path, lo: u64, hi: u64) -> Result<(RawData<F>, 
             h.rows
         )));
     }
-    let s = h.sections;
-    let (lo_u, rows) = (count(lo, path)?, count(hi - lo, path)?);
-    let cols = count(h.cols, path)?;
-    let table_bytes: Vec<u8> =
-        read_section(&file, path, s[TABLE], s[TABLE].len as usize, "label-table")?;
-    let texts = decode_table(&table_bytes, h.classes).map_err(|m| Error::data(path, m))?;
-    let ids_at = Section {
-        offset: s[CLASS_IDS].offset + lo * 4,
-        len: (hi - lo) * 4,
+    let block = Block {
+        file: &file,
+        path,
+        h: &h,
+        lo,
+        hi,
+        lo_u: count(lo, path)?,
+        rows: count(hi - lo, path)?,
+        cols: count(h.cols, path)?,
     };
-    let class_ids: Vec<u32> = read_section(&file, path, ids_at, rows, "class-id")?;
-    let mut counts = vec![0u64; texts.len()];
-    for (i, &c) in class_ids.iter().enumerate() {
-        match counts.get_mut(c as usize) {
-            Some(n) => *n += 1,
-            None => {
-                return Err(Error::data(
-                    path,
-                    format!(
-                        "row {}: class id {c} is out of range: the label table has {} entries",
-                        lo_u + i + 1,
-                        texts.len()
-                    ),
-                ));
-            }
-        }
-    }
-    let table = LabelTable::from_parts(texts, &counts).map_err(|(a, b)| {
-        Error::data(
-            path,
-            format!("label table entries {a} and {b} are the same label"),
-        )
-    })?;
+    let (class_ids, table, counts) = block.classes()?;
     let (features, first) = match h.layout {
-        Layout::Dense => {
-            let first = lo * h.cols;
-            let n = count((hi - lo) * h.cols, path)?;
-            let values = values_at::<F>(&file, path, &h, first, n)?;
-            (Features::Dense(DenseMatrix { rows, cols, values }), first)
-        }
-        Layout::Csr => {
-            let ptr_at = Section {
-                offset: s[ROW_PTR].offset + lo * 8,
-                len: (hi - lo + 1) * 8,
-            };
-            let wide: Vec<u64> = read_section(&file, path, ptr_at, rows + 1, "row-pointer")?;
-            let end_at = Section {
-                offset: s[ROW_PTR].offset + h.rows * 8,
-                len: 8,
-            };
-            let last: Vec<u64> = read_section(&file, path, end_at, 1, "row-pointer")?;
-            let ptr: Vec<usize> = wide
-                .iter()
-                .map(|&p| count(p, path))
-                .collect::<Result<_>>()?;
-            check_csr_part(&ptr, lo, count(last[0], path)?, h.nnz)
-                .map_err(|m| Error::data(path, m))?;
-            let (first, n) = (wide[0], ptr[rows] - ptr[0]);
-            let at = Section {
-                offset: s[INDICES].offset + first * 4,
-                len: n as u64 * 4,
-            };
-            let indices: Storage<u32> = match mapped(&file, at.offset, n) {
-                Some(m) => m,
-                None => read_section(&file, path, at, n, "indices")?.into(),
-            };
-            check_csr_rows(&ptr, &indices, h.cols, lo).map_err(|m| Error::data(path, m))?;
-            let values = values_at::<F>(&file, path, &h, first, n)?;
-            let row_ptr: Vec<usize> = ptr.iter().map(|&p| p - ptr[0]).collect();
-            let m = CsrMatrix {
-                cols,
-                row_ptr: row_ptr.into(),
-                indices,
-                values,
-            };
-            (Features::Sparse(m), first)
-        }
+        Layout::Dense => block.dense::<F>()?,
+        Layout::Csr => block.csr::<F>()?,
     };
-    let values = match &features {
-        Features::Dense(m) => &m.values,
-        Features::Sparse(m) => &m.values,
-    };
-    if let Some(e) = first_non_finite(values) {
-        let (row, feature) = locate(&features, e);
-        let row = lo_u + row;
-        // Finite as stored but out of range after rounding?
-        let stored = if h.precision != F::PRECISION {
-            Some(reread_value(&file, path, &h, count(first, path)? + e)?)
-        } else {
-            None
-        };
-        let msg = read_value_message::<F>(row, feature, values[e].to_f64(), stored);
-        return Err(Error::data(path, msg));
-    }
+    block.check_finite(&features, first)?;
     Ok((
         RawData {
             features,
@@ -157,6 +82,117 @@ pub fn read_rows<F: Real>(path: &Path, lo: u64, hi: u64) -> Result<(RawData<F>, 
         },
         PartCounts { class_rows: counts },
     ))
+}
+
+/// Rows `lo..hi` of an open, checked file: what each step of reading them
+/// needs.
+struct Block<'a> {
+    file: &'a File,
+    path: &'a Path,
+    h: &'a Header,
+    lo: u64,
+    hi: u64,
+    /// `lo`, `hi - lo` and the file's columns as `usize`, checked to fit.
+    lo_u: usize,
+    rows: usize,
+    cols: usize,
+}
+
+impl Block<'_> {
+    /// The block's class ids, the file's whole label table (with the
+    /// block's counts) and the block's rows of each class; an error for a
+    /// class id outside the table.
+    fn classes(&self) -> Result<(Vec<u32>, LabelTable, Vec<u64>)> {
+        let (file, path, h, lo, hi) = (self.file, self.path, self.h, self.lo, self.hi);
+        let s = h.sections;
+        let table_bytes: Vec<u8> =
+            read_section(file, path, s[TABLE], s[TABLE].len as usize, "label-table")?;
+        let texts = decode_table(&table_bytes, h.classes).map_err(|m| Error::data(path, m))?;
+        let ids_at = Section {
+            offset: s[CLASS_IDS].offset + lo * 4,
+            len: (hi - lo) * 4,
+        };
+        let class_ids: Vec<u32> = read_section(file, path, ids_at, self.rows, "class-id")?;
+        let counts = class_counts(path, &class_ids, texts.len(), self.lo_u)?;
+        let table = label_table(path, texts, &counts)?;
+        Ok((class_ids, table, counts))
+    }
+
+    /// The block's rows of a dense file, and the index of their first
+    /// stored value.
+    fn dense<F: Real>(&self) -> Result<(Features<F>, u64)> {
+        let (h, lo, hi) = (self.h, self.lo, self.hi);
+        let first = lo * h.cols;
+        let n = count((hi - lo) * h.cols, self.path)?;
+        let values = values_at::<F>(self.file, self.path, h, first, n)?;
+        let (rows, cols) = (self.rows, self.cols);
+        Ok((Features::Dense(DenseMatrix { rows, cols, values }), first))
+    }
+
+    /// The block's rows of a sparse file, their row pointers and indices
+    /// checked, and the index of their first stored value.
+    fn csr<F: Real>(&self) -> Result<(Features<F>, u64)> {
+        let (file, path, h, lo, hi) = (self.file, self.path, self.h, self.lo, self.hi);
+        let s = h.sections;
+        let rows = self.rows;
+        let ptr_at = Section {
+            offset: s[ROW_PTR].offset + lo * 8,
+            len: (hi - lo + 1) * 8,
+        };
+        let wide: Vec<u64> = read_section(file, path, ptr_at, rows + 1, "row-pointer")?;
+        let end_at = Section {
+            offset: s[ROW_PTR].offset + h.rows * 8,
+            len: 8,
+        };
+        let last: Vec<u64> = read_section(file, path, end_at, 1, "row-pointer")?;
+        let ptr: Vec<usize> = wide
+            .iter()
+            .map(|&p| count(p, path))
+            .collect::<Result<_>>()?;
+        check_csr_part(&ptr, lo, count(last[0], path)?, h.nnz).map_err(|m| Error::data(path, m))?;
+        let (first, n) = (wide[0], ptr[rows] - ptr[0]);
+        let at = Section {
+            offset: s[INDICES].offset + first * 4,
+            len: n as u64 * 4,
+        };
+        let indices: Storage<u32> = match mapped(file, at.offset, n) {
+            Some(m) => m,
+            None => read_section(file, path, at, n, "indices")?.into(),
+        };
+        check_csr_rows(&ptr, &indices, h.cols, lo).map_err(|m| Error::data(path, m))?;
+        let values = values_at::<F>(file, path, h, first, n)?;
+        let row_ptr: Vec<usize> = ptr.iter().map(|&p| p - ptr[0]).collect();
+        let m = CsrMatrix {
+            cols: self.cols,
+            row_ptr: row_ptr.into(),
+            indices,
+            values,
+        };
+        Ok((Features::Sparse(m), first))
+    }
+
+    /// An error naming the first value of `features` (the block's, from
+    /// stored value `first` on) that is not finite in precision `F`.
+    fn check_finite<F: Real>(&self, features: &Features<F>, first: u64) -> Result<()> {
+        let (file, path, h) = (self.file, self.path, self.h);
+        let values = match features {
+            Features::Dense(m) => &m.values,
+            Features::Sparse(m) => &m.values,
+        };
+        if let Some(e) = first_non_finite(values) {
+            let (row, feature) = locate(features, e);
+            let row = self.lo_u + row;
+            // Finite as stored but out of range after rounding?
+            let stored = if h.precision != F::PRECISION {
+                Some(reread_value(file, path, h, count(first, path)? + e)?)
+            } else {
+                None
+            };
+            let msg = read_value_message::<F>(row, feature, values[e].to_f64(), stored);
+            return Err(Error::data(path, msg));
+        }
+        Ok(())
+    }
 }
 
 /// Stored values `first..first + n` as `F`: mapped in place where they can

@@ -286,22 +286,7 @@ fn read_body<F: Real>(
     drop(table_bytes);
 
     let class_ids: Vec<u32> = read_section(file, path, s[CLASS_IDS], rows, "class-id")?;
-    let mut counts = vec![0u64; texts.len()];
-    for (i, &c) in class_ids.iter().enumerate() {
-        match counts.get_mut(c as usize) {
-            Some(n) => *n += 1,
-            None => {
-                return Err(Error::data(
-                    path,
-                    format!(
-                        "row {}: class id {c} is out of range: the label table has {} entries",
-                        i + 1,
-                        texts.len()
-                    ),
-                ));
-            }
-        }
-    }
+    let counts = class_counts(path, &class_ids, texts.len(), 0)?;
     if let Some(unused) = counts.iter().position(|&n| n == 0) {
         return Err(Error::data(
             path,
@@ -311,12 +296,7 @@ fn read_body<F: Real>(
             ),
         ));
     }
-    let table = LabelTable::from_parts(texts, &counts).map_err(|(a, b)| {
-        Error::data(
-            path,
-            format!("label table entries {a} and {b} are the same label"),
-        )
-    })?;
+    let table = label_table(path, texts, &counts)?;
 
     let values: Storage<F> = match (h.precision, F::PRECISION) {
         (p, q) if p == q => section(file, map, path, s[VALUES], nnz, "values")?,
@@ -338,21 +318,7 @@ fn read_body<F: Real>(
             })
         }
     };
-    let values = match &features {
-        Features::Dense(m) => &m.values,
-        Features::Sparse(m) => &m.values,
-    };
-    if let Some(e) = first_non_finite(values) {
-        let (row, feature) = locate(&features, e);
-        // Finite as stored (checked below) but out of range after rounding?
-        let stored = if h.precision != F::PRECISION && e < nnz {
-            Some(reread_value(file, path, &h, e)?)
-        } else {
-            None
-        };
-        let msg = read_value_message::<F>(row, feature, values[e].to_f64(), stored);
-        return Err(Error::data(path, msg));
-    }
+    check_finite(file, path, &h, &features)?;
     Ok(RawData {
         features,
         class_ids,
@@ -361,6 +327,72 @@ fn read_body<F: Real>(
         csv: None,
         libsvm: None,
     })
+}
+
+/// The rows of each class among `class_ids`, rows counted from
+/// `first_row` (0-based) in messages; an error for an id outside the label
+/// table of `entries` entries.
+pub(super) fn class_counts(
+    path: &Path,
+    class_ids: &[u32],
+    entries: usize,
+    first_row: usize,
+) -> Result<Vec<u64>> {
+    let mut counts = vec![0u64; entries];
+    for (i, &c) in class_ids.iter().enumerate() {
+        match counts.get_mut(c as usize) {
+            Some(n) => *n += 1,
+            None => {
+                return Err(Error::data(
+                    path,
+                    format!(
+                        "row {}: class id {c} is out of range: the label table has {} entries",
+                        first_row + i + 1,
+                        entries
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// The label table of the file's entries `texts`, each used by `counts`
+/// rows; an error for two entries that are the same label.
+pub(super) fn label_table(path: &Path, texts: Vec<String>, counts: &[u64]) -> Result<LabelTable> {
+    LabelTable::from_parts(texts, counts).map_err(|(a, b)| {
+        Error::data(
+            path,
+            format!("label table entries {a} and {b} are the same label"),
+        )
+    })
+}
+
+/// An error naming the first value of `features` that is not finite in
+/// precision `F`: not finite in the file, or too large for `F`.
+fn check_finite<F: Real>(
+    file: &(impl Source + ?Sized),
+    path: &Path,
+    h: &Header,
+    features: &Features<F>,
+) -> Result<()> {
+    let nnz = count(h.nnz, path)?;
+    let values = match features {
+        Features::Dense(m) => &m.values,
+        Features::Sparse(m) => &m.values,
+    };
+    if let Some(e) = first_non_finite(values) {
+        let (row, feature) = locate(features, e);
+        // Finite as stored (checked below) but out of range after rounding?
+        let stored = if h.precision != F::PRECISION && e < nnz {
+            Some(reread_value(file, path, h, e)?)
+        } else {
+            None
+        };
+        let msg = read_value_message::<F>(row, feature, values[e].to_f64(), stored);
+        return Err(Error::data(path, msg));
+    }
+    Ok(())
 }
 
 /// Why the value read at `row`, `feature` (`read`, in F) is not finite:

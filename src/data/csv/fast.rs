@@ -53,58 +53,38 @@ impl<F: Real> Rows<'_, F> {
     /// One line, number `no` of the block: `Some` when it was read (a row
     /// appended, or nothing for a blank line or a comment).
     fn push_fast_line(&mut self, line: &[u8], no: u64) -> Option<()> {
-        let first = line.iter().position(|&b| !is_space(b));
-        match first {
-            None => return Some(()),
-            Some(k) if line[k] == b'#' => {
-                // A comment is skipped, but must be text like any line.
-                return (line.is_ascii() || std::str::from_utf8(line).is_ok()).then_some(());
-            }
-            // Unicode spaces are trimmed too: the line reader decides.
-            Some(k) if !line[k].is_ascii() => return None,
-            Some(_) => {}
+        match line_kind(line) {
+            LineKind::Skipped => return Some(()),
+            LineKind::Unsure => return None,
+            LineKind::Data => {}
         }
         let delim = self.layout.delimiter();
         let expected = self.layout.expected();
         let label = self.layout.label;
         let tab_is_space = delim != b'\t';
-        let space = |b: u8| b == b' ' || (b == b'\t' && tab_is_space);
-        if crate::memory::reserve(&mut self.values, self.layout.cols()).is_err()
-            || crate::memory::reserve(&mut self.class_ids, 1).is_err()
-        {
-            return None;
-        }
+        self.reserve_row()?;
         let start_len = self.values.len();
         let mut class = None;
         let mut pos = 0;
         let mut k = 0;
         let mut ended = false;
         loop {
-            while pos < line.len() && space(line[pos]) {
-                pos += 1;
-            }
+            pos = skip_spaces(line, pos, tab_is_space);
             if line.get(pos) == Some(&b'"') || k >= expected {
                 break;
             }
             if self.layout.skipped(k) {
                 // Left out unread; only plain ASCII without quotes here,
                 // where the line reader would read the field alike.
-                while pos < line.len() && line[pos] != delim {
-                    if line[pos] == b'"' || !line[pos].is_ascii() {
-                        self.values.truncate(start_len);
-                        return None;
-                    }
-                    pos += 1;
-                }
+                let Some(end) = plain_field_end(line, pos, delim) else {
+                    self.values.truncate(start_len);
+                    return None;
+                };
+                pos = end;
             } else if Some(k) == label {
                 let start = pos;
-                while pos < line.len() && line[pos] != delim {
-                    pos += 1;
-                }
-                let mut end = pos;
-                while end > start && space(line[end - 1]) {
-                    end -= 1;
-                }
+                let end;
+                (end, pos) = label_field_end(line, pos, delim, tab_is_space);
                 if end == start {
                     break;
                 }
@@ -124,31 +104,11 @@ impl<F: Real> Rows<'_, F> {
                     continue;
                 }
                 // The number is read where it starts; only spaces may
-                // follow it before the delimiter. Small unsigned integers
-                // first, directly.
-                let mut end = pos;
-                let mut w: u64 = 0;
-                while end < line.len() && end - pos < 19 {
-                    let d = line[end].wrapping_sub(b'0');
-                    if d >= 10 {
-                        break;
-                    }
-                    w = w * 10 + u64::from(d);
-                    end += 1;
-                }
-                let v = if end > pos && (end == line.len() || line[end] == delim) {
-                    pos = end;
-                    integer_value::<F>(false, w)
-                } else {
-                    let Some((v, n)) = parse_prefix::<F>(&line[pos..]) else {
-                        break;
-                    };
-                    pos += n;
-                    v
+                // follow it before the delimiter.
+                let Some((v, end)) = number_at::<F>(line, pos, delim) else {
+                    break;
                 };
-                while pos < line.len() && space(line[pos]) {
-                    pos += 1;
-                }
+                pos = skip_spaces(line, end, tab_is_space);
                 if pos < line.len() && line[pos] != delim {
                     break;
                 }
@@ -161,7 +121,35 @@ impl<F: Real> Rows<'_, F> {
             }
             pos += 1;
         }
-        if !(ended && k == expected) {
+        self.finish_row(ended && k == expected, start_len, class, no)
+    }
+
+    /// Room for one more row, so that pushing its values cannot fail
+    /// halfway; `None` (the line reader's turn) when memory is short.
+    #[inline]
+    fn reserve_row(&mut self) -> Option<()> {
+        if crate::memory::reserve(&mut self.values, self.layout.cols()).is_err()
+            || crate::memory::reserve(&mut self.class_ids, 1).is_err()
+        {
+            return None;
+        }
+        Some(())
+    }
+
+    /// Ends the row begun at `start_len` of the values: its class (the
+    /// label `class`, or [`NO_LABEL`] for unlabeled data) is appended when
+    /// the line was `whole` (every field read, up to the line's end);
+    /// otherwise its values are taken back, for the line reader to say
+    /// what is wrong.
+    #[inline]
+    fn finish_row(
+        &mut self,
+        whole: bool,
+        start_len: usize,
+        class: Option<u32>,
+        no: u64,
+    ) -> Option<()> {
+        if !whole {
             self.values.truncate(start_len);
             return None;
         }
@@ -173,6 +161,102 @@ impl<F: Real> Rows<'_, F> {
         };
         self.class_ids.push(class);
         Some(())
+    }
+}
+
+/// What the fast path makes of a line before its fields.
+enum LineKind {
+    /// Blank, or a comment: read, and no row.
+    Skipped,
+    /// Left to the line reader.
+    Unsure,
+    /// A row to read.
+    Data,
+}
+
+/// Whether `line` is blank, a comment or a row, by its first byte that is
+/// not a space.
+#[inline]
+fn line_kind(line: &[u8]) -> LineKind {
+    match line.iter().position(|&b| !is_space(b)) {
+        None => LineKind::Skipped,
+        Some(k) if line[k] == b'#' => {
+            // A comment is skipped, but must be text like any line.
+            if line.is_ascii() || std::str::from_utf8(line).is_ok() {
+                LineKind::Skipped
+            } else {
+                LineKind::Unsure
+            }
+        }
+        // Unicode spaces are trimmed too: the line reader decides.
+        Some(k) if !line[k].is_ascii() => LineKind::Unsure,
+        Some(_) => LineKind::Data,
+    }
+}
+
+/// Whether `b` is a space around a field: a tab is one unless it is the
+/// delimiter.
+#[inline]
+fn is_field_space(b: u8, tab_is_space: bool) -> bool {
+    b == b' ' || (b == b'\t' && tab_is_space)
+}
+
+/// The first byte from `pos` that is not a space around a field.
+#[inline]
+fn skip_spaces(line: &[u8], mut pos: usize, tab_is_space: bool) -> usize {
+    while pos < line.len() && is_field_space(line[pos], tab_is_space) {
+        pos += 1;
+    }
+    pos
+}
+
+/// The end of the ignored field at `pos` (its delimiter or the line's
+/// end); `None` for a quote or a byte outside ASCII, which the line reader
+/// must see.
+fn plain_field_end(line: &[u8], mut pos: usize, delim: u8) -> Option<usize> {
+    while pos < line.len() && line[pos] != delim {
+        if line[pos] == b'"' || !line[pos].is_ascii() {
+            return None;
+        }
+        pos += 1;
+    }
+    Some(pos)
+}
+
+/// The label field at `pos`: the end of its text without trailing spaces,
+/// and the field's end (its delimiter or the line's end).
+#[inline]
+fn label_field_end(line: &[u8], start: usize, delim: u8, tab_is_space: bool) -> (usize, usize) {
+    let mut pos = start;
+    while pos < line.len() && line[pos] != delim {
+        pos += 1;
+    }
+    let mut end = pos;
+    while end > start && is_field_space(line[end - 1], tab_is_space) {
+        end -= 1;
+    }
+    (end, pos)
+}
+
+/// The number that starts at `pos`, and where it ends; `None` when none
+/// does. Small unsigned integers that end the field are read first,
+/// directly.
+#[inline]
+fn number_at<F: Real>(line: &[u8], pos: usize, delim: u8) -> Option<(F, usize)> {
+    let mut end = pos;
+    let mut w: u64 = 0;
+    while end < line.len() && end - pos < 19 {
+        let d = line[end].wrapping_sub(b'0');
+        if d >= 10 {
+            break;
+        }
+        w = w * 10 + u64::from(d);
+        end += 1;
+    }
+    if end > pos && (end == line.len() || line[end] == delim) {
+        Some((integer_value::<F>(false, w), end))
+    } else {
+        parse_prefix::<F>(&line[pos..]).map(|(v, n)| (v, pos + n))
     }
 }
 

@@ -6,13 +6,14 @@ use std::path::Path;
 
 use crate::data::message::{column_at, quote};
 use crate::data::number::parse_value;
-use crate::data::options::{HeaderMode, LabelColumn, LoadOptions};
+use crate::data::options::{HeaderMode, LoadOptions};
 use crate::data::raw::CsvInfo;
 use crate::error::{Error, Hint, Remedy, Result};
 use crate::float::Real;
 
 use super::fields::{Fields, delimiter_name};
-use super::sniff::{detect_delimiter, header_by_content};
+use super::first_line::FirstLine;
+use super::sniff::detect_delimiter;
 
 /// The shape of a CSV file, fixed by its first line that is not blank or a
 /// comment: the delimiter, the number of fields, the label column and the
@@ -65,183 +66,24 @@ impl Layout {
             Some(d) => d,
             None => detect_delimiter(first),
         };
-        let at = |line: &str, no: u64, (byte, msg): (usize, String)| {
-            Error::parse(path, no, Some(column_at(line, byte)), msg)
-        };
-        let mut fields = Vec::new();
-        for f in Fields::new(first, delim) {
-            fields.push(f.map_err(|e| at(first, first_no, e))?);
-        }
-        let n = fields.len();
-        if n < 2 && !opts.unlabeled {
-            return Err(Error::parse(
-                path,
-                first_no,
-                Some(1),
-                format!(
-                    "no feature columns: found the single field {}; expected the label and at \
-                     least one feature separated by {}",
-                    quote(fields.first().map(|f| f.text.as_ref()).unwrap_or("")),
-                    match opts.delimiter {
-                        Some(d) => delimiter_name(d),
-                        None => "`,`, `;` or tab".to_owned(),
-                    }
-                ),
-            ));
-        }
-        // A label column the model chose, not the user: say so, and how to
-        // read the file otherwise.
-        let from_model = |what: String| match &opts.label_column_from {
-            Some(model) => format!(
-                "{what} (the label column is the one the model {} was trained with); pass \
-                 --label-column N, or --unlabeled if the file has no label column",
-                model.display()
-            ),
-            None => what,
-        };
-        let mut has_header;
-        let label = match &opts.label_column {
-            _ if opts.unlabeled => {
-                has_header = header_by_content(opts.header, &fields, None);
-                None
-            }
-            None => {
-                has_header = header_by_content(opts.header, &fields, Some(0));
-                Some(0)
-            }
-            Some(c @ (LabelColumn::Index(_) | LabelColumn::FromEnd(_))) => {
-                let Some(k) = c.position(n) else {
-                    let given = match c {
-                        LabelColumn::FromEnd(k) => format!("-{k}"),
-                        LabelColumn::Index(k) => k.to_string(),
-                        LabelColumn::Name(_) => String::new(),
-                    };
-                    return Err(Error::parse(
-                        path,
-                        first_no,
-                        Some(1),
-                        from_model(format!(
-                            "label column {given} is out of range: the file has {n} columns \
-                             (numbered from 1, or from -1 for the last)"
-                        )),
-                    ));
-                };
-                has_header = header_by_content(opts.header, &fields, Some(k));
-                Some(k)
-            }
-            Some(LabelColumn::Name(name)) => {
-                if opts.header == HeaderMode::Absent {
-                    return Err(Error::parse(
-                        path,
-                        first_no,
-                        Some(1),
-                        match &opts.label_column_from {
-                            Some(_) => from_model(format!(
-                                "the label column is named {} but the file is read without a \
-                                 header line",
-                                quote(name)
-                            )),
-                            None => format!(
-                                "the label column is given by name ({}) but the file is read \
-                                 without a header line; give its number instead",
-                                quote(name)
-                            ),
-                        },
-                    ));
-                }
-                has_header = true;
-                let found: Vec<usize> = (0..n)
-                    .filter(|&k| fields[k].text == name.as_str())
-                    .collect();
-                match found[..] {
-                    [k] => Some(k),
-                    [] => {
-                        let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
-                        return Err(Error::parse(
-                            path,
-                            first_no,
-                            Some(1),
-                            from_model(format!(
-                                "no column named {} in the header; its columns are {}",
-                                quote(name),
-                                names.join(", ")
-                            )),
-                        ));
-                    }
-                    [a, b, ..] => {
-                        return Err(Error::parse(
-                            path,
-                            first_no,
-                            Some(column_at(first, fields[b].start)),
-                            format!(
-                                "the header names columns {} and {} both {}; give the label \
-                                 column's number instead",
-                                a + 1,
-                                b + 1,
-                                quote(name)
-                            ),
-                        ));
-                    }
-                }
-            }
-        };
-        let mut skip = vec![false; n];
-        for c in &opts.ignore_columns {
-            let Some(k) = ignored_column(c, &fields, first, first_no, path, opts)? else {
-                continue;
-            };
-            // A name is found in the header: the first line is one.
-            has_header |= matches!(c, LabelColumn::Name(_));
-            if Some(k) == label {
-                return Err(Error::parse(
-                    path,
-                    first_no,
-                    Some(column_at(first, fields[k].start)),
-                    if opts.label_column.is_none() {
-                        // The first column is the label only by default: the
-                        // user may well mean an id column before the label.
-                        format!(
-                            "--ignore-columns names column {} ({}), which is the label column \
-                             when --label-column is not given; name the label with \
-                             --label-column NAME (or N), or leave column {} out of \
-                             --ignore-columns",
-                            k + 1,
-                            quote(&fields[k].text),
-                            k + 1
-                        )
-                    } else {
-                        format!(
-                            "--ignore-columns names column {} ({}), the label column; the label \
-                             is never a feature, so leave it out of --ignore-columns",
-                            k + 1,
-                            quote(&fields[k].text)
-                        )
-                    },
-                ));
-            }
-            skip[k] = true;
-        }
-        let kept = n - usize::from(label.is_some()) - skip.iter().filter(|&&s| s).count();
-        if kept == 0 && !opts.ignore_columns.is_empty() {
-            return Err(Error::parse(
-                path,
-                first_no,
-                Some(1),
-                format!(
-                    "no feature columns left: the file has {n} columns, and --ignore-columns \
-                     leaves out every one that is not the label"
-                ),
-            ));
-        }
+        let first = FirstLine::split(first, first_no, delim, path, opts)?;
+        first.check_has_features()?;
+        let (label, mut has_header) = first.label()?;
+        let skip = first.skipped(label, &mut has_header)?;
+        first.check_kept(label, &skip)?;
 
         let layout = Layout {
             delim,
-            expected: n,
+            expected: first.fields.len(),
             label,
             skip,
             shape_line: first_no,
             names: if has_header {
-                fields.iter().map(|f| f.text.clone().into_owned()).collect()
+                first
+                    .fields
+                    .iter()
+                    .map(|f| f.text.clone().into_owned())
+                    .collect()
             } else {
                 Vec::new()
             },
@@ -440,96 +282,6 @@ impl Layout {
                 delimiter_name(self.delim),
                 self.shape_line
             )
-        }
-    }
-}
-
-/// The 0-based field `--ignore-columns` names by `c` among `fields` (the
-/// first line, `first_no`), or an error naming the columns there are.
-/// `None` for a name the data lacks when the list came from a model: its
-/// features are matched by name afterwards, so a column already dropped
-/// from the data is no matter.
-fn ignored_column(
-    c: &LabelColumn,
-    fields: &[super::fields::Field<'_>],
-    first: &str,
-    first_no: u64,
-    path: &Path,
-    opts: &LoadOptions,
-) -> Result<Option<usize>> {
-    let n = fields.len();
-    let from_model = |what: String| match &opts.ignore_columns_from {
-        Some(model) => format!(
-            "{what} (the columns the model {} was trained without); pass --ignore-columns to \
-             say which to leave out",
-            model.display()
-        ),
-        None => what,
-    };
-    match c {
-        LabelColumn::Index(_) | LabelColumn::FromEnd(_) => match c.position(n) {
-            Some(k) => Ok(Some(k)),
-            None => Err(Error::parse(
-                path,
-                first_no,
-                Some(1),
-                from_model(format!(
-                    "--ignore-columns {}: out of range: the file has {n} columns (numbered \
-                     from 1, or from -1 for the last)",
-                    match c {
-                        LabelColumn::FromEnd(k) => format!("-{k}"),
-                        LabelColumn::Index(k) => k.to_string(),
-                        LabelColumn::Name(_) => String::new(),
-                    }
-                )),
-            )),
-        },
-        LabelColumn::Name(name) => {
-            if opts.header == HeaderMode::Absent {
-                return Err(Error::parse(
-                    path,
-                    first_no,
-                    Some(1),
-                    from_model(format!(
-                        "--ignore-columns names the column {} but the file is read without a \
-                         header line; give its number instead",
-                        quote(name)
-                    )),
-                ));
-            }
-            let found: Vec<usize> = (0..n)
-                .filter(|&k| fields[k].text == name.as_str())
-                .collect();
-            match found[..] {
-                [k] => Ok(Some(k)),
-                [] if opts.ignore_columns_from.is_some() => Ok(None),
-                [] => {
-                    let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
-                    Err(Error::parse(
-                        path,
-                        first_no,
-                        Some(1),
-                        format!(
-                            "--ignore-columns: no column named {} in the header; its columns \
-                             are {}",
-                            quote(name),
-                            names.join(", ")
-                        ),
-                    ))
-                }
-                [a, b, ..] => Err(Error::parse(
-                    path,
-                    first_no,
-                    Some(column_at(first, fields[b].start)),
-                    format!(
-                        "the header names columns {} and {} both {}; give the number of the \
-                         one to ignore instead",
-                        a + 1,
-                        b + 1,
-                        quote(name)
-                    ),
-                )),
-            }
         }
     }
 }

@@ -9,6 +9,7 @@
 
 mod fast;
 mod fields;
+mod first_line;
 mod layout;
 mod read;
 mod sniff;

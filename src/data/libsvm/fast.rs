@@ -31,6 +31,35 @@ fn token_end(line: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// The end of the `qid:N` token at `pos`, checked and ignored; `None`
+/// when it is no such token.
+#[inline]
+fn qid_end(line: &[u8], pos: usize) -> Option<usize> {
+    let end = token_end(line, pos);
+    let ok = line[pos..end]
+        .strip_prefix(b"qid:")
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .is_some_and(|v| v.parse::<i64>().is_ok());
+    ok.then_some(end)
+}
+
+/// The index whose digits start at `pos`, and where they end (at `pos`
+/// for none).
+#[inline]
+fn index_at(line: &[u8], mut pos: usize) -> (u64, usize) {
+    let digits = pos;
+    // Indices of up to seven digits and their colon in one load.
+    if let Some((n, v)) = line[pos..].first_chunk::<8>().and_then(leading_digits) {
+        return (v, pos + n);
+    }
+    let mut index: u64 = 0;
+    while pos < line.len() && line[pos].is_ascii_digit() && pos - digits < 11 {
+        index = index * 10 + u64::from(line[pos] - b'0');
+        pos += 1;
+    }
+    (index, pos)
+}
+
 /// A comment (from `#` on) is skipped, but must be text like any line.
 fn comment_ok(comment: &[u8]) -> bool {
     comment.is_ascii() || std::str::from_utf8(comment).is_ok()
@@ -75,27 +104,8 @@ impl<F: Real> CsrRows<'_, F> {
         if pos == line.len() || line[pos] == b'#' {
             return comment_ok(&line[pos..]).then_some(());
         }
-        let start = pos;
-        let end = token_end(line, pos);
-        let first = &line[start..end];
-        let label: &[u8] = if memchr::memchr(b':', first).is_some() {
-            // A feature first: only unlabeled lines may leave the label out.
-            if !self.unlabeled {
-                return None;
-            }
-            NO_LABEL.as_bytes()
-        } else {
-            pos = end;
-            if self.unlabeled {
-                // Checked like any label, then ignored.
-                label_problem(std::str::from_utf8(first).ok()?)
-                    .is_none()
-                    .then_some(())?;
-                NO_LABEL.as_bytes()
-            } else {
-                first
-            }
-        };
+        let label;
+        (label, pos) = self.label_token(line, pos)?;
         let class = self.intern_label(label, no)?;
         let offset = self.indexing.offset();
         // The smallest index the next token may have.
@@ -113,30 +123,12 @@ impl<F: Real> CsrRows<'_, F> {
                 break;
             }
             if line[pos] == b'q' {
-                // `qid:N`: checked and ignored.
-                let end = token_end(line, pos);
-                let ok = line[pos..end]
-                    .strip_prefix(b"qid:")
-                    .and_then(|v| std::str::from_utf8(v).ok())
-                    .is_some_and(|v| v.parse::<i64>().is_ok());
-                if !ok {
-                    return None;
-                }
-                pos = end;
+                pos = qid_end(line, pos)?;
                 continue;
             }
-            let mut index: u64 = 0;
             let digits = pos;
-            // Indices of up to seven digits and their colon in one load.
-            if let Some((n, v)) = line[pos..].first_chunk::<8>().and_then(leading_digits) {
-                index = v;
-                pos += n;
-            } else {
-                while pos < line.len() && line[pos].is_ascii_digit() && pos - digits < 11 {
-                    index = index * 10 + u64::from(line[pos] - b'0');
-                    pos += 1;
-                }
-            }
+            let index;
+            (index, pos) = index_at(line, pos);
             if pos == digits || line.get(pos) != Some(&b':') {
                 return None;
             }
@@ -152,28 +144,76 @@ impl<F: Real> CsrRows<'_, F> {
                 return None;
             }
             if index == 0 {
-                match self.indexing.base {
-                    Some(IndexBase::Zero) => {}
-                    // Detecting: only the first is kept (the line is ASCII
-                    // up to here, so the byte is the column).
-                    None if self.zero_at.is_none() => self.zero_at = Some((no, digits as u64 + 1)),
-                    None => {}
-                    // Refused: the line reader says why.
-                    Some(IndexBase::One) => return None,
-                }
+                self.note_index_zero(no, digits)?;
             }
-            if crate::memory::reserve(&mut self.indices, 1).is_err()
-                || crate::memory::reserve(&mut self.values, 1).is_err()
-            {
-                return None;
-            }
-            // index - offset < MAX_FEATURE_INDEX < 2^31 fits in u32; index 0
-            // while detecting wraps to u32::MAX (see `Indexing`).
-            self.indices
-                .push((index as u32).wrapping_sub(offset as u32));
-            self.values.push(value);
+            self.push_entry(index, offset, value)?;
             next = index + 1;
         }
+        self.finish_row(entries, next, offset, class)
+    }
+
+    /// The label of a line from its first token, at `pos`, and where the
+    /// features start; [`NO_LABEL`] for unlabeled data. `None` (the line
+    /// reader's turn) for a line without a label where one is needed, or
+    /// a bad label on an unlabeled line.
+    #[inline]
+    fn label_token<'l>(&self, line: &'l [u8], pos: usize) -> Option<(&'l [u8], usize)> {
+        let end = token_end(line, pos);
+        let first = &line[pos..end];
+        if memchr::memchr(b':', first).is_some() {
+            // A feature first: only unlabeled lines may leave the label out.
+            if !self.unlabeled {
+                return None;
+            }
+            Some((NO_LABEL.as_bytes(), pos))
+        } else if self.unlabeled {
+            // Checked like any label, then ignored.
+            label_problem(std::str::from_utf8(first).ok()?)
+                .is_none()
+                .then_some(())?;
+            Some((NO_LABEL.as_bytes(), end))
+        } else {
+            Some((first, end))
+        }
+    }
+
+    /// Index 0 on line `no`, its digits at byte `digits`: kept while the
+    /// base is detected, `None` where the base refuses it.
+    #[cold]
+    fn note_index_zero(&mut self, no: u64, digits: usize) -> Option<()> {
+        match self.indexing.base {
+            Some(IndexBase::Zero) => {}
+            // Detecting: only the first is kept (the line is ASCII
+            // up to here, so the byte is the column).
+            None if self.zero_at.is_none() => self.zero_at = Some((no, digits as u64 + 1)),
+            None => {}
+            // Refused: the line reader says why.
+            Some(IndexBase::One) => return None,
+        }
+        Some(())
+    }
+
+    /// Appends the entry `index:value` of the row being read.
+    #[inline]
+    fn push_entry(&mut self, index: u64, offset: u64, value: F) -> Option<()> {
+        if crate::memory::reserve(&mut self.indices, 1).is_err()
+            || crate::memory::reserve(&mut self.values, 1).is_err()
+        {
+            return None;
+        }
+        // index - offset < MAX_FEATURE_INDEX < 2^31 fits in u32; index 0
+        // while detecting wraps to u32::MAX (see `Indexing`).
+        self.indices
+            .push((index as u32).wrapping_sub(offset as u32));
+        self.values.push(value);
+        Some(())
+    }
+
+    /// Ends the row whose entries began at `entries`: the largest index
+    /// grows to its last (`next` is one past it), and the row's end and
+    /// its class are appended.
+    #[inline]
+    fn finish_row(&mut self, entries: usize, next: u64, offset: u64, class: u32) -> Option<()> {
         if self.row_ptr.try_reserve(1).is_err() || self.class_ids.try_reserve(1).is_err() {
             return None;
         }

@@ -72,6 +72,18 @@ pub(crate) struct Read {
     pub zero_at: Option<u64>,
 }
 
+/// One feature token of a line, split at its colon.
+struct Token<'t> {
+    /// Byte offset of the token in the line.
+    at: usize,
+    /// The whole token, for messages.
+    text: &'t str,
+    /// The index as written.
+    name: &'t str,
+    /// The value as written.
+    value: &'t str,
+}
+
 /// A data line whose label has been checked; its features are read by
 /// [`Line::parse_features`]. Shared by the batch parser and the row stream
 /// ([`super::stream`]), so both read a line the same way and say the same
@@ -148,112 +160,28 @@ impl<'a> Line<'a> {
         indices: &mut Vec<u32>,
         values: &mut Vec<F>,
     ) -> Result<Read> {
-        let err = |byte: usize, msg: String| self.err(byte, msg);
         let offset = indexing.offset();
         let mut prev: Option<u64> = None;
         let mut zero_at = None;
         for (at, tok) in tokens(self.data).skip(self.first_feature) {
-            // A byte search: `:` is ASCII, and the tokens are short.
-            let Some(colon) = tok.bytes().position(|b| b == b':') else {
-                return Err(err(
-                    at,
-                    format!("expected index:value, found {}", quote(tok)),
-                ));
-            };
-            let (name, value) = (&tok[..colon], &tok[colon + 1..]);
-            // The first byte first: most names are digits, and comparing
-            // strings calls memcmp.
-            if name.as_bytes().first() == Some(&b'q') && name == "qid" {
-                if value.parse::<i64>().is_err() {
-                    return Err(err(
-                        at + name.len() + 1,
-                        format!(
-                            "expected an integer query id in {}, found {}",
-                            quote(tok),
-                            quote(value)
-                        ),
-                    ));
-                }
+            let Some(tok) = self.split_token(at, tok)? else {
                 continue;
-            }
-            if name.is_empty() {
-                return Err(err(
-                    at,
-                    format!(
-                        "expected index:value, found {} (the index is missing)",
-                        quote(tok)
-                    ),
-                ));
-            }
-            if value.is_empty() {
-                return Err(err(
-                    at,
-                    format!(
-                        "expected index:value, found {} (the value is missing)",
-                        quote(tok)
-                    ),
-                ));
-            }
-            if !name.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(err(
-                    at,
-                    format!(
-                        "expected a feature index (a non-negative integer) in {}, found {}",
-                        quote(tok),
-                        quote(name)
-                    ),
-                ));
-            }
+            };
             // All digits: only overflow can fail, and that is over the limit too.
-            let index = name.parse::<u64>().unwrap_or(u64::MAX);
+            let index = tok.name.parse::<u64>().unwrap_or(u64::MAX);
             if index == 0 {
                 match indexing.base {
                     Some(IndexBase::Zero) => {}
                     None => zero_at = Some(column_at(self.line, at)),
-                    Some(IndexBase::One) => return Err(self.zero_refused(at, tok, indexing)),
+                    Some(IndexBase::One) => return Err(self.zero_refused(at, tok.text, indexing)),
                 }
             }
-            // The limit is on features: zero-based, the largest index is
-            // one less.
-            let cap = limit.max.min(MAX_FEATURE_INDEX);
-            let max = cap + offset - 1;
-            if index > max {
-                let why = if cap < limit.max { "" } else { limit.why };
-                let zero = if offset == 0 {
-                    " (indices counted from 0)"
-                } else {
-                    ""
-                };
-                return Err(err(
-                    at,
-                    format!(
-                        "feature index {name} in {} exceeds the limit of {max}{zero}{why}",
-                        quote(tok)
-                    ),
-                ));
-            }
+            self.check_limit(&tok, index, limit, offset)?;
             if let Some(prev) = prev {
-                if index == prev {
-                    return Err(err(
-                        at,
-                        format!(
-                            "duplicate feature index {index}: the previous feature also has \
-                             index {prev}; indices must strictly increase"
-                        ),
-                    ));
-                }
-                if index < prev {
-                    return Err(err(
-                        at,
-                        format!(
-                            "feature index {index} follows index {prev}; indices must \
-                             strictly increase"
-                        ),
-                    ));
-                }
+                self.check_order(at, index, prev)?;
             }
-            let v = parse_value::<F>(value, &format_args!("for feature {index}"))
-                .map_err(|msg| err(at + name.len() + 1, msg))?;
+            let v = parse_value::<F>(tok.value, &format_args!("for feature {index}"))
+                .map_err(|msg| self.err(at + tok.name.len() + 1, msg))?;
             // The row's length is not known ahead, so each entry makes its
             // own room: a comparison, unless the vectors must grow.
             crate::memory::reserve(indices, 1)
@@ -269,6 +197,129 @@ impl<'a> Line<'a> {
             count: prev.map_or(0, |p| p + 1 - offset),
             zero_at,
         })
+    }
+
+    /// Splits the feature token `tok`, at byte `at`, into its index and
+    /// value, checking that both are there and the index is digits; `None`
+    /// for a `qid:N` token, checked and ignored.
+    #[inline]
+    fn split_token<'t>(&self, at: usize, tok: &'t str) -> Result<Option<Token<'t>>> {
+        let err = |byte: usize, msg: String| self.err(byte, msg);
+        // A byte search: `:` is ASCII, and the tokens are short.
+        let Some(colon) = tok.bytes().position(|b| b == b':') else {
+            return Err(err(
+                at,
+                format!("expected index:value, found {}", quote(tok)),
+            ));
+        };
+        let (name, value) = (&tok[..colon], &tok[colon + 1..]);
+        // The first byte first: most names are digits, and comparing
+        // strings calls memcmp.
+        if name.as_bytes().first() == Some(&b'q') && name == "qid" {
+            if value.parse::<i64>().is_err() {
+                return Err(err(
+                    at + name.len() + 1,
+                    format!(
+                        "expected an integer query id in {}, found {}",
+                        quote(tok),
+                        quote(value)
+                    ),
+                ));
+            }
+            return Ok(None);
+        }
+        if name.is_empty() {
+            return Err(err(
+                at,
+                format!(
+                    "expected index:value, found {} (the index is missing)",
+                    quote(tok)
+                ),
+            ));
+        }
+        if value.is_empty() {
+            return Err(err(
+                at,
+                format!(
+                    "expected index:value, found {} (the value is missing)",
+                    quote(tok)
+                ),
+            ));
+        }
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(err(
+                at,
+                format!(
+                    "expected a feature index (a non-negative integer) in {}, found {}",
+                    quote(tok),
+                    quote(name)
+                ),
+            ));
+        }
+        Ok(Some(Token {
+            at,
+            text: tok,
+            name,
+            value,
+        }))
+    }
+
+    /// An error for a feature index over `limit` (and the format's own),
+    /// `offset` being what is subtracted from an index for its column.
+    #[inline]
+    fn check_limit(
+        &self,
+        tok: &Token<'_>,
+        index: u64,
+        limit: IndexLimit<'_>,
+        offset: u64,
+    ) -> Result<()> {
+        // The limit is on features: zero-based, the largest index is
+        // one less.
+        let cap = limit.max.min(MAX_FEATURE_INDEX);
+        let max = cap + offset - 1;
+        if index > max {
+            let why = if cap < limit.max { "" } else { limit.why };
+            let zero = if offset == 0 {
+                " (indices counted from 0)"
+            } else {
+                ""
+            };
+            return Err(self.err(
+                tok.at,
+                format!(
+                    "feature index {} in {} exceeds the limit of {max}{zero}{why}",
+                    tok.name,
+                    quote(tok.text)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// An error for the feature index `index`, at byte `at`, unless it is
+    /// larger than `prev`, the one before it on the line.
+    #[inline]
+    fn check_order(&self, at: usize, index: u64, prev: u64) -> Result<()> {
+        if index == prev {
+            return Err(self.err(
+                at,
+                format!(
+                    "duplicate feature index {index}: the previous feature also has \
+                     index {prev}; indices must strictly increase"
+                ),
+            ));
+        }
+        if index < prev {
+            return Err(self.err(
+                at,
+                format!(
+                    "feature index {index} follows index {prev}; indices must \
+                     strictly increase"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The error for index 0 where indices are one-based.

@@ -218,17 +218,21 @@ pub(crate) fn parse_part_lines<F: Real>(
         );
         true
     })?;
-    let CsrRows {
-        mut row_ptr,
-        mut indices,
-        mut values,
-        mut class_ids,
-        table,
-        mut max_index,
-        zero_at,
-        ..
-    } = m;
-    let (base, why) = match (indexing.base, zero_at) {
+    let (base, why) = index_base(indexing, m.zero_at, path);
+    if indexing.base.is_none() && m.zero_at.is_some() {
+        m.count_from_zero()?;
+    }
+    Ok(m.into_raw(base, why))
+}
+
+/// The base a part's indices are read in, and why: the one asked for (or
+/// the model's), else zero when an index 0 was read, else one.
+fn index_base(
+    indexing: Indexing<'_>,
+    zero_at: Option<(u64, u64)>,
+    path: &Path,
+) -> (IndexBase, BaseWhy) {
+    match (indexing.base, zero_at) {
         (Some(base), _) => (
             base,
             indexing
@@ -243,17 +247,26 @@ pub(crate) fn parse_part_lines<F: Real>(
             },
         ),
         (None, None) => (IndexBase::One, BaseWhy::NoZero),
-    };
-    if indexing.base.is_none() && zero_at.is_some() {
+    }
+}
+
+impl<F: Real> CsrRows<'_, F> {
+    /// Makes rows read one-based, while the base was detected, zero-based:
+    /// an index 0 turned up. An error when counting from 0 makes one
+    /// feature too many.
+    fn count_from_zero(&mut self) -> Result<()> {
         // Read with 1 subtracted (index 0 wrapped to u32::MAX): one pass
         // puts every index back, which only zero-based files pay.
         use rayon::prelude::*;
-        indices.par_iter_mut().for_each(|i| *i = i.wrapping_add(1));
-        max_index += 1;
+        self.indices
+            .par_iter_mut()
+            .for_each(|i| *i = i.wrapping_add(1));
+        self.max_index += 1;
+        let max_index = self.max_index;
         if max_index > MAX_FEATURE_INDEX {
-            let (line, _) = zero_at.unwrap_or_default();
+            let (line, _) = self.zero_at.unwrap_or_default();
             return Err(Error::data(
-                path,
+                self.path,
                 format!(
                     "has feature index {MAX_FEATURE_INDEX} and, on line {line}, index 0: \
                      counted from 0 that is {max_index} features, more than the limit of \
@@ -261,22 +274,37 @@ pub(crate) fn parse_part_lines<F: Real>(
                 ),
             ));
         }
+        Ok(())
     }
-    trim_excess(&mut row_ptr);
-    trim_excess(&mut indices);
-    trim_excess(&mut values);
-    trim_excess(&mut class_ids);
-    Ok(RawData {
-        features: Features::Sparse(CsrMatrix {
-            cols: usize::try_from(max_index).unwrap_or(usize::MAX),
-            row_ptr: row_ptr.into(),
-            indices: indices.into(),
-            values: values.into(),
-        }),
-        class_ids,
-        table,
-        format: Format::Libsvm,
-        csv: None,
-        libsvm: Some(LibsvmInfo { base, why }),
-    })
+
+    /// The rows read, in indices of `base` (chosen for `why`), as the
+    /// part's data, their vectors trimmed to size.
+    fn into_raw(self, base: IndexBase, why: BaseWhy) -> RawData<F> {
+        let CsrRows {
+            mut row_ptr,
+            mut indices,
+            mut values,
+            mut class_ids,
+            table,
+            max_index,
+            ..
+        } = self;
+        trim_excess(&mut row_ptr);
+        trim_excess(&mut indices);
+        trim_excess(&mut values);
+        trim_excess(&mut class_ids);
+        RawData {
+            features: Features::Sparse(CsrMatrix {
+                cols: usize::try_from(max_index).unwrap_or(usize::MAX),
+                row_ptr: row_ptr.into(),
+                indices: indices.into(),
+                values: values.into(),
+            }),
+            class_ids,
+            table,
+            format: Format::Libsvm,
+            csv: None,
+            libsvm: Some(LibsvmInfo { base, why }),
+        }
+    }
 }

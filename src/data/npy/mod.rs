@@ -125,17 +125,33 @@ fn dtype_name(dtype: &DType) -> String {
 
 /// The array's values in file order, as f64 (exact for f4 and f8).
 fn floats(path: &Path, what: &str, array: Array) -> Result<Vec<f64>> {
-    let dtype = array.file.dtype();
-    let size = match &dtype {
-        DType::Plain(t) if t.type_char() == TypeChar::Float => t.size_field(),
-        _ => 0,
-    };
     let n = array.shape.iter().product::<u64>();
     let n = usize::try_from(n)
         .map_err(|_| Error::data(path, format!("{what} has more values than fit in memory")))?;
     let mut out: Vec<f64> = Vec::new();
     crate::memory::reserve(&mut out, n)
         .map_err(|s| s.refusal(path, &format!("the values of {what}"), ""))?;
+    for_each_value(path, what, array, |_, v| {
+        out.push(v);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `put(k, v)` for each value of a float array, `k` counting them
+/// in the file's order, `v` as f64 (exact for f4 and f8); an error for any
+/// other dtype or a value that cannot be read.
+fn for_each_value(
+    path: &Path,
+    what: &str,
+    array: Array,
+    mut put: impl FnMut(usize, f64) -> Result<()>,
+) -> Result<()> {
+    let dtype = array.file.dtype();
+    let size = match &dtype {
+        DType::Plain(t) if t.type_char() == TypeChar::Float => t.size_field(),
+        _ => 0,
+    };
     let bad = |e: std::io::Error| Error::data(path, format!("{what} cannot be read: {e}"));
     match size {
         4 => {
@@ -143,8 +159,8 @@ fn floats(path: &Path, what: &str, array: Array) -> Result<Vec<f64>> {
                 .file
                 .data::<f32>()
                 .map_err(|e| Error::data(path, e.to_string()))?;
-            for v in data {
-                out.push(v.map_err(bad)? as f64);
+            for (k, v) in data.enumerate() {
+                put(k, v.map_err(bad)? as f64)?;
             }
         }
         8 => {
@@ -152,8 +168,8 @@ fn floats(path: &Path, what: &str, array: Array) -> Result<Vec<f64>> {
                 .file
                 .data::<f64>()
                 .map_err(|e| Error::data(path, e.to_string()))?;
-            for v in data {
-                out.push(v.map_err(bad)?);
+            for (k, v) in data.enumerate() {
+                put(k, v.map_err(bad)?)?;
             }
         }
         _ => {
@@ -167,7 +183,7 @@ fn floats(path: &Path, what: &str, array: Array) -> Result<Vec<f64>> {
             ));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A float label as text: the shortest decimal that reads back to it.
@@ -321,11 +337,6 @@ fn read_values<F: Real>(
     (rows, cols): (usize, usize),
     label: Option<usize>,
 ) -> Result<(Vec<F>, Vec<f64>)> {
-    let dtype = array.file.dtype();
-    let size = match &dtype {
-        DType::Plain(t) if t.type_char() == TypeChar::Float => t.size_field(),
-        _ => 0,
-    };
     let fortran = array.file.order() == Order::Fortran;
     let feature_cols = cols - usize::from(label.is_some());
     let n = rows
@@ -344,9 +355,8 @@ fn read_values<F: Real>(
         crate::memory::reserve(&mut labels, rows).map_err(|s| s.refusal(path, "the labels", ""))?;
         labels.resize(rows, 0.0);
     }
-    let bad = |e: std::io::Error| Error::data(path, format!("{what} cannot be read: {e}"));
     let (rows1, cols1) = (rows.max(1), cols.max(1));
-    let mut put = |k: usize, v: f64| -> Result<()> {
+    let put = |k: usize, v: f64| -> Result<()> {
         let (i, j) = if fortran {
             (k % rows1, k / rows1)
         } else {
@@ -365,55 +375,14 @@ fn read_values<F: Real>(
         }
         Ok(())
     };
-    match size {
-        4 => {
-            let data = array
-                .file
-                .data::<f32>()
-                .map_err(|e| Error::data(path, e.to_string()))?;
-            for (k, v) in data.enumerate() {
-                put(k, v.map_err(bad)? as f64)?;
-            }
-        }
-        8 => {
-            let data = array
-                .file
-                .data::<f64>()
-                .map_err(|e| Error::data(path, e.to_string()))?;
-            for (k, v) in data.enumerate() {
-                put(k, v.map_err(bad)?)?;
-            }
-        }
-        _ => {
-            return Err(Error::data(
-                path,
-                format!(
-                    "{what} has dtype {}; the features must be floats (f4 or f8): convert with \
-                     .astype(numpy.float32) or .astype(numpy.float64)",
-                    dtype_name(&dtype)
-                ),
-            ));
-        }
-    }
+    for_each_value(path, what, array, put)?;
     Ok((out, labels))
 }
 
 pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
     let what = "the array";
     let array = open(path, what)?;
-    let (rows, cols) = match array.shape[..] {
-        [r, c] => (r as usize, c as usize),
-        ref s => {
-            return Err(Error::data(
-                path,
-                format!(
-                    "the array has {} dimensions (shape {s:?}); the data must be 2-D, shape (rows, \
-                     columns)",
-                    s.len()
-                ),
-            ));
-        }
-    };
+    let (rows, cols) = matrix_shape(path, &array.shape)?;
     // Where the labels are: a file, a column, or nowhere. A mistake here is
     // reported after the values are read, so that a bad value is reported
     // before a missing label option, as for every other layout.
@@ -421,39 +390,7 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
     let label_column: Result<Option<usize>> = if opts.unlabeled || labels_file.is_some() {
         Ok(None)
     } else {
-        match &opts.label_column {
-            // A 2-D array is most often the features alone (numpy.save of
-            // X): taking a column as the label would be a silent guess.
-            None => Err(Error::data(
-                path,
-                format!(
-                    "a .npy array holds no labels unless told where they are: give them in a \
-                     file with --labels FILE.npy (one per row), or name the array's label column \
-                     with --label-column N (1 to {cols}); --unlabeled reads it without labels"
-                ),
-            )),
-            Some(c @ (LabelColumn::Index(_) | LabelColumn::FromEnd(_))) => match c.position(cols) {
-                Some(k) => Ok(Some(k)),
-                None => {
-                    let given = match c {
-                        LabelColumn::FromEnd(k) => format!("-{k}"),
-                        LabelColumn::Index(k) => k.to_string(),
-                        LabelColumn::Name(n) => n.clone(),
-                    };
-                    Err(Error::data(
-                        path,
-                        format!("--label-column {given}: the array has {cols} columns"),
-                    ))
-                }
-            },
-            Some(LabelColumn::Name(name)) => Err(Error::data(
-                path,
-                format!(
-                    "--label-column {name}: a .npy array has no column names; give the \
-                     column's number, or the labels in a file with --labels"
-                ),
-            )),
-        }
+        label_column(path, opts, cols)
     };
     // Read once, into the final storage (a label column apart).
     let read_label = label_column.as_ref().ok().copied().flatten();
@@ -466,20 +403,91 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
              FILE, or --unlabeled",
         ));
     }
+    let column_labels = label_column.map(|_| values.as_slice());
+    let (table, class_ids) = classes(path, rows, labels_file, column_labels)?;
+    let feature_cols = cols - label_column.is_some() as usize;
+    drop(values);
+    Ok(RawData {
+        features: Features::Dense(DenseMatrix {
+            rows,
+            cols: feature_cols,
+            values: out.into(),
+        }),
+        class_ids,
+        table,
+        format: Format::Npy,
+        csv: None,
+        libsvm: None,
+    })
+}
+
+/// The rows and columns of an array's `shape`; an error unless it is 2-D.
+fn matrix_shape(path: &Path, shape: &[u64]) -> Result<(usize, usize)> {
+    match *shape {
+        [r, c] => Ok((r as usize, c as usize)),
+        ref s => Err(Error::data(
+            path,
+            format!(
+                "the array has {} dimensions (shape {s:?}); the data must be 2-D, shape (rows, \
+                 columns)",
+                s.len()
+            ),
+        )),
+    }
+}
+
+/// The 0-based label column `--label-column` names among `cols`, for an
+/// array whose labels are neither in a file nor absent.
+fn label_column(path: &Path, opts: &LoadOptions, cols: usize) -> Result<Option<usize>> {
+    match &opts.label_column {
+        // A 2-D array is most often the features alone (numpy.save of
+        // X): taking a column as the label would be a silent guess.
+        None => Err(Error::data(
+            path,
+            format!(
+                "a .npy array holds no labels unless told where they are: give them in a \
+                 file with --labels FILE.npy (one per row), or name the array's label column \
+                 with --label-column N (1 to {cols}); --unlabeled reads it without labels"
+            ),
+        )),
+        Some(c @ (LabelColumn::Index(_) | LabelColumn::FromEnd(_))) => match c.position(cols) {
+            Some(k) => Ok(Some(k)),
+            None => {
+                let given = match c {
+                    LabelColumn::FromEnd(k) => format!("-{k}"),
+                    LabelColumn::Index(k) => k.to_string(),
+                    LabelColumn::Name(n) => n.clone(),
+                };
+                Err(Error::data(
+                    path,
+                    format!("--label-column {given}: the array has {cols} columns"),
+                ))
+            }
+        },
+        Some(LabelColumn::Name(name)) => Err(Error::data(
+            path,
+            format!(
+                "--label-column {name}: a .npy array has no column names; give the \
+                 column's number, or the labels in a file with --labels"
+            ),
+        )),
+    }
+}
+
+/// The classes of the `rows` rows of the array at `path`: from the labels
+/// file `labels_file`, else from the label column's values
+/// `column_labels`, else one class for unlabeled rows.
+fn classes(
+    path: &Path,
+    rows: usize,
+    labels_file: Option<&Path>,
+    column_labels: Option<&[f64]>,
+) -> Result<(LabelTable, Vec<u32>)> {
     let mut table = LabelTable::default();
     let mut class_ids = Vec::new();
     crate::memory::reserve(&mut class_ids, rows)
         .map_err(|s| s.refusal(path, "the class ids", ""))?;
-    let refuse_many = |file: &Path| {
-        Error::data(
-            file,
-            format!(
-                "more than {} distinct labels",
-                crate::data::labels::MAX_DISTINCT_LABELS
-            ),
-        )
-    };
-    match (labels_file, label_column) {
+    match (labels_file, column_labels) {
         (Some(file), _) => {
             let texts = label_texts(file)?;
             if texts.len() != rows {
@@ -497,17 +505,17 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
                 class_ids.push(
                     table
                         .intern(t, i as u64 + 1)
-                        .ok_or_else(|| refuse_many(file))?,
+                        .ok_or_else(|| too_many_labels(file))?,
                 );
             }
         }
-        (None, Some(_)) => {
+        (None, Some(values)) => {
             for (i, &v) in values.iter().enumerate() {
                 let t = float_label(v);
                 class_ids.push(
                     table
                         .intern(&t, i as u64 + 1)
-                        .ok_or_else(|| refuse_many(path))?,
+                        .ok_or_else(|| too_many_labels(path))?,
                 );
             }
         }
@@ -517,20 +525,19 @@ pub fn read<F: Real>(path: &Path, opts: &LoadOptions) -> Result<RawData<F>> {
             }
         }
     }
-    let feature_cols = cols - label_column.is_some() as usize;
-    drop(values);
-    Ok(RawData {
-        features: Features::Dense(DenseMatrix {
-            rows,
-            cols: feature_cols,
-            values: out.into(),
-        }),
-        class_ids,
-        table,
-        format: Format::Npy,
-        csv: None,
-        libsvm: None,
-    })
+    Ok((table, class_ids))
+}
+
+/// The error for a labels file, or an array's label column, with more
+/// distinct labels than a model can have.
+fn too_many_labels(file: &Path) -> Error {
+    Error::data(
+        file,
+        format!(
+            "more than {} distinct labels",
+            crate::data::labels::MAX_DISTINCT_LABELS
+        ),
+    )
 }
 
 #[cfg(test)]

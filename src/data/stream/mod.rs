@@ -171,27 +171,7 @@ impl<'p, F: Real> RowStream<'p, F> {
         if said == Some(Format::Npy) {
             return Err(npy_refused(path));
         }
-        let mut pump = Pump::spawn(raw, stop.clone())
-            .map_err(|e| Error::io(path, "cannot start reading", e))?;
-        // A live stream is only asked for two bytes (the gzip magic) before
-        // its first line is read, so its first example is not held back.
-        let want = if regular { binary::MAGIC.len() } else { 2 };
-        let head = pump
-            .peek(want)
-            .map_err(|e| Error::io(path, "cannot read", e))?;
-        if head.len() >= 2 && binary::MAGIC.starts_with(&head[..head.len().min(8)]) {
-            return Err(binary_refused(path));
-        }
-        if crate::data::npy::is_npy(head) {
-            return Err(npy_refused(path));
-        }
-        let gzip = gzip_name || looks_like_gzip(head);
-        let reader: Box<dyn BufRead> = if gzip {
-            Box::new(BufReader::with_capacity(CHUNK_BYTES, gunzip(pump)))
-        } else {
-            Box::new(BufReader::with_capacity(CHUNK_BYTES, pump))
-        };
-        let mut lines = LineReader::new(reader, path);
+        let mut lines = open_text(path, raw, regular, gzip_name, stop.clone())?;
         let (no, first) = loop {
             match lines.next_line()? {
                 None => return Err(Error::data(path, NO_DATA_ROWS)),
@@ -199,45 +179,10 @@ impl<'p, F: Real> RowStream<'p, F> {
                 Some((no, l)) => break (no, l.to_owned()),
             }
         };
-        // A delimiter given says the stream is delimited text.
-        let delimited = opts.delimiter.map(|_| Format::Csv);
-        let format = match said
-            .or_else(|| format_from_line(first.trim(), false))
-            .or(delimited)
-        {
-            Some(f) => f,
-            None => {
-                return Err(Error::parse(
-                    path,
-                    no,
-                    None,
-                    format!(
-                        "cannot tell the format from the {}first data line {}; use --format \
-                         csv or --format libsvm",
-                        if regular || named.is_some() {
-                            "file name or from its "
-                        } else {
-                            ""
-                        },
-                        quote(first.trim())
-                    ),
-                ));
-            }
-        };
+        let format = stream_format(path, (no, &first), said, opts, regular || named.is_some())?;
         let (csv, pending) = match format {
             Format::Csv => {
-                let (layout, header) = Layout::detect(&first, no, path, opts)?;
-                if layout.cols() as u64 > max_features {
-                    return Err(Error::parse(
-                        path,
-                        no,
-                        Some(1),
-                        format!(
-                            "{} feature columns exceed the limit of {max_features}{MAX_FEATURES_WHY}",
-                            layout.cols()
-                        ),
-                    ));
-                }
+                let (layout, header) = csv_layout(path, (no, &first), opts, max_features)?;
                 (Some(layout), (!header).then_some((no, first)))
             }
             Format::Libsvm => (None, Some((no, first))),
@@ -375,6 +320,96 @@ impl<'p, F: Real> RowStream<'p, F> {
             .as_ref()
             .is_some_and(|s| s.load(Ordering::Relaxed))
     }
+}
+
+/// The text of a stream, read by a helper thread: `raw` gunzipped when its
+/// name (`gzip_name`) or its first bytes say so. An error for a `.pbin` or
+/// `.npy` file, which cannot be streamed. `regular`: a plain file, whose
+/// first bytes can be awaited without delaying a live stream.
+fn open_text<'p>(
+    path: &'p Path,
+    raw: Box<dyn Read + Send>,
+    regular: bool,
+    gzip_name: bool,
+    stop: Option<Arc<AtomicBool>>,
+) -> Result<LineReader<'p, Box<dyn BufRead>>> {
+    let mut pump =
+        Pump::spawn(raw, stop).map_err(|e| Error::io(path, "cannot start reading", e))?;
+    // A live stream is only asked for two bytes (the gzip magic) before
+    // its first line is read, so its first example is not held back.
+    let want = if regular { binary::MAGIC.len() } else { 2 };
+    let head = pump
+        .peek(want)
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    if head.len() >= 2 && binary::MAGIC.starts_with(&head[..head.len().min(8)]) {
+        return Err(binary_refused(path));
+    }
+    if crate::data::npy::is_npy(head) {
+        return Err(npy_refused(path));
+    }
+    let gzip = gzip_name || looks_like_gzip(head);
+    let reader: Box<dyn BufRead> = if gzip {
+        Box::new(BufReader::with_capacity(CHUNK_BYTES, gunzip(pump)))
+    } else {
+        Box::new(BufReader::with_capacity(CHUNK_BYTES, pump))
+    };
+    Ok(LineReader::new(reader, path))
+}
+
+/// The stream's format: the one `said` (by `--format` or the name), else
+/// the one its first data line `first`, line `no`, has, else CSV when a
+/// delimiter is given. `named`: the format could have come from a name,
+/// which the message for none says.
+fn stream_format(
+    path: &Path,
+    (no, first): (u64, &str),
+    said: Option<Format>,
+    opts: &LoadOptions,
+    named: bool,
+) -> Result<Format> {
+    // A delimiter given says the stream is delimited text.
+    let delimited = opts.delimiter.map(|_| Format::Csv);
+    match said
+        .or_else(|| format_from_line(first.trim(), false))
+        .or(delimited)
+    {
+        Some(f) => Ok(f),
+        None => Err(Error::parse(
+            path,
+            no,
+            None,
+            format!(
+                "cannot tell the format from the {}first data line {}; use --format \
+                 csv or --format libsvm",
+                if named { "file name or from its " } else { "" },
+                quote(first.trim())
+            ),
+        )),
+    }
+}
+
+/// The CSV layout of a stream from its first data line `first`, line `no`,
+/// and whether that line is a header; an error when its feature columns
+/// exceed `max_features`.
+fn csv_layout(
+    path: &Path,
+    (no, first): (u64, &str),
+    opts: &LoadOptions,
+    max_features: u64,
+) -> Result<(Layout, bool)> {
+    let (layout, header) = Layout::detect(first, no, path, opts)?;
+    if layout.cols() as u64 > max_features {
+        return Err(Error::parse(
+            path,
+            no,
+            Some(1),
+            format!(
+                "{} feature columns exceed the limit of {max_features}{MAX_FEATURES_WHY}",
+                layout.cols()
+            ),
+        ));
+    }
+    Ok((layout, header))
 }
 
 fn binary_refused(path: &Path) -> Error {

@@ -187,93 +187,15 @@ pub fn run<F: Real>(
     let dim = data.cols() + params.bias as usize;
     let feature_bytes = data.features.storage_bytes();
     let mut runs: Vec<Run> = Vec::new();
-    let mut reference: Option<(Vec<u64>, Vec<u64>, f64)> = None;
+    let mut reference: Option<Baseline> = None;
     let mut device = None;
-    let mut order: Vec<Backend> = vec![Backend::Reference];
-    for w in which {
-        let w = if *w == Backend::Auto {
-            Backend::Cpu
-        } else {
-            *w
-        };
-        if !order.contains(&w) {
-            order.push(w);
-        }
-    }
     let trainer = Trainer::new(params.clone());
-    for w in order {
+    for w in backend_order(which) {
         let mut before = crate::train::EngineStats::default();
-        let engine: Box<dyn MarginEngine<F> + '_> = match w {
-            Backend::Reference | Backend::Auto => Box::new(ReferenceEngine),
-            Backend::Cpu => Box::new(crate::engine::cpu::CpuEngine::new(data, params.bias)),
-            #[cfg(feature = "gpu")]
-            Backend::Gpu => {
-                let mut opts = gpu.clone();
-                opts.adapter.allow_software = true;
-                let mut e = GpuEngine::new(data, params.bias, &opts)?;
-                device = Some(device_ceiling(&mut e, data, params.bias)?);
-                // The ceiling's passes are not training's.
-                before = e.stats();
-                Box::new(e)
-            }
-            #[cfg(not(feature = "gpu"))]
-            Backend::Gpu => {
-                let _ = (gpu, &mut device, &mut before);
-                return Err(Error::Gpu(crate::engine::gpu::NOT_BUILT.into()));
-            }
-        };
+        let engine = engine_for(w, data, params, gpu, &mut device, &mut before)?;
         let fit = trainer.fit_on(data, State::initial(dim), engine, &mut Silent)?;
-        let epochs = fit.epochs().max(1);
-        let key = (bits(&fit.weights), fit.mistakes_per_epoch.clone());
-        let identical = match &reference {
-            None => {
-                reference = Some((key.0.clone(), key.1.clone(), fit.seconds));
-                true
-            }
-            Some((w, m, _)) => *w == key.0 && *m == key.1,
-        };
-        let ref_seconds = reference.as_ref().map(|r| r.2).unwrap_or(fit.seconds);
-        let per_epoch = fit.seconds / epochs as f64;
-        let stats = &fit.engine_stats;
-        let walk = stats.walk.since(&before.walk);
-        let dispatches = stats.dispatches.saturating_sub(before.dispatches);
-        let engine_seconds = (stats.seconds - before.seconds).max(0.0);
-        let (per_dispatch, host_us) = if walk.decisions > 0 {
-            (
-                walk.decisions as f64 / dispatches.max(1) as f64,
-                1e6 * (fit.seconds - engine_seconds).max(0.0) / walk.decisions as f64,
-            )
-        } else {
-            (0.0, 0.0)
-        };
-        runs.push(Run {
-            backend: format!("{w:?}").to_lowercase(),
-            engine: fit.engines.join(", then "),
-            passes_policy: params.passes,
-            seconds: fit.seconds,
-            epochs: fit.epochs(),
-            seconds_per_epoch: per_epoch,
-            rows_per_second: data.rows() as f64 / per_epoch,
-            gb_per_second: feature_bytes as f64 / per_epoch / 1e9,
-            passes: fit.engine_stats.passes.saturating_sub(before.passes),
-            rows_uncertain: fit
-                .engine_stats
-                .rows_uncertain
-                .saturating_sub(before.rows_uncertain),
-            host_dots: fit.loop_stats.host_dots,
-            host_certified: fit.loop_stats.host_certified,
-            engine_seconds,
-            dispatches,
-            compute_passes: stats.compute_passes.saturating_sub(before.compute_passes),
-            walk,
-            decisions_per_dispatch: per_dispatch,
-            host_us_per_device_decision: host_us,
-            epoch_seconds: fit.epoch_seconds.clone(),
-            epoch_modes: fit.epoch_modes.clone(),
-            identical,
-            loop_stats: fit.loop_stats.clone(),
-            speedup_vs_reference: ref_seconds / fit.seconds.max(1e-12),
-        });
+        let versus = compare(&mut reference, &fit);
+        runs.push(measure(w, &fit, &before, data, params, versus));
     }
     let all_identical = runs.iter().all(|r| r.identical);
     Ok(Report {
@@ -291,6 +213,148 @@ pub fn run<F: Real>(
         device,
         all_identical,
     })
+}
+
+/// The backends to run: the reference first, then those asked for once
+/// each (`auto` is the CPU's).
+fn backend_order(which: &[Backend]) -> Vec<Backend> {
+    let mut order: Vec<Backend> = vec![Backend::Reference];
+    for w in which {
+        let w = if *w == Backend::Auto {
+            Backend::Cpu
+        } else {
+            *w
+        };
+        if !order.contains(&w) {
+            order.push(w);
+        }
+    }
+    order
+}
+
+/// The engine of backend `w`. A GPU's ceiling is measured into `device`
+/// first, and `before` keeps its counters then, so that the ceiling's
+/// passes are not counted as training's.
+fn engine_for<'d, F: Real>(
+    w: Backend,
+    data: &'d Dataset<F>,
+    params: &CheckedParams,
+    gpu: &GpuOptions,
+    device: &mut Option<DeviceCeiling>,
+    before: &mut crate::train::EngineStats,
+) -> Result<Box<dyn MarginEngine<F> + 'd>> {
+    Ok(match w {
+        Backend::Reference | Backend::Auto => Box::new(ReferenceEngine),
+        Backend::Cpu => Box::new(crate::engine::cpu::CpuEngine::new(data, params.bias)),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu => {
+            let mut opts = gpu.clone();
+            opts.adapter.allow_software = true;
+            let mut e = GpuEngine::new(data, params.bias, &opts)?;
+            *device = Some(device_ceiling(&mut e, data, params.bias)?);
+            // The ceiling's passes are not training's.
+            *before = e.stats();
+            Box::new(e)
+        }
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu => {
+            let _ = (gpu, device, before);
+            return Err(Error::Gpu(crate::engine::gpu::NOT_BUILT.into()));
+        }
+    })
+}
+
+/// The reference run's model (weight bits, mistakes per epoch) and time,
+/// which every other run is compared with.
+struct Baseline {
+    weights: Vec<u64>,
+    mistakes: Vec<u64>,
+    seconds: f64,
+}
+
+/// How a run compares with the reference's.
+struct Versus {
+    /// The same weights, bit for bit, and mistakes per epoch.
+    identical: bool,
+    /// The reference's time.
+    ref_seconds: f64,
+}
+
+/// Compares `fit` with the reference, which the first run (the
+/// reference's own) sets.
+fn compare<F: Real>(reference: &mut Option<Baseline>, fit: &crate::train::Fit<F>) -> Versus {
+    let key = (bits(&fit.weights), fit.mistakes_per_epoch.clone());
+    let identical = match reference {
+        None => {
+            *reference = Some(Baseline {
+                weights: key.0.clone(),
+                mistakes: key.1.clone(),
+                seconds: fit.seconds,
+            });
+            true
+        }
+        Some(b) => b.weights == key.0 && b.mistakes == key.1,
+    };
+    let ref_seconds = reference.as_ref().map(|r| r.seconds).unwrap_or(fit.seconds);
+    Versus {
+        identical,
+        ref_seconds,
+    }
+}
+
+/// The figures of backend `w`'s run `fit`, less the engine's counters
+/// `before` training.
+fn measure<F: Real>(
+    w: Backend,
+    fit: &crate::train::Fit<F>,
+    before: &crate::train::EngineStats,
+    data: &Dataset<F>,
+    params: &CheckedParams,
+    versus: Versus,
+) -> Run {
+    let feature_bytes = data.features.storage_bytes();
+    let epochs = fit.epochs().max(1);
+    let per_epoch = fit.seconds / epochs as f64;
+    let stats = &fit.engine_stats;
+    let walk = stats.walk.since(&before.walk);
+    let dispatches = stats.dispatches.saturating_sub(before.dispatches);
+    let engine_seconds = (stats.seconds - before.seconds).max(0.0);
+    let (per_dispatch, host_us) = if walk.decisions > 0 {
+        (
+            walk.decisions as f64 / dispatches.max(1) as f64,
+            1e6 * (fit.seconds - engine_seconds).max(0.0) / walk.decisions as f64,
+        )
+    } else {
+        (0.0, 0.0)
+    };
+    Run {
+        backend: format!("{w:?}").to_lowercase(),
+        engine: fit.engines.join(", then "),
+        passes_policy: params.passes,
+        seconds: fit.seconds,
+        epochs: fit.epochs(),
+        seconds_per_epoch: per_epoch,
+        rows_per_second: data.rows() as f64 / per_epoch,
+        gb_per_second: feature_bytes as f64 / per_epoch / 1e9,
+        passes: fit.engine_stats.passes.saturating_sub(before.passes),
+        rows_uncertain: fit
+            .engine_stats
+            .rows_uncertain
+            .saturating_sub(before.rows_uncertain),
+        host_dots: fit.loop_stats.host_dots,
+        host_certified: fit.loop_stats.host_certified,
+        engine_seconds,
+        dispatches,
+        compute_passes: stats.compute_passes.saturating_sub(before.compute_passes),
+        walk,
+        decisions_per_dispatch: per_dispatch,
+        host_us_per_device_decision: host_us,
+        epoch_seconds: fit.epoch_seconds.clone(),
+        epoch_modes: fit.epoch_modes.clone(),
+        identical: versus.identical,
+        loop_stats: fit.loop_stats.clone(),
+        speedup_vs_reference: versus.ref_seconds / fit.seconds.max(1e-12),
+    }
 }
 
 /// Times one full margin pass and the device's own copy bandwidth.
@@ -354,6 +418,17 @@ pub fn render(r: &Report) -> String {
         r.max_epochs,
         r.threads
     );
+    s += &ceilings(r);
+    s += &runs_table(&r.runs);
+    s += "  trips: engine passes and walk batches (for a GPU, round trips); uncertain: rows the engine could not certify; ref dots: reference dot products on the host\n";
+    s += "  engine: share of the wall time inside the engine's submit and collect (GPU: waiting); the rest is the host's loop\n";
+    s
+}
+
+/// The ceilings measured alongside: the host's memory-read bandwidth, its
+/// pass of every row's dot, and a device's copy and margin pass.
+fn ceilings(r: &Report) -> String {
+    let mut s = String::new();
     s += &format!(
         "host memory-read bandwidth: {:.2} GB/s\n",
         r.host_read_gb_per_second
@@ -384,6 +459,13 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
+    s
+}
+
+/// The table of the runs, one line each, then each run's account of how
+/// its rows were settled.
+fn runs_table(runs: &[Run]) -> String {
+    let mut s = String::new();
     s += &format!(
         "\n{:<10} {:>9} {:>7} {:>7} {:>11} {:>12} {:>7} {:>8} {:>9} {:>9} {:>8} {:>9}\n",
         "backend",
@@ -399,7 +481,7 @@ pub fn render(r: &Report) -> String {
         "speedup",
         "identical"
     );
-    for run in &r.runs {
+    for run in runs {
         s += &format!(
             "{:<10} {:>9.3} {:>6.0}% {:>7} {:>11.3} {:>12.3e} {:>7.2} {:>8} {:>9} {:>9} {:>7.2}x {:>9}\n",
             run.backend,
@@ -416,7 +498,7 @@ pub fn render(r: &Report) -> String {
             if run.identical { "yes" } else { "NO" }
         );
     }
-    for run in &r.runs {
+    for run in runs {
         let l = &run.loop_stats;
         s += &format!(
             "  {}: {}; rows settled by the engine {} (mistakes {}), by the host's certificate {}, speculative {} (rolled back {})\n",
@@ -429,7 +511,5 @@ pub fn render(r: &Report) -> String {
             l.walk_rollbacks
         );
     }
-    s += "  trips: engine passes and walk batches (for a GPU, round trips); uncertain: rows the engine could not certify; ref dots: reference dot products on the host\n";
-    s += "  engine: share of the wall time inside the engine's submit and collect (GPU: waiting); the rest is the host's loop\n";
     s
 }

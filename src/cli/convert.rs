@@ -156,17 +156,7 @@ fn write_in<F: Real>(
     super::args::warn_csv_options(&opts, raw.format, &args.input);
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format;
-    // A dense copy of sparse data can be thousands of times its size (one
-    // index of 2^31 asks for 16 GiB): the disk is checked before the copy
-    // is made, and again, for every output, before writing.
-    if let (Some(LayoutArg::Dense), Features::Sparse(m)) = (args.layout, &raw.features)
-        && !to_stdout
-        && OutputFormat::from_path(&args.output)? == OutputFormat::Binary
-    {
-        let cells = (m.rows() as u64).saturating_mul(m.cols as u64);
-        let bytes = cells.saturating_mul(std::mem::size_of::<F>() as u64);
-        crate::output::check_space(&args.output, bytes)?;
-    }
+    check_dense_space(args, &raw, to_stdout)?;
     let raw = match args.layout.map(Layout::from) {
         Some(l) => with_layout(raw, l, &args.input)?,
         None => raw,
@@ -174,21 +164,8 @@ fn write_in<F: Real>(
     let format = OutputFormat::of_output(&args.output, raw.features.is_sparse())?;
     // LIBSVM is written one-based, the standard, unless asked.
     let base = args.data_args.libsvm.index_base().unwrap_or(IndexBase::One);
-    if format == OutputFormat::Libsvm
-        && let Some(info) = raw.libsvm.as_ref().filter(|i| i.base != base)
-    {
-        eprintln!(
-            "perceptron: note: {} is read {}; {} counts features {} (pass --{} to keep the \
-             input's)",
-            data::source::name(&args.input).display(),
-            info.describe(),
-            crate::output::shown(&args.output),
-            match base {
-                IndexBase::One => "from 1, the LIBSVM standard",
-                IndexBase::Zero => "from 0",
-            },
-            info.base.words()
-        );
+    if format == OutputFormat::Libsvm {
+        note_index_base(args, &raw, base);
     }
     let t1 = Instant::now();
     let bytes = write_raw_based(&args.output, &raw, format, base)?;
@@ -218,32 +195,76 @@ fn write_in<F: Real>(
     let text = if args.json {
         serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?
     } else {
-        format!(
-            "wrote {}: {}{} ({}{} values: {}), {} rows x {} features, {} stored values, {} \
-             label values, {}; read in {:.3} s, written in {:.3} s",
-            report.output,
-            format.name(),
-            if report.index_base == Some(IndexBase::Zero) {
-                " zero-based"
-            } else {
-                ""
-            },
-            if format == OutputFormat::Binary {
-                format!("{}, ", report.layout.name())
-            } else {
-                String::new()
-            },
-            report.precision,
-            report.precision_reason,
-            report.rows,
-            report.features,
-            report.stored_values,
-            report.labels,
-            crate::text::bytes(report.bytes),
-            read_seconds,
-            write_seconds
-        )
+        render(&report)
     };
     super::stdout::print_summary(&(text + "\n"), to_stdout)?;
     Ok(exit::SUCCESS)
+}
+
+/// A dense copy of sparse data can be thousands of times its size (one
+/// index of 2^31 asks for 16 GiB): the disk is checked before the copy
+/// is made, and again, for every output, before writing.
+fn check_dense_space<F: Real>(
+    args: &ConvertArgs,
+    raw: &data::RawData<F>,
+    to_stdout: bool,
+) -> Result<()> {
+    if let (Some(LayoutArg::Dense), Features::Sparse(m)) = (args.layout, &raw.features)
+        && !to_stdout
+        && OutputFormat::from_path(&args.output)? == OutputFormat::Binary
+    {
+        let cells = (m.rows() as u64).saturating_mul(m.cols as u64);
+        let bytes = cells.saturating_mul(std::mem::size_of::<F>() as u64);
+        crate::output::check_space(&args.output, bytes)?;
+    }
+    Ok(())
+}
+
+/// Says on stderr when LIBSVM output counts its indices from another base
+/// than the input was read in (`base`: the output's).
+fn note_index_base<F: Real>(args: &ConvertArgs, raw: &data::RawData<F>, base: IndexBase) {
+    if let Some(info) = raw.libsvm.as_ref().filter(|i| i.base != base) {
+        eprintln!(
+            "perceptron: note: {} is read {}; {} counts features {} (pass --{} to keep the \
+             input's)",
+            data::source::name(&args.input).display(),
+            info.describe(),
+            crate::output::shown(&args.output),
+            match base {
+                IndexBase::One => "from 1, the LIBSVM standard",
+                IndexBase::Zero => "from 0",
+            },
+            info.base.words()
+        );
+    }
+}
+
+/// The one-line text summary of a conversion.
+fn render(report: &ConvertReport) -> String {
+    let format = report.output_format;
+    format!(
+        "wrote {}: {}{} ({}{} values: {}), {} rows x {} features, {} stored values, {} \
+         label values, {}; read in {:.3} s, written in {:.3} s",
+        report.output,
+        format.name(),
+        if report.index_base == Some(IndexBase::Zero) {
+            " zero-based"
+        } else {
+            ""
+        },
+        if format == OutputFormat::Binary {
+            format!("{}, ", report.layout.name())
+        } else {
+            String::new()
+        },
+        report.precision,
+        report.precision_reason,
+        report.rows,
+        report.features,
+        report.stored_values,
+        report.labels,
+        crate::text::bytes(report.bytes),
+        report.read_seconds,
+        report.write_seconds
+    )
 }

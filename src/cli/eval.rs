@@ -200,42 +200,11 @@ pub fn render(r: &EvalReport) -> String {
 /// The human-readable one-vs-rest report.
 pub fn render_ovr(r: &OvrEvalReport) -> String {
     let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
     let k = match &r.confusion {
         OvrConfusion::Matrix(m) => m.labels.len(),
         OvrConfusion::Cells { classes, .. } => *classes,
     };
-    line(
-        &mut s,
-        "model",
-        format!(
-            "{} ({}, one-vs-rest over {})",
-            r.model,
-            r.precision,
-            count(k, "class")
-        ),
-    );
-    line(
-        &mut s,
-        "data",
-        format!(
-            "{} ({}, {} x {})",
-            r.data,
-            r.format.name(),
-            count(r.rows, "row"),
-            count(r.features, "feature")
-        ),
-    );
-    line(
-        &mut s,
-        "accuracy",
-        format!(
-            "{:.2}% ({} of {} correct)",
-            100.0 * r.accuracy,
-            r.correct,
-            count(r.rows, "row")
-        ),
-    );
+    ovr_summary(&mut s, r, k);
     let names = quoted(
         &r.classes
             .iter()
@@ -258,6 +227,51 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         }
     };
     s.push('\n');
+    class_figures(&mut s, r, &names, w0);
+    s
+}
+
+/// The `model`, `data` and `accuracy` lines of a one-vs-rest report (`k`:
+/// the model's classes).
+fn ovr_summary(s: &mut String, r: &OvrEvalReport, k: usize) {
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+    line(
+        s,
+        "model",
+        format!(
+            "{} ({}, one-vs-rest over {})",
+            r.model,
+            r.precision,
+            count(k, "class")
+        ),
+    );
+    line(
+        s,
+        "data",
+        format!(
+            "{} ({}, {} x {})",
+            r.data,
+            r.format.name(),
+            count(r.rows, "row"),
+            count(r.features, "feature")
+        ),
+    );
+    line(
+        s,
+        "accuracy",
+        format!(
+            "{:.2}% ({} of {} correct)",
+            100.0 * r.accuracy,
+            r.correct,
+            count(r.rows, "row")
+        ),
+    );
+}
+
+/// Appends the table of each class's support, precision, recall and F1,
+/// and their macro averages (`names`: the classes quoted, `w0`: the class
+/// column's width).
+fn class_figures(s: &mut String, r: &OvrEvalReport, names: &[String], w0: usize) {
     if let OvrConfusion::Cells { .. } = r.confusion {
         s.push_str(&format!(
             "the {} that occur in the data or the predictions:\n",
@@ -269,7 +283,7 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         "class", "support", "precision", "recall", "F1"
     ));
     let f = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.4}"));
-    for (c, n) in r.classes.iter().zip(&names) {
+    for (c, n) in r.classes.iter().zip(names) {
         s.push_str(&format!(
             "  {n:<w0$}  {:>9}  {:>9}  {:>9}  {:>9}\n",
             c.support,
@@ -286,7 +300,6 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
         f(r.macro_recall),
         f(r.macro_f1)
     ));
-    s
 }
 
 /// Appends, in place of a matrix too large to read, the

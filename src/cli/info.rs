@@ -184,49 +184,13 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
         nonzeros * (size + 4) + (rows + 1) * 8
     };
     let classes = raw.table.classes();
-    let (mapping, mapping_error) = match labels::decide(&raw.table, args.positive.as_deref()) {
-        Ok((map, signs)) => {
-            let positive_rows: u64 = classes
-                .iter()
-                .zip(&signs)
-                .filter(|(_, s)| **s > 0)
-                .map(|(c, _)| c.count)
-                .sum();
-            let mapping = Mapping {
-                positive_label: map.positive,
-                negative_label: map.negative,
-                positive_rows,
-                negative_rows: rows as u64 - positive_rows,
-            };
-            (Some(mapping), None)
-        }
-        // Asking for a label that is not there is a mistake to report.
-        Err(rule @ labels::LabelRuleError::UnknownPositive { .. }) => {
-            return Err(Error::Labels { path, rule });
-        }
-        Err(e) => (None, Some(super::errors::label_rule(&e))),
-    };
+    let (mapping, mapping_error) = label_mapping(args, &raw, &path)?;
     let mm = summary.range;
     let largest_norm_sq = summary.largest_norm_sq;
     let radius_with_bias = stats::radius_from(largest_norm_sq, true);
-    let mut warnings = Vec::new();
-    let squared = radius_with_bias * radius_with_bias;
-    if squared.is_nan() || squared > F::MAX_VALUE {
-        warnings.push(format!(
-            "the largest squared norm ||x~||^2 is {}, beyond {}'s largest number ({}): \
-             training in {} will overflow (w.x reaches about ||x||^2 after one update); \
-             rescale the features{}",
-            crate::text::fmt_g(squared),
-            F::PRECISION,
-            crate::text::fmt_g(F::MAX_VALUE),
-            F::PRECISION,
-            if F::PRECISION == Precision::F32 {
-                ", or train with --precision f64"
-            } else {
-                ""
-            }
-        ));
-    }
+    let warnings: Vec<String> = overflow_warning::<F>(radius_with_bias)
+        .into_iter()
+        .collect();
     Ok(InfoReport {
         data: path.display().to_string(),
         format: raw.format,
@@ -268,6 +232,65 @@ pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
     })
 }
 
+/// How `train` would map the labels to -1/+1 (with the rows of each
+/// side), or why it would refuse them. A --positive label that is not in
+/// the file is an error here too.
+fn label_mapping<F: Real>(
+    args: &InfoArgs,
+    raw: &RawData<F>,
+    path: &Path,
+) -> Result<(Option<Mapping>, Option<String>)> {
+    let classes = raw.table.classes();
+    let rows = raw.features.rows();
+    Ok(match labels::decide(&raw.table, args.positive.as_deref()) {
+        Ok((map, signs)) => {
+            let positive_rows: u64 = classes
+                .iter()
+                .zip(&signs)
+                .filter(|(_, s)| **s > 0)
+                .map(|(c, _)| c.count)
+                .sum();
+            let mapping = Mapping {
+                positive_label: map.positive,
+                negative_label: map.negative,
+                positive_rows,
+                negative_rows: rows as u64 - positive_rows,
+            };
+            (Some(mapping), None)
+        }
+        // Asking for a label that is not there is a mistake to report.
+        Err(rule @ labels::LabelRuleError::UnknownPositive { .. }) => {
+            return Err(Error::Labels {
+                path: path.to_path_buf(),
+                rule,
+            });
+        }
+        Err(e) => (None, Some(super::errors::label_rule(&e))),
+    })
+}
+
+/// The warning for data whose squared radius is beyond precision F's
+/// range: training in F would overflow.
+fn overflow_warning<F: Real>(radius_with_bias: f64) -> Option<String> {
+    let squared = radius_with_bias * radius_with_bias;
+    (squared.is_nan() || squared > F::MAX_VALUE).then(|| {
+        format!(
+            "the largest squared norm ||x~||^2 is {}, beyond {}'s largest number ({}): \
+             training in {} will overflow (w.x reaches about ||x||^2 after one update); \
+             rescale the features{}",
+            crate::text::fmt_g(squared),
+            F::PRECISION,
+            crate::text::fmt_g(F::MAX_VALUE),
+            F::PRECISION,
+            if F::PRECISION == Precision::F32 {
+                ", or train with --precision f64"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
 /// A value exactly as read (its shortest decimal), in scientific notation
 /// where fmt_g uses it too, so that 1e30 does not print 31 digits.
 fn exact(v: f64) -> String {
@@ -278,10 +301,14 @@ fn exact(v: f64) -> String {
     }
 }
 
+/// One `key  value` line of the description, the keys in a column of ten.
+fn line(s: &mut String, k: &str, v: String) {
+    s.push_str(&format!("{k:<10}  {v}\n"));
+}
+
 /// The human-readable description.
 pub fn render(r: &InfoReport) -> String {
     let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
     line(
         &mut s,
         "data",
@@ -305,21 +332,7 @@ pub fn render(r: &InfoReport) -> String {
             100.0 * r.density
         ),
     );
-    let (this, other) = if r.storage == "sparse" {
-        ("sparse (CSR)", "dense")
-    } else {
-        ("dense", "sparse (CSR)")
-    };
-    line(
-        &mut s,
-        "storage",
-        format!(
-            "{this} {}, {} in memory ({other} would take {})",
-            r.precision,
-            crate::text::bytes(r.storage_bytes as u64),
-            crate::text::bytes(r.other_layout_bytes as u64)
-        ),
-    );
+    line(&mut s, "storage", storage_text(r));
     let values: Vec<String> = r
         .labels
         .iter()
@@ -330,24 +343,7 @@ pub fn render(r: &InfoReport) -> String {
         "labels",
         format!("{} distinct: {}", r.labels.len(), values.join(", ")),
     );
-    match (&r.mapping, &r.mapping_error) {
-        (Some(m), _) => line(
-            &mut s,
-            "classes",
-            format!(
-                "+1 = {} ({}), -1 = {} ({})",
-                Quoted(&m.positive_label),
-                count(m.positive_rows, "row"),
-                match &m.negative_label {
-                    Some(n) => Quoted(n).to_string(),
-                    None => "the rest".to_owned(),
-                },
-                count(m.negative_rows, "row")
-            ),
-        ),
-        (None, Some(e)) => line(&mut s, "classes", format!("train would refuse: {e}")),
-        (None, None) => {}
-    }
+    classes_line(&mut s, r);
     line(
         &mut s,
         "radius",
@@ -373,4 +369,43 @@ pub fn render(r: &InfoReport) -> String {
         line(&mut s, "warning", w.clone());
     }
     s
+}
+
+/// The `storage` line's text: the layout and its size, beside what the
+/// other layout would take.
+fn storage_text(r: &InfoReport) -> String {
+    let (this, other) = if r.storage == "sparse" {
+        ("sparse (CSR)", "dense")
+    } else {
+        ("dense", "sparse (CSR)")
+    };
+    format!(
+        "{this} {}, {} in memory ({other} would take {})",
+        r.precision,
+        crate::text::bytes(r.storage_bytes as u64),
+        crate::text::bytes(r.other_layout_bytes as u64)
+    )
+}
+
+/// The `classes` line: how `train` would map the labels, or why it would
+/// refuse them (none when neither is known).
+fn classes_line(s: &mut String, r: &InfoReport) {
+    match (&r.mapping, &r.mapping_error) {
+        (Some(m), _) => line(
+            s,
+            "classes",
+            format!(
+                "+1 = {} ({}), -1 = {} ({})",
+                Quoted(&m.positive_label),
+                count(m.positive_rows, "row"),
+                match &m.negative_label {
+                    Some(n) => Quoted(n).to_string(),
+                    None => "the rest".to_owned(),
+                },
+                count(m.negative_rows, "row")
+            ),
+        ),
+        (None, Some(e)) => line(s, "classes", format!("train would refuse: {e}")),
+        (None, None) => {}
+    }
 }

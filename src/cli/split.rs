@@ -175,58 +175,22 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
             args.test_fraction
         )));
     }
-    let is_test = if args.stratify {
-        let classes = raw.table.classes().len();
-        crate::train::folds::holdout(&raw.class_ids, classes, args.test_fraction, args.seed)
-    } else {
-        let order = shuffle::permutation(rows, args.seed);
-        let mut is_test = vec![false; rows];
-        for &i in &order[..tests] {
-            is_test[i] = true;
-        }
-        is_test
-    };
+    let is_test = pick_test_rows(args, &raw, tests);
     let test_rows: Vec<usize> = (0..rows).filter(|&i| is_test[i]).collect();
     let train_rows: Vec<usize> = (0..rows).filter(|&i| !is_test[i]).collect();
-    let part = |path: &std::path::Path, format: OutputFormat, rows: &[usize], test: bool| {
-        let same_text = matches!(
-            (raw.format, format),
-            (Format::Csv, OutputFormat::Csv) | (Format::Libsvm, OutputFormat::Libsvm)
-        );
-        if same_text && !data::source::is_stdin(&args.data) {
-            let header = raw.csv.as_ref().and_then(|c| c.header_line);
-            let copied = copy_lines(
-                &args.data,
-                header,
-                raw.features.rows(),
-                &is_test,
-                test,
-                path,
-            )?;
-            if let Some(bytes) = copied {
-                return Ok(bytes);
-            }
-        }
-        // Text LIBSVM counts as the input did (the halves are its rows).
-        let base = raw.libsvm.as_ref().map_or(IndexBase::One, |l| l.base);
-        write_raw_based(path, &subset(&raw, rows), format, base)
+    let parts = Parts {
+        args,
+        raw: &raw,
+        is_test: &is_test,
     };
-    if let Some(info) = raw.libsvm.as_ref().filter(|l| l.base == IndexBase::Zero)
-        && (train_format == OutputFormat::Libsvm || test_format == OutputFormat::Libsvm)
-    {
-        // A half may lack the index 0 that told the whole apart.
-        eprintln!(
-            "perceptron: note: {} is read {}; its LIBSVM halves count from 0 too: read \
-             them with --zero-based (a half may hold no index 0 to tell)",
-            data::source::name(&args.data).display(),
-            info.describe()
-        );
+    if train_format == OutputFormat::Libsvm || test_format == OutputFormat::Libsvm {
+        note_zero_based(args, &raw);
     }
     // Both parts or neither: an old test part beside a new training part
     // could share rows.
     let batch = crate::output::Batch::begin();
-    let train_bytes = part(&args.output, train_format, &train_rows, false)?;
-    let test_bytes = part(&args.test, test_format, &test_rows, true)?;
+    let train_bytes = parts.write(&args.output, train_format, &train_rows, false)?;
+    let test_bytes = parts.write(&args.test, test_format, &test_rows, true)?;
     batch.commit()?;
     let report = SplitReport {
         data: data::source::name(&args.data).display().to_string(),
@@ -256,6 +220,80 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
     let taken = crate::output::is_stdout(&args.output) || crate::output::is_stdout(&args.test);
     super::stdout::print_summary(&text, taken)?;
     Ok(exit::SUCCESS)
+}
+
+/// Which rows go to the test part (`tests` of them): each class's share
+/// with --stratify, else the first of the seeded permutation.
+fn pick_test_rows<F: Real>(args: &SplitArgs, raw: &RawData<F>, tests: usize) -> Vec<bool> {
+    let rows = raw.features.rows();
+    if args.stratify {
+        let classes = raw.table.classes().len();
+        crate::train::folds::holdout(&raw.class_ids, classes, args.test_fraction, args.seed)
+    } else {
+        let order = shuffle::permutation(rows, args.seed);
+        let mut is_test = vec![false; rows];
+        for &i in &order[..tests] {
+            is_test[i] = true;
+        }
+        is_test
+    }
+}
+
+/// The data being split and which rows are the test part's, for writing
+/// either part.
+struct Parts<'a, F> {
+    args: &'a SplitArgs,
+    raw: &'a RawData<F>,
+    is_test: &'a [bool],
+}
+
+impl<F: Real> Parts<'_, F> {
+    /// Writes the part of `rows` (the test part's when `test`) to `path`:
+    /// the input's own lines when in its text format, else the values.
+    /// Returns the bytes written.
+    fn write(
+        &self,
+        path: &std::path::Path,
+        format: OutputFormat,
+        rows: &[usize],
+        test: bool,
+    ) -> Result<u64> {
+        let (args, raw) = (self.args, self.raw);
+        let same_text = matches!(
+            (raw.format, format),
+            (Format::Csv, OutputFormat::Csv) | (Format::Libsvm, OutputFormat::Libsvm)
+        );
+        if same_text && !data::source::is_stdin(&args.data) {
+            let header = raw.csv.as_ref().and_then(|c| c.header_line);
+            let copied = copy_lines(
+                &args.data,
+                header,
+                raw.features.rows(),
+                self.is_test,
+                test,
+                path,
+            )?;
+            if let Some(bytes) = copied {
+                return Ok(bytes);
+            }
+        }
+        // Text LIBSVM counts as the input did (the halves are its rows).
+        let base = raw.libsvm.as_ref().map_or(IndexBase::One, |l| l.base);
+        write_raw_based(path, &subset(raw, rows), format, base)
+    }
+}
+
+/// Says on stderr that the LIBSVM parts of zero-based input count from 0.
+fn note_zero_based<F: Real>(args: &SplitArgs, raw: &RawData<F>) {
+    if let Some(info) = raw.libsvm.as_ref().filter(|l| l.base == IndexBase::Zero) {
+        // A half may lack the index 0 that told the whole apart.
+        eprintln!(
+            "perceptron: note: {} is read {}; its LIBSVM halves count from 0 too: read \
+             them with --zero-based (a half may hold no index 0 to tell)",
+            data::source::name(&args.data).display(),
+            info.describe()
+        );
+    }
 }
 
 /// Writes to `out` the data lines of `input` (a CSV or LIBSVM file, plain

@@ -167,6 +167,92 @@ fn output(seed: u64, k: u64) -> u64 {
     SplitMix64::new(seed.wrapping_add(k.wrapping_mul(GOLDEN))).next_u64()
 }
 
+/// K, the values per row, once the shape and the noise are checked.
+fn values_per_row(opts: &GenOptions) -> Result<u64> {
+    let usage = |m: String| Err(Error::Usage(m));
+    if opts.rows == 0 {
+        return usage("--rows must be at least 1".into());
+    }
+    if opts.features == 0 || opts.features > MAX_FEATURE_INDEX {
+        return usage(format!(
+            "--features must be between 1 and {MAX_FEATURE_INDEX}"
+        ));
+    }
+    let k = match opts.density {
+        Density::Dense => opts.features,
+        Density::Sparse { nnz } if nnz == 0 || nnz > opts.features => {
+            return usage(format!(
+                "--nnz must be between 1 and --features ({}), not {nnz}",
+                opts.features
+            ));
+        }
+        Density::Sparse { nnz } => nnz,
+    };
+    if opts.rows.checked_mul(k).is_none() || usize::try_from(k).is_err() {
+        return usage("--rows times the values per row is too large".into());
+    }
+    if !(0.0..=1.0).contains(&opts.noise) {
+        return usage(format!(
+            "--noise is a probability between 0 and 1, not {}",
+            opts.noise
+        ));
+    }
+    Ok(k)
+}
+
+/// R: the one asked for or the default, which the bias's coordinate 1
+/// must leave room inside.
+fn radius_of(opts: &GenOptions) -> Result<f64> {
+    let radius = opts
+        .radius
+        .unwrap_or(if opts.bias { 2f64.sqrt() } else { 1.0 });
+    if !radius.is_finite() || radius <= 0.0 {
+        return Err(Error::Usage(format!(
+            "--radius must be a positive number, not {radius}"
+        )));
+    }
+    if opts.bias && radius <= 1.0 {
+        return Err(Error::Usage(format!(
+            "--radius {radius} is too small: with the bias, x~ = [x, 1] has norm at least \
+             1, so the radius must exceed 1 (or use --no-bias)"
+        )));
+    }
+    Ok(radius)
+}
+
+/// The margin must be positive and inside the radius.
+fn check_margin(margin: f64, radius: f64) -> Result<()> {
+    if !margin.is_finite() || margin <= 0.0 {
+        return Err(Error::Usage(format!(
+            "--planted-margin must be a positive number, not {margin}"
+        )));
+    }
+    if margin >= radius {
+        return Err(Error::Usage(format!(
+            "--planted-margin {margin} must be smaller than --radius {radius}: no point can be \
+             farther than the radius from the hyperplane"
+        )));
+    }
+    Ok(())
+}
+
+/// 1 / ||u||, of the seed's raw planted vector in `dims` dimensions.
+fn planted_inverse_norm(opts: &GenOptions, dims: u64, bias_at: Option<u64>) -> Result<f64> {
+    let mut sum = 0.0;
+    for j in 0..dims {
+        let v = raw_u(opts.seed, j, bias_at);
+        sum += v * v;
+    }
+    if sum == 0.0 {
+        // Only conceivable for one dimension and an unlucky seed.
+        return Err(Error::Usage(format!(
+            "seed {} draws a zero planted vector; choose another --seed",
+            opts.seed
+        )));
+    }
+    Ok(1.0 / sum.sqrt())
+}
+
 /// Raw coordinate k of u; `bias_at` is the bias coordinate's index (D), whose
 /// draw is scaled by [`BIAS_SCALE`].
 fn raw_u(seed: u64, k: u64, bias_at: Option<u64>) -> f64 {
@@ -186,46 +272,8 @@ const BIAS_SCALE: f64 = 0.25;
 impl Generator {
     /// Checks the options and draws u.
     pub fn new(opts: GenOptions) -> Result<Self> {
-        let usage = |m: String| Err(Error::Usage(m));
-        if opts.rows == 0 {
-            return usage("--rows must be at least 1".into());
-        }
-        if opts.features == 0 || opts.features > MAX_FEATURE_INDEX {
-            return usage(format!(
-                "--features must be between 1 and {MAX_FEATURE_INDEX}"
-            ));
-        }
-        let k = match opts.density {
-            Density::Dense => opts.features,
-            Density::Sparse { nnz } if nnz == 0 || nnz > opts.features => {
-                return usage(format!(
-                    "--nnz must be between 1 and --features ({}), not {nnz}",
-                    opts.features
-                ));
-            }
-            Density::Sparse { nnz } => nnz,
-        };
-        if opts.rows.checked_mul(k).is_none() || usize::try_from(k).is_err() {
-            return usage("--rows times the values per row is too large".into());
-        }
-        if !(0.0..=1.0).contains(&opts.noise) {
-            return usage(format!(
-                "--noise is a probability between 0 and 1, not {}",
-                opts.noise
-            ));
-        }
-        let radius = opts
-            .radius
-            .unwrap_or(if opts.bias { 2f64.sqrt() } else { 1.0 });
-        if !radius.is_finite() || radius <= 0.0 {
-            return usage(format!("--radius must be a positive number, not {radius}"));
-        }
-        if opts.bias && radius <= 1.0 {
-            return usage(format!(
-                "--radius {radius} is too small: with the bias, x~ = [x, 1] has norm at least \
-                 1, so the radius must exceed 1 (or use --no-bias)"
-            ));
-        }
+        let k = values_per_row(&opts)?;
+        let radius = radius_of(&opts)?;
         let feature_radius = if opts.bias {
             (radius * radius - 1.0).sqrt()
         } else {
@@ -235,31 +283,9 @@ impl Generator {
         let margin = opts
             .margin
             .unwrap_or(feature_radius * (k as f64 / dims as f64).sqrt() / 10.0);
-        if !margin.is_finite() || margin <= 0.0 {
-            return usage(format!(
-                "--planted-margin must be a positive number, not {margin}"
-            ));
-        }
-        if margin >= radius {
-            return usage(format!(
-                "--planted-margin {margin} must be smaller than --radius {radius}: no point can be \
-                 farther than the radius from the hyperplane"
-            ));
-        }
-        let mut sum = 0.0;
+        check_margin(margin, radius)?;
         let bias_at = opts.bias.then_some(opts.features);
-        for j in 0..dims {
-            let v = raw_u(opts.seed, j, bias_at);
-            sum += v * v;
-        }
-        if sum == 0.0 {
-            // Only conceivable for one dimension and an unlucky seed.
-            return usage(format!(
-                "seed {} draws a zero planted vector; choose another --seed",
-                opts.seed
-            ));
-        }
-        let inv_norm = 1.0 / sum.sqrt();
+        let inv_norm = planted_inverse_norm(&opts, dims, bias_at)?;
         let u = (dims <= MATERIALISE_U).then(|| {
             (0..dims)
                 .map(|j| raw_u(opts.seed, j, bias_at) * inv_norm)

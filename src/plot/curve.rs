@@ -3,6 +3,7 @@
 //! (D/gamma)^2 that the total can never exceed.
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordi64;
 use plotters::prelude::*;
 
 use super::style::{self, AXIS, INK, Key, POSITIVE, REFERENCE, SECOND};
@@ -114,34 +115,17 @@ impl Figure for Curve {
         )?;
         let area = style::legend_below(&area, &self.legend())?;
         let e = self.epochs();
-        let mut running = Vec::with_capacity(e);
-        let mut sum = 0u64;
-        for &m in &self.mistakes_per_epoch {
-            sum += m;
-            running.push(sum);
-        }
         // The bound can be as large as f64 allows (a margin of 1e-154 makes
         // it about 1e308): the axis must stay finite, or drawing it never
         // ends, so the top is capped and an unplottable bound left out.
         let bound = self.bound.filter(|b| b.is_finite());
-        let top_value = [
-            self.total_mistakes as f64,
-            bound.unwrap_or(0.0),
-            self.mistakes_per_epoch.iter().copied().max().unwrap_or(0) as f64,
-            1.0,
-        ]
-        .into_iter()
-        .fold(0.0, f64::max);
-        // Epochs without a mistake cannot sit on a log scale: they are drawn
-        // on the bottom edge, below 1, and the legend says so.
-        let floor = 0.5;
-        let top = (top_value * 3.0).min(f64::MAX / 4.0);
+        let top = self.top(bound);
         let mut chart = ChartBuilder::on(&area)
             .margin(12)
             .margin_right(28)
             .x_label_area_size(52)
             .y_label_area_size(76)
-            .build_cartesian_2d(0i64..(e as i64 + 1), (floor..top).log_scale())?;
+            .build_cartesian_2d(0i64..(e as i64 + 1), (FLOOR..top).log_scale())?;
         let y_fmt = |v: &f64| style::log_tick(*v);
         chart
             .configure_mesh()
@@ -164,6 +148,45 @@ impl Figure for Curve {
                 6,
                 REFERENCE.stroke_width(3),
             ))?;
+        }
+        self.draw_mistakes(&mut chart)
+    }
+}
+
+/// Epochs without a mistake cannot sit on a log scale: they are drawn
+/// on the bottom edge, below 1, and the legend says so.
+const FLOOR: f64 = 0.5;
+
+/// The curve's chart: epochs across, mistakes up on a log scale.
+type CurveChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordi64, LogCoord<f64>>>;
+
+impl Curve {
+    /// The top of the mistakes axis: room above the largest of the total,
+    /// the (finite) `bound` and any epoch's mistakes, kept finite.
+    fn top(&self, bound: Option<f64>) -> f64 {
+        let top_value = [
+            self.total_mistakes as f64,
+            bound.unwrap_or(0.0),
+            self.mistakes_per_epoch.iter().copied().max().unwrap_or(0) as f64,
+            1.0,
+        ]
+        .into_iter()
+        .fold(0.0, f64::max);
+        (top_value * 3.0).min(f64::MAX / 4.0)
+    }
+
+    /// The running total, the mistakes of each epoch (dotted when few),
+    /// and rings on the floor for the epochs without one.
+    fn draw_mistakes<DB: DrawingBackend>(
+        &self,
+        chart: &mut CurveChart<'_, DB>,
+    ) -> DrawResult<(), DB> {
+        let e = self.epochs();
+        let mut running = Vec::with_capacity(e);
+        let mut sum = 0u64;
+        for &m in &self.mistakes_per_epoch {
+            sum += m;
+            running.push(sum);
         }
         let total_points = running
             .iter()
@@ -195,7 +218,7 @@ impl Figure for Curve {
                 .iter()
                 .enumerate()
                 .filter(|(_, m)| **m == 0)
-                .map(|(i, _)| Circle::new((i as i64 + 1, floor), 7, INK.stroke_width(2))),
+                .map(|(i, _)| Circle::new((i as i64 + 1, FLOOR), 7, INK.stroke_width(2))),
         )?;
         Ok(())
     }

@@ -153,6 +153,122 @@ pub fn check_two_features<F: Real>(data: &Dataset<F>) -> Result<()> {
     })
 }
 
+/// What every frame of a trace shares: the rows, thinned for drawing,
+/// and the view.
+struct Backdrop {
+    /// Every row's point (the row of each update is drawn whether kept or
+    /// not).
+    points: Vec<(f64, f64)>,
+    /// The rows kept for drawing, and their labels.
+    drawn: Vec<(f64, f64)>,
+    drawn_labels: Vec<i8>,
+    stride: usize,
+    view: (Span, Span),
+    class_rows: [usize; 2],
+    bias: bool,
+}
+
+impl Backdrop {
+    /// The rows of `data` (2-D) and a view of them, with the origin when
+    /// trained without the bias (its lines pass through it).
+    fn new<F: Real>(data: &Dataset<F>, bias: bool) -> Backdrop {
+        let points: Vec<(f64, f64)> = (0..data.rows())
+            .map(|i| {
+                let mut p = [0.0; 2];
+                data.features.row(i).for_each(|k, v| p[k] = v.to_f64());
+                (p[0], p[1])
+            })
+            .collect();
+        let origin = (!bias).then_some(0.0);
+        let view = (
+            Span::covering(points.iter().map(|p| p.0).chain(origin), 0.08),
+            Span::covering(points.iter().map(|p| p.1).chain(origin), 0.08),
+        );
+        // Large data is thinned for drawing, as in `boundary`; the row of
+        // each update is drawn whether kept or not.
+        let rows = points.len();
+        let stride = rows.div_ceil(super::boundary::MAX_POINTS).max(1);
+        let kept: Vec<usize> = (0..rows).step_by(stride).collect();
+        let drawn: Vec<(f64, f64)> = kept.iter().map(|&i| points[i]).collect();
+        let drawn_labels: Vec<i8> = kept.iter().map(|&i| data.labels[i]).collect();
+        Backdrop {
+            points,
+            drawn,
+            drawn_labels,
+            stride,
+            view,
+            class_rows: super::boundary::class_rows(&data.labels),
+            bias,
+        }
+    }
+
+    /// The frame of update `u`: the line before (dashed) and after, and
+    /// the row that caused it.
+    fn frame(&self, u: &Update) -> Panel {
+        Panel {
+            caption: Some(format!(
+                "update {}: epoch {}, row {}, y = {}",
+                u.number,
+                u.epoch,
+                u.row + 1,
+                if u.y > 0 { "+1" } else { "-1" }
+            )),
+            points: self.drawn.clone(),
+            labels: self.drawn_labels.clone(),
+            misclassified: vec![false; self.drawn.len()],
+            line: line_of(&u.after, self.bias),
+            previous: line_of(&u.before, self.bias),
+            band: None,
+            highlight: Some((self.points[u.position], u.y)),
+            rows: self.points.len(),
+            stride: self.stride,
+            wrong: 0,
+            class_rows: self.class_rows,
+            x_desc: "x1".into(),
+            y_desc: "x2".into(),
+            placement: Placement::Plane,
+            include_origin: !self.bias,
+            view: Some(self.view),
+        }
+    }
+}
+
+/// The subtitle's account of the run: its updates and epochs, and which
+/// updates the `shown` frames are.
+fn run_summary<F>(replay: &Replay<F>, shown: usize) -> String {
+    let total = replay.updates.len();
+    let epochs = replay.mistakes_per_epoch.len();
+    let run = if replay.converged {
+        format!(
+            "{}, converged in {}",
+            count(total, "update"),
+            count(epochs, "epoch")
+        )
+    } else {
+        format!(
+            "{}, NOT converged within {}",
+            count(total, "update"),
+            count(epochs, "epoch")
+        )
+    };
+    let shown = if shown == total {
+        if total == 1 {
+            "the update is shown".to_owned()
+        } else {
+            format!("all {total} are shown")
+        }
+    } else if shown == 1 {
+        format!("only update {total} is shown (--max-frames 1)")
+    } else {
+        format!(
+            "showing updates 1–{} and the last, {total} (--max-frames {})",
+            shown - 1,
+            shown
+        )
+    };
+    format!("{run}; {shown}")
+}
+
 /// The frames of a replayed run, ready to draw.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trace {
@@ -168,87 +284,15 @@ impl Trace {
     /// Frames for at most `max_frames` of `replay`'s updates on `data` (2-D).
     pub fn new<F: Real>(data: &Dataset<F>, replay: &Replay<F>, max_frames: usize) -> Result<Trace> {
         check_two_features(data)?;
-        let points: Vec<(f64, f64)> = (0..data.rows())
-            .map(|i| {
-                let mut p = [0.0; 2];
-                data.features.row(i).for_each(|k, v| p[k] = v.to_f64());
-                (p[0], p[1])
-            })
-            .collect();
-        let origin = (!replay.bias).then_some(0.0);
-        let view = (
-            Span::covering(points.iter().map(|p| p.0).chain(origin), 0.08),
-            Span::covering(points.iter().map(|p| p.1).chain(origin), 0.08),
-        );
-        // Large data is thinned for drawing, as in `boundary`; the row of
-        // each update is drawn whether kept or not.
-        let rows = points.len();
-        let stride = rows.div_ceil(super::boundary::MAX_POINTS).max(1);
-        let kept: Vec<usize> = (0..rows).step_by(stride).collect();
-        let drawn: Vec<(f64, f64)> = kept.iter().map(|&i| points[i]).collect();
-        let drawn_labels: Vec<i8> = kept.iter().map(|&i| data.labels[i]).collect();
+        let backdrop = Backdrop::new(data, replay.bias);
         let total = replay.updates.len();
         let picked = chosen(total, max_frames.max(1));
         let frames = picked
             .iter()
-            .map(|&k| {
-                let u = &replay.updates[k];
-                Panel {
-                    caption: Some(format!(
-                        "update {}: epoch {}, row {}, y = {}",
-                        u.number,
-                        u.epoch,
-                        u.row + 1,
-                        if u.y > 0 { "+1" } else { "-1" }
-                    )),
-                    points: drawn.clone(),
-                    labels: drawn_labels.clone(),
-                    misclassified: vec![false; drawn.len()],
-                    line: line_of(&u.after, replay.bias),
-                    previous: line_of(&u.before, replay.bias),
-                    band: None,
-                    highlight: Some((points[u.position], u.y)),
-                    rows,
-                    stride,
-                    wrong: 0,
-                    class_rows: super::boundary::class_rows(&data.labels),
-                    x_desc: "x1".into(),
-                    y_desc: "x2".into(),
-                    placement: Placement::Plane,
-                    include_origin: !replay.bias,
-                    view: Some(view),
-                }
-            })
+            .map(|&k| backdrop.frame(&replay.updates[k]))
             .collect();
-        let epochs = replay.mistakes_per_epoch.len();
-        let run = if replay.converged {
-            format!(
-                "{}, converged in {}",
-                count(total, "update"),
-                count(epochs, "epoch")
-            )
-        } else {
-            format!(
-                "{}, NOT converged within {}",
-                count(total, "update"),
-                count(epochs, "epoch")
-            )
-        };
-        let shown = if picked.len() == total {
-            if total == 1 {
-                "the update is shown".to_owned()
-            } else {
-                format!("all {total} are shown")
-            }
-        } else if picked.len() == 1 {
-            format!("only update {total} is shown (--max-frames 1)")
-        } else {
-            format!(
-                "showing updates 1–{} and the last, {total} (--max-frames {})",
-                picked.len() - 1,
-                picked.len()
-            )
-        };
+        let rows = backdrop.points.len();
+        let summary = run_summary(replay, picked.len());
         Ok(Trace {
             title: format!(
                 "Perceptron updates on {} ({}, {})",
@@ -256,9 +300,9 @@ impl Trace {
                 F::PRECISION,
                 if replay.bias { "with bias" } else { "no bias" }
             ),
-            subtitle: match frames_note(stride, kept.len(), rows) {
-                Some(note) => format!("{run}; {shown}; {note}"),
-                None => format!("{run}; {shown}"),
+            subtitle: match frames_note(backdrop.stride, backdrop.drawn.len(), rows) {
+                Some(note) => format!("{summary}; {note}"),
+                None => summary,
             },
             labels: data.label_map.clone(),
             class_rows: super::boundary::class_rows(&data.labels),

@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::args::{PrecisionArg, TextDataArgs};
 use crate::data::stream::{RowStream, StreamRow, StreamSource};
-use crate::data::{LabelMap, MAX_FEATURE_INDEX};
+use crate::data::{LabelMap, LoadOptions, MAX_FEATURE_INDEX};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::{self, AnyModel, Model};
@@ -278,18 +278,7 @@ fn run_in<F: Real>(
     init: Option<AnyModel>,
 ) -> Result<i32> {
     let tau = args.margin.as_ref().map_or(F::ZERO, |m| m.value::<F>());
-    let mut opts = args.data_args.load_options(None);
-    // LIBSVM indices count as the --init model's data did, unless told.
-    if let (None, Some(path), Some(base)) = (
-        opts.index_base,
-        &args.init,
-        init.as_ref()
-            .and_then(|m| m.training().data_layout.as_ref())
-            .and_then(|l| l.libsvm_base()),
-    ) {
-        opts.index_base = Some(base);
-        opts.index_base_from = Some(path.clone());
-    }
+    let opts = stream_options(args, init.as_ref());
     let (learner, rule) = starting_point::<F>(args, init, tau)?;
     let init_features = learner.features();
     // Cannot truncate: max_features <= MAX_FEATURE_INDEX < 2^31.
@@ -318,7 +307,47 @@ fn run_in<F: Real>(
         snapshots: 0,
         bound: None,
     };
-    let state = if let Some(path) = &args.predictions_to {
+    let state = learn_into_predictions(&mut run)?;
+    if state == OnlineState::Ended && run.learner.examples() == 0 {
+        return Err(Error::data(
+            run.stream.path(),
+            "no data rows: the input ended before the first example",
+        ));
+    }
+    if args.report_bound && state == OnlineState::Ended {
+        run.bound = run.second_pass()?;
+    }
+    let state = if run.stop.load(Ordering::Relaxed) {
+        OnlineState::Interrupted
+    } else {
+        state
+    };
+    save_and_report(&mut run, state)?;
+    Ok(exit_status(&run, state))
+}
+
+/// How the stream is read: the data options, with the LIBSVM index base
+/// of the `--init` model's data when not given.
+fn stream_options(args: &OnlineArgs, init: Option<&AnyModel>) -> LoadOptions {
+    let mut opts = args.data_args.load_options(None);
+    // LIBSVM indices count as the --init model's data did, unless told.
+    if let (None, Some(path), Some(base)) = (
+        opts.index_base,
+        &args.init,
+        init.and_then(|m| m.training().data_layout.as_ref())
+            .and_then(|l| l.libsvm_base()),
+    ) {
+        opts.index_base = Some(base);
+        opts.index_base_from = Some(path.clone());
+    }
+    opts
+}
+
+/// Runs the stream through the learner, its predictions going to
+/// --predictions-to (atomically), to stdout, or nowhere.
+fn learn_into_predictions<F: Real>(run: &mut Run<'_, F>) -> Result<OnlineState> {
+    let args = run.args;
+    Ok(if let Some(path) = &args.predictions_to {
         let mut failure = None;
         let mut state = None;
         let written =
@@ -352,21 +381,13 @@ fn run_in<F: Real>(
         state
     } else {
         run.learn(None, false, Path::new("<stdout>"))?
-    };
-    if state == OnlineState::Ended && run.learner.examples() == 0 {
-        return Err(Error::data(
-            run.stream.path(),
-            "no data rows: the input ended before the first example",
-        ));
-    }
-    if args.report_bound && state == OnlineState::Ended {
-        run.bound = run.second_pass()?;
-    }
-    let state = if run.stop.load(Ordering::Relaxed) {
-        OnlineState::Interrupted
-    } else {
-        state
-    };
+    })
+}
+
+/// Saves the model (snapshot, then -o) and prints the summary, text or
+/// JSON, where the outputs leave room for it.
+fn save_and_report<F: Real>(run: &mut Run<'_, F>, state: OnlineState) -> Result<()> {
+    let args = run.args;
     let model = run.model(state);
     if let Some(path) = &args.snapshot {
         model.save(path)?;
@@ -390,6 +411,12 @@ fn run_in<F: Real>(
             ]);
         super::stdout::print_summary(&text, taken)?;
     }
+    Ok(())
+}
+
+/// The exit status, saying on stderr what an interrupted run saved.
+fn exit_status<F: Real>(run: &Run<'_, F>, state: OnlineState) -> i32 {
+    let args = run.args;
     match state {
         OnlineState::Interrupted => {
             let saved: Vec<String> = [&args.output, &args.snapshot]
@@ -406,9 +433,9 @@ fn run_in<F: Real>(
                     format!("the model was saved to {}", saved.join(" and "))
                 }
             );
-            Ok(exit::INTERRUPTED)
+            exit::INTERRUPTED
         }
-        _ => Ok(exit::SUCCESS),
+        _ => exit::SUCCESS,
     }
 }
 

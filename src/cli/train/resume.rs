@@ -59,6 +59,16 @@ pub fn adopt(
     path: &Path,
 ) -> TrainArgs {
     let mut a = args.clone();
+    adopt_training(&mut a, given, id);
+    adopt_rule(&mut a, given, id);
+    adopt_early_stop(&mut a, given, id);
+    adopt_data(&mut a, given, id);
+    adopt_paths(&mut a, given, id, path);
+    a
+}
+
+/// The precision, the bias, the epochs and the order of the rows.
+fn adopt_training(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescription) {
     if !given.has("precision") {
         a.training.precision = match id.precision {
             Precision::F32 => PrecisionArg::F32,
@@ -79,6 +89,12 @@ pub fn adopt(
             a.seed = Some(*s as u64);
         }
     }
+}
+
+/// One-vs-rest, the variant (averaged or pocket) and the margin of the
+/// update rule; after the order, and before the labels (which depend on
+/// one-vs-rest).
+fn adopt_rule(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescription) {
     // --positive and --pocket exclude one-vs-rest: given, they keep the
     // run binary, and a one-vs-rest checkpoint is then refused.
     if !given.any(&["multiclass", "positive", "pocket"]) && id.multiclass {
@@ -91,6 +107,11 @@ pub fn adopt(
     if !given.has("margin") {
         a.rule.margin = id.margin.clone();
     }
+}
+
+/// The early-stopping rule, with the held-out rows' seed when the order's
+/// adoption left none.
+fn adopt_early_stop(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescription) {
     if !given.any(&["tol", "n_iter_no_change", "validation_fraction", "tol_on"])
         && let Some(e) = &id.early_stop
     {
@@ -108,6 +129,10 @@ pub fn adopt(
             a.seed = a.seed.or(Some(v.seed));
         }
     }
+}
+
+/// How the rows are weighted, scaled and labelled, and the warm start.
+fn adopt_data(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescription) {
     if !given.has("class_weight") {
         a.extras.class_weight = id.class_weight.clone();
     }
@@ -125,6 +150,10 @@ pub fn adopt(
     if !given.has("init") && id.init.is_some() {
         a.init = id.settings.init.clone();
     }
+}
+
+/// Where the model and the checkpoints go (`path`: the checkpoint).
+fn adopt_paths(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescription, path: &Path) {
     if !given.has("output")
         && a.output.is_none()
         && let Some(stored) = &id.settings.output
@@ -144,7 +173,6 @@ pub fn adopt(
             a.checkpoint_every = every;
         }
     }
-    a
 }
 
 /// Whether a resumed run may write its model where the checkpoint

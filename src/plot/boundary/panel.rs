@@ -125,79 +125,17 @@ impl Panel {
         };
         let b = bias.to_f64();
         let rows = features.rows();
-        let mut augmented = weights.to_vec();
-        if has_bias {
-            augmented.push(bias);
-        }
-        let mut misclassified = Vec::with_capacity(rows);
-        let mut smallest = f64::INFINITY;
-        for (i, &y) in labels.iter().enumerate().take(rows) {
-            let row = features.row(i);
-            let s = reference::dot(&augmented, row, has_bias);
-            misclassified.push(crate::engine::reference::predicted_sign(s) != y);
-            let mut v = b;
-            row.for_each(|k, x| v += w[k] * x.to_f64());
-            smallest = smallest.min(y as f64 * v);
-        }
+        let (misclassified, smallest) = score_rows(weights, bias, has_bias, features, labels, &w);
         let separated = !misclassified.iter().any(|&m| m) && smallest > 0.0;
         let unit = geometry::unit(&w);
-        let (points, line, placement, x_desc, y_desc) = match d {
-            0 => return Err(Error::Usage("the data has no features to draw".into())),
-            1 => {
-                let points = (0..rows)
-                    .map(|i| (coordinate(features, i, 0), (i + 1) as f64))
-                    .collect();
-                let line = Line {
-                    a: w[0],
-                    b: 0.0,
-                    c: b,
-                };
-                (points, line, Placement::Line, "x1".into(), "row".into())
-            }
-            2 => {
-                let points = (0..rows)
-                    .map(|i| (coordinate(features, i, 0), coordinate(features, i, 1)))
-                    .collect();
-                let line = Line {
-                    a: w[0],
-                    b: w[1],
-                    c: b,
-                };
-                (points, line, Placement::Plane, "x1".into(), "x2".into())
-            }
-            _ => {
-                let Some(u) = unit.clone() else {
-                    return Err(Error::Usage(
-                        "the model's weights are all zero: there is no boundary to draw, and no direction to project the data onto".into(),
-                    ));
-                };
-                let along = geometry::row_dots(features, &u);
-                let across = match geometry::principal_direction(features, d, Some(&u)) {
-                    Some(v) => geometry::row_dots(features, &v),
-                    None => vec![0.0; rows],
-                };
-                let norm = w.iter().map(|x| x * x).sum::<f64>().sqrt();
-                let line = Line {
-                    a: norm,
-                    b: 0.0,
-                    c: b,
-                };
-                (
-                    along.into_iter().zip(across).collect(),
-                    line,
-                    Placement::Projected { features: d },
-                    "w·x / ‖w‖  (projection onto w)".into(),
-                    "first principal direction ⊥ w".into(),
-                )
-            }
-        };
+        let placed = place(features, &w, b, unit.as_deref())?;
         let wrong = misclassified.iter().filter(|&&m| m).count();
         let mut panel = Panel {
             caption: None,
-            points,
+            points: placed.points,
             labels: labels[..rows].to_vec(),
             misclassified,
-            line: unit.is_some().then_some(line),
+            line: unit.is_some().then_some(placed.line),
             previous: None,
             band: separated.then_some(smallest),
             highlight: None,
@@ -205,9 +143,9 @@ impl Panel {
             stride: 1,
             wrong,
             class_rows: class_rows(&labels[..rows]),
-            x_desc,
-            y_desc,
-            placement,
+            x_desc: placed.x_desc,
+            y_desc: placed.y_desc,
+            placement: placed.placement,
             include_origin: !has_bias,
             view: None,
         };
@@ -420,6 +358,56 @@ impl Panel {
             None => area.split_vertically(caption_height).1,
         };
         let (mut chart, x, y, pixels) = self.chart(&area, look)?;
+        self.draw_axes(&mut chart, (x, y), look)?;
+
+        let mut band_widened = false;
+        if let (Some(line), Some((drawn, widened))) = (self.line, self.drawn_band((x, y), pixels)) {
+            band_widened = widened;
+            draw_band(&mut chart, line, (drawn, widened), (x, y))?;
+        }
+        if let Some(prev) = self.previous
+            && let Some((p, q)) = prev.clip(x, y)
+        {
+            chart.draw_series(DashedLineSeries::new([p, q], 9, 6, GHOST.stroke_width(2)))?;
+        }
+        let marks = self.marks(look);
+        self.draw_rows(&mut chart, marks)?;
+        let notes = self.draw_boundary(&mut chart, (x, y), pixels)?;
+        let note_style = style::font(look.label_size()).color(&AXIS);
+        for (k, note) in notes.iter().enumerate() {
+            let at = (
+                x.lo + 0.03 * x.width(),
+                y.hi - 0.03 * y.width()
+                    - k as f64 * (look.label_size() + 4.0) * y.width() / pixels.1.max(1) as f64,
+            );
+            chart
+                .plotting_area()
+                .draw(&Text::new(*note, at, note_style.clone()))?;
+        }
+
+        if let Some((p, label)) = self.highlight {
+            let Marks { r, t, .. } = marks;
+            if label > 0 {
+                chart.draw_series(std::iter::once(Circle::new(p, r + 1, POSITIVE.filled())))?;
+            } else {
+                chart.draw_series(std::iter::once(TriangleMarker::new(
+                    p,
+                    t + 1,
+                    NEGATIVE.filled(),
+                )))?;
+            }
+            chart.draw_series(std::iter::once(Circle::new(p, r + 7, INK.stroke_width(3))))?;
+        }
+        Ok(band_widened)
+    }
+
+    /// The axes, grid and tick labels of the chart, in the view's spans.
+    fn draw_axes<DB: DrawingBackend>(
+        &self,
+        chart: &mut ChartOn<'_, DB>,
+        (x, y): (Span, Span),
+        look: Look,
+    ) -> DrawResult<(), DB> {
         let (xs, ys) = (x.width(), y.width());
         let x_fmt = |v: &f64| style::tick(*v, xs);
         let y_fmt = |v: &f64| style::tick(*v, ys);
@@ -439,39 +427,12 @@ impl Panel {
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
             .draw()?;
+        Ok(())
+    }
 
-        let mut band_widened = false;
-        if let (Some(line), Some((drawn, widened))) = (self.line, self.drawn_band((x, y), pixels)) {
-            band_widened = widened;
-            let poly = geometry::band(&line, -drawn, drawn, x, y);
-            if poly.len() >= 3 {
-                chart.draw_series(std::iter::once(Polygon::new(poly, BAND.mix(0.85).filled())))?;
-            }
-            for level in [-drawn, drawn] {
-                if let Some((p, q)) = line.at_level(level).clip(x, y) {
-                    if widened {
-                        // Dotted: these edges are not where the rows are.
-                        chart.draw_series(DashedLineSeries::new(
-                            [p, q],
-                            3,
-                            3,
-                            GHOST.stroke_width(1),
-                        ))?;
-                    } else {
-                        chart.draw_series(std::iter::once(PathElement::new(
-                            [p, q],
-                            GHOST.stroke_width(1),
-                        )))?;
-                    }
-                }
-            }
-        }
-        if let Some(prev) = self.previous
-            && let Some((p, q)) = prev.clip(x, y)
-        {
-            chart.draw_series(DashedLineSeries::new([p, q], 9, 6, GHOST.stroke_width(2)))?;
-        }
-
+    /// The sizes and opacity of the row markers: smaller and translucent
+    /// for many rows, smaller in compact panels, faded behind a highlight.
+    fn marks(&self, look: Look) -> Marks {
         let small = self.points.len() > 2000;
         let (r, t) = if small {
             (2, 3)
@@ -483,6 +444,17 @@ impl Panel {
         let opacity = if small { 0.6 } else { 1.0 };
         let faded = self.highlight.is_some();
         let alpha = if faded { 0.55 } else { opacity };
+        Marks { r, t, alpha }
+    }
+
+    /// The rows: triangles for -1, circles for +1 drawn over them, and
+    /// rings around the misclassified ones (unless a highlight is the
+    /// point of the picture).
+    fn draw_rows<DB: DrawingBackend>(
+        &self,
+        chart: &mut ChartOn<'_, DB>,
+        Marks { r, t, alpha }: Marks,
+    ) -> DrawResult<(), DB> {
         chart.draw_series(
             self.points
                 .iter()
@@ -506,13 +478,24 @@ impl Panel {
                     .map(|(&p, _)| Circle::new(p, r + 5, INK.stroke_width(2))),
             )?;
         }
+        Ok(())
+    }
 
+    /// The boundary and its normal vector where they are in view; returns
+    /// the notes to write in the corner for the lines that are not (or,
+    /// with a highlight, that do not exist).
+    fn draw_boundary<DB: DrawingBackend>(
+        &self,
+        chart: &mut ChartOn<'_, DB>,
+        (x, y): (Span, Span),
+        pixels: (u32, u32),
+    ) -> DrawResult<Vec<&'static str>, DB> {
         let mut notes = Vec::new();
         if let Some(line) = self.line {
             match line.clip(x, y) {
                 Some((p, q)) => {
                     chart.draw_series(LineSeries::new([p, q], INK.stroke_width(3)))?;
-                    self.draw_normal(&mut chart, line, (p, q), (x, y), pixels)?;
+                    self.draw_normal(chart, line, (p, q), (x, y), pixels)?;
                 }
                 None if self.previous.is_some() || self.highlight.is_some() => {
                     notes.push("the boundary after is outside this view")
@@ -531,31 +514,7 @@ impl Panel {
                 Some(_) => {}
             }
         }
-        let note_style = style::font(look.label_size()).color(&AXIS);
-        for (k, note) in notes.iter().enumerate() {
-            let at = (
-                x.lo + 0.03 * x.width(),
-                y.hi - 0.03 * y.width()
-                    - k as f64 * (look.label_size() + 4.0) * y.width() / pixels.1.max(1) as f64,
-            );
-            chart
-                .plotting_area()
-                .draw(&Text::new(*note, at, note_style.clone()))?;
-        }
-
-        if let Some((p, label)) = self.highlight {
-            if label > 0 {
-                chart.draw_series(std::iter::once(Circle::new(p, r + 1, POSITIVE.filled())))?;
-            } else {
-                chart.draw_series(std::iter::once(TriangleMarker::new(
-                    p,
-                    t + 1,
-                    NEGATIVE.filled(),
-                )))?;
-            }
-            chart.draw_series(std::iter::once(Circle::new(p, r + 7, INK.stroke_width(3))))?;
-        }
-        Ok(band_widened)
+        Ok(notes)
     }
 
     /// Draws w as an arrow from a point of the visible boundary segment.
@@ -623,6 +582,159 @@ impl Panel {
         ))?;
         Ok(())
     }
+}
+
+/// Which rows the model gets wrong, by the reference arithmetic in F as
+/// `predict` decides, and the smallest y (w·x + b) in f64 (`w`: the
+/// weights widened to every feature), the margin band's half-width when
+/// no row is wrong.
+fn score_rows<F: Real>(
+    weights: &[F],
+    bias: F,
+    has_bias: bool,
+    features: &Features<F>,
+    labels: &[i8],
+    w: &[f64],
+) -> (Vec<bool>, f64) {
+    let b = bias.to_f64();
+    let rows = features.rows();
+    let mut augmented = weights.to_vec();
+    if has_bias {
+        augmented.push(bias);
+    }
+    let mut misclassified = Vec::with_capacity(rows);
+    let mut smallest = f64::INFINITY;
+    for (i, &y) in labels.iter().enumerate().take(rows) {
+        let row = features.row(i);
+        let s = reference::dot(&augmented, row, has_bias);
+        misclassified.push(crate::engine::reference::predicted_sign(s) != y);
+        let mut v = b;
+        row.for_each(|k, x| v += w[k] * x.to_f64());
+        smallest = smallest.min(y as f64 * v);
+    }
+    (misclassified, smallest)
+}
+
+/// The rows placed in the plane, the boundary there, and the axes' names.
+struct Placed {
+    points: Vec<(f64, f64)>,
+    line: Line,
+    placement: Placement,
+    x_desc: String,
+    y_desc: String,
+}
+
+/// Places the rows by the number of features (`w`, widened to all of
+/// them, and `b` the model's): one against the row number, two as they
+/// are, more projected (which needs `unit`, w's direction).
+fn place<F: Real>(
+    features: &Features<F>,
+    w: &[f64],
+    b: f64,
+    unit: Option<&[f64]>,
+) -> Result<Placed> {
+    let rows = features.rows();
+    Ok(match w.len() {
+        0 => return Err(Error::Usage("the data has no features to draw".into())),
+        1 => Placed {
+            points: (0..rows)
+                .map(|i| (coordinate(features, i, 0), (i + 1) as f64))
+                .collect(),
+            line: Line {
+                a: w[0],
+                b: 0.0,
+                c: b,
+            },
+            placement: Placement::Line,
+            x_desc: "x1".into(),
+            y_desc: "row".into(),
+        },
+        2 => Placed {
+            points: (0..rows)
+                .map(|i| (coordinate(features, i, 0), coordinate(features, i, 1)))
+                .collect(),
+            line: Line {
+                a: w[0],
+                b: w[1],
+                c: b,
+            },
+            placement: Placement::Plane,
+            x_desc: "x1".into(),
+            y_desc: "x2".into(),
+        },
+        d => project(features, w, b, unit, d)?,
+    })
+}
+
+/// Places rows of more than two features: along w's direction `unit`,
+/// and across it along the first principal direction orthogonal to w.
+fn project<F: Real>(
+    features: &Features<F>,
+    w: &[f64],
+    b: f64,
+    unit: Option<&[f64]>,
+    d: usize,
+) -> Result<Placed> {
+    let Some(u) = unit else {
+        return Err(Error::Usage(
+            "the model's weights are all zero: there is no boundary to draw, and no direction to project the data onto".into(),
+        ));
+    };
+    let along = geometry::row_dots(features, u);
+    let across = match geometry::principal_direction(features, d, Some(u)) {
+        Some(v) => geometry::row_dots(features, &v),
+        None => vec![0.0; features.rows()],
+    };
+    let norm = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let line = Line {
+        a: norm,
+        b: 0.0,
+        c: b,
+    };
+    Ok(Placed {
+        points: along.into_iter().zip(across).collect(),
+        line,
+        placement: Placement::Projected { features: d },
+        x_desc: "w·x / ‖w‖  (projection onto w)".into(),
+        y_desc: "first principal direction ⊥ w".into(),
+    })
+}
+
+/// The sizes of the row markers (circle radius, triangle size) and their
+/// opacity, as [`Panel::draw`] draws the rows and the highlight.
+#[derive(Clone, Copy)]
+struct Marks {
+    r: u32,
+    t: u32,
+    alpha: f64,
+}
+
+/// The margin band of half-width `drawn` around `line`: filled, with its
+/// edges solid when to scale and dotted when `widened`.
+fn draw_band<DB: DrawingBackend>(
+    chart: &mut ChartOn<'_, DB>,
+    line: Line,
+    (drawn, widened): (f64, bool),
+    (x, y): (Span, Span),
+) -> DrawResult<(), DB> {
+    let poly = geometry::band(&line, -drawn, drawn, x, y);
+    if poly.len() >= 3 {
+        chart.draw_series(std::iter::once(Polygon::new(poly, BAND.mix(0.85).filled())))?;
+    }
+    for level in [-drawn, drawn] {
+        if let Some((p, q)) = line.at_level(level).clip(x, y) {
+            if widened {
+                // Dotted: these edges are not where the rows are.
+                chart.draw_series(DashedLineSeries::new([p, q], 3, 3, GHOST.stroke_width(1)))?;
+            } else {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    [p, q],
+                    GHOST.stroke_width(1),
+                )))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The distance in pixels between the boundary (value 0) and the line of

@@ -221,6 +221,57 @@ pub struct ReportInputs<'a, F> {
     pub requested: crate::engine::backend::Backend,
 }
 
+/// The labels of the report: a binary model's two classes with their
+/// rows, or one-vs-rest's classes with each perceptron's figures.
+fn report_labels<F: Real>(model: &Model<F>, data: &Dataset<F>, fit: &Fit<F>) -> ReportLabels {
+    match model.labels() {
+        Some(map) => {
+            let positive_rows = data.labels.iter().filter(|&&y| y > 0).count();
+            ReportLabels::Binary {
+                positive_label: map.positive.clone(),
+                negative_label: map.negative_text().to_owned(),
+                positive_rows,
+                negative_rows: data.rows() - positive_rows,
+            }
+        }
+        None => ReportLabels::OneVsRest {
+            classes: data
+                .classes
+                .iter()
+                .zip(&model.per_class)
+                .zip(&fit.head_theory)
+                .map(|((c, training), theory)| ClassReport {
+                    class: c.text.clone(),
+                    rows: c.count,
+                    training: training.clone(),
+                    accuracy: theory.accuracy(),
+                })
+                .collect(),
+        },
+    }
+}
+
+/// The backend asked for, the engines that ran, and the choice's note.
+fn backend_report<F: Real>(
+    fit: &Fit<F>,
+    requested: crate::engine::backend::Backend,
+) -> BackendReport {
+    BackendReport {
+        requested: match requested {
+            crate::engine::backend::Backend::Reference => "reference",
+            crate::engine::backend::Backend::Cpu => "cpu",
+            crate::engine::backend::Backend::Gpu => "gpu",
+            crate::engine::backend::Backend::Auto => "auto",
+        },
+        engines: fit
+            .engines
+            .iter()
+            .map(|n| EngineReport::of_name(n))
+            .collect(),
+        note: fit.backend_note.clone(),
+    }
+}
+
 impl TrainReport {
     pub fn new<F: Real>(s: ReportInputs<'_, F>, warnings: Vec<String>, plots: Vec<String>) -> Self {
         let ReportInputs {
@@ -233,31 +284,7 @@ impl TrainReport {
             output,
             requested,
         } = s;
-        let labels = match model.labels() {
-            Some(map) => {
-                let positive_rows = data.labels.iter().filter(|&&y| y > 0).count();
-                ReportLabels::Binary {
-                    positive_label: map.positive.clone(),
-                    negative_label: map.negative_text().to_owned(),
-                    positive_rows,
-                    negative_rows: data.rows() - positive_rows,
-                }
-            }
-            None => ReportLabels::OneVsRest {
-                classes: data
-                    .classes
-                    .iter()
-                    .zip(&model.per_class)
-                    .zip(&fit.head_theory)
-                    .map(|((c, training), theory)| ClassReport {
-                        class: c.text.clone(),
-                        rows: c.count,
-                        training: training.clone(),
-                        accuracy: theory.accuracy(),
-                    })
-                    .collect(),
-            },
-        };
+        let labels = report_labels(model, data, fit);
         let info = &model.training;
         TrainReport {
             data: data.source.display().to_string(),
@@ -280,20 +307,7 @@ impl TrainReport {
                 .as_ref()
                 .and_then(|e| e.validation.map(|v| v.seed)),
             labels,
-            backend: BackendReport {
-                requested: match requested {
-                    crate::engine::backend::Backend::Reference => "reference",
-                    crate::engine::backend::Backend::Cpu => "cpu",
-                    crate::engine::backend::Backend::Gpu => "gpu",
-                    crate::engine::backend::Backend::Auto => "auto",
-                },
-                engines: fit
-                    .engines
-                    .iter()
-                    .map(|n| EngineReport::of_name(n))
-                    .collect(),
-                note: fit.backend_note.clone(),
-            },
+            backend: backend_report(fit, requested),
             variant: fit.variant,
             margin_threshold: run.margin.as_ref().map(|m| m.text().to_owned()),
             warm_start: run.init.is_some(),

@@ -115,7 +115,6 @@ fn early_stopping_lines(s: &mut String, r: &TrainReport) {
     let Some(e) = &r.early_stopping else {
         return;
     };
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
     let per_epoch = |v: &[f64]| {
         let shown: Vec<String> = v.iter().map(|x| format!("{:.4}", x)).collect();
         if shown.len() > 12 {
@@ -198,6 +197,11 @@ fn weights_line(s: &mut String, r: &TrainReport) {
     ));
 }
 
+/// One `key  value` line of the summary, the keys in a column of ten.
+fn line(s: &mut String, k: &str, v: String) {
+    s.push_str(&format!("{k:<10}  {v}\n"));
+}
+
 /// The binary run's summary.
 fn render_binary(
     r: &TrainReport,
@@ -207,22 +211,7 @@ fn render_binary(
     negative_rows: usize,
 ) -> String {
     let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
-    line(
-        &mut s,
-        "data",
-        format!(
-            "{} ({}{}, {} x {}, {}, {}{})",
-            r.data,
-            r.format.name(),
-            header_note(r.header_line) + &ignored_note(&r.ignored_columns),
-            count(r.rows, "row"),
-            count(r.features, "feature"),
-            if r.sparse { "sparse" } else { "dense" },
-            r.precision,
-            if r.bias { ", with bias" } else { ", no bias" }
-        ),
-    );
+    line(&mut s, "data", binary_data(r));
     indices_line(&mut s, r.index_base_why.as_deref());
     line(
         &mut s,
@@ -249,114 +238,14 @@ fn render_binary(
     if let Some(d) = &r.distributed {
         line(&mut s, "processes", processes(d));
     }
-    let rule = r
-        .margin_threshold
-        .as_ref()
-        .map(|t| format!(", updating when y w~.x~ <= {t}"))
-        .unwrap_or_default();
-    match (r.variant, &r.pocket) {
-        (Variant::Averaged, _) => line(
-            &mut s,
-            "variant",
-            format!("averaged: the model is the mean of the weights after every row visit{rule}"),
-        ),
-        (Variant::Pocket, Some(p)) => line(
-            &mut s,
-            "variant",
-            format!(
-                "pocket: the model is the weights pocketed in epoch {} with {} ({:.2}% accuracy; {} evaluated){rule}",
-                p.epoch + 1,
-                count(p.mistakes, "training mistake"),
-                100.0 * p.training_accuracy,
-                count(p.evaluations, "candidate")
-            ),
-        ),
-        _ if !rule.is_empty() => line(&mut s, "variant", format!("classic{rule}")),
-        _ => {}
-    }
+    variant_line(&mut s, r);
     progress_lines(&mut s, r, "in total", "");
     line(
         &mut s,
         "radius",
         format!("D = max ||x~|| = {}", fmt_g(r.radius)),
     );
-    match (r.margin, r.mistake_bound) {
-        (Some(g), _) if r.warm_start => {
-            line(
-                &mut s,
-                "margin",
-                format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
-            );
-            line(
-                &mut s,
-                "bound",
-                "none: training started from --init, and the theorem counts mistakes from w = 0"
-                    .into(),
-            );
-        }
-        (Some(g), Some(b))
-            if r.distributed
-                .as_ref()
-                .is_some_and(|d| d.weighted_mistakes.is_some()) =>
-        {
-            line(
-                &mut s,
-                "margin",
-                format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
-            );
-            let d = r.distributed.as_ref();
-            let w = d.and_then(|d| d.weighted_mistakes).unwrap_or(0.0);
-            let holds = if d.and_then(|d| d.mix_bound_holds) == Some(true) {
-                "the bound of parameter mixing (McDonald, Hall & Mann 2010, Theorem 3) holds"
-            } else {
-                "EXCEEDED"
-            };
-            line(
-                &mut s,
-                "bound",
-                format!(
-                    "(D/gamma)^2 = {}, and the mixing-weighted mistakes sum_n sum_i mu_i k_i = {} <= {}: {holds}",
-                    fmt_g(b),
-                    fmt_g(w),
-                    fmt_g(b)
-                ),
-            );
-        }
-        (Some(g), Some(b)) => {
-            line(
-                &mut s,
-                "margin",
-                format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
-            );
-            let holds = if r.bound_holds == Some(true) {
-                "the convergence theorem's bound holds"
-            } else {
-                "EXCEEDED (only possible through rounding)"
-            };
-            let formula = match (&r.margin_threshold, &r.class_weights) {
-                (Some(t), Some(_)) => format!("(c_max*D^2 + 2*{t})/(c_min*gamma^2)"),
-                (None, Some(_)) => "(c_max/c_min)*(D/gamma)^2".to_owned(),
-                (Some(t), None) => format!("(D^2 + 2*{t})/gamma^2"),
-                (None, None) => "(D/gamma)^2".to_owned(),
-            };
-            line(
-                &mut s,
-                "bound",
-                format!(
-                    "{formula} = {}, and M = {} <= {}: {holds}",
-                    fmt_g(b),
-                    r.total_mistakes,
-                    fmt_g(b)
-                ),
-            );
-        }
-        _ => line(
-            &mut s,
-            "margin",
-            "none: the model does not separate the training data, so the theorem gives no bound"
-                .into(),
-        ),
-    }
+    theorem_lines(&mut s, r);
     line(&mut s, "model", r.model.clone());
     if !r.plots.is_empty() {
         line(&mut s, "pictures", r.plots.join(", "));
@@ -377,6 +266,143 @@ fn render_binary(
         crate::memory::describe(r.peak_memory_bytes),
     );
     s
+}
+
+/// The binary run's `data` line: the file, its format and shape, the
+/// precision and the bias.
+fn binary_data(r: &TrainReport) -> String {
+    format!(
+        "{} ({}{}, {} x {}, {}, {}{})",
+        r.data,
+        r.format.name(),
+        header_note(r.header_line) + &ignored_note(&r.ignored_columns),
+        count(r.rows, "row"),
+        count(r.features, "feature"),
+        if r.sparse { "sparse" } else { "dense" },
+        r.precision,
+        if r.bias { ", with bias" } else { ", no bias" }
+    )
+}
+
+/// The binary run's `variant` line: the averaged or pocket model, or a
+/// classic one with a margin threshold (the plain classic run has none).
+fn variant_line(s: &mut String, r: &TrainReport) {
+    let rule = r
+        .margin_threshold
+        .as_ref()
+        .map(|t| format!(", updating when y w~.x~ <= {t}"))
+        .unwrap_or_default();
+    match (r.variant, &r.pocket) {
+        (Variant::Averaged, _) => line(
+            s,
+            "variant",
+            format!("averaged: the model is the mean of the weights after every row visit{rule}"),
+        ),
+        (Variant::Pocket, Some(p)) => line(
+            s,
+            "variant",
+            format!(
+                "pocket: the model is the weights pocketed in epoch {} with {} ({:.2}% accuracy; {} evaluated){rule}",
+                p.epoch + 1,
+                count(p.mistakes, "training mistake"),
+                100.0 * p.training_accuracy,
+                count(p.evaluations, "candidate")
+            ),
+        ),
+        _ if !rule.is_empty() => line(s, "variant", format!("classic{rule}")),
+        _ => {}
+    }
+}
+
+/// The `margin` and `bound` lines: what the convergence theorem says
+/// about the run, which depends on how it started and how it was run.
+fn theorem_lines(s: &mut String, r: &TrainReport) {
+    match (r.margin, r.mistake_bound) {
+        (Some(g), _) if r.warm_start => {
+            margin_line(s, g);
+            line(
+                s,
+                "bound",
+                "none: training started from --init, and the theorem counts mistakes from w = 0"
+                    .into(),
+            );
+        }
+        (Some(g), Some(b))
+            if r.distributed
+                .as_ref()
+                .is_some_and(|d| d.weighted_mistakes.is_some()) =>
+        {
+            margin_line(s, g);
+            mixing_bound_line(s, r, b);
+        }
+        (Some(g), Some(b)) => {
+            margin_line(s, g);
+            bound_line(s, r, b);
+        }
+        _ => line(
+            s,
+            "margin",
+            "none: the model does not separate the training data, so the theorem gives no bound"
+                .into(),
+        ),
+    }
+}
+
+/// The `margin` line of a model that separates the training data.
+fn margin_line(s: &mut String, g: f64) {
+    line(
+        s,
+        "margin",
+        format!("gamma = min y w~.x~ / ||w~|| = {}", fmt_g(g)),
+    );
+}
+
+/// The `bound` line of a distributed run with parameter mixing: its
+/// mistakes are weighted by the mixing, as that theorem counts them.
+fn mixing_bound_line(s: &mut String, r: &TrainReport, b: f64) {
+    let d = r.distributed.as_ref();
+    let w = d.and_then(|d| d.weighted_mistakes).unwrap_or(0.0);
+    let holds = if d.and_then(|d| d.mix_bound_holds) == Some(true) {
+        "the bound of parameter mixing (McDonald, Hall & Mann 2010, Theorem 3) holds"
+    } else {
+        "EXCEEDED"
+    };
+    line(
+        s,
+        "bound",
+        format!(
+            "(D/gamma)^2 = {}, and the mixing-weighted mistakes sum_n sum_i mu_i k_i = {} <= {}: {holds}",
+            fmt_g(b),
+            fmt_g(w),
+            fmt_g(b)
+        ),
+    );
+}
+
+/// The `bound` line of a run from w = 0 in one process: the theorem's
+/// formula for its update rule and class weights, and whether M kept to it.
+fn bound_line(s: &mut String, r: &TrainReport, b: f64) {
+    let holds = if r.bound_holds == Some(true) {
+        "the convergence theorem's bound holds"
+    } else {
+        "EXCEEDED (only possible through rounding)"
+    };
+    let formula = match (&r.margin_threshold, &r.class_weights) {
+        (Some(t), Some(_)) => format!("(c_max*D^2 + 2*{t})/(c_min*gamma^2)"),
+        (None, Some(_)) => "(c_max/c_min)*(D/gamma)^2".to_owned(),
+        (Some(t), None) => format!("(D^2 + 2*{t})/gamma^2"),
+        (None, None) => "(D/gamma)^2".to_owned(),
+    };
+    line(
+        s,
+        "bound",
+        format!(
+            "{formula} = {}, and M = {} <= {}: {holds}",
+            fmt_g(b),
+            r.total_mistakes,
+            fmt_g(b)
+        ),
+    );
 }
 
 /// The `processes` line of a distributed run: the mode, and the traffic
@@ -402,27 +428,7 @@ fn processes(d: &DistributedReport) -> String {
 /// The one-vs-rest run's summary.
 fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
     let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
-    line(
-        &mut s,
-        "data",
-        format!(
-            "{} ({}{}{} x {}, {}, {}{})",
-            r.data,
-            r.header_line
-                .map(|n| format!("header on line {n}, "))
-                .unwrap_or_default(),
-            ignored_note(&r.ignored_columns)
-                .strip_prefix(", ")
-                .map(|n| format!("{n}, "))
-                .unwrap_or_default(),
-            count(r.rows, "row"),
-            count(r.features, "feature"),
-            if r.sparse { "sparse" } else { "dense" },
-            r.precision,
-            if r.bias { ", with bias" } else { ", no bias" }
-        ),
-    );
+    line(&mut s, "data", ovr_data(r));
     indices_line(&mut s, r.index_base_why.as_deref());
     line(
         &mut s,
@@ -456,6 +462,45 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
         "radius",
         format!("D = max ||x~|| = {}", fmt_g(r.radius)),
     );
+    class_table(&mut s, classes);
+    line(&mut s, "model", r.model.clone());
+    line(
+        &mut s,
+        "time",
+        format!("{:.3} s training{}", r.seconds, whole_run(r)),
+    );
+    line(
+        &mut s,
+        "memory",
+        crate::memory::describe(r.peak_memory_bytes),
+    );
+    s
+}
+
+/// The one-vs-rest run's `data` line: as the binary one, but without the
+/// format, and the header and ignored columns before the shape.
+fn ovr_data(r: &TrainReport) -> String {
+    format!(
+        "{} ({}{}{} x {}, {}, {}{})",
+        r.data,
+        r.header_line
+            .map(|n| format!("header on line {n}, "))
+            .unwrap_or_default(),
+        ignored_note(&r.ignored_columns)
+            .strip_prefix(", ")
+            .map(|n| format!("{n}, "))
+            .unwrap_or_default(),
+        count(r.rows, "row"),
+        count(r.features, "feature"),
+        if r.sparse { "sparse" } else { "dense" },
+        r.precision,
+        if r.bias { ", with bias" } else { ", no bias" }
+    )
+}
+
+/// The table of the classes, one row each, set off by blank lines: each
+/// class's perceptron has its own mistakes, convergence and margin.
+fn class_table(s: &mut String, classes: &[ClassReport]) {
     s.push_str(&format!(
         "\n  {:<14} {:>8} {:>10} {:>10} {:>9} {:>12} {:>14}\n",
         "class", "rows", "mistakes", "converged", "accuracy", "gamma", "(D/gamma)^2"
@@ -484,25 +529,12 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
         ));
     }
     s.push('\n');
-    line(&mut s, "model", r.model.clone());
-    line(
-        &mut s,
-        "time",
-        format!("{:.3} s training{}", r.seconds, whole_run(r)),
-    );
-    line(
-        &mut s,
-        "memory",
-        crate::memory::describe(r.peak_memory_bytes),
-    );
-    s
 }
 
 /// The epochs, the mistakes (`scope`: over what they are counted), early
 /// stopping and the training accuracy (`why_correct`: what a right row
 /// means, after its count).
 fn progress_lines(s: &mut String, r: &TrainReport, scope: &str, why_correct: &str) {
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
     line(
         s,
         "epochs",

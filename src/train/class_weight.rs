@@ -63,14 +63,14 @@ impl ClassWeights {
         let mut pairs: Vec<(String, String)> = Vec::new();
         for part in text.split(',') {
             let Some((label, weight)) = part.rsplit_once('=') else {
-                return Err(bad(&format!("\"{part}\" is not LABEL=W")));
+                return Err(bad(&format!("{} is not LABEL=W", Quoted(part))));
             };
             let (label, weight) = (label.trim(), weight.trim());
             if label.is_empty() {
-                return Err(bad(&format!("\"{part}\" has no label")));
+                return Err(bad(&format!("{} has no label", Quoted(part))));
             }
             if pairs.iter().any(|(l, _)| same_label(l, label)) {
-                return Err(bad(&format!("label \"{label}\" is given twice")));
+                return Err(bad(&format!("label {} is given twice", Quoted(label))));
             }
             check_weight(weight).map_err(|why| bad(&why))?;
             pairs.push((label.to_owned(), weight.to_owned()));

@@ -177,7 +177,7 @@ fn weights_line(s: &mut String, r: &TrainReport) {
     let list: Vec<String> = weights
         .iter()
         .take(crate::data::labels::LISTED)
-        .map(|w| format!("\"{}\" x {}", w.label, fmt_g(w.weight)))
+        .map(|w| format!("{} x {}", crate::text::Quoted(&w.label), fmt_g(w.weight)))
         .collect();
     let more = weights.len().saturating_sub(list.len());
     s.push_str(&format!(

@@ -231,6 +231,24 @@ pub fn check_stdout_open() -> Result<()> {
 /// Writes what `write` produces to standard output, buffered; a reader
 /// that went away (a closed pipe) ends the output quietly. Standard output
 /// closed from the start is an error ([`check_stdout_open`]).
+/// [`write_stdout`] for an output asked for by name (`-o -`): the model,
+/// the predictions or the data the command makes. A reader that goes away
+/// before the end has lost it, which is an error (a report printed on
+/// standard output ends quietly instead).
+pub fn write_stdout_whole(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    check_stdout_open()?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    write(&mut out).and_then(|()| out.flush()).map_err(|e| {
+        let why = if e.kind() == std::io::ErrorKind::BrokenPipe {
+            "its reader went away before the output was complete"
+        } else {
+            "cannot write output"
+        };
+        Error::io(Path::new(STDOUT_NAME), why, e)
+    })
+}
+
 pub fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     check_stdout_open()?;
     let stdout = std::io::stdout();
@@ -251,7 +269,7 @@ pub fn write_atomic(
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
     if is_stdout(path) {
-        return write_stdout(write);
+        return write_stdout_whole(write);
     }
     check_destination(path)?;
     // The system follows the links itself, also those a path cannot name

@@ -3,8 +3,9 @@
 //! `println!` panics when stdout is a closed pipe or a full disk, which would
 //! turn `perceptron train ... | head -1` into a crash and lose the exit code
 //! that says whether training converged. Here a closed pipe means the reader
-//! has gone away: the output ends quietly. Any other failure is an error
-//! naming `<stdout>`.
+//! has gone away: a summary ends quietly. (An output asked for by name,
+//! `-o -`, is written by [`crate::output::write_stdout_whole`]: its loss is
+//! an error.) Any other failure is an error naming `<stdout>`.
 //!
 //! Every command prints its summary (text or `--json`) on stdout, unless one
 //! of its outputs goes there (`-o -`, `--predictions`): the summary then

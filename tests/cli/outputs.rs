@@ -196,3 +196,42 @@ fn a_standard_output_closed_from_the_start_is_an_error_not_a_silent_loss() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// An output asked for by name on standard output (`-o -`) whose reader
+/// goes away before it is complete is lost: an error, exit 1 (it used to
+/// end quietly with exit 0). A report or predictions printed on standard
+/// output without `-o` still end quietly (`predict ... | head`).
+#[cfg(unix)]
+#[test]
+fn a_named_output_whose_reader_goes_away_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin!("perceptron");
+    let data = data_str("iris_setosa.csv");
+    let run = |command: &str| {
+        // The reader (`true`) has exited before perceptron starts, so
+        // every write meets a pipe without readers.
+        let script = format!(r#"{{ sleep 0.3; {command} 2>err; echo $? >status; }} | true"#);
+        let out = std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(script)
+            .arg(bin)
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let status = std::fs::read_to_string(dir.path().join("status")).unwrap();
+        let err = std::fs::read_to_string(dir.path().join("err")).unwrap();
+        (status.trim().to_owned(), err)
+    };
+    for command in [r#""$0" train "$1" -o -"#, r#""$0" convert "$1" -"#] {
+        let (status, err) = run(command);
+        assert_eq!(status, "1", "{command}: {err}");
+        assert!(
+            err.contains("its reader went away before the output was complete"),
+            "{command}: {err}"
+        );
+    }
+    let (status, err) = run(r#""$0" train "$1" -o m.json >/dev/null && "$0" predict m.json "$1""#);
+    assert_eq!(status, "0", "{err}");
+}

@@ -478,4 +478,20 @@ fn check_state<F: Real>(s: &State<F>, dim: usize, identity: &RunDescription) {
     assert_eq!(s.epoch, s.mistakes_per_epoch.len());
     assert!(s.position <= identity.rows);
     assert!(s.epoch <= identity.max_epochs);
+    // The counts a run on these rows can make (see check_against_rows).
+    let heads = identity.heads as u64;
+    assert!(
+        s.mistakes_per_epoch
+            .iter()
+            .all(|&m| m <= identity.rows as u64 * heads)
+    );
+    assert!(s.mistakes_in_epoch <= s.position as u64 * heads);
+    if identity.shuffle_every_epoch.is_none() && s.epoch > 1 {
+        assert!(s.mistakes_per_epoch[..s.epoch - 1].iter().all(|&m| m > 0));
+    }
+    if identity.variant != perceptron::train::Variant::Pocket {
+        assert!(s.pocket.is_none());
+    } else if s.epoch > 0 || s.position > 0 {
+        assert!(s.pocket.is_some());
+    }
 }

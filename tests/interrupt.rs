@@ -568,6 +568,34 @@ fn hand_edited_checkpoints_are_refused_with_the_reason() {
         v.as_object_mut().unwrap().remove("pocket");
     });
     assert!(err.contains("its pocket is missing"), "{err}");
+    // A cap taken from the checkpoint (not the default) is said; one given
+    // on the command line is not.
+    let out = run(&["--positive", "0"]);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    let text = std::fs::read_to_string(d.join("ck.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["identity"]["max_epochs"] = serde_json::json!(5);
+    std::fs::write(d.join("ck.json"), v.to_string()).unwrap();
+    let resume = |extra: &[&str]| {
+        let out = Command::new(bin())
+            .current_dir(d)
+            .arg("train")
+            .arg(&digits)
+            .args(["-o", "m.json", "--positive", "0", "--resume", "ck.json"])
+            .args(["--checkpoint", "ck2.json"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = resume(&[]);
+    assert!(
+        err.contains("at most 5 epochs, as the checkpoint says"),
+        "{err}"
+    );
+    let err = resume(&["--max-epochs=6"]);
+    assert!(!err.contains("as the checkpoint says"), "{err}");
 }
 
 /// The 1 GiB cap on model files holds for `--resume` and `--init` too: a

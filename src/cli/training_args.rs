@@ -15,6 +15,9 @@ use clap::Args;
 use crate::cli::args::{PrecisionArg, parse_margin};
 use crate::train::{Margin, Variant};
 
+/// `--max-epochs` when not given.
+pub const DEFAULT_MAX_EPOCHS: usize = 1000;
+
 /// When a training run stops, its arithmetic, its bias and its +1 class.
 ///
 /// `B` is the bias flag: [`BiasFlag`] (`--no-bias`) where the command
@@ -22,7 +25,7 @@ use crate::train::{Margin, Variant};
 #[derive(Args, Clone, Debug)]
 pub struct TrainingFlags<B: Args = BiasFlag> {
     /// Stop after this many epochs if the data has not been separated.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_MAX_EPOCHS, value_name = "N")]
     pub max_epochs: usize,
 
     /// Arithmetic precision. f64 equals scikit-learn's Perceptron bit for bit.

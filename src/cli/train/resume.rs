@@ -80,6 +80,15 @@ fn adopt_training(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescriptio
     }
     if !given.has("max_epochs") {
         a.training.max_epochs = id.max_epochs;
+        // A checkpoint is data a user may have received: a cap other than
+        // the default, taken from it, is said (it may be one no run ends).
+        if id.max_epochs != crate::cli::training_args::DEFAULT_MAX_EPOCHS {
+            eprintln!(
+                "perceptron: note: the run stops after at most {}, as the checkpoint says; \
+                 pass --max-epochs to change that",
+                crate::text::count(id.max_epochs, "epoch")
+            );
+        }
     }
     if !given.any(&["shuffle", "shuffle_every_epoch", "seed"]) {
         a.shuffle = id.seed.is_some();

@@ -153,7 +153,6 @@ pub fn load<F: Real>(
     multiclass: bool,
     describe: DescribeFailure<'_>,
 ) -> Agreed<Block<F>> {
-    let (k, rank) = (t.size(), t.rank());
     let infos: Vec<FileInfo> = agree(
         t,
         paths.iter().map(|p| inspect(p, opts)).collect(),
@@ -162,37 +161,7 @@ pub fn load<F: Real>(
     agree(t, check_shapes(&infos), describe)?;
     agree(t, check_names(&infos), describe)?;
     let sizes: Vec<u64> = infos.iter().map(|i| i.size).collect();
-    let mine = plan::pieces(&sizes, k, rank);
-
-    // Where each piece starts and ends, and the newlines of plain text.
-    let cut = |info: &FileInfo, lo: u64, hi: u64| -> Result<(Piece, u64)> {
-        Ok(match (info.format, info.gzip) {
-            (Format::Binary, _) => {
-                let rows = info.header.as_ref().map_or(0, |h| h.rows);
-                let r = (
-                    plan::scaled(lo, info.size, rows),
-                    plan::scaled(hi, info.size, rows),
-                );
-                (Piece::Rows(r.0, r.1), 0)
-            }
-            (_, true) => {
-                let lines = block::count_gzip_lines(&info.path)?;
-                let l = (
-                    plan::scaled(lo, info.size, lines),
-                    plan::scaled(hi, info.size, lines),
-                );
-                (Piece::Lines(l.0, l.1), 0)
-            }
-            (_, false) => {
-                let a = block::line_start_at_or_after(&info.path, info.size, lo)?;
-                let b = block::line_start_at_or_after(&info.path, info.size, hi)?;
-                (
-                    Piece::Bytes(a, b),
-                    block::count_newlines(&info.path, (a, b))?,
-                )
-            }
-        })
-    };
+    let mine = plan::pieces(&sizes, t.size(), t.rank());
     let cuts: Vec<(usize, Piece, u64)> = agree(
         t,
         mine.iter()
@@ -204,11 +173,80 @@ pub fn load<F: Real>(
     for (f, _, n) in &cuts {
         newlines[*f] = *n;
     }
-    let lines_before = exclusive_sums(t, &newlines);
+    let files = Files {
+        infos: &infos,
+        lines_before: exclusive_sums(t, &newlines),
+    };
+    let mut parts: Vec<(usize, RawData<F>, Vec<u64>)> = agree(
+        t,
+        cuts.iter()
+            .map(|(f, piece, _)| files.read(*f, piece, opts).map(|(r, c)| (*f, r, c)))
+            .collect(),
+        describe,
+    )?;
+    let libsvm = files.settle_libsvm_base(t, &mut parts, &cuts, opts, describe)?;
+    check_whole_files_together(t, &infos, &parts, describe)?;
+    let first_csv = infos
+        .iter()
+        .find_map(|i| i.csv.as_ref().map(|c| c.layout.info()));
+    let (data, whole) = join_block(t, parts, &infos, paths, opts, multiclass, describe)?;
+    Ok(Block {
+        data,
+        csv: first_csv,
+        libsvm,
+        whole,
+    })
+}
 
-    // This rank's rows of each file.
-    let read = |f: usize, piece: &Piece, opts: &LoadOptions| -> Result<(RawData<F>, Vec<u64>)> {
-        let info = &infos[f];
+/// Where a rank's piece of a file (bytes `lo..hi` of its size) starts and
+/// ends, and the newlines of plain text in it: rows of a `.pbin`, lines of
+/// a gzip file (which cannot be entered mid-stream), bytes of plain text
+/// cut at line starts.
+fn cut(info: &FileInfo, lo: u64, hi: u64) -> Result<(Piece, u64)> {
+    Ok(match (info.format, info.gzip) {
+        (Format::Binary, _) => {
+            let rows = info.header.as_ref().map_or(0, |h| h.rows);
+            let r = (
+                plan::scaled(lo, info.size, rows),
+                plan::scaled(hi, info.size, rows),
+            );
+            (Piece::Rows(r.0, r.1), 0)
+        }
+        (_, true) => {
+            let lines = block::count_gzip_lines(&info.path)?;
+            let l = (
+                plan::scaled(lo, info.size, lines),
+                plan::scaled(hi, info.size, lines),
+            );
+            (Piece::Lines(l.0, l.1), 0)
+        }
+        (_, false) => {
+            let a = block::line_start_at_or_after(&info.path, info.size, lo)?;
+            let b = block::line_start_at_or_after(&info.path, info.size, hi)?;
+            (
+                Piece::Bytes(a, b),
+                block::count_newlines(&info.path, (a, b))?,
+            )
+        }
+    })
+}
+
+/// The files, and the lines of plain text before each rank's piece of
+/// them (so that messages name a file's own line numbers).
+struct Files<'a> {
+    infos: &'a [FileInfo],
+    lines_before: Vec<u64>,
+}
+
+impl Files<'_> {
+    /// This rank's rows of file `f`, and a `.pbin`'s rows per class.
+    fn read<F: Real>(
+        &self,
+        f: usize,
+        piece: &Piece,
+        opts: &LoadOptions,
+    ) -> Result<(RawData<F>, Vec<u64>)> {
+        let info = &self.infos[f];
         Ok(match *piece {
             Piece::Rows(lo, hi) => {
                 let (raw, counts) = binary::block::read_rows::<F>(&info.path, lo, hi)?;
@@ -220,7 +258,7 @@ pub fn load<F: Real>(
                     info.format,
                     opts,
                     (a, b),
-                    lines_before[f],
+                    self.lines_before[f],
                     info.csv.as_ref(),
                 )?,
                 Vec::new(),
@@ -230,80 +268,103 @@ pub fn load<F: Real>(
                 Vec::new(),
             ),
         })
-    };
-    let mut parts: Vec<(usize, RawData<F>, Vec<u64>)> = agree(
-        t,
-        cuts.iter()
-            .map(|(f, piece, _)| read(*f, piece, opts).map(|(r, c)| (*f, r, c)))
-            .collect(),
-        describe,
-    )?;
+    }
 
-    // LIBSVM files are one dataset with one index base: when it is
-    // detected, the first index 0 of any rank makes every part zero-based
-    // (parts read one-based are read again), as in a single process.
-    let mut zero = [u64::MAX];
-    for (f, raw, _) in &parts {
-        if let Some(BaseWhy::ZeroAt { .. }) = raw.libsvm.as_ref().map(|l| &l.why) {
-            zero[0] = zero[0].min(*f as u64);
-        }
-    }
-    t.all_reduce(Reduce::Min, &mut zero);
-    let mut line = [u64::MAX];
-    for (f, raw, _) in &parts {
-        if let Some(BaseWhy::ZeroAt { line: l, .. }) = raw.libsvm.as_ref().map(|l| &l.why)
-            && *f as u64 == zero[0]
-        {
-            line[0] = line[0].min(*l);
-        }
-    }
-    t.all_reduce(Reduce::Min, &mut line);
-    let libsvm = infos.iter().any(|i| i.format == Format::Libsvm).then(|| {
-        match (opts.index_base, infos.get(zero[0] as usize)) {
-            (Some(base), _) => LibsvmInfo {
-                base,
-                why: opts
-                    .index_base_from
-                    .clone()
-                    .map_or(BaseWhy::Asked, BaseWhy::Model),
-            },
-            (None, Some(info)) => LibsvmInfo {
-                base: IndexBase::Zero,
-                why: BaseWhy::ZeroAt {
-                    path: info.path.clone(),
-                    line: line[0],
-                },
-            },
-            (None, None) => LibsvmInfo {
-                base: IndexBase::One,
-                why: BaseWhy::NoZero,
-            },
-        }
-    });
-    if let Some(settled) = &libsvm {
-        let zero_opts = LoadOptions {
-            index_base: Some(IndexBase::Zero),
-            ..opts.clone()
-        };
-        let again: Result<()> = (|| {
-            for ((f, raw, _), (_, piece, _)) in parts.iter_mut().zip(&cuts) {
-                let Some(read_as) = raw.libsvm.as_ref().map(|l| l.base) else {
-                    continue;
-                };
-                if read_as != settled.base {
-                    *raw = read(*f, piece, &zero_opts)?.0;
+    /// LIBSVM files are one dataset with one index base: when it is
+    /// detected, the first index 0 of any rank makes every part zero-based
+    /// (parts read one-based are read again), as in a single process.
+    fn settle_libsvm_base<F: Real>(
+        &self,
+        t: &dyn Transport,
+        parts: &mut [(usize, RawData<F>, Vec<u64>)],
+        cuts: &[(usize, Piece, u64)],
+        opts: &LoadOptions,
+        describe: DescribeFailure<'_>,
+    ) -> Agreed<Option<LibsvmInfo>> {
+        let libsvm = self.agreed_libsvm_base(t, parts, opts);
+        if let Some(settled) = &libsvm {
+            let zero_opts = LoadOptions {
+                index_base: Some(IndexBase::Zero),
+                ..opts.clone()
+            };
+            let again: Result<()> = (|| {
+                for ((f, raw, _), (_, piece, _)) in parts.iter_mut().zip(cuts) {
+                    let Some(read_as) = raw.libsvm.as_ref().map(|l| l.base) else {
+                        continue;
+                    };
+                    if read_as != settled.base {
+                        *raw = self.read(*f, piece, &zero_opts)?.0;
+                    }
+                    raw.libsvm = Some(settled.clone());
                 }
-                raw.libsvm = Some(settled.clone());
-            }
-            Ok(())
-        })();
-        agree(t, again, describe)?;
+                Ok(())
+            })();
+            agree(t, again, describe)?;
+        }
+        Ok(libsvm)
     }
 
-    // The rules about whole files: rows in each, and every class of a
-    // `.pbin` table used.
+    /// The index base every rank reads LIBSVM with: the one asked for, or
+    /// zero from the first file (then line) where any rank saw an index 0,
+    /// or one. None without LIBSVM files.
+    fn agreed_libsvm_base<F: Real>(
+        &self,
+        t: &dyn Transport,
+        parts: &[(usize, RawData<F>, Vec<u64>)],
+        opts: &LoadOptions,
+    ) -> Option<LibsvmInfo> {
+        let mut zero = [u64::MAX];
+        for (f, raw, _) in parts {
+            if let Some(BaseWhy::ZeroAt { .. }) = raw.libsvm.as_ref().map(|l| &l.why) {
+                zero[0] = zero[0].min(*f as u64);
+            }
+        }
+        t.all_reduce(Reduce::Min, &mut zero);
+        let mut line = [u64::MAX];
+        for (f, raw, _) in parts {
+            if let Some(BaseWhy::ZeroAt { line: l, .. }) = raw.libsvm.as_ref().map(|l| &l.why)
+                && *f as u64 == zero[0]
+            {
+                line[0] = line[0].min(*l);
+            }
+        }
+        t.all_reduce(Reduce::Min, &mut line);
+        let infos = self.infos;
+        infos.iter().any(|i| i.format == Format::Libsvm).then(|| {
+            match (opts.index_base, infos.get(zero[0] as usize)) {
+                (Some(base), _) => LibsvmInfo {
+                    base,
+                    why: opts
+                        .index_base_from
+                        .clone()
+                        .map_or(BaseWhy::Asked, BaseWhy::Model),
+                },
+                (None, Some(info)) => LibsvmInfo {
+                    base: IndexBase::Zero,
+                    why: BaseWhy::ZeroAt {
+                        path: info.path.clone(),
+                        line: line[0],
+                    },
+                },
+                (None, None) => LibsvmInfo {
+                    base: IndexBase::One,
+                    why: BaseWhy::NoZero,
+                },
+            }
+        })
+    }
+}
+
+/// The rules about whole files, over every rank's parts: rows in each,
+/// and every class of a `.pbin` table used.
+fn check_whole_files_together<F: Real>(
+    t: &dyn Transport,
+    infos: &[FileInfo],
+    parts: &[(usize, RawData<F>, Vec<u64>)],
+    describe: DescribeFailure<'_>,
+) -> Agreed<()> {
     let mut file_rows = vec![0u64; infos.len()];
-    for (f, raw, _) in &parts {
+    for (f, raw, _) in parts {
         file_rows[*f] += raw.class_ids.len() as u64;
     }
     t.all_reduce(Reduce::Sum, &mut file_rows);
@@ -311,7 +372,7 @@ pub fn load<F: Real>(
         .iter()
         .map(|i| vec![0u64; i.header.as_ref().map_or(0, |h| h.classes as usize)])
         .collect();
-    for (f, _, counts) in &parts {
+    for (f, _, counts) in parts {
         for (c, n) in class_rows[*f].iter_mut().zip(counts) {
             *c += n;
         }
@@ -319,20 +380,27 @@ pub fn load<F: Real>(
     for counts in &mut class_rows {
         t.all_reduce(Reduce::Sum, counts);
     }
-    let whole_files = check_whole_files(&infos, &file_rows, &class_rows, &parts);
-    agree(t, whole_files, describe)?;
+    let whole_files = check_whole_files(infos, &file_rows, &class_rows, parts);
+    agree(t, whole_files, describe)
+}
 
-    // This rank's rows as one piece.
-    let first_csv = infos
-        .iter()
-        .find_map(|i| i.csv.as_ref().map(|c| c.layout.info()));
+/// This rank's rows as one piece, with the labels of the whole (in order of
+/// first appearance), the widest sparse row's width, and the whole's rows
+/// per rank; as a dataset whose weights fit in memory.
+fn join_block<F: Real>(
+    t: &dyn Transport,
+    parts: Vec<(usize, RawData<F>, Vec<u64>)>,
+    infos: &[FileInfo],
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    multiclass: bool,
+    describe: DescribeFailure<'_>,
+) -> Agreed<(Dataset<F>, Whole)> {
     let shape = infos.iter().find_map(FileInfo::shape).unwrap_or(Shape {
         sparse: false,
         cols: 0,
     });
-    let joined = agree(t, join(parts, &infos, shape), describe)?;
-
-    // The labels of the whole, in order of first appearance.
+    let joined = agree(t, join(parts, infos, shape), describe)?;
     let first = paths.first().cloned().unwrap_or_default();
     let (joined, table) = agree_labels(t, joined, &first, describe)?;
     let mut raw = joined;
@@ -351,11 +419,10 @@ pub fn load<F: Real>(
         paths: paths.to_vec(),
         source: shards::describe(paths),
     };
-    let source = paths.first().cloned().unwrap_or_default();
     let data = if multiclass {
-        Dataset::from_raw_classes(raw, &source)
+        Dataset::from_raw_classes(raw, &first)
     } else {
-        Dataset::from_raw(raw, &source, opts.positive.as_deref())
+        Dataset::from_raw(raw, &first, opts.positive.as_deref())
     };
     let data = agree(
         t,
@@ -366,12 +433,7 @@ pub fn load<F: Real>(
         }),
         describe,
     )?;
-    Ok(Block {
-        data,
-        csv: first_csv,
-        libsvm,
-        whole,
-    })
+    Ok((data, whole))
 }
 
 /// The shards' shapes agree (the same rule and message as

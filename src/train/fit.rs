@@ -166,39 +166,7 @@ impl<F: Real> Fit<F> {
         seconds: f64,
         analyse: impl FnOnce(&[F]) -> (Theory, Vec<Theory>),
     ) -> Fit<F> {
-        let last = &out.state.weights;
-        let (weights, pocket) = match params.variant {
-            Variant::Classic => (last.clone(), None),
-            Variant::Averaged => {
-                let u = out.state.average.as_deref().unwrap_or(&[]);
-                let visits = out.state.visits(rows);
-                (
-                    if u.len() == last.len() {
-                        variant::averaged(last, u, visits)
-                    } else {
-                        last.clone()
-                    },
-                    None,
-                )
-            }
-            Variant::Pocket => match &out.state.pocket {
-                Some(p) => (
-                    p.weights.clone(),
-                    Some(PocketReport {
-                        epoch: p.epoch,
-                        mistakes: p.mistakes,
-                        training_accuracy: 1.0 - p.mistakes as f64 / rows.max(1) as f64,
-                        evaluations: p.evaluations,
-                    }),
-                ),
-                None => (last.clone(), None),
-            },
-        };
-        // With a validation part, the model is the best epoch's weights.
-        let weights = match out.state.early.as_ref().and_then(|e| e.best.as_ref()) {
-            Some((_, best)) => best.clone(),
-            None => weights,
-        };
+        let (weights, pocket) = model_weights(&out, params, rows);
         let early_stopping = params.early_stop.as_ref().map(|rule| {
             let empty = crate::train::early_stop::EarlyState::default();
             EarlyStopReport::of(
@@ -208,47 +176,8 @@ impl<F: Real> Fit<F> {
                 out.stop == Stop::EarlyStopped,
             )
         });
-        let (theory, head_theory) = analyse(&weights);
-        let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
-        let (theory, head_theory): (Theory, Vec<Theory>) = match &out.class_weights {
-            None => (
-                theory.with_margin(tau),
-                head_theory
-                    .into_iter()
-                    .map(|t| t.with_margin(tau))
-                    .collect(),
-            ),
-            Some(c) => {
-                // The theorem for each head's own weights; a binary run's one
-                // head is the whole run.
-                let (lo, hi) = c.range(0);
-                (
-                    theory.with_class_weights(tau, lo, hi),
-                    head_theory
-                        .into_iter()
-                        .enumerate()
-                        .map(|(h, t)| {
-                            let (lo, hi) = c.range(h);
-                            t.with_class_weights(tau, lo, hi)
-                        })
-                        .collect(),
-                )
-            }
-        };
-        // Rows of different weights (one of them possibly 0) leave the
-        // theorem without a bound to report.
-        let (theory, head_theory) = if params.sample_weight.is_some() {
-            let unbound = |mut t: Theory| {
-                t.mistake_bound = None;
-                t
-            };
-            (
-                unbound(theory),
-                head_theory.into_iter().map(unbound).collect::<Vec<_>>(),
-            )
-        } else {
-            (theory, head_theory)
-        };
+        let (theory, head_theory) = theorem(analyse(&weights), params, out.class_weights.as_ref());
+        let last = &out.state.weights;
         Fit {
             head_theory,
             variant: params.variant,
@@ -272,6 +201,100 @@ impl<F: Real> Fit<F> {
             engine_start_seconds: 0.0,
             nominal_epochs: None,
         }
+    }
+}
+
+/// The model's weights of a finished loop, and the pocket's report: the
+/// last weights, their average, or the pocket's; with a validation part,
+/// the best epoch's weights instead.
+fn model_weights<F: Real>(
+    out: &Outcome<F>,
+    params: &CheckedParams,
+    rows: usize,
+) -> (Vec<F>, Option<PocketReport>) {
+    let last = &out.state.weights;
+    let (weights, pocket) = match params.variant {
+        Variant::Classic => (last.clone(), None),
+        Variant::Averaged => {
+            let u = out.state.average.as_deref().unwrap_or(&[]);
+            let visits = out.state.visits(rows);
+            (
+                if u.len() == last.len() {
+                    variant::averaged(last, u, visits)
+                } else {
+                    last.clone()
+                },
+                None,
+            )
+        }
+        Variant::Pocket => match &out.state.pocket {
+            Some(p) => (
+                p.weights.clone(),
+                Some(PocketReport {
+                    epoch: p.epoch,
+                    mistakes: p.mistakes,
+                    training_accuracy: 1.0 - p.mistakes as f64 / rows.max(1) as f64,
+                    evaluations: p.evaluations,
+                }),
+            ),
+            None => (last.clone(), None),
+        },
+    };
+    // With a validation part, the model is the best epoch's weights.
+    let weights = match out.state.early.as_ref().and_then(|e| e.best.as_ref()) {
+        Some((_, best)) => best.clone(),
+        None => weights,
+    };
+    (weights, pocket)
+}
+
+/// The theorem's figures of the model's weights (`analysed`: the run's and
+/// each head's), under the run's margin and class weights.
+fn theorem<F: Real>(
+    analysed: (Theory, Vec<Theory>),
+    params: &CheckedParams,
+    class_weights: Option<&crate::train::class_weight::Resolved<F>>,
+) -> (Theory, Vec<Theory>) {
+    let (theory, head_theory) = analysed;
+    let tau = params.margin.as_ref().map_or(0.0, |m| m.value::<f64>());
+    let (theory, head_theory): (Theory, Vec<Theory>) = match class_weights {
+        None => (
+            theory.with_margin(tau),
+            head_theory
+                .into_iter()
+                .map(|t| t.with_margin(tau))
+                .collect(),
+        ),
+        Some(c) => {
+            // The theorem for each head's own weights; a binary run's one
+            // head is the whole run.
+            let (lo, hi) = c.range(0);
+            (
+                theory.with_class_weights(tau, lo, hi),
+                head_theory
+                    .into_iter()
+                    .enumerate()
+                    .map(|(h, t)| {
+                        let (lo, hi) = c.range(h);
+                        t.with_class_weights(tau, lo, hi)
+                    })
+                    .collect(),
+            )
+        }
+    };
+    // Rows of different weights (one of them possibly 0) leave the
+    // theorem without a bound to report.
+    if params.sample_weight.is_some() {
+        let unbound = |mut t: Theory| {
+            t.mistake_bound = None;
+            t
+        };
+        (
+            unbound(theory),
+            head_theory.into_iter().map(unbound).collect::<Vec<_>>(),
+        )
+    } else {
+        (theory, head_theory)
     }
 }
 

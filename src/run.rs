@@ -158,38 +158,12 @@ impl<F: Real> Run<F> {
                     .into(),
             ));
         }
-        // The held-out rows, stratified and seeded, in file order.
-        let mut held = match validation {
-            Some(v) => {
-                let (kept, out) = hold_out(&data, v.fraction, v.seed)?;
-                data = kept;
-                Some(out)
-            }
-            None => None,
-        };
-        // The statistics of the training rows in file order, or those of
-        // the --init model, whose weights read features scaled by them.
-        let scaling = match &init {
-            Init::Model { path, model, .. } => model.warm_scaling(path, params.scale)?,
-            _ => params.fit_scaling(&data)?,
-        };
-        if let Some(s) = &scaling {
-            data = s.apply_to(data)?;
-            held = held.map(|h| s.apply_to(h)).transpose()?;
-        }
+        let (data_kept, held, scaling) = split_and_scale(data, validation, &init, params)?;
+        data = data_kept;
         let mix = block.and_then(|b| b.mix());
-        let mut resumed_mix = None;
-        let start = match (resume, init) {
-            (Some((path, text)), _) => {
-                let (state, record) = checkpoint::parse_mix::<F>(path, text, &description, mix)?;
-                resumed_mix = record;
-                state
-            }
-            (None, Init::Zero) => State::initial(dim * heads),
-            (None, Init::Weights { weights, .. }) => State::starting_from(weights),
-            (None, Init::Model { path, model, .. }) => {
-                State::starting_from(model.warm_start(path, &data, heads, params.bias)?)
-            }
+        let (start, resumed_mix) = match (resume, init) {
+            (Some((path, text)), _) => checkpoint::parse_mix::<F>(path, text, &description, mix)?,
+            (None, init) => (initial_state(init, &data, heads, params.bias)?, None),
         };
         let (order, placement) = match block {
             Some(b) => b.order(data.rows(), description.seed),
@@ -258,6 +232,53 @@ impl<F: Real> Run<F> {
             self.scaling.clone(),
         )
     }
+}
+
+/// The held-out rows (stratified and seeded, in file order) split off the
+/// training rows, then both scaled by the training rows' statistics in
+/// file order, or by those of the `--init` model, whose weights read
+/// features scaled by them.
+#[allow(clippy::type_complexity)]
+fn split_and_scale<F: Real>(
+    mut data: Dataset<F>,
+    validation: Option<crate::train::early_stop::Validation>,
+    init: &Init<'_, F>,
+    params: &crate::train::CheckedParams,
+) -> Result<(Dataset<F>, Option<Dataset<F>>, Option<Scaling>)> {
+    let mut held = match validation {
+        Some(v) => {
+            let (kept, out) = hold_out(&data, v.fraction, v.seed)?;
+            data = kept;
+            Some(out)
+        }
+        None => None,
+    };
+    let scaling = match init {
+        Init::Model { path, model, .. } => model.warm_scaling(path, params.scale)?,
+        _ => params.fit_scaling(&data)?,
+    };
+    if let Some(s) = &scaling {
+        data = s.apply_to(data)?;
+        held = held.map(|h| s.apply_to(h)).transpose()?;
+    }
+    Ok((data, held, scaling))
+}
+
+/// The state a run that resumes nothing starts from: w~ = 0, the given
+/// weights, or the `--init` model's (checked against the scaled rows).
+fn initial_state<F: Real>(
+    init: Init<'_, F>,
+    data: &Dataset<F>,
+    heads: usize,
+    bias: bool,
+) -> Result<State<F>> {
+    Ok(match init {
+        Init::Zero => State::initial((data.cols() + bias as usize) * heads),
+        Init::Weights { weights, .. } => State::starting_from(weights),
+        Init::Model { path, model, .. } => {
+            State::starting_from(model.warm_start(path, data, heads, bias)?)
+        }
+    })
 }
 
 /// Splits off early stopping's held-out rows, stratified and seeded.

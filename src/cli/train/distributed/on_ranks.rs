@@ -17,7 +17,7 @@ use crate::distributed::load::{self, Block};
 use crate::distributed::rank::{self, Checkpoints, RankFit};
 use crate::distributed::{MeteredTransport, Mixing, Mode, Transport, mix};
 use crate::run::Run;
-use crate::train::{Observer, State};
+use crate::train::{CheckedParams, Observer, State};
 
 use super::write::{Writing, Written, print_report};
 
@@ -34,13 +34,7 @@ pub fn train<F: Real>(
 ) -> Agreed<i32> {
     let t: &dyn Transport = net;
     let (mode, mixing) = agree(t, settings(args, mode), describe)?;
-    let params = agree(t, args.params().check().map_err(Error::from), describe)?;
-    agree(t, crate::distributed::check_params(&params, mode), describe)?;
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(crate::cli::args::default_model_path);
-    let paths = agree(t, checked_paths(args, &output), describe)?;
+    let (params, output, paths) = agree(t, checked(args, mode), describe)?;
     let opts = args.data_args.load_options(args.training.positive.clone());
     let multiclass = args.multiclass.scheme.is_some();
     let Block {
@@ -85,14 +79,7 @@ pub fn train<F: Real>(
         checkpoints,
         describe,
     )?;
-    if let Some(p) = observer.progress.as_mut() {
-        p.finish();
-    }
-    let warnings = observer
-        .progress
-        .as_mut()
-        .map(TrainProgress::take_warnings)
-        .unwrap_or_default();
+    let warnings = observer.finish();
     let record = ranked.mix_record(&block);
     let report_extra = distributed_report(&ranked, mixing, t.size());
     let fit = ranked.fit;
@@ -129,6 +116,19 @@ fn settings(args: &TrainArgs, mode: DistributedArg) -> Result<(Mode, Option<Mixi
         DistributedArg::Exact => Ok((Mode::Exact, None)),
         DistributedArg::Mix => Ok((Mode::Mix, Some(mixing.unwrap_or_default()))),
     }
+}
+
+/// The training parameters (checked, and accepted by `mode`), the model's
+/// path, and DATA as files.
+fn checked(args: &TrainArgs, mode: Mode) -> Result<(CheckedParams, PathBuf, Vec<PathBuf>)> {
+    let params = args.params().check()?;
+    crate::distributed::check_params(&params, mode)?;
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(crate::cli::args::default_model_path);
+    let paths = checked_paths(args, &output)?;
+    Ok((params, output, paths))
 }
 
 /// DATA as files, and outputs that overwrite none of them.
@@ -218,6 +218,17 @@ struct RankObserver<'s> {
     progress: Option<TrainProgress>,
     stop: &'s dyn Fn() -> bool,
     kill_in_epoch: Option<usize>,
+}
+
+impl RankObserver<'_> {
+    /// Ends the progress line (rank 0) and gives the warnings it kept.
+    fn finish(&mut self) -> Vec<String> {
+        let Some(p) = self.progress.as_mut() else {
+            return Vec::new();
+        };
+        p.finish();
+        p.take_warnings()
+    }
 }
 
 impl<F: Real> Observer<F> for RankObserver<'_> {

@@ -74,11 +74,7 @@ pub fn fit<F: Real>(
     let mut fallback = || -> Box<dyn MarginEngine<F> + '_> {
         Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
     };
-    let periodic = |epoch: usize| {
-        checkpoints
-            .filter(|c| t.rank() == 0 && epoch.is_multiple_of(c.every.max(1)))
-            .map(|c| c.path)
-    };
+    let periodic = |epoch: usize| checkpoints.and_then(|c| c.due(t.rank(), epoch));
     let t0 = Instant::now();
     let (outcome, traffic, steps, rank_mistakes) = match mode {
         Mode::Exact => {
@@ -128,11 +124,7 @@ pub fn fit<F: Real>(
             (r.outcome, r.traffic, None, Some(r.rank_mistakes))
         }
     };
-    let seconds = t0.elapsed().as_secs_f64();
-    let heads = params.heads(data.classes.len());
-    let mut fit = Fit::from_outcome(outcome, params, block.whole.rows, None, seconds, |w| {
-        super::theory::analyse(t, data, w, bias, heads)
-    });
+    let mut fit = whole_fit(t, run, block, outcome, t0.elapsed().as_secs_f64());
     fit.backend_note = note;
     Ok(RankFit {
         fit,
@@ -140,6 +132,31 @@ pub fn fit<F: Real>(
         traffic,
         steps,
         rank_mistakes,
+    })
+}
+
+impl<'a> Checkpoints<'a> {
+    /// Where the checkpoint of the end of `epoch` goes, if this rank saves
+    /// one then (rank 0, every `every`-th epoch).
+    fn due(self, rank: usize, epoch: usize) -> Option<&'a Path> {
+        (rank == 0 && epoch.is_multiple_of(self.every.max(1))).then_some(self.path)
+    }
+}
+
+/// The fit of the whole run from a rank's outcome: the theorem's figures
+/// are of every rank's rows (a collective step).
+fn whole_fit<F: Real>(
+    t: &dyn Transport,
+    run: &Run<F>,
+    block: &RankBlock<'_>,
+    outcome: crate::train::Outcome<F>,
+    seconds: f64,
+) -> Fit<F> {
+    let params = run.trainer.params();
+    let (data, bias) = (&run.data, params.bias);
+    let heads = params.heads(data.classes.len());
+    Fit::from_outcome(outcome, params, block.whole.rows, None, seconds, |w| {
+        super::theory::analyse(t, data, w, bias, heads)
     })
 }
 

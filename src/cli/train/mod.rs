@@ -51,19 +51,21 @@ pub fn run(args: &TrainArgs, given: &resume::ExplicitOptions) -> Result<i32> {
     };
     let adopted;
     let mut text = None;
+    let mut cap = None;
     let args = match &args.resume {
         Some(path) => {
             let t = text.insert(checkpoint::read(path)?);
             let identity = checkpoint::identity_of(path, t)?;
             adopted = resume::adopt(args, given, &identity, path);
+            cap = resume::cap_to_say(given, &identity);
             &adopted
         }
         None => args,
     };
     let resume = args.resume.as_deref().zip(text.as_deref());
     match Precision::from(args.training.precision) {
-        Precision::F32 => run_in::<f32>(args, resume),
-        Precision::F64 => run_in::<f64>(args, resume),
+        Precision::F32 => run_in::<f32>(args, resume, cap),
+        Precision::F64 => run_in::<f64>(args, resume, cap),
     }
 }
 
@@ -156,7 +158,11 @@ fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Optio
 }
 
 /// `resume`: the checkpoint resumed from and its text.
-fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i32> {
+fn run_in<F: Real>(
+    args: &TrainArgs,
+    resume: Option<(&Path, &str)>,
+    cap_from_checkpoint: Option<usize>,
+) -> Result<i32> {
     let started = std::time::Instant::now();
     if let Some(mode) = args.distributed {
         return distributed::run::<F>(args, resume, mode);
@@ -166,6 +172,13 @@ fn run_in<F: Real>(args: &TrainArgs, resume: Option<(&Path, &str)>) -> Result<i3
     let (data, csv, libsvm) = load::<F>(args)?;
     let reading_seconds = started.elapsed().as_secs_f64();
     let mut run = prepare(args, params, data, resume)?;
+    if let Some(cap) = cap_from_checkpoint {
+        eprintln!(
+            "perceptron: note: the run stops after at most {}, as the checkpoint says; pass \
+             --max-epochs to change that",
+            crate::text::count(cap, "epoch")
+        );
+    }
     let mut observer = TrainObserver::new(args, &run);
     let stop = observer.interrupted.clone();
     let fit = run.fit(&mut observer);

@@ -67,6 +67,15 @@ pub fn adopt(
     a
 }
 
+/// The cap on epochs a resumed run takes from its checkpoint, when it is
+/// not the default: a checkpoint is data a user may have received, and its
+/// cap may be one no run ends, so the run says it (once the checkpoint is
+/// known good).
+pub fn cap_to_say(given: &ExplicitOptions, id: &RunDescription) -> Option<usize> {
+    (!given.has("max_epochs") && id.max_epochs != crate::cli::training_args::DEFAULT_MAX_EPOCHS)
+        .then_some(id.max_epochs)
+}
+
 /// The precision, the bias, the epochs and the order of the rows.
 fn adopt_training(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescription) {
     if !given.has("precision") {
@@ -80,15 +89,6 @@ fn adopt_training(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescriptio
     }
     if !given.has("max_epochs") {
         a.training.max_epochs = id.max_epochs;
-        // A checkpoint is data a user may have received: a cap other than
-        // the default, taken from it, is said (it may be one no run ends).
-        if id.max_epochs != crate::cli::training_args::DEFAULT_MAX_EPOCHS {
-            eprintln!(
-                "perceptron: note: the run stops after at most {}, as the checkpoint says; \
-                 pass --max-epochs to change that",
-                crate::text::count(id.max_epochs, "epoch")
-            );
-        }
     }
     if !given.any(&["shuffle", "shuffle_every_epoch", "seed"]) {
         a.shuffle = id.seed.is_some();

@@ -228,18 +228,12 @@ pub fn check_stdout_open() -> Result<()> {
     ))
 }
 
-/// Writes what `write` produces to standard output, buffered; a reader
-/// that went away (a closed pipe) ends the output quietly. Standard output
-/// closed from the start is an error ([`check_stdout_open`]).
 /// [`write_stdout`] for an output asked for by name (`-o -`): the model,
 /// the predictions or the data the command makes. A reader that goes away
 /// before the end has lost it, which is an error (a report printed on
 /// standard output ends quietly instead).
 pub fn write_stdout_whole(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    check_stdout_open()?;
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    write(&mut out).and_then(|()| out.flush()).map_err(|e| {
+    to_stdout(write)?.map_err(|e| {
         let why = if e.kind() == std::io::ErrorKind::BrokenPipe {
             "its reader went away before the output was complete"
         } else {
@@ -249,15 +243,26 @@ pub fn write_stdout_whole(write: impl FnOnce(&mut dyn Write) -> std::io::Result<
     })
 }
 
+/// Writes what `write` produces to standard output, buffered; a reader
+/// that went away (a closed pipe) ends the output quietly. Standard output
+/// closed from the start is an error ([`check_stdout_open`]).
 pub fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    check_stdout_open()?;
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match write(&mut out).and_then(|()| out.flush()) {
+    match to_stdout(write)? {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(Error::io(Path::new(STDOUT_NAME), "cannot write output", e)),
     }
+}
+
+/// Runs `write` on standard output, buffered, and flushes it; the outer
+/// error is a standard output closed from the start.
+fn to_stdout(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<std::io::Result<()>> {
+    check_stdout_open()?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    Ok(write(&mut out).and_then(|()| out.flush()))
 }
 
 /// Writes `path` atomically with what `write` produces. If `write` fails, the

@@ -360,10 +360,9 @@ pub(crate) fn check_outputs(args: &TrainArgs, output: &Path) -> Result<()> {
         inputs.push(output);
         crate::output::check_not_an_input(c, &inputs)?;
     }
-    let checkpoint = checkpoint_path(args, output);
     let mut outputs = vec![("the model", output.to_path_buf())];
-    if args.checkpoint.is_some() {
-        outputs.push(("the checkpoint", checkpoint));
+    if let Some(c) = &args.checkpoint {
+        outputs.push(("the checkpoint", c.clone()));
     }
     #[cfg(feature = "plot")]
     if let Some(dir) = &args.plot {

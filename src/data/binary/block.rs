@@ -21,12 +21,9 @@ use crate::data::storage::Storage;
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 
-use super::check::{check_csr_part, check_csr_rows, decode_table, first_non_finite, locate};
+use super::check::{check_csr_part, check_csr_rows, decode_table};
 use super::header::open_checked;
-use super::read::{
-    class_counts, count, label_table, read_converted, read_section, read_value_message,
-    reread_value,
-};
+use super::read::{check_finite, class_counts, count, label_table, read_converted, read_section};
 use super::{CLASS_IDS, Header, INDICES, Layout, ROW_PTR, Section, TABLE, VALUES};
 use crate::data::source::mmap_enabled;
 
@@ -174,24 +171,8 @@ impl Block<'_> {
     /// An error naming the first value of `features` (the block's, from
     /// stored value `first` on) that is not finite in precision `F`.
     fn check_finite<F: Real>(&self, features: &Features<F>, first: u64) -> Result<()> {
-        let (file, path, h) = (self.file, self.path, self.h);
-        let values = match features {
-            Features::Dense(m) => &m.values,
-            Features::Sparse(m) => &m.values,
-        };
-        if let Some(e) = first_non_finite(values) {
-            let (row, feature) = locate(features, e);
-            let row = self.lo_u + row;
-            // Finite as stored but out of range after rounding?
-            let stored = if h.precision != F::PRECISION {
-                Some(reread_value(file, path, h, count(first, path)? + e)?)
-            } else {
-                None
-            };
-            let msg = read_value_message::<F>(row, feature, values[e].to_f64(), stored);
-            return Err(Error::data(path, msg));
-        }
-        Ok(())
+        let first = (count(first, self.path)?, self.lo_u);
+        check_finite(self.file, self.path, self.h, features, first)
     }
 }
 

@@ -318,7 +318,7 @@ fn read_body<F: Real>(
             })
         }
     };
-    check_finite(file, path, &h, &features)?;
+    check_finite(file, path, &h, &features, (0, 0))?;
     Ok(RawData {
         features,
         class_ids,
@@ -370,11 +370,12 @@ pub(super) fn label_table(path: &Path, texts: Vec<String>, counts: &[u64]) -> Re
 
 /// An error naming the first value of `features` that is not finite in
 /// precision `F`: not finite in the file, or too large for `F`.
-fn check_finite<F: Real>(
+pub(super) fn check_finite<F: Real>(
     file: &(impl Source + ?Sized),
     path: &Path,
     h: &Header,
     features: &Features<F>,
+    (first_value, first_row): (usize, usize),
 ) -> Result<()> {
     let nnz = count(h.nnz, path)?;
     let values = match features {
@@ -384,12 +385,12 @@ fn check_finite<F: Real>(
     if let Some(e) = first_non_finite(values) {
         let (row, feature) = locate(features, e);
         // Finite as stored (checked below) but out of range after rounding?
-        let stored = if h.precision != F::PRECISION && e < nnz {
-            Some(reread_value(file, path, h, e)?)
+        let stored = if h.precision != F::PRECISION && first_value + e < nnz {
+            Some(reread_value(file, path, h, first_value + e)?)
         } else {
             None
         };
-        let msg = read_value_message::<F>(row, feature, values[e].to_f64(), stored);
+        let msg = read_value_message::<F>(first_row + row, feature, values[e].to_f64(), stored);
         return Err(Error::data(path, msg));
     }
     Ok(())

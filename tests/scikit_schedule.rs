@@ -111,6 +111,105 @@ fn the_epoch_counts_are_scikit_learns() {
     }
 }
 
+/// Counts what the loop tells the observer; `Rc` keeps it on the thread
+/// that made it, as Python's observer and a terminal's progress are.
+struct Counting {
+    epochs: std::rc::Rc<std::cell::Cell<usize>>,
+    stop_after_polls: Option<usize>,
+    polls: usize,
+}
+
+impl<F> perceptron::train::Observer<F> for Counting {
+    fn on_epoch_end(&mut self, _: &State<F>) -> perceptron::Result<()> {
+        self.epochs.set(self.epochs.get() + 1);
+        Ok(())
+    }
+
+    fn should_stop(&mut self) -> bool {
+        self.polls += 1;
+        self.stop_after_polls.is_some_and(|n| self.polls > n)
+    }
+}
+
+/// Trains on a pool of `threads` threads, so that `threads` one-vs-rest
+/// heads train side by side (one after another with one thread).
+fn on_threads<F: Real>(
+    threads: usize,
+    data: &Dataset<F>,
+    params: TrainParams,
+    stop_after_polls: Option<usize>,
+) -> (Fit<F>, usize) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let trainer = Trainer::new(params.check().unwrap()).with_backend(Backend::Cpu);
+    let start = trainer.start(data, None);
+    pool.install(|| {
+        let epochs = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut observer = Counting {
+            epochs: epochs.clone(),
+            stop_after_polls,
+            polls: 0,
+        };
+        let fit = trainer.fit(data, start, &mut observer).unwrap();
+        (fit, epochs.get())
+    })
+}
+
+#[test]
+fn one_vs_rest_heads_side_by_side_give_the_bits_of_one_after_another() {
+    let digits = load::<f64>("digits.csv", true);
+    let digits32 = load::<f32>("digits.csv", true);
+    for r in [0, 7] {
+        let (alone, epochs_alone) = on_threads(1, &digits, defaults(r, true), None);
+        for threads in [2, 3, 16] {
+            let (side, epochs_side) = on_threads(threads, &digits, defaults(r, true), None);
+            assert_eq!(
+                bits(&side.weights),
+                bits(&alone.weights),
+                "{threads} threads"
+            );
+            assert_eq!(
+                side.state.head_mistakes_per_epoch,
+                alone.state.head_mistakes_per_epoch
+            );
+            assert_eq!(
+                (side.nominal_epochs, side.stop),
+                (alone.nominal_epochs, alone.stop)
+            );
+            // Every head's every epoch reached the calling thread's observer.
+            assert_eq!(epochs_side, epochs_alone);
+        }
+        let (alone, _) = on_threads(1, &digits32, defaults(r, true), None);
+        let (side, _) = on_threads(2, &digits32, defaults(r, true), None);
+        assert_eq!(bits(&side.weights), bits(&alone.weights), "f32");
+    }
+    // The observer heard each of the 10 heads' epochs.
+    let (alone, epochs) = on_threads(1, &digits, defaults(0, true), None);
+    assert!(epochs >= 10 && epochs >= alone.epochs(), "{epochs}");
+}
+
+#[test]
+fn a_stop_request_cuts_side_by_side_heads_where_one_after_another_would() {
+    let digits = load::<f64>("digits.csv", true);
+    let dim = digits.cols() + 1;
+    for threads in [1, 2, 4] {
+        // Asked at the first poll: the first head is interrupted, the
+        // others never start and keep their starting weights (one theorem
+        // record a head that trained).
+        let (fit, _) = on_threads(threads, &digits, defaults(0, true), Some(0));
+        assert_eq!(
+            fit.stop,
+            perceptron::train::Stop::Interrupted,
+            "{threads} threads"
+        );
+        assert_eq!(fit.weights.len(), 10 * dim, "{threads} threads");
+        assert_eq!(fit.head_theory.len(), 1, "{threads} threads");
+        assert!(fit.weights[dim..].iter().all(|w| *w == 0.0));
+    }
+}
+
 #[test]
 fn a_continued_run_reshuffles_as_the_run_in_one_go() {
     let data = load::<f64>("heart_scale.svm", false);

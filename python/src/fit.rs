@@ -95,10 +95,16 @@ impl RunOptions {
 
 /// Whether a hardware GPU adapter exists, asked once per process: looking
 /// costs tens of milliseconds (every driver is loaded), which a process
-/// that fits many small models (a grid search) should pay once.
+/// that fits many small models (a grid search) should pay once. Without a
+/// GPU's device node no driver is loaded at all: a software driver may
+/// write to stderr when loaded (Mesa's, without a display), which a fit on
+/// the CPU has no reason to show.
 fn hardware_gpu() -> bool {
     static FOUND: OnceLock<bool> = OnceLock::new();
-    *FOUND.get_or_init(perceptron::engine::gpu::context::hardware_available)
+    *FOUND.get_or_init(|| {
+        perceptron::engine::backend::gpu_device_present()
+            && perceptron::engine::gpu::context::hardware_available()
+    })
 }
 
 /// Reads a backend name as the estimator's `backend` parameter spells it.

@@ -4,6 +4,8 @@ float32 and float64, dense and sparse, binary and one-vs-rest, and the
 predictions it certifies. Under CI=true a missing adapter fails."""
 
 import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -71,3 +73,24 @@ def test_a_missing_adapter_is_a_clear_error():
     with pytest.raises(RuntimeError, match="no-such-adapter") as e:
         in_order(backend="gpu", adapter="no-such-adapter").fit(X, y)
     assert 'backend="cpu"' in str(e.value)
+
+
+def test_a_fit_on_a_machine_without_a_gpu_loads_no_driver():
+    # backend="auto" asks for a hardware GPU; without a GPU's device node it
+    # must not load the Vulkan drivers, whose software one (Mesa's lavapipe)
+    # writes "XDG_RUNTIME_DIR is invalid" to stderr when loaded without a
+    # display. A fresh process: the answer is kept for the process.
+    if not sys.platform.startswith("linux"):
+        pytest.skip("elsewhere the adapters must be asked")
+    if any(os.path.exists(p) for p in ("/dev/dri", "/dev/dxg")) or any(
+            n.startswith("nvidia") for n in os.listdir("/dev")):
+        pytest.skip("this machine has a GPU's device node")
+    code = ("import perceptron; from sklearn.datasets import load_iris; "
+            "X, y = load_iris(return_X_y=True); "
+            "print(perceptron.Perceptron().fit(X, y).backend_)")
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("cpu"), done.stdout
+    assert done.stderr == ""

@@ -400,7 +400,8 @@ def test_sgd_early_stopping_with_partial_fit(sparse):
 def test_multi_thread_multi_class_and_early_stopping():
     # This is a non-regression test for a bad interaction between
     # early stopping internal attribute and thread-based parallelism.
-    # adapted: no alpha and n_jobs (the classes train one after another);
+    # adapted: no alpha and n_jobs (not parameters here; the classes train
+    # side by side on every core, each alone as in scikit-learn);
     # the perceptron's accuracy here is 0.78 (scikit-learn's Perceptron's
     # too), where the test asks more than 0.8 of SGD's regularised hinge.
     clf = Perceptron(

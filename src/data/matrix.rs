@@ -140,6 +140,31 @@ impl<F: Real> Features<F> {
         })
     }
 
+    /// The same features without a copy (see [`Storage::borrowed`]).
+    ///
+    /// # Safety
+    ///
+    /// The result, and every clone of it, must be dropped before `self` is
+    /// dropped, moved or written.
+    pub unsafe fn borrowed(&self) -> Self {
+        // SAFETY: passed on to the caller.
+        unsafe {
+            match self {
+                Features::Dense(m) => Features::Dense(DenseMatrix {
+                    rows: m.rows,
+                    cols: m.cols,
+                    values: m.values.borrowed(),
+                }),
+                Features::Sparse(m) => Features::Sparse(CsrMatrix {
+                    cols: m.cols,
+                    row_ptr: m.row_ptr.borrowed(),
+                    indices: m.indices.borrowed(),
+                    values: m.values.borrowed(),
+                }),
+            }
+        }
+    }
+
     pub fn rows(&self) -> usize {
         match self {
             Features::Dense(m) => m.rows,

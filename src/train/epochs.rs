@@ -31,7 +31,15 @@ impl EpochRunner {
     /// in a copy of them in that order (see [`run_epochs`](Self::run_epochs)).
     /// A device reads the rows it was given, in their order.
     pub(super) fn walks_on_host(&self) -> bool {
-        let host = match self.backend {
+        self.uses_no_device()
+            && !matches!(self.params.passes, PassPolicy::Always | PassPolicy::Windows)
+    }
+
+    /// Whether every engine this runner starts runs on the host's cores
+    /// (the CPU engine or the reference): then several runs may share the
+    /// cores, each with its own threads.
+    pub(super) fn uses_no_device(&self) -> bool {
+        match self.backend {
             Backend::Cpu | Backend::Reference => true,
             // `auto` without an adapter named and without a GPU device in
             // sight takes the CPU engine (the cheap part of its look).
@@ -40,8 +48,7 @@ impl EpochRunner {
                     && (!cfg!(feature = "gpu") || !backend::gpu_device_present())
             }
             Backend::Gpu => false,
-        };
-        host && !matches!(self.params.passes, PassPolicy::Always | PassPolicy::Windows)
+        }
     }
 
     /// This runner (backend, GPU options) with other parameters.

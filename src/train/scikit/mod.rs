@@ -33,6 +33,7 @@
 //! epochs scikit-learn's loop would have run.
 
 pub mod order;
+mod side_by_side;
 mod visit;
 
 pub use order::{EveryEpoch, Mt19937, reshuffle, seeds_from_random_state, xorshift};
@@ -179,7 +180,8 @@ pub(super) fn fit<F: Real>(
 }
 
 /// scikit-learn's one-vs-rest: each class's perceptron trained alone, on
-/// its own labels, with its own seed and class weight, one after another.
+/// its own labels, with its own seed and class weight; side by side on the
+/// host's cores when no device trains them, else one after another.
 fn fit_one_vs_rest<F: Real>(
     trainer: &EpochRunner,
     data: &Dataset<F>,
@@ -199,10 +201,18 @@ fn fit_one_vs_rest<F: Real>(
         .map(|w| w.resolve(data, heads))
         .transpose()?;
     let dim = data.cols() + params.bias as usize;
-    let mut fits = Vec::with_capacity(heads);
-    for h in 0..heads {
-        let head_data = one_vs_rest(data, h);
-        let head_validation = validation.map(|v| one_vs_rest(v, h));
+    // The heads share the data's features and row facts (neither depends
+    // on the labels) rather than copying them once each.
+    data.facts(params.bias);
+    if let Some(v) = validation {
+        v.facts(params.bias);
+    }
+    let train_head = |h: usize, observer: &mut dyn Observer<F>| -> Result<Fit<F>> {
+        // SAFETY: the head's datasets are dropped before this closure
+        // returns, and `data` and `validation` are borrowed, unwritten,
+        // for the whole fit.
+        let head_data = unsafe { one_vs_rest(data, h) };
+        let head_validation = validation.map(|v| unsafe { one_vs_rest(v, h) });
         let class_weight = resolved.as_ref().map(|c| {
             // Class h's rows update with c_h, the rest with 1.
             let c = c.of(h, 1).to_f64();
@@ -214,7 +224,7 @@ fn fit_one_vs_rest<F: Real>(
             ..(**params).clone()
         })?;
         let head_start = State::starting_from(start.weights[h * dim..(h + 1) * dim].to_vec());
-        let fit = fit_alone(
+        fit_alone(
             &head_trainer,
             &head_data,
             head_validation.as_ref(),
@@ -222,13 +232,23 @@ fn fit_one_vs_rest<F: Real>(
             head_start,
             seed(h),
             observer,
-        )?;
-        let interrupted = fit.stop == Stop::Interrupted;
-        fits.push(fit);
-        if interrupted {
-            break;
+        )
+    };
+    let threads = rayon::current_num_threads();
+    let fits = if trainer.uses_no_device() && threads > 1 {
+        side_by_side::train_heads(heads, threads, &train_head, observer)?
+    } else {
+        let mut fits = Vec::with_capacity(heads);
+        for h in 0..heads {
+            let fit = train_head(h, observer)?;
+            let interrupted = fit.stop == Stop::Interrupted;
+            fits.push(fit);
+            if interrupted {
+                break;
+            }
         }
-    }
+        fits
+    };
     // The theorem's figures are of the rows trained on.
     let trained = match skipped {
         [] => Cow::Borrowed(data),
@@ -238,6 +258,7 @@ fn fit_one_vs_rest<F: Real>(
         params,
         &trained,
         fits,
+        &start.weights,
         heads,
         resolved.map(|c| c.labels),
         t0,
@@ -426,10 +447,17 @@ pub fn nominal_epochs<F>(rule: Option<&EarlyStop>, fit: &Fit<F>, max: usize) -> 
     scores.len().max(ran)
 }
 
-/// Class `h`'s binary problem: its rows +1, the rest -1.
-fn one_vs_rest<F: Real>(data: &Dataset<F>, h: usize) -> Dataset<F> {
+/// Class `h`'s binary problem: its rows +1, the rest -1, on `data`'s
+/// features and row facts without a copy.
+///
+/// # Safety
+///
+/// The result must be dropped before `data` is dropped, moved or written
+/// (see [`crate::data::Features::borrowed`]).
+unsafe fn one_vs_rest<F: Real>(data: &Dataset<F>, h: usize) -> Dataset<F> {
     Dataset {
-        features: data.features.clone(),
+        // SAFETY: passed on to the caller.
+        features: unsafe { data.features.borrowed() },
         labels: data
             .class_ids
             .iter()
@@ -443,21 +471,27 @@ fn one_vs_rest<F: Real>(data: &Dataset<F>, h: usize) -> Dataset<F> {
         class_ids: data.class_ids.clone(),
         source: data.source.clone(),
         format: data.format,
-        facts: Default::default(),
+        facts: data.facts.clone(),
     }
 }
 
-/// The one-vs-rest fit of the perceptrons trained alone, head after head.
+/// The one-vs-rest fit of the perceptrons trained alone, head after head
+/// (`start`: every head's starting weights).
 fn combine<F: Real>(
     params: &TrainParams,
     data: &Dataset<F>,
     fits: Vec<Fit<F>>,
+    start: &[F],
     heads: usize,
     class_weights: Option<Vec<(String, f64)>>,
     t0: Instant,
 ) -> Fit<F> {
+    // An interrupted run's heads that never started keep their starting
+    // weights, so that the model has every head.
+    let untrained = &start[fits.len() * (start.len() / heads.max(1))..];
     let concat = |of: &dyn Fn(&Fit<F>) -> &[F]| -> Vec<F> {
-        fits.iter().flat_map(|f| of(f).to_vec()).collect()
+        let trained = fits.iter().flat_map(|f| of(f).iter().copied());
+        trained.chain(untrained.iter().copied()).collect()
     };
     let weights = concat(&|f| &f.weights);
     let last_weights = concat(&|f| &f.last_weights);

@@ -1,6 +1,6 @@
 //! `perceptron predict`: apply a saved model to a data file, one label per line.
 
-use crate::text::{Quoted, printed_label};
+use crate::text::printed_label;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -8,10 +8,10 @@ use clap::Args;
 
 use super::args::{BackendArgs, DataArgs};
 use super::stdout::write_stdout;
-use crate::data::{self, Format, LabelColumn, LoadOptions, RawData};
-use crate::error::{Error, Result, exit};
+use crate::data::{self, LoadOptions, RawData};
+use crate::error::{Result, exit};
 use crate::float::Real;
-use crate::model::{self, AnyModel, DataLayout, Fitted, Model, TrainingInfo};
+use crate::model::{self, AnyModel, Fitted, Model};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -101,94 +101,41 @@ pub fn run(args: &PredictArgs) -> Result<i32> {
     }
 }
 
-/// The options to read data for a model with: unless told otherwise
-/// (`--label-column`, `--unlabeled`, another `--format`), a CSV file's label
-/// is read from the column the model's training data had it in. A model
-/// trained with the label last, by name or number, would otherwise read
-/// the wrong column, silently. Likewise LIBSVM indices count as the
-/// training data's did (unless `--zero-based` or `--one-based`): detected
-/// again, a zero-based file that happens to hold no index 0 would be read
-/// one-based, every feature shifted by one.
-fn options_for_model(
-    opts: &LoadOptions,
-    training: &TrainingInfo,
-    model_path: &Path,
-) -> LoadOptions {
-    let mut opts = opts.clone();
-    let told = opts.label_column.is_some() || opts.unlabeled;
-    let csv_or_unknown = matches!(opts.format, None | Some(Format::Csv));
-    let column = training
-        .data_layout
-        .as_ref()
-        .and_then(DataLayout::label_column)
-        // The first column is the default anyway.
-        .filter(|c| *c != LabelColumn::Index(1));
-    if !told
-        && csv_or_unknown
-        && let Some(column) = column
-    {
-        opts.label_column = Some(column);
-        opts.label_column_from = Some(model_path.to_path_buf());
-    }
-    let ignored = training
-        .data_layout
-        .as_ref()
-        .map(DataLayout::ignored_columns)
-        .unwrap_or_default();
-    if opts.ignore_columns.is_empty() && csv_or_unknown && !ignored.is_empty() {
-        opts.ignore_columns = ignored;
-        opts.ignore_columns_from = Some(model_path.to_path_buf());
-    }
-    if opts.index_base.is_none()
-        && let Some(base) = training
-            .data_layout
-            .as_ref()
-            .and_then(DataLayout::libsvm_base)
-    {
-        opts.index_base = Some(base);
-        opts.index_base_from = Some(model_path.to_path_buf());
-    }
-    opts
-}
-
-/// Reads `path` for the model at `model_path` in the model's precision (see
-/// [`options_for_model`] for the label column) and fits its columns to the
-/// model's features ([`Model::fit_columns`]): CSV data must have the
-/// model's columns (matched by name when both have a header), other data
-/// may have fewer features, never more.
+/// Reads `path` for the model at `model_path` in the model's precision
+/// ([`Model::read_data`]) and fits its columns to the model's features
+/// ([`Model::fit_data`]), saying on stderr what was taken from the model
+/// and how the columns were fitted.
 pub(crate) fn load_for_model<F: Real>(
     model: &Model<F>,
     model_path: &Path,
     path: &Path,
     opts: &LoadOptions,
 ) -> Result<RawData<F>> {
-    let given = opts;
-    let opts = options_for_model(opts, &model.training, model_path);
-    let raw = data::load_raw::<F>(path, &opts)?;
-    super::args::warn_csv_options(given, raw.format, path);
-    let path = data::source::name(path);
-    if opts.label_column_from.is_some()
-        && let Some(csv) = &raw.csv
-        && let Some(k) = csv.label_column
-        && k != 1
-    {
-        let name = csv
-            .label_name
+    let read = model.read_data(model_path, path, opts)?;
+    super::args::warn_csv_options(opts, read.raw.format, path);
+    let shown = data::source::name(path);
+    if let Some(label) = &read.label_from_model {
+        let name = label
+            .name
             .as_ref()
             .map(|n| format!(" ({})", crate::data::message::quote(n)))
             .unwrap_or_default();
         eprintln!(
-            "perceptron: note: the label of {} is read from column {k}{name}, as in the \
+            "perceptron: note: the label of {} is read from column {}{name}, as in the \
              training data of {}; pass --label-column to read another",
-            path.display(),
+            shown.display(),
+            label.column,
             model_path.display()
         );
     }
-    let (raw, fitted) = model.fit_columns(raw).map_err(|mismatch| Error::Columns {
-        model: model_path.to_path_buf(),
-        data: path.to_path_buf(),
-        mismatch,
-    })?;
+    let (raw, fitted) = model.fit_data(read.raw, model_path, path)?;
+    note_fitted(model, model_path, shown, fitted);
+    Ok(raw)
+}
+
+/// Says on stderr how data was fitted to the model's features, unless as
+/// read.
+fn note_fitted<F: Real>(model: &Model<F>, model_path: &Path, path: &Path, fitted: Fitted) {
     match fitted {
         Fitted::AsRead => {}
         Fitted::ReorderedByName => eprintln!(
@@ -207,27 +154,20 @@ pub(crate) fn load_for_model<F: Real>(
             crate::text::count(values as usize, "non-zero value"),
         ),
     }
-    Ok(raw)
 }
 
 /// One line per row: the predicted class; with `--scores`, then every
 /// head's score in the model's order (one for a binary model).
 fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> Result<i32> {
-    let raw = load_for_model(model, &args.model, &args.data, opts)?;
+    let mut raw = load_for_model(model, &args.model, &args.data, opts)?;
     let names = model.class_names();
     // Without scores only the classes are needed, which any backend
     // certifies; scores need the reference arithmetic on every row.
-    let mut raw = raw;
     let classes = if args.scores {
         // The scores are the weights' dot with the rows they read: scaled
         // ones, for a model trained with --scale.
-        raw.features = model.input(std::mem::replace(
-            &mut raw.features,
-            crate::data::Features::empty(),
-        ))?;
-        if let Some(bad) = model.first_non_finite_score(&raw.features) {
-            return Err(non_finite_score(model, &args.data, bad));
-        }
+        let features = std::mem::replace(&mut raw.features, crate::data::Features::empty());
+        raw.features = model.scored_features(features, &args.data)?;
         None
     } else {
         Some(certified_classes(
@@ -240,7 +180,7 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
     let write = |out: &mut dyn Write| -> io::Result<()> {
         let mut scores = Vec::with_capacity(model.heads());
         if classes.is_none() {
-            writeln!(out, "{}", scores_header(model))?;
+            writeln!(out, "{}", model.scores_header())?;
         }
         for i in 0..raw.features.rows() {
             if let Some(classes) = &classes {
@@ -267,28 +207,11 @@ fn run_in<F: Real>(args: &PredictArgs, model: &Model<F>, opts: &LoadOptions) -> 
     Ok(exit::SUCCESS)
 }
 
-/// The first line of `--scores`: `predicted`, then the class of each score
-/// column (a binary model's one score is its +1 class's), tab-separated.
-fn scores_header<F: Real>(model: &Model<F>) -> String {
-    let names = model.class_names();
-    let scored: &[&str] = if model.heads() == 1 {
-        &names[1..]
-    } else {
-        &names
-    };
-    // A tab inside a class name would shift the columns: such names
-    // are quoted, with the tab escaped.
-    let mut line = "predicted".to_owned();
-    for n in scored {
-        line.push('\t');
-        line.push_str(&printed_label(n));
-    }
-    line
-}
-
 /// Every row's class (an index into the model's class names), by the
 /// backend `args` asks for: the classes the reference arithmetic gives,
-/// whatever the backend (see [`Model::predict`]).
+/// whatever the backend (see [`Model::predict`]). A device failure is a
+/// warning (the CPU decides the rest); a score that is not a finite number
+/// is an error.
 pub(crate) fn certified_classes<F: Real>(
     model: &Model<F>,
     data: &Path,
@@ -297,39 +220,10 @@ pub(crate) fn certified_classes<F: Real>(
 ) -> Result<Vec<usize>> {
     let (backend, gpu) = args.resolve();
     let predictions = model.predict(features, backend, &gpu)?;
-    if let Some(e) = predictions.stats.engine_failure {
+    if let Some(e) = &predictions.stats.engine_failure {
         eprintln!(
             "perceptron: warning: {e}; the remaining rows were decided on the CPU (the result is unchanged)"
         );
     }
-    if let Some(bad) = predictions.non_finite {
-        return Err(non_finite_score(model, data, bad));
-    }
-    Ok(predictions.classes)
-}
-
-/// The error for a row whose score is not a finite number: it has no
-/// class, and printing the one a NaN or infinity gives would be a guess.
-pub(crate) fn non_finite_score<F: Real>(
-    model: &Model<F>,
-    data: &Path,
-    bad: crate::model::NonFinite<F>,
-) -> Error {
-    let names = model.class_names();
-    let class = if model.heads() == 1 {
-        String::new()
-    } else {
-        format!(" for class {}", Quoted(names[bad.head]))
-    };
-    let precision = F::PRECISION.name();
-    Error::data(
-        data,
-        format!(
-            "row {}: the score w·x{class} is {}: the model's weights times this row's values \
-             overflow {precision}, so the row has no class; {}",
-            bad.row + 1,
-            bad.score,
-            crate::float::overflow_remedy(precision)
-        ),
-    )
+    predictions.into_classes(model, data)
 }

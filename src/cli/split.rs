@@ -6,14 +6,14 @@ use clap::Args;
 use serde::Serialize;
 
 use super::args::{DataArgs, PrecisionArg};
-use crate::data::IndexBase;
 use crate::data::exact::{self, Exact};
-use crate::data::write::{OutputFormat, write_raw_based};
+use crate::data::split::{PartTarget, SplitParams, SplitPart, SplitParts};
+use crate::data::write::OutputFormat;
 use crate::data::{self, Format, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::text::count;
-use crate::train::shuffle;
+use crate::train::folds;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -83,15 +83,6 @@ pub struct SplitArgs {
     pub data_args: DataArgs,
 }
 
-/// One part of a split.
-#[derive(Serialize, Debug)]
-pub struct SplitPart {
-    pub output: String,
-    pub format: OutputFormat,
-    pub rows: usize,
-    pub bytes: u64,
-}
-
 /// What `split` did.
 #[derive(Serialize, Debug)]
 pub struct SplitReport {
@@ -115,18 +106,6 @@ pub fn run(args: &SplitArgs) -> Result<i32> {
             Exact::F32(raw) => split(args, raw),
             Exact::F64(raw, _) => split(args, raw),
         },
-    }
-}
-
-/// The rows `rows` (in increasing order) of `raw`.
-fn subset<F: Real>(raw: &RawData<F>, rows: &[usize]) -> RawData<F> {
-    RawData {
-        features: raw.features.permuted(rows),
-        class_ids: rows.iter().map(|&i| raw.class_ids[i]).collect(),
-        table: raw.table.clone(),
-        format: raw.format,
-        csv: raw.csv.clone(),
-        libsvm: raw.libsvm.clone(),
     }
 }
 
@@ -161,37 +140,28 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
     let opts = args.data_args.load_options(None);
     super::args::warn_csv_options(&opts, raw.format, &args.data);
     let sparse = raw.features.is_sparse();
-    let (train_format, test_format) = (
-        OutputFormat::of_output(&args.output, sparse)?,
-        OutputFormat::of_output(&args.test, sparse)?,
-    );
-    let rows = raw.features.rows();
-    let tests = ((rows as f64) * args.test_fraction).round() as usize;
-    if tests == 0 || tests == rows {
-        return Err(Error::Usage(format!(
-            "{} has {}: a test fraction of {} leaves one part empty",
-            data::source::name(&args.data).display(),
-            crate::text::count(rows, "row"),
-            args.test_fraction
-        )));
-    }
-    let is_test = pick_test_rows(args, &raw, tests);
-    let test_rows: Vec<usize> = (0..rows).filter(|&i| is_test[i]).collect();
-    let train_rows: Vec<usize> = (0..rows).filter(|&i| !is_test[i]).collect();
-    let parts = Parts {
-        args,
-        raw: &raw,
-        is_test: &is_test,
+    let train = PartTarget {
+        path: &args.output,
+        format: OutputFormat::of_output(&args.output, sparse)?,
     };
-    if train_format == OutputFormat::Libsvm || test_format == OutputFormat::Libsvm {
-        note_zero_based(args, &raw);
+    let test = PartTarget {
+        path: &args.test,
+        format: OutputFormat::of_output(&args.test, sparse)?,
+    };
+    let params = SplitParams {
+        test_fraction: args.test_fraction,
+        seed: args.seed,
+        stratify: args.stratify,
+    };
+    let rows = raw.features.rows();
+    let tests = params.test_count(rows, &args.data)?;
+    let classes = raw.table.classes().len();
+    let is_test = folds::test_rows(rows, &raw.class_ids, classes, &params, tests);
+    let parts = SplitParts::new(&raw, &args.data, is_test);
+    if train.format == OutputFormat::Libsvm || test.format == OutputFormat::Libsvm {
+        note_zero_based(&args.data, &parts);
     }
-    // Both parts or neither: an old test part beside a new training part
-    // could share rows.
-    let batch = crate::output::Batch::begin();
-    let train_bytes = parts.write(&args.output, train_format, &train_rows, false)?;
-    let test_bytes = parts.write(&args.test, test_format, &test_rows, true)?;
-    batch.commit()?;
+    let (train_part, test_part) = parts.write(train, test)?;
     let report = SplitReport {
         data: data::source::name(&args.data).display().to_string(),
         format: raw.format,
@@ -199,18 +169,8 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
         features: raw.features.cols(),
         seed: args.seed,
         test_fraction: args.test_fraction,
-        train: SplitPart {
-            output: crate::output::shown(&args.output),
-            format: train_format,
-            rows: train_rows.len(),
-            bytes: train_bytes,
-        },
-        test: SplitPart {
-            output: crate::output::shown(&args.test),
-            format: test_format,
-            rows: test_rows.len(),
-            bytes: test_bytes,
-        },
+        train: train_part,
+        test: test_part,
     };
     let text = if args.json {
         serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
@@ -222,143 +182,17 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
     Ok(exit::SUCCESS)
 }
 
-/// Which rows go to the test part (`tests` of them): each class's share
-/// with --stratify, else the first of the seeded permutation.
-fn pick_test_rows<F: Real>(args: &SplitArgs, raw: &RawData<F>, tests: usize) -> Vec<bool> {
-    let rows = raw.features.rows();
-    if args.stratify {
-        let classes = raw.table.classes().len();
-        crate::train::folds::holdout(&raw.class_ids, classes, args.test_fraction, args.seed)
-    } else {
-        let order = shuffle::permutation(rows, args.seed);
-        let mut is_test = vec![false; rows];
-        for &i in &order[..tests] {
-            is_test[i] = true;
-        }
-        is_test
-    }
-}
-
-/// The data being split and which rows are the test part's, for writing
-/// either part.
-struct Parts<'a, F> {
-    args: &'a SplitArgs,
-    raw: &'a RawData<F>,
-    is_test: &'a [bool],
-}
-
-impl<F: Real> Parts<'_, F> {
-    /// Writes the part of `rows` (the test part's when `test`) to `path`:
-    /// the input's own lines when in its text format, else the values.
-    /// Returns the bytes written.
-    fn write(
-        &self,
-        path: &std::path::Path,
-        format: OutputFormat,
-        rows: &[usize],
-        test: bool,
-    ) -> Result<u64> {
-        let (args, raw) = (self.args, self.raw);
-        let same_text = matches!(
-            (raw.format, format),
-            (Format::Csv, OutputFormat::Csv) | (Format::Libsvm, OutputFormat::Libsvm)
-        );
-        if same_text && !data::source::is_stdin(&args.data) {
-            let header = raw.csv.as_ref().and_then(|c| c.header_line);
-            let copied = copy_lines(
-                &args.data,
-                header,
-                raw.features.rows(),
-                self.is_test,
-                test,
-                path,
-            )?;
-            if let Some(bytes) = copied {
-                return Ok(bytes);
-            }
-        }
-        // Text LIBSVM counts as the input did (the halves are its rows).
-        let base = raw.libsvm.as_ref().map_or(IndexBase::One, |l| l.base);
-        write_raw_based(path, &subset(raw, rows), format, base)
-    }
-}
-
 /// Says on stderr that the LIBSVM parts of zero-based input count from 0.
-fn note_zero_based<F: Real>(args: &SplitArgs, raw: &RawData<F>) {
-    if let Some(info) = raw.libsvm.as_ref().filter(|l| l.base == IndexBase::Zero) {
+fn note_zero_based<F: Real>(data: &std::path::Path, parts: &SplitParts<F>) {
+    if let Some(info) = parts.zero_based() {
         // A half may lack the index 0 that told the whole apart.
         eprintln!(
             "perceptron: note: {} is read {}; its LIBSVM halves count from 0 too: read \
              them with --zero-based (a half may hold no index 0 to tell)",
-            data::source::name(&args.data).display(),
+            data::source::name(data).display(),
             info.describe()
         );
     }
-}
-
-/// Writes to `out` the data lines of `input` (a CSV or LIBSVM file, plain
-/// or gzip) whose row `i` has `is_test[i] == test`, as they are: the CSV
-/// header (line `header`, 1-based) first, comments and blank lines left
-/// out. `None` when the file's data lines are not the `rows` rows read
-/// (then nothing is written, and the caller writes the values).
-fn copy_lines(
-    input: &std::path::Path,
-    header: Option<u64>,
-    rows: usize,
-    is_test: &[bool],
-    test: bool,
-    out: &std::path::Path,
-) -> Result<Option<u64>> {
-    use std::io::BufRead;
-    let source = data::source::open(input)?;
-    let mut reader: Box<dyn BufRead> = match source.content {
-        data::source::Content::Mapped(map) => Box::new(std::io::Cursor::new(map)),
-        data::source::Content::Reader(r) => r,
-    };
-    let name = data::source::name(input).to_path_buf();
-    // The data lines, in order: count them first, so that nothing is
-    // written unless they are the rows read.
-    let mut lines: Vec<u8> = Vec::new();
-    let mut kept_header: Vec<u8> = Vec::new();
-    let (mut no, mut row) = (0u64, 0usize);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| Error::io(&name, "cannot read data file", e))?;
-        if n == 0 {
-            break;
-        }
-        no += 1;
-        if !line.ends_with(b"\n") {
-            line.push(b'\n');
-        }
-        if Some(no) == header {
-            kept_header.extend_from_slice(&line);
-            continue;
-        }
-        if crate::data::csv::is_skipped(&String::from_utf8_lossy(&line)) {
-            continue;
-        }
-        if row >= rows {
-            return Ok(None);
-        }
-        if is_test[row] == test {
-            lines.extend_from_slice(&line);
-        }
-        row += 1;
-    }
-    if row != rows {
-        return Ok(None);
-    }
-    let bytes = (kept_header.len() + lines.len()) as u64;
-    crate::output::check_space(out, bytes)?;
-    crate::output::write_atomic(out, |w| {
-        w.write_all(&kept_header)?;
-        w.write_all(&lines)
-    })?;
-    Ok(Some(bytes))
 }
 
 /// The human-readable summary.

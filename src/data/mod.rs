@@ -37,6 +37,7 @@ pub mod raw;
 pub mod scaling;
 pub mod shards;
 pub mod source;
+pub mod split;
 pub mod stats;
 pub mod storage;
 pub mod stream;

@@ -13,6 +13,7 @@ mod file;
 mod numbers;
 mod ovr_file;
 mod predict;
+mod reading;
 mod training;
 mod warm;
 
@@ -26,6 +27,7 @@ pub use columns::Fitted;
 pub use file::{Kind as FileKind, MAX_MODEL_BYTES, load, parse, read_capped};
 pub use ovr_file::KIND as ONE_VS_REST_KIND;
 pub use predict::{DecideStats, NonFinite, Predictions};
+pub use reading::{LabelFromModel, ReadForModel, options_for_model};
 pub use training::{
     ClassTraining, ColumnRef, DataLayout, DistributedInfo, LabelWeight, TrainingInfo,
 };

@@ -6,12 +6,15 @@
 //! on the host. Several heads compare scores, which only the reference dots
 //! decide exactly, so one-vs-rest predictions are made on the host.
 
+use std::path::Path;
+
 use crate::data::Features;
 use crate::engine::backend::{self, Backend};
 use crate::engine::gpu::GpuOptions;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::model::Model;
+use crate::text::{Quoted, printed_label};
 
 pub use crate::engine::decide::DecideStats;
 
@@ -33,6 +36,18 @@ pub struct NonFinite<F> {
     pub row: usize,
     pub head: usize,
     pub score: F,
+}
+
+impl<F: Real> Predictions<F> {
+    /// Every row's class, or the error of the first row whose score is not
+    /// a finite number (see [`Model::non_finite_score`]); `data` names the
+    /// file the rows were read from.
+    pub fn into_classes(self, model: &Model<F>, data: &Path) -> Result<Vec<usize>> {
+        match self.non_finite {
+            Some(bad) => Err(model.non_finite_score(data, bad)),
+            None => Ok(self.classes),
+        }
+    }
 }
 
 impl<F: Real> Model<F> {
@@ -82,6 +97,58 @@ impl<F: Real> Model<F> {
                 (!score.is_finite()).then_some(NonFinite { row, head, score })
             })
         })
+    }
+
+    /// `features` (read from `data`) in the weights' units, for scoring
+    /// them: scaled, for a model trained with a scaling. An error when a
+    /// row's score is not a finite number (see [`Model::non_finite_score`]).
+    pub fn scored_features(&self, features: Features<F>, data: &Path) -> Result<Features<F>> {
+        let features = self.input(features)?;
+        if let Some(bad) = self.first_non_finite_score(&features) {
+            return Err(self.non_finite_score(data, bad));
+        }
+        Ok(features)
+    }
+
+    /// The error for a row of `data` whose score is not a finite number: it
+    /// has no class, and the one a NaN or infinity gives would be a guess.
+    pub fn non_finite_score(&self, data: &Path, bad: NonFinite<F>) -> Error {
+        let names = self.class_names();
+        let class = if self.heads() == 1 {
+            String::new()
+        } else {
+            format!(" for class {}", Quoted(names[bad.head]))
+        };
+        let precision = F::PRECISION.name();
+        Error::data(
+            data,
+            format!(
+                "row {}: the score w·x{class} is {}: the model's weights times this row's \
+                 values overflow {precision}, so the row has no class; {}",
+                bad.row + 1,
+                bad.score,
+                crate::float::overflow_remedy(precision)
+            ),
+        )
+    }
+
+    /// The names of the columns of rows scored by every head, tab-separated:
+    /// `predicted`, then the class of each score (a binary model's one score
+    /// is its +1 class's). A tab inside a class name would shift the
+    /// columns: such names are quoted, with the tab escaped.
+    pub fn scores_header(&self) -> String {
+        let names = self.class_names();
+        let scored: &[&str] = if self.heads() == 1 {
+            &names[1..]
+        } else {
+            &names
+        };
+        let mut line = "predicted".to_owned();
+        for n in scored {
+            line.push('\t');
+            line.push_str(&printed_label(n));
+        }
+        line
     }
 
     /// [`Model::predict`] for features already in the weights' units.

@@ -1,6 +1,7 @@
 //! Stratified, seeded partitions of a dataset's rows: a held-out part
-//! (`split --stratify`, `train --validation-fraction`) and k folds
-//! (`perceptron cv`). Both start from the permutation of `train --shuffle
+//! (`split --stratify`, `train --validation-fraction`), k folds
+//! (`perceptron cv`), and the test part of `perceptron split`
+//! ([`test_rows`]). All start from the permutation of `train --shuffle
 //! --seed S` ([`crate::train::shuffle::permutation`]: SplitMix64 and
 //! Fisher-Yates), so they are the same on every machine and in every
 //! version.
@@ -20,6 +21,7 @@
 //! order (from 0) goes to fold j mod k. Fold sizes differ by at most one,
 //! and so do a class's rows in any two folds.
 
+use crate::data::split::SplitParams;
 use crate::data::{Dataset, FactsCache};
 use crate::float::Real;
 use crate::train::shuffle::permutation;
@@ -71,6 +73,28 @@ pub fn holdout(strata: &[u32], classes: usize, fraction: f64, seed: u64) -> Vec<
         }
     }
     held
+}
+
+/// Which of `rows` rows are the test part's (true), `tests` of them
+/// ([`SplitParams::test_count`]): with `stratify`, each class's share of a
+/// held-out part ([`holdout`], by each row's class id in `class_ids`, of
+/// `classes` classes); else the first `tests` rows of the seeded
+/// permutation.
+pub fn test_rows(
+    rows: usize,
+    class_ids: &[u32],
+    classes: usize,
+    params: &SplitParams,
+    tests: usize,
+) -> Vec<bool> {
+    if params.stratify {
+        return holdout(class_ids, classes, params.test_fraction, params.seed);
+    }
+    let mut is_test = vec![false; rows];
+    for &i in &permutation(rows, params.seed)[..tests] {
+        is_test[i] = true;
+    }
+    is_test
 }
 
 /// Each row's fold in `0..k`; see the module documentation.
@@ -160,5 +184,30 @@ mod tests {
             assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
         }
         assert_eq!(folds(&strata, 2, 5, 3), folds(&strata, 2, 5, 3));
+    }
+
+    #[test]
+    fn a_split_tests_the_first_rows_of_the_permutation_or_each_class_share() {
+        let params = SplitParams {
+            test_fraction: 0.3,
+            seed: 42,
+            stratify: false,
+        };
+        let class_ids = vec![0u32; 10];
+        let is_test = test_rows(10, &class_ids, 1, &params, 3);
+        let order = permutation(10, 42);
+        for (i, &t) in is_test.iter().enumerate() {
+            assert_eq!(t, order[..3].contains(&i), "row {i}");
+        }
+        let strata: Vec<u32> = [vec![0; 10], vec![1; 5], vec![2; 3]].concat();
+        let stratified = SplitParams {
+            test_fraction: 0.25,
+            seed: 7,
+            stratify: true,
+        };
+        assert_eq!(
+            test_rows(18, &strata, 3, &stratified, 5),
+            holdout(&strata, 3, 0.25, 7)
+        );
     }
 }

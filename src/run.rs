@@ -15,8 +15,12 @@
 //! A process that holds one block of the rows (a rank of a distributed
 //! run) prepares its run the same way with [`Run::prepare_block`], and
 //! drives the loop itself from [`Run::take_start`].
+//!
+//! [`online`] is the online run of `perceptron online` (a stream, one
+//! example at a time), defined once the same way.
 
 mod block;
+pub mod online;
 
 pub use block::Block;
 

@@ -1,26 +1,22 @@
 //! `perceptron online`: learn from a stream, one example at a time.
 
-use crate::text::Quoted;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use clap::Args;
 
 use super::args::{PrecisionArg, TextDataArgs};
-use crate::data::stream::{RowStream, StreamRow, StreamSource};
-use crate::data::{LabelMap, LoadOptions, MAX_FEATURE_INDEX};
+use crate::data::stream::StreamSource;
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::{self, AnyModel, Model};
-use crate::online::{Learner, OnlineState};
+use crate::online::OnlineState;
+use crate::run::online::{OnlineParams, OnlineRun, OnlineStart, OnlineSummary};
 use crate::train::Margin;
 
-mod learn;
+mod observer;
 mod report;
 
-use learn::Run;
+use observer::{OnlineOutputs, Sink};
 pub use report::OnlineReport;
 use report::render;
 
@@ -179,179 +175,68 @@ pub fn run(args: &OnlineArgs) -> Result<i32> {
             }
         }
     }
-    if args.max_features == 0 || args.max_features > MAX_FEATURE_INDEX {
-        return Err(Error::Usage(format!(
-            "--max-features must be between 1 and {MAX_FEATURE_INDEX}"
-        )));
-    }
-    let source = StreamSource::from_arg(&args.data);
-    if args.report_bound && source == StreamSource::Stdin {
-        return Err(Error::Usage(
-            "--report-bound reads the data a second time, which standard input cannot do; \
-             give a file"
-                .into(),
-        ));
-    }
-    let init = args.init.as_deref().map(model::load).transpose()?;
-    if let (Some(path), Some(s)) = (&args.init, init.as_ref().and_then(|m| m.scaling())) {
-        // A stream's statistics are unknown up front, and a standard-scaled
-        // sparse stream would be dense: online learning reads rows as they are.
-        return Err(Error::Usage(format!(
-            "--init {} reads features scaled by `train --scale {}`; online learning reads \
-             the rows as they come and does not scale them (start from an unscaled model)",
-            path.display(),
-            s.kind.name()
-        )));
-    }
-    let precision = match (args.precision, &init) {
-        (Some(p), _) => Precision::from(p),
-        (None, Some(m)) => m.precision(),
-        (None, None) => Precision::F32,
+    let params = OnlineParams {
+        bias: !args.no_bias,
+        margin: args.margin.clone(),
+        positive: args.positive.clone(),
+        max_features: args.max_features,
+        snapshot_every: args.snapshot.as_ref().map(|_| args.snapshot_every),
+        report_bound: args.report_bound,
+        precision: args.precision.map(Precision::from),
     };
-    match precision {
-        Precision::F32 => run_in::<f32>(args, source, init),
-        Precision::F64 => run_in::<f64>(args, source, init),
+    let source = StreamSource::from_arg(&args.data);
+    params.check(source)?;
+    let start = OnlineStart::load(&params, args.init.as_deref())?;
+    match start.precision() {
+        Precision::F32 => run_in::<f32>(args, params, start, source),
+        Precision::F64 => run_in::<f64>(args, params, start, source),
     }
 }
 
-/// How the labels of a stream map to ±1; see the command's help.
-enum LabelRule {
-    /// The `--init` model's map.
-    Model(LabelMap),
-    /// `--positive L`: L is +1, anything else -1.
-    Positive(LabelMap),
-    /// -1, +1, 0 or 1.
-    Numeric,
-}
-
-impl LabelRule {
-    fn map(&self) -> LabelMap {
-        match self {
-            LabelRule::Model(m) | LabelRule::Positive(m) => m.clone(),
-            LabelRule::Numeric => LabelMap {
-                positive: "1".into(),
-                negative: Some("-1".into()),
-            },
-        }
-    }
-
-    fn sign(&self, text: &str) -> Option<i8> {
-        match self {
-            LabelRule::Model(m) | LabelRule::Positive(m) => m.sign_of(text),
-            LabelRule::Numeric => {
-                let v = text.parse::<f64>().ok()?;
-                if v == 1.0 {
-                    Some(1)
-                } else if v == 0.0 || v == -1.0 {
-                    Some(-1)
-                } else {
-                    None
-                }
-            }
-        }
-    }
-
-    /// The error for a label [`LabelRule::sign`] refused.
-    fn refuse(&self, path: &Path, row: &StreamRow<'_, impl Real>, init: Option<&Path>) -> Error {
-        let label = crate::data::message::quote(row.label);
-        let message = match self {
-            LabelRule::Model(m) => format!(
-                "label {label} is not one of the --init model's labels (+1 = {}, -1 = {}){}",
-                Quoted(&m.positive),
-                Quoted(m.negative_text()),
-                init.map(|p| format!(" in {}", p.display()))
-                    .unwrap_or_default()
-            ),
-            _ => format!(
-                "label {label} is not -1, +1, 0 or 1; for other labels name the +1 class with \
-                 --positive LABEL (every other label is then -1), or start from a model with \
-                 --init"
-            ),
-        };
-        Error::parse(path, row.line, Some(row.label_column), message)
-    }
-}
-
+/// The run in precision `F`: the stream through the learner, then the
+/// model saved and the summary printed.
 fn run_in<F: Real>(
     args: &OnlineArgs,
+    params: OnlineParams,
+    start: OnlineStart,
     source: StreamSource<'_>,
-    init: Option<AnyModel>,
 ) -> Result<i32> {
-    let tau = args.margin.as_ref().map_or(F::ZERO, |m| m.value::<F>());
-    let opts = stream_options(args, init.as_ref());
-    let (learner, rule) = starting_point::<F>(args, init, tau)?;
-    let init_features = learner.features();
-    // Cannot truncate: max_features <= MAX_FEATURE_INDEX < 2^31.
-    let max_features = usize::try_from(args.max_features).unwrap_or(usize::MAX);
-    let learner = learner.with_max_features(max_features);
-    let stop = super::interrupt::flag();
-    let stream = match RowStream::<F>::open(source, &opts, args.max_features, Some(stop.clone())) {
-        Ok(s) => s,
-        Err(_) if stop.load(Ordering::Relaxed) => {
-            eprintln!("perceptron: interrupted before the first example; nothing was saved");
-            return Ok(exit::INTERRUPTED);
-        }
-        Err(e) => return Err(e),
+    let opts = args.data_args.load_options(None);
+    let Some(mut run) = OnlineRun::<F>::open(params, start, source, opts, super::interrupt::flag)?
+    else {
+        eprintln!("perceptron: interrupted before the first example; nothing was saved");
+        return Ok(exit::INTERRUPTED);
     };
-    super::args::warn_csv_options(&opts, stream.format(), &args.data);
-    let mut run = Run {
-        args,
-        source,
-        opts: opts.clone(),
-        stream,
-        learner,
-        rule,
-        init_features,
-        stop,
-        started: Instant::now(),
-        snapshots: 0,
-        bound: None,
-    };
-    let state = learn_into_predictions(&mut run)?;
-    if state == OnlineState::Ended && run.learner.examples() == 0 {
-        return Err(Error::data(
-            run.stream.path(),
-            "no data rows: the input ended before the first example",
-        ));
+    super::args::warn_csv_options(run.load_options(), run.format(), &args.data);
+    let state = learn_into_predictions(args, &mut run)?;
+    let state = run.end(state)?;
+    let model = run.finish(state, &mut OnlineOutputs::new(args, None))?;
+    if let Some(path) = &args.output {
+        model.save(path)?;
     }
-    if args.report_bound && state == OnlineState::Ended {
-        run.bound = run.second_pass()?;
+    let summary = run.summary(state);
+    if args.json || !args.quiet {
+        print_report(args, summary.clone())?;
     }
-    let state = if run.stop.load(Ordering::Relaxed) {
-        OnlineState::Interrupted
-    } else {
-        state
-    };
-    save_and_report(&mut run, state)?;
-    Ok(exit_status(&run, state))
-}
-
-/// How the stream is read: the data options, with the LIBSVM index base
-/// of the `--init` model's data when not given.
-fn stream_options(args: &OnlineArgs, init: Option<&AnyModel>) -> LoadOptions {
-    let mut opts = args.data_args.load_options(None);
-    // LIBSVM indices count as the --init model's data did, unless told.
-    if let (None, Some(path), Some(base)) = (
-        opts.index_base,
-        &args.init,
-        init.and_then(|m| m.training().data_layout.as_ref())
-            .and_then(|l| l.libsvm_base()),
-    ) {
-        opts.index_base = Some(base);
-        opts.index_base_from = Some(path.clone());
-    }
-    opts
+    Ok(exit_status(args, &summary))
 }
 
 /// Runs the stream through the learner, its predictions going to
 /// --predictions-to (atomically), to stdout, or nowhere.
-fn learn_into_predictions<F: Real>(run: &mut Run<'_, F>) -> Result<OnlineState> {
-    let args = run.args;
+fn learn_into_predictions<F: Real>(
+    args: &OnlineArgs,
+    run: &mut OnlineRun<'_, F>,
+) -> Result<OnlineState> {
     Ok(if let Some(path) = &args.predictions_to {
         let mut failure = None;
         let mut state = None;
-        let written =
-            crate::output::write_atomic(path, |w| match run.learn(Some(w), false, path) {
+        let written = crate::output::write_atomic(path, |out| {
+            let sink = Sink {
+                out,
+                flush_each: false,
+                name: path,
+            };
+            match run.learn(&mut OnlineOutputs::new(args, Some(sink))) {
                 Ok(s) => {
                     state = Some(s);
                     Ok(())
@@ -360,7 +245,8 @@ fn learn_into_predictions<F: Real>(run: &mut Run<'_, F>) -> Result<OnlineState> 
                     failure = Some(e);
                     Err(io::Error::other("the run failed"))
                 }
-            });
+            }
+        });
         if let Some(e) = failure {
             return Err(e);
         }
@@ -371,7 +257,12 @@ fn learn_into_predictions<F: Real>(run: &mut Run<'_, F>) -> Result<OnlineState> 
         let stdout = io::stdout();
         let flush_each = !stdout_is_regular_file();
         let mut w = BufWriter::new(stdout.lock());
-        let state = run.learn(Some(&mut w), flush_each, Path::new("<stdout>"))?;
+        let sink = Sink {
+            out: &mut w,
+            flush_each,
+            name: Path::new("<stdout>"),
+        };
+        let state = run.learn(&mut OnlineOutputs::new(args, Some(sink)))?;
         match w.flush() {
             Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
                 return Err(Error::io(Path::new("<stdout>"), "cannot write output", e));
@@ -380,44 +271,34 @@ fn learn_into_predictions<F: Real>(run: &mut Run<'_, F>) -> Result<OnlineState> 
         }
         state
     } else {
-        run.learn(None, false, Path::new("<stdout>"))?
+        run.learn(&mut OnlineOutputs::new(args, None))?
     })
 }
 
-/// Saves the model (snapshot, then -o) and prints the summary, text or
-/// JSON, where the outputs leave room for it.
-fn save_and_report<F: Real>(run: &mut Run<'_, F>, state: OnlineState) -> Result<()> {
-    let args = run.args;
-    let model = run.model(state);
-    if let Some(path) = &args.snapshot {
-        model.save(path)?;
-        run.snapshots += 1;
-    }
-    if let Some(path) = &args.output {
-        model.save(path)?;
-    }
-    if args.json || !args.quiet {
-        let report = run.report(state);
-        let text = if args.json {
-            serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
-        } else {
-            render(&report)
-        };
-        let taken = args.predictions
-            || super::stdout::any_stdout([
-                args.output.as_deref(),
-                args.snapshot.as_deref(),
-                args.predictions_to.as_deref(),
-            ]);
-        super::stdout::print_summary(&text, taken)?;
-    }
-    Ok(())
+/// Prints the summary, text or JSON, where the outputs leave room for it.
+fn print_report(args: &OnlineArgs, summary: OnlineSummary) -> Result<()> {
+    let report = OnlineReport::new(
+        summary,
+        args.output.as_deref().map(crate::output::shown),
+        args.snapshot.as_deref().map(crate::output::shown),
+    );
+    let text = if args.json {
+        serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
+    } else {
+        render(&report)
+    };
+    let taken = args.predictions
+        || super::stdout::any_stdout([
+            args.output.as_deref(),
+            args.snapshot.as_deref(),
+            args.predictions_to.as_deref(),
+        ]);
+    super::stdout::print_summary(&text, taken)
 }
 
 /// The exit status, saying on stderr what an interrupted run saved.
-fn exit_status<F: Real>(run: &Run<'_, F>, state: OnlineState) -> i32 {
-    let args = run.args;
-    match state {
+fn exit_status(args: &OnlineArgs, summary: &OnlineSummary) -> i32 {
+    match summary.state {
         OnlineState::Interrupted => {
             let saved: Vec<String> = [&args.output, &args.snapshot]
                 .into_iter()
@@ -426,7 +307,7 @@ fn exit_status<F: Real>(run: &Run<'_, F>, state: OnlineState) -> i32 {
                 .collect();
             eprintln!(
                 "perceptron: interrupted after {}; {}",
-                crate::text::count(run.learner.examples(), "example"),
+                crate::text::count(summary.examples, "example"),
                 if saved.is_empty() {
                     "the model was not saved (no -o or --snapshot)".to_owned()
                 } else {
@@ -437,82 +318,6 @@ fn exit_status<F: Real>(run: &Run<'_, F>, state: OnlineState) -> i32 {
         }
         _ => exit::SUCCESS,
     }
-}
-
-/// The learner to start from and the label rule.
-fn starting_point<F: Real>(
-    args: &OnlineArgs,
-    init: Option<AnyModel>,
-    tau: F,
-) -> Result<(Learner<F>, LabelRule)> {
-    let Some(model) = init else {
-        let rule = match &args.positive {
-            Some(p) => LabelRule::Positive(LabelMap {
-                positive: p.clone(),
-                negative: None,
-            }),
-            None => LabelRule::Numeric,
-        };
-        return Ok((Learner::new(!args.no_bias, tau), rule));
-    };
-    let path = args.init.as_deref().unwrap_or(Path::new("--init"));
-    if model.heads() > 1 {
-        return Err(Error::Usage(format!(
-            "--init {} is a one-vs-rest (multiclass) model; online learning trains binary models",
-            path.display()
-        )));
-    }
-    let (weights, bias, has_bias, labels): (Vec<F>, F, bool, LabelMap) = match model {
-        // Widening f32 to f64 is exact.
-        AnyModel::F32(m) => binary_start(&m),
-        AnyModel::F64(_) if F::PRECISION == Precision::F32 => {
-            return Err(Error::Usage(format!(
-                "--init {} is an f64 model; leave out --precision f32 to continue from it exactly",
-                path.display()
-            )));
-        }
-        AnyModel::F64(m) => binary_start(&m),
-    };
-    if args.no_bias && has_bias {
-        return Err(Error::Usage(format!(
-            "--init {} was trained with a bias; leave out --no-bias to continue from it",
-            path.display()
-        )));
-    }
-    if let Some(p) = &args.positive
-        && labels.sign_of(p) != Some(1)
-    {
-        return Err(Error::Usage(format!(
-            "--init {} has +1 = {}, not {}; leave out --positive to use the model's labels",
-            path.display(),
-            Quoted(&labels.positive),
-            Quoted(p)
-        )));
-    }
-    Ok((
-        Learner::from_weights(weights, has_bias.then_some(bias), tau),
-        LabelRule::Model(labels),
-    ))
-}
-
-/// A binary model's feature weights and bias in precision `F` (at least
-/// as wide: exact), whether it has a bias, and its labels.
-fn binary_start<M: Real, F: Real>(m: &Model<M>) -> (Vec<F>, F, bool, LabelMap) {
-    let widen = |v: M| F::from_f64(v.to_f64());
-    (
-        m.weights(0).iter().map(|&v| widen(v)).collect(),
-        widen(m.bias(0)),
-        m.has_bias(),
-        m.labels().cloned().unwrap_or(LabelMap {
-            positive: "+1".into(),
-            negative: Some("-1".into()),
-        }),
-    )
-}
-
-/// The name of a source in reports and model files.
-fn stream_path<'p>(source: StreamSource<'p>) -> &'p Path {
-    source.name()
 }
 
 /// Whether stdout is a regular file (where per-line flushing only costs).

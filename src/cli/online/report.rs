@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::data::Format;
 use crate::float::Precision;
 use crate::online::OnlineState;
+use crate::run::online::OnlineSummary;
 
 /// The summary of an online run, printed as text or JSON.
 #[derive(Serialize, Debug)]
@@ -50,6 +51,44 @@ pub struct OnlineReport {
     pub snapshots: u64,
     pub seconds: f64,
     pub peak_memory_bytes: Option<u64>,
+}
+
+impl OnlineReport {
+    /// The report of the run `s` summarises; `model` and `snapshot` are
+    /// where its model was saved, as shown.
+    pub(super) fn new(s: OnlineSummary, model: Option<String>, snapshot: Option<String>) -> Self {
+        OnlineReport {
+            data: s.data,
+            format: s.format,
+            precision: s.precision,
+            bias: s.bias,
+            positive_label: s.positive_label,
+            negative_label: s.negative_label,
+            label_rule: s.label_rule,
+            init: s.init,
+            init_features: s.init_features,
+            state: s.state,
+            examples: s.examples,
+            features: s.features,
+            features_added: s.features_added,
+            margin_threshold: s.margin_threshold,
+            total_mistakes: s.total_mistakes,
+            wrong_predictions: s.wrong_predictions,
+            prediction_accuracy: s.prediction_accuracy,
+            radius: s.radius,
+            report_bound: s.report_bound,
+            second_pass_rows: s.second_pass_rows,
+            second_pass_correct: s.second_pass_correct,
+            margin: s.margin,
+            mistake_bound: s.mistake_bound,
+            bound_holds: s.bound_holds,
+            model,
+            snapshot,
+            snapshots: s.snapshots,
+            seconds: s.seconds,
+            peak_memory_bytes: s.peak_memory_bytes,
+        }
+    }
 }
 
 /// One `key value` line of the summary, the keys in a column of eleven.

@@ -59,6 +59,30 @@ def test_ctrl_c_raises_keyboard_interrupt_within_a_second(backend, watchdog):
         np.testing.assert_array_equal(getattr(clf, k), v, err_msg=k)
 
 
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+def test_ctrl_c_stops_one_vs_rest_classes_trained_side_by_side(backend, watchdog):
+    # scikit-learn's schedule trains each class alone, several at once: a
+    # stop reaches every class in training, and the fit raises, whichever
+    # classes had finished (it used to panic on the classes never trained).
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((20_000, 200)), rng.integers(0, 4, 20_000)
+    clf = perceptron.Perceptron(max_iter=10**9, tol=None, backend=backend)
+    sent = []
+
+    def ctrl_c():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.5, ctrl_c)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    waited = time.monotonic() - sent[0]
+    assert waited < 1.0, f"KeyboardInterrupt came {waited:.2f} s after SIGINT"
+    assert not hasattr(clf, "coef_")
+
+
 def _count_while(busy):
     """Counts how often this thread runs Python code while `busy` runs in
     another thread, and how long that took."""

@@ -234,21 +234,7 @@ fn fit_one_vs_rest<F: Real>(
             observer,
         )
     };
-    let threads = rayon::current_num_threads();
-    let fits = if trainer.uses_no_device() && threads > 1 {
-        side_by_side::train_heads(heads, threads, &train_head, observer)?
-    } else {
-        let mut fits = Vec::with_capacity(heads);
-        for h in 0..heads {
-            let fit = train_head(h, observer)?;
-            let interrupted = fit.stop == Stop::Interrupted;
-            fits.push(fit);
-            if interrupted {
-                break;
-            }
-        }
-        fits
-    };
+    let fits = each_head(trainer, heads, &train_head, observer)?;
     // The theorem's figures are of the rows trained on.
     let trained = match skipped {
         [] => Cow::Borrowed(data),
@@ -263,6 +249,31 @@ fn fit_one_vs_rest<F: Real>(
         resolved.map(|c| c.labels),
         t0,
     ))
+}
+
+/// Every head trained with `train_head`: side by side on the host's
+/// cores when no device trains them, else one after another; up to the
+/// first interrupted head either way.
+fn each_head<F: Real>(
+    trainer: &EpochRunner,
+    heads: usize,
+    train_head: &side_by_side::TrainHead<'_, F>,
+    observer: &mut dyn Observer<F>,
+) -> Result<Vec<Fit<F>>> {
+    let threads = rayon::current_num_threads();
+    if trainer.uses_no_device() && threads > 1 {
+        return side_by_side::train_heads(heads, threads, train_head, observer);
+    }
+    let mut fits = Vec::with_capacity(heads);
+    for h in 0..heads {
+        let fit = train_head(h, observer)?;
+        let interrupted = fit.stop == Stop::Interrupted;
+        fits.push(fit);
+        if interrupted {
+            break;
+        }
+    }
+    Ok(fits)
 }
 
 /// The rows not `skipped`, in order.

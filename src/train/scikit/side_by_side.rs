@@ -63,83 +63,119 @@ pub(super) fn train_heads<F: Real>(
     observer: &mut dyn Observer<F>,
 ) -> Result<Vec<Fit<F>>> {
     let at_once = heads.min(threads).max(1);
-    let per_head = (threads / at_once).max(1);
-    let next = AtomicUsize::new(0);
-    // A request made before the heads start interrupts the first at its
-    // first poll, as it would alone, and starts no other.
-    let interrupt = AtomicBool::new(observer.should_stop());
-    let no_more = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<Result<Fit<F>>>>> =
-        Mutex::new((0..heads).map(|_| None).collect());
+    let shared = Shared {
+        heads,
+        per_head: (threads / at_once).max(1),
+        train,
+        next: AtomicUsize::new(0),
+        // A request made before the heads start interrupts the first at
+        // its first poll, as it would alone, and starts no other.
+        interrupt: AtomicBool::new(observer.should_stop()),
+        no_more: AtomicBool::new(false),
+        results: Mutex::new((0..heads).map(|_| None).collect()),
+    };
     let (tx, rx) = mpsc::channel::<Message<F>>();
-    let mut observer_error = None;
-    std::thread::scope(|s| {
+    let observer_error = std::thread::scope(|s| {
         for worker in 0..at_once {
-            let tx = tx.clone();
-            let (next, interrupt, no_more, results) = (&next, &interrupt, &no_more, &results);
-            s.spawn(move || {
-                // A pool of its own sets the threads a head's engine uses;
-                // without one (the system refused), the global pool's.
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(per_head)
-                    .build();
-                loop {
-                    let h = next.fetch_add(1, Ordering::Relaxed);
-                    // The first head always starts, as it would alone (a
-                    // stop request then interrupts it at its first poll).
-                    let stopped =
-                        no_more.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed);
-                    if h >= heads || (h > 0 && stopped) {
-                        break;
-                    }
-                    let mut relay = Relay {
-                        tx: &tx,
-                        interrupt,
-                        // One head's progress is the run's progress line.
-                        shows_progress: worker == 0,
-                    };
-                    let fit = match &pool {
-                        Ok(pool) => pool.install(|| train(h, &mut relay)),
-                        Err(_) => train(h, &mut relay),
-                    };
-                    if !matches!(&fit, Ok(f) if f.stop != Stop::Interrupted) {
-                        no_more.store(true, Ordering::Relaxed);
-                    }
-                    lock(results)[h] = Some(fit);
-                }
-            });
+            let (tx, shared) = (tx.clone(), &shared);
+            s.spawn(move || shared.work(worker == 0, &tx));
         }
         drop(tx);
-        loop {
-            match rx.recv_timeout(POLL) {
-                Ok(Message::Progress {
-                    epoch,
-                    position,
-                    rows,
-                }) => observer.on_progress(epoch, position, rows),
-                Ok(Message::EpochEnd(state)) => {
-                    if let Err(e) = observer.on_epoch_end(&state)
-                        && observer_error.is_none()
-                    {
-                        observer_error = Some(e);
-                        interrupt.store(true, Ordering::Relaxed);
-                    }
-                }
-                Ok(Message::Warning(m)) => observer.on_warning(&m),
-                Err(RecvTimeoutError::Timeout) => {}
-                // Every worker is done.
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            if !interrupt.load(Ordering::Relaxed) && observer.should_stop() {
-                interrupt.store(true, Ordering::Relaxed);
-            }
-        }
+        relay_until_done(&rx, &shared.interrupt, observer)
     });
     if let Some(e) = observer_error {
         return Err(e);
     }
-    let results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    let results = shared
+        .results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
     in_class_order(results, |f| f.stop == Stop::Interrupted)
+}
+
+/// What the workers share: the next head to take, the stop flags, and each
+/// head's result.
+struct Shared<'a, F> {
+    heads: usize,
+    per_head: usize,
+    train: &'a TrainHead<'a, F>,
+    next: AtomicUsize,
+    /// The calling thread's observer asked to stop (or failed).
+    interrupt: AtomicBool,
+    /// A head failed or was interrupted: start no other.
+    no_more: AtomicBool,
+    results: Mutex<Vec<Option<Result<Fit<F>>>>>,
+}
+
+impl<F: Real> Shared<'_, F> {
+    /// A worker: takes heads in class order until none is left or one
+    /// stopped the others, each on a pool of `per_head` threads; the first
+    /// worker's head shows the run's progress.
+    fn work(&self, shows_progress: bool, tx: &Sender<Message<F>>) {
+        // A pool of its own sets the threads a head's engine uses; without
+        // one (the system refused), the global pool's.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.per_head)
+            .build();
+        loop {
+            let h = self.next.fetch_add(1, Ordering::Relaxed);
+            // The first head always starts, as it would alone (a stop
+            // request then interrupts it at its first poll).
+            let stopped =
+                self.no_more.load(Ordering::Relaxed) || self.interrupt.load(Ordering::Relaxed);
+            if h >= self.heads || (h > 0 && stopped) {
+                break;
+            }
+            let mut relay = Relay {
+                tx,
+                interrupt: &self.interrupt,
+                shows_progress,
+            };
+            let fit = match &pool {
+                Ok(pool) => pool.install(|| (self.train)(h, &mut relay)),
+                Err(_) => (self.train)(h, &mut relay),
+            };
+            if !matches!(&fit, Ok(f) if f.stop != Stop::Interrupted) {
+                self.no_more.store(true, Ordering::Relaxed);
+            }
+            lock(&self.results)[h] = Some(fit);
+        }
+    }
+}
+
+/// The calling thread while the workers train: forwards their messages to
+/// `observer` and polls it for a stop request, until every worker is done.
+/// The first error the observer returned stops every head.
+fn relay_until_done<F>(
+    rx: &mpsc::Receiver<Message<F>>,
+    interrupt: &AtomicBool,
+    observer: &mut dyn Observer<F>,
+) -> Option<crate::error::Error> {
+    let mut observer_error = None;
+    loop {
+        match rx.recv_timeout(POLL) {
+            Ok(Message::Progress {
+                epoch,
+                position,
+                rows,
+            }) => observer.on_progress(epoch, position, rows),
+            Ok(Message::EpochEnd(state)) => {
+                if let Err(e) = observer.on_epoch_end(&state)
+                    && observer_error.is_none()
+                {
+                    observer_error = Some(e);
+                    interrupt.store(true, Ordering::Relaxed);
+                }
+            }
+            Ok(Message::Warning(m)) => observer.on_warning(&m),
+            Err(RecvTimeoutError::Timeout) => {}
+            // Every worker is done.
+            Err(RecvTimeoutError::Disconnected) => return observer_error,
+        }
+        if !interrupt.load(Ordering::Relaxed) && observer.should_stop() {
+            interrupt.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The heads' results as one after another gives them: every head up to

@@ -234,13 +234,13 @@ fn fit_one_vs_rest<F: Real>(
             observer,
         )
     };
-    let fits = each_head(trainer, heads, &train_head, observer)?;
+    let (fits, how) = each_head(trainer, heads, &train_head, observer)?;
     // The theorem's figures are of the rows trained on.
     let trained = match skipped {
         [] => Cow::Borrowed(data),
         _ => Cow::Owned(data.permuted(&kept(skipped))),
     };
-    Ok(combine(
+    let mut fit = combine(
         params,
         &trained,
         fits,
@@ -248,21 +248,29 @@ fn fit_one_vs_rest<F: Real>(
         heads,
         resolved.map(|c| c.labels),
         t0,
-    ))
+    );
+    if let Some(how) = how {
+        fit.backend_note = Some(match fit.backend_note {
+            Some(note) => format!("{note}; {how}"),
+            None => how,
+        });
+    }
+    Ok(fit)
 }
 
 /// Every head trained with `train_head`: side by side on the host's
-/// cores when no device trains them, else one after another; up to the
-/// first interrupted head either way.
+/// cores when no device trains them (and how, for the report), else one
+/// after another; up to the first interrupted head either way.
 fn each_head<F: Real>(
     trainer: &EpochRunner,
     heads: usize,
     train_head: &side_by_side::TrainHead<'_, F>,
     observer: &mut dyn Observer<F>,
-) -> Result<Vec<Fit<F>>> {
+) -> Result<(Vec<Fit<F>>, Option<String>)> {
     let threads = rayon::current_num_threads();
     if trainer.uses_no_device() && threads > 1 {
-        return side_by_side::train_heads(heads, threads, train_head, observer);
+        let fits = side_by_side::train_heads(heads, threads, train_head, observer)?;
+        return Ok((fits, Some(side_by_side::how(heads, threads))));
     }
     let mut fits = Vec::with_capacity(heads);
     for h in 0..heads {
@@ -273,7 +281,7 @@ fn each_head<F: Real>(
             break;
         }
     }
-    Ok(fits)
+    Ok((fits, None))
 }
 
 /// The rows not `skipped`, in order.

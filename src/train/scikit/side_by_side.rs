@@ -93,6 +93,17 @@ pub(super) fn train_heads<F: Real>(
     in_class_order(results, |f| f.stop == Stop::Interrupted)
 }
 
+/// How `heads` classes share `threads` threads, in the report's words (each
+/// class's engine names only its own threads).
+pub(super) fn how(heads: usize, threads: usize) -> String {
+    let at_once = heads.min(threads).max(1);
+    let per_head = (threads / at_once).max(1);
+    format!(
+        "the {heads} classes trained side by side, {at_once} at a time on {}",
+        crate::text::count(per_head, "thread") + " each"
+    )
+}
+
 /// What the workers share: the next head to take, the stop flags, and each
 /// head's result.
 struct Shared<'a, F> {

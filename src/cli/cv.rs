@@ -1,7 +1,6 @@
 //! `perceptron cv`: stratified k-fold cross-validation of the training
 //! options, folds in parallel, with the mean and spread of accuracy and F1.
 
-use crate::text::Quoted;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -13,10 +12,10 @@ use super::training_args::{MulticlassFlag, RuleFlags, TrainingFlags};
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::evaluation::{Confusion, ConfusionCell, MATRIX_MAX_CLASSES, OvrConfusion};
+use crate::model::evaluation::OvrConfusion;
 use crate::text::count;
 use crate::train::TrainParams;
-use crate::train::cv::{CvSummary, FoldConfusion, cross_validate};
+use crate::train::cv::{CvParams, CvReport};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -97,25 +96,6 @@ impl CvArgs {
     }
 }
 
-/// Everything `cv` reports (as `--json` writes it: [`CvJson`]).
-#[derive(Debug)]
-struct CvReport {
-    data: String,
-    format: crate::data::Format,
-    rows: usize,
-    features: usize,
-    precision: Precision,
-    /// `binary` or `one-vs-rest`.
-    kind: &'static str,
-    /// What `f1` is: `f1 of the +1 class "L"` or `macro f1`.
-    f1_of: String,
-    classes: Vec<String>,
-    folds: usize,
-    seed: u64,
-    summary: CvSummary,
-    seconds: f64,
-}
-
 pub fn run(args: &CvArgs) -> Result<i32> {
     match Precision::from(args.training.precision) {
         Precision::F32 => run_in::<f32>(args),
@@ -132,51 +112,16 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
     } else {
         Dataset::from_raw(raw, &args.data, opts.positive.as_deref())?
     };
-    if args.folds < 2 || args.folds > data.rows() {
-        return Err(Error::Usage(format!(
-            "--folds must be between 2 and the rows of {} ({}), got {}",
-            args.data.display(),
-            data.rows(),
-            args.folds
-        )));
-    }
-    let (mut backend, gpu) = args.backend.resolve();
-    let asked = backend;
-    if backend == crate::engine::backend::Backend::Auto && args.backend.gpu.adapter.is_none() {
-        // K folds at once: the CPU engine unless a GPU is asked for.
-        backend = crate::engine::backend::Backend::Cpu;
-    }
-    let t0 = std::time::Instant::now();
-    let summary = cross_validate(&data, &params, args.folds, args.seed, backend, &gpu)?;
-    let ovr = params.multiclass;
-    let classes: Vec<String> = if ovr {
-        data.classes.iter().map(|c| c.text.clone()).collect()
-    } else {
-        vec![
-            data.label_map.negative_text().to_owned(),
-            data.label_map.positive.clone(),
-        ]
-    };
-    let report = CvReport {
-        data: args.data.display().to_string(),
-        format: data.format,
-        rows: data.rows(),
-        features: data.cols(),
-        precision: F::PRECISION,
-        kind: if ovr { "one-vs-rest" } else { "binary" },
-        f1_of: if ovr {
-            "macro f1".into()
-        } else {
-            format!("f1 of the +1 class {}", Quoted(&data.label_map.positive))
-        },
-        classes,
+    let (backend, gpu) = args.backend.resolve();
+    let cv = CvParams {
         folds: args.folds,
         seed: args.seed,
-        summary,
-        seconds: t0.elapsed().as_secs_f64(),
+        backend,
+        gpu,
     };
+    let report = CvReport::run(&data, &args.data, &params, &cv)?;
     if args.json {
-        let text = serde_json::to_string(&json(&report, asked))
+        let text = serde_json::to_string(&json(&report, backend))
             .map_err(|e| Error::Train(e.to_string()))?;
         super::stdout::print_line(&text)?;
     } else {
@@ -256,7 +201,7 @@ fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> 
                 correct: f.correct,
                 accuracy: f.accuracy,
                 f1: f.f1,
-                confusion: fold_confusion(&f.confusion, &r.classes),
+                confusion: OvrConfusion::of_fold(&f.confusion, &r.classes),
                 backend: BackendReport {
                     requested,
                     engines: f.backend.iter().map(|n| EngineReport::of_name(n)).collect(),
@@ -268,30 +213,6 @@ fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> 
         f1: sm.f1,
         f1_undefined: sm.f1_undefined,
         seconds: r.seconds,
-    }
-}
-
-/// A fold's confusion counts as `eval --json` writes them: the whole
-/// matrix up to [`MATRIX_MAX_CLASSES`] classes, its non-zero cells beyond
-/// (a matrix of 8,000 classes would be 64 million numbers a fold).
-fn fold_confusion(c: &FoldConfusion, labels: &[String]) -> OvrConfusion {
-    if c.classes <= MATRIX_MAX_CLASSES {
-        return OvrConfusion::Matrix(Confusion {
-            labels: labels.to_vec(),
-            matrix: c.matrix(),
-        });
-    }
-    OvrConfusion::Cells {
-        classes: c.classes,
-        cells: c
-            .cells
-            .iter()
-            .map(|&(t, p, rows)| ConfusionCell {
-                truth: labels[t].clone(),
-                predicted: labels[p].clone(),
-                rows,
-            })
-            .collect(),
     }
 }
 

@@ -3,13 +3,11 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde::Serialize;
 
 use super::args::PrecisionArg;
-use crate::data::write::OutputFormat;
 use crate::error::{Error, Result, exit};
-use crate::float::{Precision, Real};
-use crate::r#gen::{Density, GenOptions, GenSummary, Generator};
+use crate::float::Precision;
+use crate::r#gen::{GenParams, GenReport};
 use crate::text::{count, fmt_g};
 
 const EXAMPLES: &str = "\
@@ -120,97 +118,40 @@ pub enum DensityArg {
     Sparse,
 }
 
-/// What was generated.
-#[derive(Serialize, Debug)]
-pub struct GenReport {
-    pub output: String,
-    pub format: OutputFormat,
-    pub precision: Precision,
-    pub sparse: bool,
-    pub bias: bool,
-    /// The planted margin gamma (`--planted-margin`).
-    pub planted_margin: f64,
-    /// The bound R on ||x~||.
-    pub radius: f64,
-    /// (R/gamma)^2, the convergence theorem's bound on the mistakes.
-    pub mistake_bound: f64,
-    pub noise: f64,
-    pub seed: u64,
-    #[serde(flatten)]
-    pub summary: GenSummary,
-    pub rows_per_second: f64,
-    pub megabytes_per_second: f64,
-}
-
 impl GenArgs {
-    /// The library's options for these arguments.
-    pub fn options(&self) -> Result<GenOptions> {
+    /// The library's parameters for these arguments.
+    pub fn params(&self) -> Result<GenParams> {
         if let Some(v) = &self.renamed_margin {
             return Err(Error::Usage(format!(
                 "gen's planted margin is --planted-margin {v} (--margin is train's update \
                  threshold tau)"
             )));
         }
-        let density = match (self.density, self.nnz) {
-            (DensityArg::Dense, None) => Density::Dense,
-            (DensityArg::Dense, Some(_)) => {
-                return Err(Error::Usage(
-                    "--nnz applies to sparse data; add --density sparse".into(),
-                ));
-            }
-            (DensityArg::Sparse, k) => Density::Sparse {
-                nnz: k.unwrap_or(self.features.min(10)),
-            },
-        };
-        Ok(GenOptions {
+        Ok(GenParams {
+            output: self.output.clone(),
             rows: self.rows,
             features: self.features,
-            density,
-            margin: self.planted_margin,
+            sparse: self.density == DensityArg::Sparse,
+            nnz: self.nnz,
+            planted_margin: self.planted_margin,
             radius: self.radius,
             noise: self.noise,
             seed: self.seed,
             bias: !self.no_bias,
+            precision: Precision::from(self.precision),
         })
     }
 }
 
 pub fn run(args: &GenArgs) -> Result<i32> {
-    match Precision::from(args.precision) {
-        Precision::F32 => run_in::<f32>(args),
-        Precision::F64 => run_in::<f64>(args),
-    }
-}
-
-fn run_in<F: Real>(args: &GenArgs) -> Result<i32> {
-    let options = args.options()?;
-    let sparse = matches!(options.density, Density::Sparse { .. });
-    let format = OutputFormat::of_output(&args.output, sparse)?;
-    let g = Generator::new(options)?;
-    crate::output::check_destination(&args.output)?;
-    let summary = g.write::<F>(&args.output, format)?;
-    let secs = summary.seconds.max(1e-9);
-    let report = GenReport {
-        output: crate::output::shown(&args.output),
-        format,
-        precision: F::PRECISION,
-        sparse: matches!(g.options().density, Density::Sparse { .. }),
-        bias: g.options().bias,
-        planted_margin: g.margin(),
-        radius: g.radius(),
-        mistake_bound: (g.radius() / g.margin()).powi(2),
-        noise: args.noise,
-        seed: args.seed,
-        rows_per_second: summary.rows as f64 / secs,
-        megabytes_per_second: summary.bytes as f64 / secs / 1e6,
-        summary,
-    };
+    let run = args.params()?.check()?;
+    let report = run.run()?;
     let text = if args.json {
         serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
     } else {
         render(&report)
     };
-    super::stdout::print_summary(&text, crate::output::is_stdout(&args.output))?;
+    super::stdout::print_summary(&text, run.writes_stdout())?;
     Ok(exit::SUCCESS)
 }
 

@@ -75,7 +75,10 @@ use crate::error::{Error, Result};
 use crate::train::shuffle::SplitMix64;
 
 mod rows;
+mod run;
 mod write;
+
+pub use run::{GenParams, GenReport, GenRun};
 
 /// SplitMix64's increment: state k of a stream seeded with S is S + k * GOLDEN.
 const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;

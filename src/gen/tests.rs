@@ -406,3 +406,70 @@ fn sparse_indices_follow_floyds_algorithm_as_documented() {
         }
     }
 }
+
+fn params(output: &str) -> GenParams {
+    GenParams {
+        output: PathBuf::from(output),
+        rows: 20,
+        features: 30,
+        sparse: false,
+        nnz: None,
+        planted_margin: None,
+        radius: None,
+        noise: 0.0,
+        seed: 0,
+        bias: true,
+        precision: crate::float::Precision::F32,
+    }
+}
+
+#[test]
+fn params_give_the_density_and_its_values_per_row() {
+    assert_eq!(params("a.csv").options().unwrap().density, Density::Dense);
+    let sparse = GenParams {
+        sparse: true,
+        ..params("a.svm")
+    };
+    // 10, or D if smaller, unless told.
+    assert_eq!(
+        sparse.options().unwrap().density,
+        Density::Sparse { nnz: 10 }
+    );
+    let narrow = GenParams {
+        features: 4,
+        ..sparse.clone()
+    };
+    assert_eq!(
+        narrow.options().unwrap().density,
+        Density::Sparse { nnz: 4 }
+    );
+    let told = GenParams {
+        nnz: Some(3),
+        ..sparse
+    };
+    assert_eq!(told.options().unwrap().density, Density::Sparse { nnz: 3 });
+    let dense_nnz = GenParams {
+        nnz: Some(3),
+        ..params("a.csv")
+    };
+    assert!(matches!(dense_nnz.options(), Err(Error::Usage(m)) if m.contains("--density sparse")));
+}
+
+#[test]
+fn a_checked_run_writes_and_reports_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.csv");
+    assert!(params("g.txt").check().is_err(), "the format is checked");
+    let run = params(path.to_str().unwrap()).check().unwrap();
+    assert!(!run.writes_stdout());
+    let report = run.run().unwrap();
+    assert_eq!(report.summary.rows, 20);
+    assert_eq!(report.summary.cols, 30);
+    assert!(!report.sparse && report.bias);
+    assert_eq!(
+        report.mistake_bound,
+        (report.radius / report.planted_margin).powi(2)
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 20);
+}

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 use crate::model::Model;
 use crate::text::{Quoted, count};
+use crate::train::cv::FoldConfusion;
 
 /// Models with at most this many classes get the full confusion matrix;
 /// beyond, a matrix of K x K cells (64 million at 8,000 classes) is neither
@@ -56,6 +57,33 @@ pub enum OvrConfusion {
         /// model's order.
         cells: Vec<ConfusionCell>,
     },
+}
+
+impl OvrConfusion {
+    /// A cross-validation fold's confusion counts as `eval --json` writes
+    /// them: the whole matrix up to [`MATRIX_MAX_CLASSES`] classes, its
+    /// non-zero cells beyond (a matrix of 8,000 classes would be 64 million
+    /// numbers a fold). `labels` are the classes in the fold's order.
+    pub fn of_fold(c: &FoldConfusion, labels: &[String]) -> Self {
+        if c.classes <= MATRIX_MAX_CLASSES {
+            return OvrConfusion::Matrix(Confusion {
+                labels: labels.to_vec(),
+                matrix: c.matrix(),
+            });
+        }
+        OvrConfusion::Cells {
+            classes: c.classes,
+            cells: c
+                .cells
+                .iter()
+                .map(|&(t, p, rows)| ConfusionCell {
+                    truth: labels[t].clone(),
+                    predicted: labels[p].clone(),
+                    rows,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Precision, recall and F1 of the +1 class; `None` where undefined (0/0).
@@ -368,5 +396,45 @@ impl OvrEvalReport {
             macro_f1: mean(|c| c.f1),
             classes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(k: usize) -> Vec<String> {
+        (0..k).map(|c| format!("c{c}")).collect()
+    }
+
+    #[test]
+    fn a_folds_counts_are_a_matrix_up_to_the_limit_and_cells_beyond() {
+        let small = FoldConfusion {
+            classes: 2,
+            cells: vec![(0, 0, 3), (1, 0, 1)],
+        };
+        assert_eq!(
+            OvrConfusion::of_fold(&small, &labels(2)),
+            OvrConfusion::Matrix(Confusion {
+                labels: labels(2),
+                matrix: vec![vec![3, 0], vec![1, 0]],
+            })
+        );
+        let k = MATRIX_MAX_CLASSES + 1;
+        let large = FoldConfusion {
+            classes: k,
+            cells: vec![(k - 1, 0, 2)],
+        };
+        assert_eq!(
+            OvrConfusion::of_fold(&large, &labels(k)),
+            OvrConfusion::Cells {
+                classes: k,
+                cells: vec![ConfusionCell {
+                    truth: format!("c{}", k - 1),
+                    predicted: "c0".into(),
+                    rows: 2,
+                }],
+            }
+        );
     }
 }

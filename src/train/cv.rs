@@ -17,16 +17,18 @@
 //! default; F1 over the folds where it is defined).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::data::Dataset;
+use crate::data::{Dataset, Format};
 use crate::engine::backend::Backend;
 use crate::engine::gpu::GpuOptions;
 use crate::engine::reference;
 use crate::error::{Error, Result};
-use crate::float::Real;
+use crate::float::{Precision, Real};
+use crate::text::Quoted;
 use crate::train::folds;
 use crate::train::params::CheckedParams;
 use crate::train::shuffle::permutation;
@@ -205,6 +207,107 @@ pub fn cross_validate<F: Real>(
     Ok(CvSummary::of(results))
 }
 
+/// How a cross-validation runs, beside the training parameters: the
+/// folds, the seed that deals them, and where each fold trains.
+#[derive(Clone, Debug)]
+pub struct CvParams {
+    /// K, the number of folds.
+    pub folds: usize,
+    /// Seed of the permutation that deals the folds.
+    pub seed: u64,
+    /// The backend asked for; see [`CvParams::fold_backend`].
+    pub backend: Backend,
+    pub gpu: GpuOptions,
+}
+
+impl CvParams {
+    /// Where each fold trains: K folds at once go to the CPU engine when
+    /// the choice is left open (`auto` without a named adapter), a GPU
+    /// only when one is asked for.
+    pub fn fold_backend(&self) -> Backend {
+        if self.backend == Backend::Auto && self.gpu.adapter.name.is_none() {
+            Backend::Cpu
+        } else {
+            self.backend
+        }
+    }
+
+    /// K must be between 2 and the rows of the data (read from `path`).
+    pub fn check_folds(&self, rows: usize, path: &Path) -> Result<()> {
+        if self.folds < 2 || self.folds > rows {
+            return Err(Error::Usage(format!(
+                "--folds must be between 2 and the rows of {} ({rows}), got {}",
+                path.display(),
+                self.folds
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Everything a cross-validation reports, for a front end to render.
+#[derive(Clone, Debug)]
+pub struct CvReport {
+    /// The data file as shown.
+    pub data: String,
+    pub format: Format,
+    pub rows: usize,
+    pub features: usize,
+    pub precision: Precision,
+    /// `binary` or `one-vs-rest`.
+    pub kind: &'static str,
+    /// What `f1` is: `f1 of the +1 class "L"` or `macro f1`.
+    pub f1_of: String,
+    /// The classes in the folds' confusion order: a binary run's -1 class
+    /// then its +1 class; a one-vs-rest run's classes in the data's order.
+    pub classes: Vec<String>,
+    pub folds: usize,
+    pub seed: u64,
+    pub summary: CvSummary,
+    /// Wall time of the folds.
+    pub seconds: f64,
+}
+
+impl CvReport {
+    /// Checks the folds against `data` (read from `path`), cross-validates
+    /// `params` on it and gathers the report.
+    pub fn run<F: Real>(
+        data: &Dataset<F>,
+        path: &Path,
+        params: &CheckedParams,
+        cv: &CvParams,
+    ) -> Result<Self> {
+        cv.check_folds(data.rows(), path)?;
+        let backend = cv.fold_backend();
+        let t0 = std::time::Instant::now();
+        let summary = cross_validate(data, params, cv.folds, cv.seed, backend, &cv.gpu)?;
+        let ovr = params.multiclass;
+        let positive = &data.label_map.positive;
+        Ok(CvReport {
+            data: path.display().to_string(),
+            format: data.format,
+            rows: data.rows(),
+            features: data.cols(),
+            precision: F::PRECISION,
+            kind: if ovr { "one-vs-rest" } else { "binary" },
+            f1_of: if ovr {
+                "macro f1".into()
+            } else {
+                format!("f1 of the +1 class {}", Quoted(positive))
+            },
+            classes: if ovr {
+                data.classes.iter().map(|c| c.text.clone()).collect()
+            } else {
+                vec![data.label_map.negative_text().to_owned(), positive.clone()]
+            },
+            folds: cv.folds,
+            seed: cv.seed,
+            summary,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+}
+
 fn one_fold<F: Real>(
     data: &Dataset<F>,
     params: &CheckedParams,
@@ -307,6 +410,42 @@ fn confusion<F: Real>(test: &Dataset<F>, weights: &[F], bias: bool, heads: usize
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cv_params(folds: usize, backend: Backend, adapter: Option<&str>) -> CvParams {
+        let mut gpu = GpuOptions::default();
+        gpu.adapter.name = adapter.map(str::to_owned);
+        CvParams {
+            folds,
+            seed: 0,
+            backend,
+            gpu,
+        }
+    }
+
+    #[test]
+    fn folds_train_on_the_cpu_unless_a_gpu_is_asked_for() {
+        let cv = |b, a| cv_params(3, b, a).fold_backend();
+        assert_eq!(cv(Backend::Auto, None), Backend::Cpu);
+        assert_eq!(cv(Backend::Auto, Some("x")), Backend::Auto);
+        assert_eq!(cv(Backend::Gpu, None), Backend::Gpu);
+        assert_eq!(cv(Backend::Reference, None), Backend::Reference);
+    }
+
+    #[test]
+    fn folds_are_between_two_and_the_rows() {
+        let path = Path::new("d.csv");
+        for (k, ok) in [(1, false), (2, true), (10, true), (11, false)] {
+            let r = cv_params(k, Backend::Cpu, None).check_folds(10, path);
+            assert_eq!(r.is_ok(), ok, "{k}");
+        }
+        let e = cv_params(11, Backend::Cpu, None)
+            .check_folds(10, path)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--folds must be between 2 and the rows of d.csv (10), got 11"
+        );
+    }
 
     #[test]
     fn spreads_are_population_ones() {

@@ -21,7 +21,7 @@ Examples:
 
 The same options and --seed always give byte-identical files, on every
 platform and in every version. The algorithm is documented in the source
-(src/gen.rs).
+(src/gen/mod.rs).
 
 Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
 (Ctrl-C, SIGTERM or SIGHUP: the partial output is removed).";

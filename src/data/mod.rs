@@ -21,6 +21,7 @@ pub mod blocks;
 pub mod bundled;
 pub mod csv;
 pub mod dataset;
+pub mod describe;
 pub mod exact;
 pub mod facts;
 pub mod fingerprint;

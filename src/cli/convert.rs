@@ -9,10 +9,10 @@ use serde::Serialize;
 
 use super::args::{DataArgs, LayoutArg, PrecisionArg};
 use crate::data::binary::Layout;
+use crate::data::convert::Conversion;
 use crate::data::exact::{self, Exact};
-use crate::data::write::{OutputFormat, with_layout, write_raw_based};
-use crate::data::{self, Features};
-use crate::data::{IndexBase, LoadOptions};
+use crate::data::write::OutputFormat;
+use crate::data::{self, IndexBase, LibsvmInfo, LoadOptions};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 
@@ -156,41 +156,30 @@ fn write_in<F: Real>(
     super::args::warn_csv_options(&opts, raw.format, &args.input);
     let read_seconds = t0.elapsed().as_secs_f64();
     let input_format = raw.format;
-    check_dense_space(args, &raw, to_stdout)?;
-    let raw = match args.layout.map(Layout::from) {
-        Some(l) => with_layout(raw, l, &args.input)?,
-        None => raw,
-    };
-    let format = OutputFormat::of_output(&args.output, raw.features.is_sparse())?;
-    // LIBSVM is written one-based, the standard, unless asked.
-    let base = args.data_args.libsvm.index_base().unwrap_or(IndexBase::One);
-    if format == OutputFormat::Libsvm {
-        note_index_base(args, &raw, base);
+    let layout = args.layout.map(Layout::from);
+    let base = args.data_args.libsvm.index_base();
+    let plan = Conversion::plan(raw, &args.input, &args.output, layout, base)?;
+    if let Some(info) = plan.index_base_change() {
+        note_index_base(args, info, plan.index_base);
     }
-    let t1 = Instant::now();
-    let bytes = write_raw_based(&args.output, &raw, format, base)?;
-    let write_seconds = t1.elapsed().as_secs_f64();
-    let stored_values = match &raw.features {
-        Features::Dense(m) => m.values.len(),
-        Features::Sparse(m) => m.values.len(),
-    };
+    let done = plan.write(&args.output)?;
     let report = ConvertReport {
         input: data::source::name(&args.input).display().to_string(),
         input_format,
         output: crate::output::shown(&args.output),
-        output_format: format,
-        index_base: (format == OutputFormat::Libsvm).then_some(base),
-        layout: Layout::of(&raw.features),
-        precision: F::PRECISION,
+        output_format: done.format,
+        index_base: done.index_base,
+        layout: done.layout,
+        precision: done.precision,
         precision_reason,
-        rows: raw.features.rows(),
-        features: raw.features.cols(),
-        stored_values,
-        nonzeros: raw.features.nonzeros(),
-        labels: raw.table.classes().len(),
-        bytes,
+        rows: done.rows,
+        features: done.features,
+        stored_values: done.stored_values,
+        nonzeros: done.nonzeros,
+        labels: done.labels,
+        bytes: done.bytes,
         read_seconds,
-        write_seconds,
+        write_seconds: done.write_seconds,
     };
     let text = if args.json {
         serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?
@@ -201,42 +190,21 @@ fn write_in<F: Real>(
     Ok(exit::SUCCESS)
 }
 
-/// A dense copy of sparse data can be thousands of times its size (one
-/// index of 2^31 asks for 16 GiB): the disk is checked before the copy
-/// is made, and again, for every output, before writing.
-fn check_dense_space<F: Real>(
-    args: &ConvertArgs,
-    raw: &data::RawData<F>,
-    to_stdout: bool,
-) -> Result<()> {
-    if let (Some(LayoutArg::Dense), Features::Sparse(m)) = (args.layout, &raw.features)
-        && !to_stdout
-        && OutputFormat::from_path(&args.output)? == OutputFormat::Binary
-    {
-        let cells = (m.rows() as u64).saturating_mul(m.cols as u64);
-        let bytes = cells.saturating_mul(std::mem::size_of::<F>() as u64);
-        crate::output::check_space(&args.output, bytes)?;
-    }
-    Ok(())
-}
-
-/// Says on stderr when LIBSVM output counts its indices from another base
-/// than the input was read in (`base`: the output's).
-fn note_index_base<F: Real>(args: &ConvertArgs, raw: &data::RawData<F>, base: IndexBase) {
-    if let Some(info) = raw.libsvm.as_ref().filter(|i| i.base != base) {
-        eprintln!(
-            "perceptron: note: {} is read {}; {} counts features {} (pass --{} to keep the \
-             input's)",
-            data::source::name(&args.input).display(),
-            info.describe(),
-            crate::output::shown(&args.output),
-            match base {
-                IndexBase::One => "from 1, the LIBSVM standard",
-                IndexBase::Zero => "from 0",
-            },
-            info.base.words()
-        );
-    }
+/// Says on stderr that LIBSVM output counts its indices from another base
+/// (`base`) than the input was read in (`input`).
+fn note_index_base(args: &ConvertArgs, input: &LibsvmInfo, base: IndexBase) {
+    eprintln!(
+        "perceptron: note: {} is read {}; {} counts features {} (pass --{} to keep the \
+         input's)",
+        data::source::name(&args.input).display(),
+        input.describe(),
+        crate::output::shown(&args.output),
+        match base {
+            IndexBase::One => "from 1, the LIBSVM standard",
+            IndexBase::Zero => "from 0",
+        },
+        input.base.words()
+    );
 }
 
 /// The one-line text summary of a conversion.

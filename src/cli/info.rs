@@ -1,14 +1,14 @@
 //! `perceptron info`: what a data file holds, before training on it.
 
 use crate::text::Quoted;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use serde::Serialize;
 
 use super::args::{DataArgs, PrecisionArg};
 use super::stdout::write_stdout;
-use crate::data::{self, RawData, bundled, labels, stats};
+use crate::data::describe::{self, Description, LabelCount, Mapping};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::text::count;
@@ -60,26 +60,6 @@ pub struct InfoArgs {
     pub data_args: DataArgs,
 }
 
-/// One distinct label value.
-#[derive(Serialize, Debug, Clone, PartialEq)]
-pub struct LabelCount {
-    pub label: String,
-    pub rows: u64,
-    /// The line where the value first appears.
-    pub first_line: u64,
-}
-
-/// How `train` would map the labels to -1/+1.
-#[derive(Serialize, Debug, Clone, PartialEq)]
-pub struct Mapping {
-    pub positive_label: String,
-    /// `None` in one-vs-rest (every value other than the positive label is
-    /// -1).
-    pub negative_label: Option<String>,
-    pub positive_rows: u64,
-    pub negative_rows: u64,
-}
-
 /// Everything `info` reports.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct InfoReport {
@@ -129,8 +109,8 @@ pub struct InfoReport {
 
 pub fn run(args: &InfoArgs) -> Result<i32> {
     let report = match Precision::from(args.precision) {
-        Precision::F32 => describe::<f32>(args)?,
-        Precision::F64 => describe::<f64>(args)?,
+        Precision::F32 => info_report::<f32>(args)?,
+        Precision::F64 => info_report::<f64>(args)?,
     };
     let text = if args.json {
         let mut t = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
@@ -143,152 +123,47 @@ pub fn run(args: &InfoArgs) -> Result<i32> {
     Ok(exit::SUCCESS)
 }
 
-/// The number as the shortest decimal of its own precision, widened to f64
-/// only for JSON (so an f32 0.7 reports as 0.7, not 0.699999988079071).
-fn shortest<F: Real>(v: F) -> f64 {
-    v.to_string().parse().unwrap_or_else(|_| v.to_f64())
+/// Reads the file, warns of options its format ignores, and describes it.
+pub fn info_report<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
+    let opts = args.data_args.load_options(None);
+    let (raw, path) = describe::read::<F>(args.data.as_deref(), &opts)?;
+    super::args::warn_csv_options(&opts, raw.format, &path);
+    let d = describe::describe(&raw, &path, args.positive.as_deref())?;
+    Ok(InfoReport::from(d))
 }
 
-fn load<F: Real>(args: &InfoArgs) -> Result<(RawData<F>, PathBuf)> {
-    let opts = args.data_args.load_options(None);
-    // No DATA: piped standard input, else the bundled demo.
-    match args.data.clone().or_else(data::source::omitted_data) {
-        Some(path) => Ok((
-            data::load_raw(&path, &opts).map_err(|e| match args.data {
-                None => data::source::explain_omitted(e),
-                Some(_) => e,
-            })?,
-            data::source::name(&path).to_path_buf(),
-        )),
-        None => {
-            let path = Path::new(bundled::NAME);
-            let raw = data::csv::parse(bundled::DIGITS_3V5_CSV.as_bytes(), path, &opts)?;
-            Ok((raw, path.to_path_buf()))
+impl From<Description> for InfoReport {
+    /// Field by field; the label rule's error in the CLI's words.
+    fn from(d: Description) -> Self {
+        let (mapping, mapping_error) = match d.mapping {
+            Ok(m) => (Some(m), None),
+            Err(e) => (None, Some(super::errors::label_rule(&e))),
+        };
+        InfoReport {
+            data: d.data.display().to_string(),
+            format: d.format,
+            header_line: d.header_line,
+            ignored_columns: d.ignored_columns,
+            index_base: d.index_base,
+            index_base_why: d.index_base_why,
+            rows: d.rows,
+            features: d.features,
+            nonzeros: d.nonzeros,
+            density: d.density,
+            storage: if d.sparse { "sparse" } else { "dense" }.into(),
+            precision: d.precision,
+            storage_bytes: d.storage_bytes,
+            other_layout_bytes: d.other_layout_bytes,
+            labels: d.labels,
+            mapping,
+            mapping_error,
+            radius_with_bias: d.radius_with_bias,
+            radius_without_bias: d.radius_without_bias,
+            min_value: d.min_value,
+            max_value: d.max_value,
+            warnings: d.warnings,
         }
     }
-}
-
-/// Reads the file and computes the report.
-pub fn describe<F: Real>(args: &InfoArgs) -> Result<InfoReport> {
-    let (raw, path) = load::<F>(args)?;
-    super::args::warn_csv_options(&args.data_args.load_options(None), raw.format, &path);
-    let f = &raw.features;
-    let (rows, cols) = (f.rows(), f.cols());
-    let summary = stats::summary(f);
-    let nonzeros = summary.nonzeros;
-    let cells = rows as f64 * cols as f64;
-    let size = std::mem::size_of::<F>();
-    let other_layout_bytes = if f.is_sparse() {
-        rows.saturating_mul(cols).saturating_mul(size)
-    } else {
-        nonzeros * (size + 4) + (rows + 1) * 8
-    };
-    let classes = raw.table.classes();
-    let (mapping, mapping_error) = label_mapping(args, &raw, &path)?;
-    let mm = summary.range;
-    let largest_norm_sq = summary.largest_norm_sq;
-    let radius_with_bias = stats::radius_from(largest_norm_sq, true);
-    let warnings: Vec<String> = overflow_warning::<F>(radius_with_bias)
-        .into_iter()
-        .collect();
-    Ok(InfoReport {
-        data: path.display().to_string(),
-        format: raw.format,
-        header_line: raw.csv.as_ref().and_then(|c| c.header_line),
-        ignored_columns: raw
-            .csv
-            .as_ref()
-            .map(crate::data::CsvInfo::ignored_names)
-            .unwrap_or_default(),
-        index_base: raw.libsvm.as_ref().map(|l| l.base),
-        index_base_why: raw.libsvm.as_ref().map(crate::data::LibsvmInfo::describe),
-        rows,
-        features: cols,
-        nonzeros,
-        density: if cells > 0.0 {
-            nonzeros as f64 / cells
-        } else {
-            0.0
-        },
-        storage: if f.is_sparse() { "sparse" } else { "dense" }.into(),
-        precision: F::PRECISION,
-        storage_bytes: f.storage_bytes(),
-        other_layout_bytes,
-        labels: classes
-            .iter()
-            .map(|c| LabelCount {
-                label: c.text.clone(),
-                rows: c.count,
-                first_line: c.first_line,
-            })
-            .collect(),
-        mapping,
-        mapping_error,
-        radius_with_bias,
-        radius_without_bias: stats::radius_from(largest_norm_sq, false),
-        min_value: mm.map(|(lo, _)| shortest(lo)),
-        max_value: mm.map(|(_, hi)| shortest(hi)),
-        warnings,
-    })
-}
-
-/// How `train` would map the labels to -1/+1 (with the rows of each
-/// side), or why it would refuse them. A --positive label that is not in
-/// the file is an error here too.
-fn label_mapping<F: Real>(
-    args: &InfoArgs,
-    raw: &RawData<F>,
-    path: &Path,
-) -> Result<(Option<Mapping>, Option<String>)> {
-    let classes = raw.table.classes();
-    let rows = raw.features.rows();
-    Ok(match labels::decide(&raw.table, args.positive.as_deref()) {
-        Ok((map, signs)) => {
-            let positive_rows: u64 = classes
-                .iter()
-                .zip(&signs)
-                .filter(|(_, s)| **s > 0)
-                .map(|(c, _)| c.count)
-                .sum();
-            let mapping = Mapping {
-                positive_label: map.positive,
-                negative_label: map.negative,
-                positive_rows,
-                negative_rows: rows as u64 - positive_rows,
-            };
-            (Some(mapping), None)
-        }
-        // Asking for a label that is not there is a mistake to report.
-        Err(rule @ labels::LabelRuleError::UnknownPositive { .. }) => {
-            return Err(Error::Labels {
-                path: path.to_path_buf(),
-                rule,
-            });
-        }
-        Err(e) => (None, Some(super::errors::label_rule(&e))),
-    })
-}
-
-/// The warning for data whose squared radius is beyond precision F's
-/// range: training in F would overflow.
-fn overflow_warning<F: Real>(radius_with_bias: f64) -> Option<String> {
-    let squared = radius_with_bias * radius_with_bias;
-    (squared.is_nan() || squared > F::MAX_VALUE).then(|| {
-        format!(
-            "the largest squared norm ||x~||^2 is {}, beyond {}'s largest number ({}): \
-             training in {} will overflow (w.x reaches about ||x||^2 after one update); \
-             rescale the features{}",
-            crate::text::fmt_g(squared),
-            F::PRECISION,
-            crate::text::fmt_g(F::MAX_VALUE),
-            F::PRECISION,
-            if F::PRECISION == Precision::F32 {
-                ", or train with --precision f64"
-            } else {
-                ""
-            }
-        )
-    })
 }
 
 /// A value exactly as read (its shortest decimal), in scientific notation

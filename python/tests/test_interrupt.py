@@ -23,6 +23,22 @@ def noise(rows=20_000, cols=200, seed=0):
     return rng.standard_normal((rows, cols)), rng.integers(0, 2, rows)
 
 
+def _seconds_to_interrupt(clf, X, y):
+    """Fits `clf` with Ctrl-C sent half a second in: the seconds from the
+    signal to the KeyboardInterrupt the fit must raise."""
+    sent = []
+
+    def ctrl_c():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.5, ctrl_c)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    return time.monotonic() - sent[0]
+
+
 @pytest.fixture
 def watchdog():
     # A test of Ctrl-C must not hang the suite if Ctrl-C is ignored.
@@ -41,17 +57,7 @@ def test_ctrl_c_raises_keyboard_interrupt_within_a_second(backend, watchdog):
         clf.fit(X[:100], y[:100])
     before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(clf).items()}
     clf.set_params(max_iter=10**9)
-    sent = []
-
-    def ctrl_c():
-        sent.append(time.monotonic())
-        os.kill(os.getpid(), signal.SIGINT)
-
-    timer = threading.Timer(0.5, ctrl_c)
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        clf.fit(X, y)
-    waited = time.monotonic() - sent[0]
+    waited = _seconds_to_interrupt(clf, X, y)
     assert waited < 1.0, f"KeyboardInterrupt came {waited:.2f} s after SIGINT"
     clf.set_params(max_iter=2)
     assert vars(clf).keys() == before.keys()
@@ -68,17 +74,7 @@ def test_ctrl_c_stops_one_vs_rest_classes_trained_side_by_side(backend, watchdog
     rng = np.random.default_rng(1)
     X, y = rng.standard_normal((20_000, 200)), rng.integers(0, 4, 20_000)
     clf = perceptron.Perceptron(max_iter=10**9, tol=None, backend=backend)
-    sent = []
-
-    def ctrl_c():
-        sent.append(time.monotonic())
-        os.kill(os.getpid(), signal.SIGINT)
-
-    timer = threading.Timer(0.5, ctrl_c)
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        clf.fit(X, y)
-    waited = time.monotonic() - sent[0]
+    waited = _seconds_to_interrupt(clf, X, y)
     assert waited < 1.0, f"KeyboardInterrupt came {waited:.2f} s after SIGINT"
     assert not hasattr(clf, "coef_")
 

@@ -62,10 +62,10 @@ pub(super) fn train_heads<F: Real>(
     train: &TrainHead<'_, F>,
     observer: &mut dyn Observer<F>,
 ) -> Result<Vec<Fit<F>>> {
-    let at_once = heads.min(threads).max(1);
+    let (at_once, per_head) = sharing(heads, threads);
     let shared = Shared {
         heads,
-        per_head: (threads / at_once).max(1),
+        per_head,
         train,
         next: AtomicUsize::new(0),
         // A request made before the heads start interrupts the first at
@@ -96,12 +96,18 @@ pub(super) fn train_heads<F: Real>(
 /// How `heads` classes share `threads` threads, in the report's words (each
 /// class's engine names only its own threads).
 pub(super) fn how(heads: usize, threads: usize) -> String {
-    let at_once = heads.min(threads).max(1);
-    let per_head = (threads / at_once).max(1);
+    let (at_once, per_head) = sharing(heads, threads);
     format!(
         "the {heads} classes trained side by side, {at_once} at a time on {}",
         crate::text::count(per_head, "thread") + " each"
     )
+}
+
+/// How many of `heads` train at once on `threads` threads, and the threads
+/// each gets.
+fn sharing(heads: usize, threads: usize) -> (usize, usize) {
+    let at_once = heads.min(threads).max(1);
+    (at_once, (threads / at_once).max(1))
 }
 
 /// What the workers share: the next head to take, the stop flags, and each

@@ -323,6 +323,61 @@ fn sparse_random_data_matches_textbook() {
     );
 }
 
+/// Whole numbers from 0 to 255, as pictures are: the host reads such rows
+/// as bytes ([`perceptron::data::byte_rows`]), and every engine and policy
+/// still gives the textbook's bits, in f32 and f64, with and without bias.
+#[test]
+fn rows_of_bytes_match_textbook() {
+    fn pixels<F: Real>(rng: &mut Rng, rows: usize, cols: usize, noise: f64) -> Dataset<F> {
+        let plane: Vec<f64> = (0..cols).map(|_| rng.unit() - 0.5).collect();
+        let mut values = Vec::with_capacity(rows * cols);
+        let mut labels = Vec::with_capacity(rows);
+        for _ in 0..rows {
+            let mut s = 0.0;
+            for &p in &plane {
+                // About a third of the pixels dark, as in Fashion-MNIST.
+                let v = if rng.unit() < 0.35 {
+                    0.0
+                } else {
+                    rng.below(256) as f64
+                };
+                s += p * (v - 128.0);
+                values.push(F::from_f64(v));
+            }
+            let mut y = if s > 0.0 { 1 } else { -1 };
+            if rng.unit() < noise {
+                y = -y;
+            }
+            labels.push(y);
+        }
+        crate::common::dense_dataset(cols, values, labels)
+    }
+    let mut rng = Rng(0x0bad_cafe);
+    let mut ex = Exercised::default();
+    for case in 0..16 {
+        let rows = 1 + rng.below(1500);
+        let cols = 1 + rng.below(300);
+        let noise = [0.0, 0.01, 0.2][case % 3];
+        let bias = case % 4 != 3;
+        let data32 = pixels::<f32>(&mut rng, rows, cols, noise);
+        assert!(
+            data32.byte_rows().is_some(),
+            "case {case}: not read as bytes"
+        );
+        check(&data32, bias, 1 + rng.below(8), case as u64, &mut ex);
+        let data64 = pixels::<f64>(&mut rng, rows, cols, noise);
+        assert!(
+            data64.byte_rows().is_some(),
+            "case {case}: not read as bytes"
+        );
+        check(&data64, bias, 1 + rng.below(8), case as u64 + 100, &mut ex);
+    }
+    assert!(
+        ex.certified_correct > 10_000 && ex.certified_mistakes > 1000,
+        "paths not exercised: {ex:?}"
+    );
+}
+
 /// The host's walk on sparse rows, with other cores summing the rows ahead
 /// on the loop's own weights, equals the textbook variants bit for bit:
 /// the classic and the averaged perceptron (whose sums the loop adds after

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use crate::error::{Error, Result};
 use crate::float::Real;
 
+use super::byte_rows::ByteRows;
 use super::facts::RowFacts;
 use super::labels::{self, ClassLabel, LabelMap};
 use super::matrix::Features;
@@ -32,10 +33,13 @@ pub struct Dataset<F> {
     pub facts: FactsCache,
 }
 
-/// [`RowFacts`] for the data with and without the bias,
-/// each computed at most once.
+/// [`RowFacts`] for the data with and without the bias, and the rows as
+/// bytes where they are bytes, each computed at most once.
 #[derive(Clone, Debug, Default)]
-pub struct FactsCache([OnceLock<Arc<RowFacts>>; 2]);
+pub struct FactsCache {
+    facts: [OnceLock<Arc<RowFacts>>; 2],
+    bytes: OnceLock<Option<Arc<ByteRows>>>,
+}
 
 impl PartialEq for FactsCache {
     /// A cache never makes two datasets differ.
@@ -76,8 +80,18 @@ impl<F: Real> Dataset<F> {
     /// Row norms, the L1 maximum and the host-only rows (with the bias
     /// feature when `bias`), computed in one parallel pass on first use.
     pub fn facts(&self, bias: bool) -> Arc<RowFacts> {
-        self.facts.0[bias as usize]
+        self.facts.facts[bias as usize]
             .get_or_init(|| Arc::new(RowFacts::compute(&self.features, bias)))
+            .clone()
+    }
+
+    /// The rows one byte a value ([`ByteRows`]) when every value is a
+    /// whole number from 0 to 255, checked and copied on first use; `None`
+    /// otherwise (sparse data, or any other value).
+    pub fn byte_rows(&self) -> Option<Arc<ByteRows>> {
+        self.facts
+            .bytes
+            .get_or_init(|| ByteRows::of(&self.features).map(Arc::new))
             .clone()
     }
 
@@ -141,7 +155,7 @@ impl<F: Real> Dataset<F> {
     /// moved along rather than computed again.
     pub fn permuted_into(&self, order: &[usize], spare: Option<Dataset<F>>) -> Self {
         let facts = FactsCache::default();
-        for (cache, moved) in self.facts.0.iter().zip(&facts.0) {
+        for (cache, moved) in self.facts.facts.iter().zip(&facts.facts) {
             if let Some(f) = cache.get() {
                 let _ = moved.set(Arc::new(f.permuted(order)));
             }

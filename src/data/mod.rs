@@ -19,6 +19,7 @@ pub mod binary;
 pub mod block;
 pub mod blocks;
 pub mod bundled;
+pub mod byte_rows;
 pub mod convert;
 pub mod csv;
 pub mod dataset;

@@ -144,13 +144,18 @@ pub fn tally_head<F: Real>(
     // the reference dot only where that is not certain. Rows are judged in
     // parallel: a count and a minimum do not depend on the order.
     let bound = crate::engine::certify::Bound::for_weights(w, data.facts(bias).l1_max);
+    // Rows kept as bytes are read as such: 8 times fewer bytes (f64).
+    let bytes = data.byte_rows();
     let judge = |(correct, all_right, min_margin): (usize, bool, f64), i: usize| {
         let row = data.features.row(i);
         let y = data.label_for(head, heads, i);
         // Accuracy judges predictions, as `eval` does: s > 0 predicts +1,
         // anything else -1 (so a -1 row scoring exactly 0 is right here,
         // though the training rule counts it a mistake).
-        let (s, t) = crate::engine::cpu::margin(w, row, bias);
+        let (s, t) = match &bytes {
+            Some(b) => crate::engine::cpu::byte_rows::margin(w, b.row(i), bias),
+            None => crate::engine::cpu::margin(w, row, bias),
+        };
         let m = F::from_f64((row.stored() + bias as usize) as f64);
         let predicted = match bound.decide(1, s, t, m) {
             crate::engine::certify::Settled::Correct => 1,

@@ -4,6 +4,7 @@
 //! its rows' margins with the 8-lane kernel and turns them into normalised
 //! slacks with [`crate::engine::certify::Bound::slack`].
 
+pub mod byte_rows;
 mod helpers;
 mod kernel;
 pub mod lookahead;

@@ -201,9 +201,10 @@ fn fit_one_vs_rest<F: Real>(
         .map(|w| w.resolve(data, heads))
         .transpose()?;
     let dim = data.cols() + params.bias as usize;
-    // The heads share the data's features and row facts (neither depends
-    // on the labels) rather than copying them once each.
+    // The heads share the data's features, row facts and rows as bytes
+    // (none depends on the labels) rather than copying them once each.
     data.facts(params.bias);
+    data.byte_rows();
     if let Some(v) = validation {
         v.facts(params.bias);
     }

@@ -150,6 +150,10 @@ struct Loop<'d, F: Real> {
     /// rows ahead ([`super::walks`]), and its decisions of one batch.
     ahead: Lookahead<F>,
     ahead_decisions: Vec<crate::engine::WalkDecision>,
+    /// The rows one byte a value, where they are bytes
+    /// ([`crate::data::byte_rows`]): the host's margins read them instead
+    /// of the stored rows. Looked up by the host's first walk.
+    bytes: Option<std::sync::Arc<crate::data::byte_rows::ByteRows>>,
 }
 
 impl<'d, F: Real> Loop<'d, F> {
@@ -210,6 +214,7 @@ impl<'d, F: Real> Loop<'d, F> {
             scan_len: 0,
             ahead: Lookahead::default(),
             ahead_decisions: Vec::new(),
+            bytes: None,
         }
     }
 
@@ -423,10 +428,15 @@ impl<'d, F: Real> Loop<'d, F> {
         let r = self.row_at(i);
         let y = self.data.label_for(h, self.heads, r);
         let row = self.data.features.row(r);
+        let bytes = self.bytes.as_ref().map(|b| b.row(r));
         if let Some(bound) = &self.host_bound {
             let forced = self.facts.is_host_only(r);
             if !forced {
-                match crate::engine::cpu::decide(bound, w, row, self.bias, y) {
+                let verdict = match bytes {
+                    Some(x) => crate::engine::cpu::byte_rows::decide(bound, w, x, self.bias, y),
+                    None => crate::engine::cpu::decide(bound, w, row, self.bias, y),
+                };
+                match verdict {
                     Settled::Correct => {
                         self.stats.host_certified += 1;
                         return Ok(false);
@@ -440,7 +450,10 @@ impl<'d, F: Real> Loop<'d, F> {
             }
         }
         self.stats.host_dots += 1;
-        let s = reference::dot(w, row, self.bias);
+        let s = match bytes {
+            Some(x) => reference::dot_bytes(w, x, self.bias),
+            None => reference::dot(w, row, self.bias),
+        };
         if !s.is_finite() {
             return Err(Error::Train(format!(
                 "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); {}",
@@ -511,16 +524,22 @@ impl<'d, F: Real> Loop<'d, F> {
             reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
         }
         let y = data.label_for(h, self.heads, r);
+        // The row's bytes, where the host reads those: the same values.
+        let bytes = self.bytes.as_ref().map(|b| b.row(r));
         if self.tracks_loss
             && let Some(early) = &mut self.state.early
         {
             // Rows that are not mistakes have y·p > 0 and no loss.
-            early.loss_in_epoch +=
-                reference::hinge_loss(y, reference::scikit_margin(w, row, self.bias));
+            let p = match bytes {
+                Some(x) => reference::scikit_margin_bytes(w, x, self.bias),
+                None => reference::scikit_margin(w, row, self.bias),
+            };
+            early.loss_in_epoch += reference::hinge_loss(y, p);
         }
-        let updated = match weight {
-            None => reference::apply_update(w, row, y, self.bias),
-            Some(c) => reference::apply_weighted_update(w, row, y, c, self.bias),
+        let updated = match (weight, bytes) {
+            (None, Some(x)) => reference::apply_update_bytes(w, x, y, self.bias),
+            (None, None) => reference::apply_update(w, row, y, self.bias),
+            (Some(c), _) => reference::apply_weighted_update(w, row, y, c, self.bias),
         };
         if let Err(o) = updated {
             return Err(Error::Train(format!(
@@ -579,16 +598,19 @@ impl<'d, F: Real> Loop<'d, F> {
     }
 
     /// Starts loading the row that position `i` visits (nothing past the
-    /// last position).
+    /// last position): its bytes where the host's margins read those.
     #[inline]
     fn prefetch_at(&self, i: usize) {
-        match self.order {
-            Some(order) => {
-                if let Some(&r) = order.get(i) {
-                    self.data.features.prefetch_row(r);
-                }
-            }
-            None => self.data.features.prefetch_row(i),
+        let r = match self.order {
+            Some(order) => match order.get(i) {
+                Some(&r) => r,
+                None => return,
+            },
+            None => i,
+        };
+        match &self.bytes {
+            Some(b) => b.prefetch_row(r),
+            None => self.data.features.prefetch_row(r),
         }
     }
 

@@ -515,6 +515,11 @@ impl<F: Real> Loop<'_, F> {
         peers: &mut dyn OtherRows<F>,
         end: usize,
     ) -> LoopResult<()> {
+        if self.bytes.is_none() {
+            // Computed once per dataset, and `None` at once for rows that
+            // are not bytes.
+            self.bytes = self.data.byte_rows();
+        }
         let mut i = self.state.position;
         while i < end {
             if self.heads == 1 && self.state.pocket.is_none() && self.host_bound.is_some() {
@@ -566,8 +571,11 @@ impl<F: Real> Loop<'_, F> {
             if self.facts.is_host_only(r) {
                 return (p - i, Some(Settled::Unknown));
             }
-            let verdict =
-                crate::engine::cpu::decide(bound, w, data.features.row(r), bias, data.labels[r]);
+            let y = data.labels[r];
+            let verdict = match &self.bytes {
+                Some(b) => crate::engine::cpu::byte_rows::decide(bound, w, b.row(r), bias, y),
+                None => crate::engine::cpu::decide(bound, w, data.features.row(r), bias, y),
+            };
             if verdict != Settled::Correct {
                 return (p - i, Some(verdict));
             }

@@ -4,7 +4,7 @@
 //! ([`args`]), checks them, loads the data, and leaves the rest to the
 //! library: a [`Run`] prepares the data and the start, fits and makes the
 //! model; this command writes the model and the pictures, and prints the
-//! run's [`report`](crate::run::report) (text or JSON).
+//! run's [`report`] (text or JSON).
 
 pub mod args;
 pub mod distributed;

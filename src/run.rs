@@ -18,9 +18,13 @@
 //!
 //! [`online`] is the online run of `perceptron online` (a stream, one
 //! example at a time), defined once the same way.
+//!
+//! [`report`] is a finished run's summary (`perceptron train`'s), the one
+//! record every front end serialises or renders as text.
 
 mod block;
 pub mod online;
+pub mod report;
 
 pub use block::Block;
 

@@ -165,11 +165,11 @@ struct FoldJson {
     accuracy: f64,
     f1: Option<f64>,
     confusion: OvrConfusion,
-    backend: crate::cli::train::report::BackendReport,
+    backend: crate::run::report::BackendReport,
 }
 
 fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> {
-    use crate::cli::train::report::{BackendReport, EngineReport};
+    use crate::run::report::{BackendReport, EngineReport};
     let requested = match requested {
         crate::engine::backend::Backend::Reference => "reference",
         crate::engine::backend::Backend::Cpu => "cpu",

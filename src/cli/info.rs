@@ -191,11 +191,11 @@ pub fn render(r: &InfoReport) -> String {
             "{} ({}{})",
             r.data,
             r.format.name(),
-            super::train::report::header_note(r.header_line)
-                + &super::train::report::ignored_note(&r.ignored_columns)
+            crate::data::notes::header_note(r.header_line)
+                + &crate::data::notes::ignored_note(&r.ignored_columns)
         ),
     );
-    super::train::report::indices_line(&mut s, r.index_base_why.as_deref());
+    crate::data::notes::indices_line(&mut s, r.index_base_why.as_deref());
     line(
         &mut s,
         "shape",

@@ -33,6 +33,7 @@ pub mod libsvm;
 pub mod lines;
 pub mod matrix;
 pub mod message;
+pub mod notes;
 pub mod npy;
 pub mod number;
 pub mod options;

@@ -27,6 +27,7 @@ pub mod mpi;
 pub mod order;
 pub mod plan;
 pub mod rank;
+pub mod report;
 pub mod sync;
 pub mod theory;
 pub mod transport;

@@ -3,13 +3,12 @@
 //! The command maps its options to [`TrainParams`](crate::train::TrainParams)
 //! ([`args`]), checks them, loads the data, and leaves the rest to the
 //! library: a [`Run`] prepares the data and the start, fits and makes the
-//! model; this command writes the model and the pictures, and [`report`]
-//! says what happened.
+//! model; this command writes the model and the pictures, and prints the
+//! run's [`report`] (text or JSON).
 
 pub mod args;
 pub mod distributed;
 pub mod extras;
-pub mod report;
 pub mod resume;
 mod write;
 
@@ -22,12 +21,12 @@ use super::progress::TrainProgress;
 use crate::data::{self, CsvInfo, Dataset, LibsvmInfo};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
+use crate::run::report::{self, ReportInputs, TrainReport};
 use crate::run::{FingerprintWhen, Init, Run, RunInputs};
 use crate::train::checkpoint;
 use crate::train::{Observer, RunDescription, RunSettings, State, Stop, Trainer};
 
 pub use args::{DistributedArg, MixArg, TrainArgs};
-use report::{ReportInputs, TrainReport};
 use write::{Writing, Written};
 
 /// Runs `train` with the options `given` explicitly (the rest are defaults,

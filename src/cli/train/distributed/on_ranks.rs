@@ -9,13 +9,13 @@ use std::path::PathBuf;
 
 use crate::cli::progress::TrainProgress;
 use crate::cli::train::args::MixArg;
-use crate::cli::train::report::DistributedReport;
 use crate::data;
 use crate::distributed::agree::{Agreed, DescribeFailure, agree};
 use crate::distributed::block::RankBlock;
 use crate::distributed::load::{self, Block};
-use crate::distributed::rank::{self, Checkpoints, RankFit};
-use crate::distributed::{MeteredTransport, Mixing, Mode, Transport, mix};
+use crate::distributed::rank::{self, Checkpoints};
+use crate::distributed::report::DistributedReport;
+use crate::distributed::{MeteredTransport, Mixing, Mode, Transport};
 use crate::run::Run;
 use crate::train::{CheckedParams, Observer, State};
 
@@ -81,7 +81,7 @@ pub fn train<F: Real>(
     )?;
     let warnings = observer.finish();
     let record = ranked.mix_record(&block);
-    let report_extra = distributed_report(&ranked, mixing, t.size());
+    let report_extra = DistributedReport::of_ranks(&ranked, mixing, t.size());
     let fit = ranked.fit;
 
     let mut writing = Writing {
@@ -167,29 +167,6 @@ fn checked_paths(args: &TrainArgs, output: &Path) -> Result<Vec<PathBuf>> {
     crate::output::check_destination(output)?;
     super::super::check_outputs(args, output)?;
     Ok(paths)
-}
-
-/// What the report says of the ranks: the mode, the mixing, each
-/// rank's mistakes (mix mode) or the steps (exact mode), the traffic.
-fn distributed_report<F>(
-    ranked: &RankFit<F>,
-    mixing: Option<Mixing>,
-    ranks: usize,
-) -> DistributedReport {
-    DistributedReport {
-        mode: ranked.mode.name().into(),
-        ranks,
-        mixing: mixing.map(|m| m.name().into()),
-        rank_mistakes: ranked.rank_mistakes.clone(),
-        weighted_mistakes: ranked
-            .rank_mistakes
-            .as_ref()
-            .zip(mixing)
-            .map(|(k, m)| mix::weighted_mistakes(k, m)),
-        mix_bound_holds: None,
-        steps: ranked.steps.clone(),
-        traffic: ranked.traffic.clone(),
-    }
 }
 
 /// The test hook `PERCEPTRON_DISTRIBUTED_KILL=RANK:EPOCH`: that rank

@@ -8,23 +8,24 @@
 use std::path::{Path, PathBuf};
 
 use super::super::args::TrainArgs;
-use super::super::report::{self, DistributedReport, ReportInputs, ReportLabels, TrainReport};
 use super::super::{interrupted_message, test_hooks};
 use crate::data::{CsvInfo, LibsvmInfo};
 use crate::distributed::Transport;
 use crate::distributed::agree::{Agreed, DescribeFailure, agree};
 use crate::distributed::block::RankBlock;
+use crate::distributed::report::{DistributedReport, DistributedTrainReport};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
 use crate::model::{DataLayout, DistributedInfo};
 use crate::run::Run;
+use crate::run::report::{ReportInputs, TrainReport};
 use crate::train::checkpoint::{self, MixRecord};
 use crate::train::{Fit, Stop, Variant};
 
 /// What writing ended with, on every rank alike.
 pub(super) enum Written {
     /// The model is in place; rank 0 has the report.
-    Saved(Option<Box<TrainReport>>),
+    Saved(Option<Box<DistributedTrainReport>>),
     /// A stop request came first: the exit status, after the checkpoint.
     Stopped(i32),
 }
@@ -125,7 +126,7 @@ impl<F: Real> Writing<'_, F> {
         libsvm: Option<&LibsvmInfo>,
         extra: DistributedReport,
         warnings: Vec<String>,
-    ) -> Result<Option<Box<TrainReport>>> {
+    ) -> Result<Option<Box<DistributedTrainReport>>> {
         let (args, run, fit, output) = (self.args, &*self.run, self.fit, self.output);
         let whole = self.block.whole;
         let data = &run.data;
@@ -154,36 +155,9 @@ impl<F: Real> Writing<'_, F> {
             output,
             requested: args.backend.resolve().0,
         };
-        let mut report = TrainReport::new(sources, warnings, Vec::new());
-        report.data = whole.source.clone();
-        report.rows = whole.rows;
-        if let ReportLabels::Binary {
-            positive_label,
-            positive_rows,
-            negative_rows,
-            ..
-        } = &mut report.labels
-        {
-            // The classes' counts are the whole dataset's.
-            *positive_rows = data
-                .classes
-                .iter()
-                .filter(|c| crate::data::labels::same_label(&c.text, positive_label))
-                .map(|c| c.count as usize)
-                .sum::<usize>();
-            *negative_rows = whole.rows - *positive_rows;
-        }
-        let mut extra = extra;
-        if extra.mode == "mix" {
-            // The single-process theorem bounds M; mixing bounds the
-            // mixing-weighted mistakes instead.
-            extra.mix_bound_holds = report
-                .mistake_bound
-                .zip(extra.weighted_mistakes)
-                .map(|(b, w)| w <= b * (1.0 + crate::train::theory::BOUND_SLACK));
-            report.bound_holds = None;
-        }
-        report.distributed = Some(extra);
+        let report = TrainReport::new(sources, warnings, Vec::new());
+        // The classes' counts are the whole dataset's.
+        let report = DistributedTrainReport::new(report, whole, &data.classes, extra);
         Ok(Some(Box::new(report)))
     }
 }
@@ -191,7 +165,7 @@ impl<F: Real> Writing<'_, F> {
 /// Prints rank 0's `report` (text or `--json`) and gives the exit status.
 pub(super) fn print_report<F: Real>(
     args: &TrainArgs,
-    report: Option<&TrainReport>,
+    report: Option<&DistributedTrainReport>,
     fit: &Fit<F>,
     output: &Path,
 ) -> i32 {
@@ -204,7 +178,7 @@ pub(super) fn print_report<F: Real>(
                 .map_err(|e| Error::Train(e.to_string()))
                 .map(|text| text + "\n")
         } else {
-            Ok(report::render(report))
+            Ok(report.render())
         }
         .and_then(|text| {
             crate::cli::stdout::print_summary(&text, crate::output::is_stdout(output))
@@ -217,7 +191,7 @@ pub(super) fn print_report<F: Real>(
             );
         }
         if !success {
-            eprintln!("perceptron: {}", report.not_converged());
+            eprintln!("perceptron: {}", report.report.not_converged());
         }
     }
     if success || !args.require_convergence {

@@ -1,15 +1,34 @@
 //! The train report as text: the lines a person reads, binary and
-//! one-vs-rest, with the theory, early stopping and the processes of a
-//! distributed run.
+//! one-vs-rest, with the theory, early stopping and what a run on several
+//! processes adds.
 
 use crate::data::ScaleKind;
+use crate::data::notes::{header_note, ignored_note, indices_line};
 use crate::text::Quoted;
 use crate::text::{abbreviate, count, fmt_g};
 use crate::train::{EarlyStopReport, Variant};
 
-use super::{ClassReport, DistributedReport, ReportLabels, TrainReport};
+use super::{ClassReport, ReportLabels, TrainReport};
 
-/// The human-readable summary.
+/// What a run on several processes adds to its summary's text, in the
+/// words of the distributed layer's report, which makes it (the run layer
+/// knows nothing of processes).
+pub struct OnProcesses {
+    /// The `processes` line, after the `backend` line.
+    pub processes: String,
+    /// Parameter mixing's bound, which the `bound` line then says instead
+    /// of the single-process theorem's.
+    pub mixing_bound: Option<MixingBound>,
+}
+
+/// The bound of parameter mixing, as the `bound` line says it.
+pub struct MixingBound {
+    /// The mixing-weighted mistakes sum_n sum_i mu_i k_i.
+    pub weighted_mistakes: f64,
+    /// Whether they kept to (D/gamma)^2.
+    pub holds: bool,
+}
+
 /// "; 1.41 s in all (reading the data 1.10 s)": the whole command, when
 /// measured, with the engine's start where it took a millisecond or more
 /// (a device's).
@@ -28,7 +47,18 @@ fn whole_run(r: &TrainReport) -> String {
     )
 }
 
+/// The human-readable summary of a run in one process.
 pub fn render(r: &TrainReport) -> String {
+    render_with(r, None)
+}
+
+/// The human-readable summary of a run on several processes.
+pub fn render_on_processes(r: &TrainReport, processes: &OnProcesses) -> String {
+    render_with(r, Some(processes))
+}
+
+/// The summary, with the lines of the processes when there were several.
+fn render_with(r: &TrainReport, p: Option<&OnProcesses>) -> String {
     match &r.labels {
         ReportLabels::Binary {
             positive_label,
@@ -37,34 +67,14 @@ pub fn render(r: &TrainReport) -> String {
             negative_rows,
         } => render_binary(
             r,
+            p,
             positive_label,
             negative_label,
             *positive_rows,
             *negative_rows,
         ),
-        ReportLabels::OneVsRest { classes } => render_ovr(r, classes),
+        ReportLabels::OneVsRest { classes } => render_ovr(r, p, classes),
     }
-}
-
-/// The `indices` line of LIBSVM data: its base and why.
-pub(crate) fn indices_line(s: &mut String, why: Option<&str>) {
-    if let Some(why) = why {
-        s.push_str(&format!("{:<10}  {why}\n", "indices"));
-    }
-}
-
-/// ", ignoring \"id\", column 4" when columns were left out.
-pub(crate) fn ignored_note(names: &[String]) -> String {
-    if names.is_empty() {
-        return String::new();
-    }
-    format!(", ignoring {}", names.join(", "))
-}
-
-/// ", header on line N" when a header line was skipped.
-pub(crate) fn header_note(line: Option<u64>) -> String {
-    line.map(|n| format!(", header on line {n}"))
-        .unwrap_or_default()
 }
 
 /// The engines of the run, as the summary names them.
@@ -205,6 +215,7 @@ fn line(s: &mut String, k: &str, v: String) {
 /// The binary run's summary.
 fn render_binary(
     r: &TrainReport,
+    p: Option<&OnProcesses>,
     positive_label: &str,
     negative_label: &str,
     positive_rows: usize,
@@ -235,8 +246,8 @@ fn render_binary(
         "backend",
         format!("{}{order}{}", engines(r), note(r)),
     );
-    if let Some(d) = &r.distributed {
-        line(&mut s, "processes", processes(d));
+    if let Some(p) = p {
+        line(&mut s, "processes", p.processes.clone());
     }
     variant_line(&mut s, r);
     progress_lines(&mut s, r, "in total", "");
@@ -245,7 +256,7 @@ fn render_binary(
         "radius",
         format!("D = max ||x~|| = {}", fmt_g(r.radius)),
     );
-    theorem_lines(&mut s, r);
+    theorem_lines(&mut s, r, p.and_then(|p| p.mixing_bound.as_ref()));
     line(&mut s, "model", r.model.clone());
     if !r.plots.is_empty() {
         line(&mut s, "pictures", r.plots.join(", "));
@@ -315,10 +326,11 @@ fn variant_line(s: &mut String, r: &TrainReport) {
 }
 
 /// The `margin` and `bound` lines: what the convergence theorem says
-/// about the run, which depends on how it started and how it was run.
-fn theorem_lines(s: &mut String, r: &TrainReport) {
-    match (r.margin, r.mistake_bound) {
-        (Some(g), _) if r.warm_start => {
+/// about the run, which depends on how it started and how it was run
+/// (`mixing`: with parameter mixing's bound).
+fn theorem_lines(s: &mut String, r: &TrainReport, mixing: Option<&MixingBound>) {
+    match (r.margin, r.mistake_bound, mixing) {
+        (Some(g), _, _) if r.warm_start => {
             margin_line(s, g);
             line(
                 s,
@@ -327,15 +339,11 @@ fn theorem_lines(s: &mut String, r: &TrainReport) {
                     .into(),
             );
         }
-        (Some(g), Some(b))
-            if r.distributed
-                .as_ref()
-                .is_some_and(|d| d.weighted_mistakes.is_some()) =>
-        {
+        (Some(g), Some(b), Some(m)) => {
             margin_line(s, g);
-            mixing_bound_line(s, r, b);
+            mixing_bound_line(s, m, b);
         }
-        (Some(g), Some(b)) => {
+        (Some(g), Some(b), None) => {
             margin_line(s, g);
             bound_line(s, r, b);
         }
@@ -359,10 +367,9 @@ fn margin_line(s: &mut String, g: f64) {
 
 /// The `bound` line of a distributed run with parameter mixing: its
 /// mistakes are weighted by the mixing, as that theorem counts them.
-fn mixing_bound_line(s: &mut String, r: &TrainReport, b: f64) {
-    let d = r.distributed.as_ref();
-    let w = d.and_then(|d| d.weighted_mistakes).unwrap_or(0.0);
-    let holds = if d.and_then(|d| d.mix_bound_holds) == Some(true) {
+fn mixing_bound_line(s: &mut String, m: &MixingBound, b: f64) {
+    let w = m.weighted_mistakes;
+    let holds = if m.holds {
         "the bound of parameter mixing (McDonald, Hall & Mann 2010, Theorem 3) holds"
     } else {
         "EXCEEDED"
@@ -405,28 +412,8 @@ fn bound_line(s: &mut String, r: &TrainReport, b: f64) {
     );
 }
 
-/// The `processes` line of a distributed run: the mode, and the traffic
-/// of a typical epoch (the last) on rank 0.
-fn processes(d: &DistributedReport) -> String {
-    let what = match d.mixing.as_deref() {
-        Some(m) => format!(
-            "{} (mix, {m} mixing: iterative parameter mixing, not the single-process algorithm)",
-            d.ranks
-        ),
-        None => format!("{} (exact: the single-process model, bit for bit)", d.ranks),
-    };
-    match d.traffic.last() {
-        Some(t) => format!(
-            "{what}; the last epoch: {} and {} on rank 0",
-            count(t.operations(), "operation"),
-            crate::memory::human(t.bytes())
-        ),
-        None => what,
-    }
-}
-
 /// The one-vs-rest run's summary.
-fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
+fn render_ovr(r: &TrainReport, p: Option<&OnProcesses>, classes: &[ClassReport]) -> String {
     let mut s = String::new();
     line(&mut s, "data", ovr_data(r));
     indices_line(&mut s, r.index_base_why.as_deref());
@@ -441,8 +428,8 @@ fn render_ovr(r: &TrainReport, classes: &[ClassReport]) -> String {
     scaling_line(&mut s, r.scaling);
     weights_line(&mut s, r);
     line(&mut s, "backend", format!("{}{}", engines(r), note(r)));
-    if let Some(d) = &r.distributed {
-        line(&mut s, "processes", processes(d));
+    if let Some(p) = p {
+        line(&mut s, "processes", p.processes.clone());
     }
     if r.variant == Variant::Averaged {
         line(

@@ -1,12 +1,12 @@
-//! `perceptron train`'s summary: one report for binary and one-vs-rest
-//! runs, made from the run's description, its fit and the model, printed as
-//! text or JSON.
+//! A finished training run's summary (`perceptron train`'s): one record
+//! for binary and one-vs-rest runs, made from the run's description, its
+//! fit and the model; serialised as it is for JSON, and rendered as text by
+//! [`render`]. The front ends decide where it goes.
 
 mod text;
 
-pub use text::render;
 use text::stopped_early;
-pub(crate) use text::{header_note, ignored_note, indices_line};
+pub use text::{MixingBound, OnProcesses, render, render_on_processes};
 
 use std::path::Path;
 
@@ -96,36 +96,6 @@ pub struct TrainReport {
     pub warnings: Vec<String>,
     /// Pictures written by --plot.
     pub plots: Vec<String>,
-    /// A run on several processes (`--distributed`); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub distributed: Option<DistributedReport>,
-}
-
-/// How a distributed run went.
-#[derive(Serialize, Debug)]
-pub struct DistributedReport {
-    /// `exact` or `mix`.
-    pub mode: String,
-    pub ranks: usize,
-    /// Mix mode: `uniform` or `errors`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mixing: Option<String>,
-    /// Mix mode: each rank's mistakes in each epoch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rank_mistakes: Option<Vec<Vec<u64>>>,
-    /// Mix mode: the mixing-weighted mistakes Σ_n Σ_i μ_i,n·k_i,n, which the
-    /// paper bounds by (D/gamma)^2 for separable data.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub weighted_mistakes: Option<f64>,
-    /// Mix mode: whether that bound held (when the model separates the data
-    /// and training started from zero).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mix_bound_holds: Option<bool>,
-    /// Exact mode: the steps the run took.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub steps: Option<crate::distributed::exact::Steps>,
-    /// Operations and payload bytes rank 0 took part in, per epoch.
-    pub traffic: Vec<crate::distributed::Traffic>,
 }
 
 /// Which backend was asked for and which engines computed the margins.
@@ -339,7 +309,6 @@ impl TrainReport {
             engine_stats: fit.engine_stats.clone(),
             warnings,
             plots,
-            distributed: None,
         }
     }
 

@@ -10,10 +10,12 @@ use super::training_args::{BothWays, TrainingFlags};
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::evaluation::true_classes;
 use crate::model::{self, AnyModel, Model};
+use crate::plot::on_data::{self, binary_only};
+use crate::plot::trace::Trace;
 use crate::plot::{self, ImageFormat};
-use crate::train;
+// `train --plot DIR` writes the training pictures through these names.
+pub use crate::plot::training::{TRAINING_PICTURES, prepare_dir, training_pictures};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -318,68 +320,15 @@ fn curve(a: &CurveArgs) -> Result<()> {
     )
 }
 
-/// DATA read for MODEL: in the model's precision, no more features than the
-/// model, labels mapped by the model's label map (as `eval` maps them).
-fn labelled<F: Real>(
-    model: &Model<F>,
-    model_path: &Path,
-    data_path: &Path,
-    data_args: &DataArgs,
-) -> Result<(crate::data::Features<F>, Vec<i8>)> {
-    let raw = load_for_model(model, model_path, data_path, &data_args.load_options(None))?;
-    // A binary model's class 1 is its +1 class.
-    let classes = true_classes(model, model_path, &raw, data_path)?;
-    let labels = raw
-        .class_ids
-        .iter()
-        .map(|&c| if classes[c as usize] == 1 { 1 } else { -1 })
-        .collect();
-    // The weights read scaled features (`train --scale`).
-    Ok((model.input(raw.features)?, labels))
-}
-
-/// `margins` and `boundary` draw one hyperplane: `model`, when it is binary.
-fn binary_only(path: &Path, model: AnyModel, kind: &str) -> Result<AnyModel> {
-    let classes = model.heads();
-    if classes == 1 {
-        return Ok(model);
-    }
-    Err(Error::model(
-        path,
-        format!(
-            "is a one-vs-rest model of {classes} classes; `plot {kind}` draws a binary model \
-             (train one class against the rest with --positive CLASS)"
-        ),
-    ))
-}
-
 fn margins<F: Real>(a: &MarginsArgs, model: &Model<F>) -> Result<()> {
-    let (features, labels) = labelled(model, &a.model, &a.data, &a.data_args)?;
-    let figure = plot::margins::Margins::compute(
-        model,
-        &features,
-        &labels,
-        &a.model.display().to_string(),
-        &crate::data::source::name(&a.data).display().to_string(),
-    )
-    .ok_or_else(|| {
-        Error::model(
-            &a.model,
-            "has only zero weights: every margin is 0/0, there is nothing to draw",
-        )
-    })?;
+    let raw = load_for_model(model, &a.model, &a.data, &a.data_args.load_options(None))?;
+    let figure = on_data::margins(model, &a.model, raw, &a.data)?;
     plot::save(&figure, &a.out.output, a.out.size)
 }
 
 fn boundary<F: Real>(a: &BoundaryArgs, model: &Model<F>) -> Result<()> {
-    let (features, labels) = labelled(model, &a.model, &a.data, &a.data_args)?;
-    let figure = plot::boundary::Boundary::for_model(
-        model,
-        &features,
-        &labels,
-        &a.model.display().to_string(),
-        &crate::data::source::name(&a.data).display().to_string(),
-    )?;
+    let raw = load_for_model(model, &a.model, &a.data, &a.data_args.load_options(None))?;
+    let figure = on_data::boundary(model, &a.model, raw, &a.data)?;
     plot::save(&figure, &a.out.output, a.out.size)
 }
 
@@ -407,80 +356,13 @@ fn trace<F: Real>(a: &TraceArgs) -> Result<()> {
     }
     let format = a.out.check(true, &[&a.data])?;
     let opts = a.data_args.load_options(a.training.positive.clone());
-    let mut data: Dataset<F> = data::load(&a.data, &opts)?;
+    let data: Dataset<F> = data::load(&a.data, &opts)?;
     super::args::warn_csv_options(&opts, data.format, &a.data);
     let seed = if a.shuffle { a.seed } else { None };
-    let order = seed.map(|s| train::shuffle::permutation(data.rows(), s));
-    if let Some(order) = &order {
-        data = data.permuted(order);
-    }
-    plot::trace::check_two_features(&data)?;
     let t = &a.training;
-    let replay = plot::trace::replay(&data, !t.bias.no_bias, t.max_epochs, order.as_deref())?;
-    let figure = plot::trace::Trace::new(&data, &replay, a.max_frames)?;
+    let figure = Trace::of_run(data, !t.bias.no_bias, t.max_epochs, seed, a.max_frames)?;
     match format {
         ImageFormat::Gif => plot::save_gif(&figure, &a.out.output, a.out.size, a.delay),
         _ => plot::save(&figure, &a.out.output, a.out.size),
     }
-}
-
-/// `train --plot DIR`: the learning curve and the margins on the training
-/// data, as DIR/curve.svg and DIR/margins.svg. Returns the paths written.
-/// `None` when `stopped` says a stop was asked for between two pictures.
-pub fn training_pictures<F: Real>(
-    dir: &Path,
-    model: &Model<F>,
-    model_path: &Path,
-    data: &Dataset<F>,
-    stopped: &dyn Fn() -> bool,
-) -> Result<Option<Vec<PathBuf>>> {
-    let curve_path = dir.join("curve.svg");
-    plot::save(
-        &plot::curve::Curve::from_training(&model.training),
-        &curve_path,
-        None,
-    )?;
-    let mut written = vec![curve_path];
-    // The margins picture is of one perceptron; a one-vs-rest run's curve
-    // shows every class.
-    if model.heads() > 1 {
-        return Ok(Some(written));
-    }
-    if stopped() {
-        return Ok(None);
-    }
-    if let Some(figure) = plot::margins::Margins::compute(
-        model,
-        &data.features,
-        &data.labels,
-        &model_path.display().to_string(),
-        &data.source.display().to_string(),
-    ) {
-        let margins_path = dir.join("margins.svg");
-        plot::save(&figure, &margins_path, None)?;
-        written.push(margins_path);
-    }
-    Ok(Some(written))
-}
-
-/// The files `train --plot DIR` writes in DIR.
-pub const TRAINING_PICTURES: [&str; 2] = ["curve.svg", "margins.svg"];
-
-/// Makes `dir` ready for `train --plot` before training: an existing
-/// directory, or one created now.
-pub fn prepare_dir(dir: &Path, inputs: &[&Path]) -> Result<()> {
-    // The pictures' paths may be links to an input (the training data):
-    // writing them would destroy it.
-    for name in TRAINING_PICTURES {
-        crate::output::check_not_an_input(&dir.join(name), inputs)?;
-    }
-    if dir.exists() && !dir.is_dir() {
-        return Err(Error::io(
-            dir,
-            "cannot write pictures there",
-            std::io::Error::new(std::io::ErrorKind::NotADirectory, "it is not a directory"),
-        ));
-    }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::io(dir, "cannot create the pictures directory", e))
 }

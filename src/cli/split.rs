@@ -3,16 +3,14 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde::Serialize;
 
 use super::args::{DataArgs, PrecisionArg};
 use crate::data::exact::{self, Exact};
-use crate::data::split::{PartTarget, SplitParams, SplitPart, SplitParts};
+use crate::data::split::{PartTarget, SplitParams, SplitParts, SplitReport};
 use crate::data::write::OutputFormat;
-use crate::data::{self, Format, RawData};
+use crate::data::{self, RawData};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::text::count;
 use crate::train::folds;
 
 const EXAMPLES: &str = "\
@@ -83,19 +81,6 @@ pub struct SplitArgs {
     pub data_args: DataArgs,
 }
 
-/// What `split` did.
-#[derive(Serialize, Debug)]
-pub struct SplitReport {
-    pub data: String,
-    pub format: Format,
-    pub rows: usize,
-    pub features: usize,
-    pub seed: u64,
-    pub test_fraction: f64,
-    pub train: SplitPart,
-    pub test: SplitPart,
-}
-
 pub fn run(args: &SplitArgs) -> Result<i32> {
     check(args)?;
     let opts = args.data_args.load_options(None);
@@ -161,21 +146,11 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
     if train.format == OutputFormat::Libsvm || test.format == OutputFormat::Libsvm {
         note_zero_based(&args.data, &parts);
     }
-    let (train_part, test_part) = parts.write(train, test)?;
-    let report = SplitReport {
-        data: data::source::name(&args.data).display().to_string(),
-        format: raw.format,
-        rows,
-        features: raw.features.cols(),
-        seed: args.seed,
-        test_fraction: args.test_fraction,
-        train: train_part,
-        test: test_part,
-    };
+    let report = SplitReport::new(&parts, &params, parts.write(train, test)?);
     let text = if args.json {
         serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
     } else {
-        render(&report)
+        report.render()
     };
     let taken = crate::output::is_stdout(&args.output) || crate::output::is_stdout(&args.test);
     super::stdout::print_summary(&text, taken)?;
@@ -193,41 +168,4 @@ fn note_zero_based<F: Real>(data: &std::path::Path, parts: &SplitParts<F>) {
             info.describe()
         );
     }
-}
-
-/// The human-readable summary.
-fn render(r: &SplitReport) -> String {
-    let mut s = String::new();
-    let mut line = |k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
-    line(
-        "data",
-        format!(
-            "{} ({}, {} x {})",
-            r.data,
-            r.format.name(),
-            count(r.rows, "row"),
-            count(r.features, "feature")
-        ),
-    );
-    line(
-        "split",
-        format!(
-            "seed {}, test fraction {}",
-            r.seed,
-            crate::text::fmt_g(r.test_fraction)
-        ),
-    );
-    for (name, part) in [("train", &r.train), ("test", &r.test)] {
-        line(
-            name,
-            format!(
-                "{}: {} ({}, {})",
-                part.output,
-                count(part.rows, "row"),
-                part.format.name(),
-                crate::text::bytes(part.bytes)
-            ),
-        );
-    }
-    s
 }

@@ -1,6 +1,7 @@
 //! A train/test split of a data file (`perceptron split`): how many rows
-//! the test part takes, and writing both parts, given which rows are the
-//! test part's. The choice of those rows is seeded and lives with the other
+//! the test part takes, writing both parts, given which rows are the
+//! test part's, and the report of what was written ([`SplitReport`], its
+//! JSON and its text form). The choice of those rows is seeded and lives with the other
 //! held-out parts, above this layer (`train::folds::test_rows`).
 //!
 //! A part in the input's own text format holds the input's lines as they
@@ -18,6 +19,7 @@ use super::source::{self, Content};
 use super::write::{OutputFormat, write_raw_based};
 use crate::error::{Error, Result};
 use crate::float::Real;
+use crate::text::count;
 
 /// What a split is asked for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,6 +57,79 @@ pub struct SplitPart {
     pub format: OutputFormat,
     pub rows: usize,
     pub bytes: u64,
+}
+
+/// What a split did: the data split, how, and each part as written. Its
+/// JSON is `split --json`'s; [`SplitReport::render`] its text form.
+#[derive(Serialize, Debug)]
+pub struct SplitReport {
+    /// The file split, as messages show it.
+    pub data: String,
+    pub format: Format,
+    pub rows: usize,
+    pub features: usize,
+    pub seed: u64,
+    pub test_fraction: f64,
+    pub train: SplitPart,
+    pub test: SplitPart,
+}
+
+impl SplitReport {
+    /// The report of splitting `parts` as `params` asked, its parts written
+    /// as `train` and `test` ([`SplitParts::write`]).
+    pub fn new<F: Real>(
+        parts: &SplitParts<F>,
+        params: &SplitParams,
+        (train, test): (SplitPart, SplitPart),
+    ) -> Self {
+        SplitReport {
+            data: source::name(parts.data).display().to_string(),
+            format: parts.raw.format,
+            rows: parts.raw.features.rows(),
+            features: parts.raw.features.cols(),
+            seed: params.seed,
+            test_fraction: params.test_fraction,
+            train,
+            test,
+        }
+    }
+
+    /// The human-readable summary, as `perceptron split` prints it.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let mut line = |k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+        line(
+            "data",
+            format!(
+                "{} ({}, {} x {})",
+                self.data,
+                self.format.name(),
+                count(self.rows, "row"),
+                count(self.features, "feature")
+            ),
+        );
+        line(
+            "split",
+            format!(
+                "seed {}, test fraction {}",
+                self.seed,
+                crate::text::fmt_g(self.test_fraction)
+            ),
+        );
+        for (name, part) in [("train", &self.train), ("test", &self.test)] {
+            line(
+                name,
+                format!(
+                    "{}: {} ({}, {})",
+                    part.output,
+                    count(part.rows, "row"),
+                    part.format.name(),
+                    crate::text::bytes(part.bytes)
+                ),
+            );
+        }
+        s
+    }
 }
 
 /// Where one part goes: the path and its format.

@@ -1,7 +1,9 @@
 //! Pictures of a model and of its training, as SVG, PNG or (for `trace`) GIF.
 //!
 //! Each kind is a figure computed from a model, a dataset or a replayed run
-//! ([`curve`], [`margins`], [`boundary`], [`trace`]) and drawn with
+//! ([`curve`], [`margins`], [`boundary`], [`trace`]; a saved model's on the
+//! data read for it in [`on_data`], a training run's in [`training`]) and
+//! drawn with
 //! `plotters` on any of its backends. [`save`] picks the file format from the
 //! extension and writes the file atomically ([`crate::output::write_atomic`]),
 //! so a failed run never leaves half a picture behind. Text is measured and
@@ -12,9 +14,11 @@ pub mod boundary;
 pub mod curve;
 pub mod geometry;
 pub mod margins;
+pub mod on_data;
 pub mod pixels;
 pub mod style;
 pub mod trace;
+pub mod training;
 
 use std::io::Write;
 use std::path::Path;

@@ -281,6 +281,26 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// The trace of the classic run on `data` (2-D) with or without the
+    /// `bias`, at most `max_epochs` epochs, rows visited in file order or,
+    /// with a `seed`, in the order `train --shuffle` visits them with it:
+    /// at most `max_frames` of its updates.
+    pub fn of_run<F: Real>(
+        mut data: Dataset<F>,
+        bias: bool,
+        max_epochs: usize,
+        seed: Option<u64>,
+        max_frames: usize,
+    ) -> Result<Trace> {
+        let order = seed.map(|s| crate::train::shuffle::permutation(data.rows(), s));
+        if let Some(order) = &order {
+            data = data.permuted(order);
+        }
+        check_two_features(&data)?;
+        let replay = replay(&data, bias, max_epochs, order.as_deref())?;
+        Trace::new(&data, &replay, max_frames)
+    }
+
     /// Frames for at most `max_frames` of `replay`'s updates on `data` (2-D).
     pub fn new<F: Real>(data: &Dataset<F>, replay: &Replay<F>, max_frames: usize) -> Result<Trace> {
         check_two_features(data)?;

@@ -1,9 +1,12 @@
 //! How well a model classifies labelled rows: the confusion counts of true
 //! against predicted classes, and the figures made of them (accuracy; the
 //! precision, recall and F1 of the +1 class, or of every class and their
-//! macro means for a one-vs-rest model). `perceptron eval` renders them;
-//! the true classes come from [`true_classes`], the predicted ones from
-//! [`Model::predict`].
+//! macro means for a one-vs-rest model), gathered in one record,
+//! [`Evaluation`]: its JSON is `eval --json`'s, its text form ([`text`])
+//! what `eval` prints. The true classes come from [`true_classes`], the
+//! predicted ones from [`Model::predict`].
+
+pub mod text;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -148,6 +151,36 @@ pub struct OvrEvalReport {
     pub macro_precision: Option<f64>,
     pub macro_recall: Option<f64>,
     pub macro_f1: Option<f64>,
+}
+
+/// Everything an evaluation reports: a binary model's report, with the +1
+/// class's scores, or a one-vs-rest model's, with every class's. Its JSON
+/// is the inner report's, unchanged.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum Evaluation {
+    Binary(EvalReport),
+    OneVsRest(OvrEvalReport),
+}
+
+impl Evaluation {
+    /// `model`'s report on the rows `counts` counts: binary for one
+    /// perceptron, one-vs-rest for several.
+    pub fn of<F: Real>(what: Evaluated, model: &Model<F>, counts: &Counts) -> Self {
+        if model.heads() == 1 {
+            Evaluation::Binary(EvalReport::of(what, model, counts))
+        } else {
+            Evaluation::OneVsRest(OvrEvalReport::of(what, model, counts))
+        }
+    }
+
+    /// The human-readable report, as `perceptron eval` prints it.
+    pub fn render(&self) -> String {
+        match self {
+            Evaluation::Binary(r) => text::render(r),
+            Evaluation::OneVsRest(r) => text::render_ovr(r),
+        }
+    }
 }
 
 /// Rows truly of a class, rows predicted as it, and rows both.

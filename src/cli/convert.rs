@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use serde::Serialize;
 
 use super::args::{DataArgs, LayoutArg, PrecisionArg};
 use crate::data::binary::Layout;
@@ -83,32 +82,6 @@ pub struct ConvertArgs {
     pub data_args: DataArgs,
 }
 
-/// What was converted.
-#[derive(Serialize, Debug)]
-pub struct ConvertReport {
-    pub input: String,
-    pub input_format: crate::data::Format,
-    pub output: String,
-    pub output_format: OutputFormat,
-    /// LIBSVM output: `one` (the standard) or `zero` (asked for).
-    pub index_base: Option<IndexBase>,
-    pub layout: Layout,
-    pub precision: Precision,
-    /// Why the precision: asked for, or the first value that needs f64 when
-    /// none was.
-    pub precision_reason: String,
-    pub rows: usize,
-    pub features: usize,
-    /// Stored values (dense: rows * features).
-    pub stored_values: usize,
-    /// Feature values that are not zero, as `info` counts them.
-    pub nonzeros: usize,
-    pub labels: usize,
-    pub bytes: u64,
-    pub read_seconds: f64,
-    pub write_seconds: f64,
-}
-
 pub fn run(args: &ConvertArgs) -> Result<i32> {
     let to_stdout = crate::output::is_stdout(&args.output);
     if !to_stdout {
@@ -155,36 +128,17 @@ fn write_in<F: Real>(
     };
     super::args::warn_csv_options(&opts, raw.format, &args.input);
     let read_seconds = t0.elapsed().as_secs_f64();
-    let input_format = raw.format;
     let layout = args.layout.map(Layout::from);
     let base = args.data_args.libsvm.index_base();
     let plan = Conversion::plan(raw, &args.input, &args.output, layout, base)?;
     if let Some(info) = plan.index_base_change() {
         note_index_base(args, info, plan.index_base);
     }
-    let done = plan.write(&args.output)?;
-    let report = ConvertReport {
-        input: data::source::name(&args.input).display().to_string(),
-        input_format,
-        output: crate::output::shown(&args.output),
-        output_format: done.format,
-        index_base: done.index_base,
-        layout: done.layout,
-        precision: done.precision,
-        precision_reason,
-        rows: done.rows,
-        features: done.features,
-        stored_values: done.stored_values,
-        nonzeros: done.nonzeros,
-        labels: done.labels,
-        bytes: done.bytes,
-        read_seconds,
-        write_seconds: done.write_seconds,
-    };
+    let done = plan.write(&args.output, precision_reason, read_seconds)?;
     let text = if args.json {
-        serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))?
+        serde_json::to_string(&done).map_err(|e| Error::Usage(e.to_string()))?
     } else {
-        render(&report)
+        done.render()
     };
     super::stdout::print_summary(&(text + "\n"), to_stdout)?;
     Ok(exit::SUCCESS)
@@ -205,34 +159,4 @@ fn note_index_base(args: &ConvertArgs, input: &LibsvmInfo, base: IndexBase) {
         },
         input.base.words()
     );
-}
-
-/// The one-line text summary of a conversion.
-fn render(report: &ConvertReport) -> String {
-    let format = report.output_format;
-    format!(
-        "wrote {}: {}{} ({}{} values: {}), {} rows x {} features, {} stored values, {} \
-         label values, {}; read in {:.3} s, written in {:.3} s",
-        report.output,
-        format.name(),
-        if report.index_base == Some(IndexBase::Zero) {
-            " zero-based"
-        } else {
-            ""
-        },
-        if format == OutputFormat::Binary {
-            format!("{}, ", report.layout.name())
-        } else {
-            String::new()
-        },
-        report.precision,
-        report.precision_reason,
-        report.rows,
-        report.features,
-        report.stored_values,
-        report.labels,
-        crate::text::bytes(report.bytes),
-        report.read_seconds,
-        report.write_seconds
-    )
 }

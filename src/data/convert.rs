@@ -2,15 +2,19 @@
 //! the output's format, layout and LIBSVM index base are settled first
 //! ([`Conversion::plan`]), so that a front end can say what will change
 //! before anything is written, then the file is written
-//! ([`Conversion::write`]). The label values are kept as they are (no
-//! -1/+1 mapping), so any label column converts.
+//! ([`Conversion::write`]), which returns the one record of what was
+//! written ([`Converted`]) that front ends print: as JSON (serde; its fields
+//! are the JSON's) or as text ([`Converted::render`]). The label values are
+//! kept as they are (no -1/+1 mapping), so any label column converts.
 
 use std::path::Path;
 use std::time::Instant;
 
+use serde::Serialize;
+
 use super::binary::Layout;
 use super::matrix::Features;
-use super::options::IndexBase;
+use super::options::{Format, IndexBase};
 use super::raw::{LibsvmInfo, RawData};
 use super::write::{OutputFormat, with_layout, write_raw_based};
 use crate::error::Result;
@@ -20,6 +24,8 @@ use crate::float::{Precision, Real};
 /// format and index base settled.
 pub struct Conversion<F> {
     raw: RawData<F>,
+    /// The input's name as messages give it (`<stdin>` for `-`).
+    input: String,
     /// The output's format (by its extension; standard output's by the
     /// layout).
     pub format: OutputFormat,
@@ -27,14 +33,24 @@ pub struct Conversion<F> {
     pub index_base: IndexBase,
 }
 
-/// What was written.
-#[derive(Clone, Debug, PartialEq)]
+/// What was written: `perceptron convert`'s summary, its fields and their
+/// order the JSON's.
+#[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Converted {
-    pub format: OutputFormat,
-    /// LIBSVM output: how it counts features.
+    /// The input's name as messages give it (`<stdin>` for `-`).
+    pub input: String,
+    pub input_format: Format,
+    /// The output's name as messages give it (`<stdout>` for `-`).
+    pub output: String,
+    pub output_format: OutputFormat,
+    /// LIBSVM output: how it counts features (`one`, the standard, unless
+    /// `zero` was asked for).
     pub index_base: Option<IndexBase>,
     pub layout: Layout,
     pub precision: Precision,
+    /// Why the precision, in the front end's words: asked for, or the
+    /// first value that needs f64 when none was.
+    pub precision_reason: String,
     pub rows: usize,
     pub features: usize,
     /// Stored values (dense: rows * features).
@@ -44,6 +60,8 @@ pub struct Converted {
     /// Distinct label values.
     pub labels: usize,
     pub bytes: u64,
+    /// Reading the input, as the front end timed it.
+    pub read_seconds: f64,
     pub write_seconds: f64,
 }
 
@@ -68,6 +86,7 @@ impl<F: Real> Conversion<F> {
         let format = OutputFormat::of_output(output, raw.features.is_sparse())?;
         Ok(Conversion {
             raw,
+            input: super::source::name(input).display().to_string(),
             format,
             index_base: index_base.unwrap_or(IndexBase::One),
         })
@@ -84,7 +103,15 @@ impl<F: Real> Conversion<F> {
     }
 
     /// Writes the data to `output` (atomically; `-` is standard output).
-    pub fn write(&self, output: &Path) -> Result<Converted> {
+    /// `precision_reason` and `read_seconds` are the caller's, for the
+    /// summary: why the data was read in its precision, and how long
+    /// reading it took.
+    pub fn write(
+        &self,
+        output: &Path,
+        precision_reason: String,
+        read_seconds: f64,
+    ) -> Result<Converted> {
         let (raw, format) = (&self.raw, self.format);
         let start = Instant::now();
         let bytes = write_raw_based(output, raw, format, self.index_base)?;
@@ -94,18 +121,55 @@ impl<F: Real> Conversion<F> {
             Features::Sparse(m) => m.values.len(),
         };
         Ok(Converted {
-            format,
+            input: self.input.clone(),
+            input_format: raw.format,
+            output: crate::output::shown(output),
+            output_format: format,
             index_base: (format == OutputFormat::Libsvm).then_some(self.index_base),
             layout: Layout::of(&raw.features),
             precision: F::PRECISION,
+            precision_reason,
             rows: raw.features.rows(),
             features: raw.features.cols(),
             stored_values,
             nonzeros: raw.features.nonzeros(),
             labels: raw.table.classes().len(),
             bytes,
+            read_seconds,
             write_seconds,
         })
+    }
+}
+
+impl Converted {
+    /// The one-line text summary of the conversion (no line break).
+    pub fn render(&self) -> String {
+        let format = self.output_format;
+        format!(
+            "wrote {}: {}{} ({}{} values: {}), {} rows x {} features, {} stored values, {} \
+             label values, {}; read in {:.3} s, written in {:.3} s",
+            self.output,
+            format.name(),
+            if self.index_base == Some(IndexBase::Zero) {
+                " zero-based"
+            } else {
+                ""
+            },
+            if format == OutputFormat::Binary {
+                format!("{}, ", self.layout.name())
+            } else {
+                String::new()
+            },
+            self.precision,
+            self.precision_reason,
+            self.rows,
+            self.features,
+            self.stored_values,
+            self.labels,
+            crate::text::bytes(self.bytes),
+            self.read_seconds,
+            self.write_seconds
+        )
     }
 }
 
@@ -160,11 +224,30 @@ mod tests {
         let plan =
             Conversion::plan(raw, Path::new("t.svm"), &out, Some(Layout::Dense), None).unwrap();
         assert!(plan.index_base_change().is_none());
-        let done = plan.write(&out).unwrap();
-        assert_eq!(done.format, OutputFormat::Binary);
+        let done = plan.write(&out, "asked".into(), 0.0).unwrap();
+        assert_eq!(done.output_format, OutputFormat::Binary);
         assert_eq!(done.layout, Layout::Dense);
         assert_eq!((done.rows, done.features, done.stored_values), (2, 3, 6));
         assert_eq!((done.nonzeros, done.labels, done.index_base), (3, 2, None));
         assert_eq!(done.bytes, std::fs::metadata(&out).unwrap().len());
+    }
+
+    #[test]
+    fn the_summary_is_the_json_record_and_renders_its_own_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.svm");
+        let raw = svm("1 0:1 2:3\n-1 1:2\n");
+        let plan =
+            Conversion::plan(raw, Path::new("-"), &out, None, Some(IndexBase::Zero)).unwrap();
+        let done = plan.write(&out, "asked".into(), 0.5).unwrap();
+        let json = serde_json::to_string(&done).unwrap();
+        let head = r#"{"input":"<stdin>","input_format":"libsvm","output":"#;
+        assert!(json.starts_with(head));
+        assert!(json.contains(r#""output_format":"libsvm","index_base":"zero","layout":"csr","#));
+        assert!(json.contains(r#""precision_reason":"asked","rows":2,"#));
+        assert!(json.contains(r#""read_seconds":0.5,"write_seconds":"#));
+        let text = done.render();
+        assert!(text.contains(": LIBSVM zero-based (f32 values: asked), 2 rows x 3 features,"));
+        assert!(text.contains("read in 0.500 s"));
     }
 }

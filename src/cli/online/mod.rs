@@ -14,11 +14,8 @@ use crate::run::online::{OnlineParams, OnlineRun, OnlineStart, OnlineSummary};
 use crate::train::Margin;
 
 mod observer;
-mod report;
 
 use observer::{OnlineOutputs, Sink};
-pub use report::OnlineReport;
-use report::render;
 
 /// The default of `--max-features`: 2^26 weights, 256 MiB in f32.
 pub const DEFAULT_MAX_FEATURES: u64 = 1 << 26;
@@ -214,9 +211,11 @@ fn run_in<F: Real>(
     if let Some(path) = &args.output {
         model.save(path)?;
     }
-    let summary = run.summary(state);
+    let mut summary = run.summary(state);
+    summary.model = args.output.as_deref().map(crate::output::shown);
+    summary.snapshot = args.snapshot.as_deref().map(crate::output::shown);
     if args.json || !args.quiet {
-        print_report(args, summary.clone())?;
+        print_summary(args, &summary)?;
     }
     Ok(exit_status(args, &summary))
 }
@@ -276,16 +275,11 @@ fn learn_into_predictions<F: Real>(
 }
 
 /// Prints the summary, text or JSON, where the outputs leave room for it.
-fn print_report(args: &OnlineArgs, summary: OnlineSummary) -> Result<()> {
-    let report = OnlineReport::new(
-        summary,
-        args.output.as_deref().map(crate::output::shown),
-        args.snapshot.as_deref().map(crate::output::shown),
-    );
+fn print_summary(args: &OnlineArgs, summary: &OnlineSummary) -> Result<()> {
     let text = if args.json {
-        serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
+        serde_json::to_string(summary).map_err(|e| Error::Usage(e.to_string()))? + "\n"
     } else {
-        render(&report)
+        summary.render()
     };
     let taken = args.predictions
         || super::stdout::any_stdout([

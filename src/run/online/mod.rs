@@ -11,8 +11,9 @@
 //!   with the snapshots and the stop request, then the second pass for the
 //!   convergence theorem's bound; the front end's [`OnlineObserver`] says
 //!   where the outputs go;
-//! - `summary.rs`: the model the run made and its figures
-//!   ([`OnlineSummary`]).
+//! - `summary.rs`: the model the run made and its summary
+//!   ([`OnlineSummary`], the one record front ends print as JSON);
+//! - `text.rs`: that summary as text ([`OnlineSummary::render`]).
 //!
 //! It sits in the run layer, beside [`Run`](crate::run::Run): it makes
 //! models, which the learner (training layer) does not know.
@@ -21,6 +22,7 @@ mod labels;
 mod run;
 mod start;
 mod summary;
+mod text;
 
 pub use labels::LabelRule;
 pub use run::{OnlineObserver, OnlineRun};

@@ -1,6 +1,8 @@
 //! What an online run made and found: its model (a snapshot's or the
-//! final one) and the figures of its summary, computed here so that a
-//! front end only renders them.
+//! final one) and its summary, the one record of the run that every front
+//! end prints (as JSON by serde, or as text by `text.rs`).
+
+use serde::Serialize;
 
 use super::run::OnlineRun;
 use crate::data::Format;
@@ -9,8 +11,9 @@ use crate::model::{DataLayout, Model, TrainingInfo};
 use crate::online::{OnlineInfo, OnlineState};
 use crate::train::Variant;
 
-/// The figures of an online run at its end.
-#[derive(Clone, Debug)]
+/// The figures of an online run at its end: `perceptron online`'s
+/// summary, its fields and their order the JSON's.
+#[derive(Serialize, Clone, Debug)]
 pub struct OnlineSummary {
     /// The stream's name: its path, or `<stdin>`.
     pub data: String,
@@ -52,6 +55,13 @@ pub struct OnlineSummary {
     pub mistake_bound: Option<f64>,
     /// Whether M is within the bound (up to the slack rounding allows).
     pub bound_holds: Option<bool>,
+    /// Where the front end saved the final model, as it shows the path
+    /// (`None`: not saved). The run does not save it, so it leaves this
+    /// `None` for the front end to fill.
+    pub model: Option<String>,
+    /// Where the front end saved the snapshots, as it shows the path; like
+    /// `model`, the front end's to fill.
+    pub snapshot: Option<String>,
     /// Snapshots saved, the last one included.
     pub snapshots: u64,
     pub seconds: f64,
@@ -166,6 +176,8 @@ impl<F: Real> OnlineRun<'_, F> {
             mistake_bound,
             bound_holds: mistake_bound
                 .map(|b| l.mistakes() as f64 <= b * (1.0 + crate::train::theory::BOUND_SLACK)),
+            model: None,
+            snapshot: None,
             snapshots: self.snapshots,
             seconds: self.started.elapsed().as_secs_f64(),
             peak_memory_bytes: crate::memory::peak_rss_bytes(),

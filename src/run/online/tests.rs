@@ -121,6 +121,24 @@ fn a_run_is_the_learner_over_the_stream_with_snapshots_and_the_second_pass() {
 }
 
 #[test]
+fn the_summary_is_the_json_record_and_renders_its_own_text() {
+    let path = iris();
+    let mut run = open(params(), &path, None).unwrap();
+    let state = run.learn(&mut Record::default()).unwrap();
+    let state = run.end(state).unwrap();
+    let mut summary = run.summary(state);
+    summary.model = Some("m.json".into());
+    let json = serde_json::to_string(&summary).unwrap();
+    // Where the front end saved the model sits between the bound and the
+    // snapshots, as `online --json` has always printed it.
+    assert!(json.contains(r#""bound_holds":"#));
+    assert!(json.contains(r#","model":"m.json","snapshot":null,"snapshots":"#));
+    let text = summary.render();
+    assert!(text.starts_with("data        "));
+    assert!(text.contains("\nmodel       m.json\n"));
+}
+
+#[test]
 fn a_reader_gone_away_ends_the_run_after_learning_that_example() {
     let path = iris();
     let mut run = open(params(), &path, None).unwrap();

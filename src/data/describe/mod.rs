@@ -4,12 +4,14 @@
 //! training in the chosen precision would overflow.
 //!
 //! The file is read exactly as training reads it (same parser, same
-//! options); front ends render the [`Description`] and say the label rule's
-//! error in their own words (the CLI names its flags).
+//! options). The [`Description`] is the one record of it that front ends
+//! print: as JSON (serde; its fields are the JSON's) or as text
+//! (`text.rs`); a front end may say the label rule's refusal in its own
+//! words (the CLI names its flags).
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::labels::{self, LabelRuleError};
 use super::options::{Format, IndexBase, LoadOptions};
@@ -17,6 +19,8 @@ use super::raw::{CsvInfo, LibsvmInfo, RawData};
 use super::{bundled, csv, source, stats};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
+
+mod text;
 
 /// One distinct label value.
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -38,11 +42,13 @@ pub struct Mapping {
     pub negative_rows: u64,
 }
 
-/// Everything known of a data file before training on it.
-#[derive(Debug, Clone, PartialEq)]
+/// Everything known of a data file before training on it: `perceptron
+/// info`'s report, its fields and their order the JSON's.
+#[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Description {
     /// The file as named in messages (`<stdin>`, or the bundled dataset's
     /// name when none was given).
+    #[serde(serialize_with = "as_displayed")]
     pub data: PathBuf,
     pub format: Format,
     /// The line of the CSV header that was skipped, if any.
@@ -62,7 +68,9 @@ pub struct Description {
     /// nonzeros / (rows * features); 0 for no cells.
     pub density: f64,
     /// Whether the features are stored sparse (CSR), as the file's format
-    /// stores them, rather than dense.
+    /// stores them, rather than dense (JSON: `storage`, `sparse` or
+    /// `dense`).
+    #[serde(rename = "storage", serialize_with = "storage_name")]
     pub sparse: bool,
     pub precision: Precision,
     /// Bytes the feature storage occupies in memory.
@@ -72,8 +80,12 @@ pub struct Description {
     /// Every distinct label value, in order of first appearance.
     pub labels: Vec<LabelCount>,
     /// How training would map them: the mapping, or why it could not
-    /// without being told the positive label.
+    /// without being told the positive label (JSON: the mapping, or null).
+    #[serde(serialize_with = "mapping_or_null")]
     pub mapping: std::result::Result<Mapping, LabelRuleError>,
+    /// That refusal in words: the library's, which a front end may replace
+    /// with its own (the CLI names its flags).
+    pub mapping_error: Option<String>,
     /// D = max ||x~|| with the bias feature 1 appended, as training uses it.
     pub radius_with_bias: f64,
     /// D = max ||x|| over the features alone (training without the bias).
@@ -155,6 +167,7 @@ pub fn describe<F: Real>(
         storage_bytes: f.storage_bytes(),
         other_layout_bytes,
         labels: label_counts(raw),
+        mapping_error: mapping.as_ref().err().map(ToString::to_string),
         mapping,
         radius_with_bias,
         radius_without_bias: stats::radius_from(largest_norm_sq, false),
@@ -164,6 +177,24 @@ pub fn describe<F: Real>(
             .into_iter()
             .collect(),
     })
+}
+
+/// A path as messages show it (lossily, where it is not UTF-8).
+fn as_displayed<S: Serializer>(path: &Path, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(&path.display())
+}
+
+/// The storage's name: `sparse` or `dense`.
+fn storage_name<S: Serializer>(sparse: &bool, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(if *sparse { "sparse" } else { "dense" })
+}
+
+/// The mapping, or null where training would refuse the labels.
+fn mapping_or_null<S: Serializer>(
+    mapping: &std::result::Result<Mapping, LabelRuleError>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    mapping.as_ref().ok().serialize(s)
 }
 
 /// Every distinct label value with its rows, in order of first appearance.
@@ -270,6 +301,20 @@ mod tests {
         assert!(describe(&raw, p, None).unwrap().mapping.is_err());
         let m = describe(&raw, p, Some("b")).unwrap().mapping.unwrap();
         assert_eq!((m.positive_rows, m.negative_rows), (1, 2));
+    }
+
+    #[test]
+    fn the_json_names_the_storage_and_words_a_refusal() {
+        let raw = raw_of("a,1\nb,2\nc,3\n", &LoadOptions::default());
+        let d = describe(&raw, Path::new("t.csv"), None).unwrap();
+        let json = serde_json::to_string(&d).unwrap();
+        assert!(json.starts_with(r#"{"data":"t.csv","format":"csv","header_line":null,"#));
+        assert!(json.contains(r#""density":1.0,"storage":"dense","precision":"f32","#));
+        assert!(json.contains(r#""mapping":null,"mapping_error":"more than two label values"#));
+        let mut body = String::new();
+        d.render_body(&mut body);
+        assert!(body.starts_with("shape       3 rows x 1 feature;"));
+        assert!(body.contains("\nclasses     train would refuse: more than two label values"));
     }
 
     #[test]

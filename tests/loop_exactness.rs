@@ -324,8 +324,13 @@ fn sparse_random_data_matches_textbook() {
 }
 
 /// Whole numbers from 0 to 255, as pictures are: the host reads such rows
-/// as bytes ([`perceptron::data::byte_rows`]), and every engine and policy
+/// as bytes ([`perceptron::data::byte_rows`]; made here by the check that
+/// they are, as a run on the CPU makes them), and every engine and policy
 /// still gives the textbook's bits, in f32 and f64, with and without bias.
+/// (Breaking the widened rows or the byte margins' decisions fails it; the
+/// shuffled schedule with the mean loss and one-vs-rest on byte rows is
+/// checked against scikit-learn on `digits.csv` in
+/// `python/tests/test_sklearn_defaults.py`.)
 #[test]
 fn rows_of_bytes_match_textbook() {
     fn pixels<F: Real>(rng: &mut Rng, rows: usize, cols: usize, noise: f64) -> Dataset<F> {

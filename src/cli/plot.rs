@@ -14,8 +14,6 @@ use crate::model::{self, AnyModel, Model};
 use crate::plot::on_data::{self, binary_only};
 use crate::plot::trace::Trace;
 use crate::plot::{self, ImageFormat};
-// `train --plot DIR` writes the training pictures through these names.
-pub use crate::plot::training::{TRAINING_PICTURES, prepare_dir, training_pictures};
 
 const EXAMPLES: &str = "\
 Examples:

@@ -9,7 +9,10 @@
 //! the value exactly (`F::from_f64(byte as f64)` has the same bits as the
 //! stored value: checked for every value, so -0.0, 0.5 or 256 keep the data
 //! off this path), so every product w_k·x_k, and hence every sum in any
-//! order, is what the stored row gives.
+//! order, is what the stored row gives: the certified margins read the
+//! bytes ([`crate::engine::cpu::byte_rows`]), and the reference arithmetic
+//! reads a row widened back into the precision ([`ByteRows::widen_into`]),
+//! a few kilobytes that stay in cache.
 
 use crate::float::Real;
 
@@ -29,41 +32,56 @@ impl ByteRows {
     /// The byte form of `features`, if they are dense and every value is a
     /// whole number in 0..=255 with the bits of that number (so not -0.0).
     /// Stops at the first value that is not (on scaled data, the first row).
-    /// `None` too when the memory for the copy is not available: it only
-    /// saves time.
+    /// `None` too when memory for twice the copy is not available.
     pub fn of<F: Real>(features: &Features<F>) -> Option<ByteRows> {
         use rayon::prelude::*;
         let Features::Dense(m) = features else {
             return None;
         };
         let (rows, cols) = (m.rows, m.cols);
-        if cols == 0
-            || rows == 0
-            || crate::memory::check(crate::memory::bytes_of::<u8>(rows * cols)).is_err()
-        {
+        // Half of what is available at most: the copy only saves time, and
+        // must not take the memory a run was checked to fit in.
+        let bytes = crate::memory::bytes_of::<u8>(rows * cols);
+        if cols == 0 || rows == 0 || crate::memory::check(bytes.saturating_mul(2)).is_err() {
             return None;
         }
         // The first row alone first: data that is not bytes is refused
         // there, without a pass over the rest.
-        byte_of_each(&m.values[..cols])?;
-        let parts: Option<Vec<Vec<u8>>> = (0..rows.div_ceil(ROWS_PER_PART))
-            .into_par_iter()
-            .map(|p| {
-                let first = p * ROWS_PER_PART;
-                let last = rows.min(first + ROWS_PER_PART);
-                byte_of_each(&m.values[first * cols..last * cols])
-            })
-            .collect();
-        Some(ByteRows {
-            cols,
-            codes: parts?.concat(),
-        })
+        let mut codes = vec![0u8; rows * cols];
+        if !bytes_of_each(&m.values[..cols], &mut codes[..cols]) {
+            return None;
+        }
+        let all = codes[cols..]
+            .par_chunks_mut(ROWS_PER_PART * cols)
+            .zip(m.values[cols..].par_chunks(ROWS_PER_PART * cols))
+            .all(|(out, values)| bytes_of_each(values, out));
+        all.then_some(ByteRows { cols, codes })
+    }
+
+    /// The rows reordered so that new row `p` is old row `order[p]` (as
+    /// [`crate::data::Dataset::permuted`] reorders the stored rows).
+    pub fn permuted(&self, order: &[usize]) -> ByteRows {
+        let mut codes = Vec::with_capacity(order.len() * self.cols);
+        for &i in order {
+            codes.extend_from_slice(self.row(i));
+        }
+        ByteRows {
+            cols: self.cols,
+            codes,
+        }
     }
 
     /// Row `i`'s bytes.
     #[inline]
     pub fn row(&self, i: usize) -> &[u8] {
         &self.codes[i * self.cols..(i + 1) * self.cols]
+    }
+
+    /// Row `i`'s values in the precision `F`, into `out` (replacing what it
+    /// held): each byte widened, exactly, so the stored row's values.
+    pub fn widen_into<F: Real>(&self, i: usize, out: &mut Vec<F>) {
+        out.clear();
+        out.extend(self.row(i).iter().map(|&b| F::from_f64(b as f64)));
     }
 
     /// Starts loading row `i` (nothing past the last row).
@@ -75,23 +93,22 @@ impl ByteRows {
     }
 }
 
-/// Each value as its byte, or `None` if one is not exactly a byte.
-fn byte_of_each<F: Real>(values: &[F]) -> Option<Vec<u8>> {
-    let mut out = vec![0u8; values.len()];
-    let mut all = true;
-    // One test a value and no early exit inside a block, so the loop stays
-    // tight; the answer is looked at once a block.
+/// Writes each value's byte into `out`; whether every value was exactly
+/// a byte (one test a value and no early exit inside a block, so the loop
+/// stays tight; the answer is looked at once a block).
+fn bytes_of_each<F: Real>(values: &[F], out: &mut [u8]) -> bool {
     for (o, v) in out.chunks_mut(4096).zip(values.chunks(4096)) {
+        let mut all = true;
         for (b, &x) in o.iter_mut().zip(v) {
             let e = exact_byte(x);
             all &= e.is_some();
             *b = e.unwrap_or(0);
         }
         if !all {
-            return None;
+            return false;
         }
     }
-    Some(out)
+    true
 }
 
 /// `v` as a byte, if `v` is exactly one (bits included). The cast
@@ -123,6 +140,16 @@ mod tests {
         let b = ByteRows::of(&f).expect("bytes");
         assert_eq!(b.row(0), &[0, 1, 255]);
         assert_eq!(b.row(1), &[17, 3, 128]);
+        // Widened, they are the stored values, bit for bit.
+        let mut out: Vec<f64> = vec![9.0; 7];
+        b.widen_into(1, &mut out);
+        assert_eq!(
+            out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            [17.0f64, 3.0, 128.0].map(f64::to_bits)
+        );
+        let mut out32: Vec<f32> = Vec::new();
+        b.widen_into(0, &mut out32);
+        assert_eq!(out32, [0.0f32, 1.0, 255.0]);
     }
 
     #[test]

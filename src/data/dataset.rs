@@ -34,7 +34,8 @@ pub struct Dataset<F> {
 }
 
 /// [`RowFacts`] for the data with and without the bias, and the rows as
-/// bytes where they are bytes, each computed at most once.
+/// bytes where they are bytes, each computed at most once (and moved with
+/// the rows into a permuted copy).
 #[derive(Clone, Debug, Default)]
 pub struct FactsCache {
     facts: [OnceLock<Arc<RowFacts>>; 2],
@@ -87,12 +88,21 @@ impl<F: Real> Dataset<F> {
 
     /// The rows one byte a value ([`ByteRows`]) when every value is a
     /// whole number from 0 to 255, checked and copied on first use; `None`
-    /// otherwise (sparse data, or any other value).
+    /// otherwise (sparse data, or any other value). Called where the host's
+    /// walk will read the rows ([`crate::train`]'s runs on the CPU), which
+    /// [`Dataset::built_byte_rows`] then finds.
     pub fn byte_rows(&self) -> Option<Arc<ByteRows>> {
         self.facts
             .bytes
             .get_or_init(|| ByteRows::of(&self.features).map(Arc::new))
             .clone()
+    }
+
+    /// The rows as bytes if [`Dataset::byte_rows`] has made them: a reader
+    /// that only may profit (a final tally, a walk on the host beside a
+    /// device) never makes the copy itself.
+    pub fn built_byte_rows(&self) -> Option<Arc<ByteRows>> {
+        self.facts.bytes.get().cloned().flatten()
     }
 
     /// The radius D = max_i ||x~_i|| (with the bias feature when `bias`):
@@ -159,6 +169,11 @@ impl<F: Real> Dataset<F> {
             if let Some(f) = cache.get() {
                 let _ = moved.set(Arc::new(f.permuted(order)));
             }
+        }
+        if let Some(bytes) = self.facts.bytes.get() {
+            let _ = facts
+                .bytes
+                .set(bytes.as_ref().map(|b| Arc::new(b.permuted(order))));
         }
         Dataset {
             features: self

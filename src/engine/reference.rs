@@ -25,7 +25,11 @@ use crate::float::Real;
 pub fn dot<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> F {
     let mut s = F::ZERO;
     match row {
-        Row::Dense(x) => s = dense_sum(w, x.iter().copied()),
+        Row::Dense(x) => {
+            for (wk, &xk) in w.iter().zip(x) {
+                s = s + *wk * xk;
+            }
+        }
         Row::Sparse(idx, val) => {
             for (&k, &xk) in idx.iter().zip(val) {
                 s = s + w[k as usize] * xk;
@@ -39,31 +43,6 @@ pub fn dot<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> F {
     s
 }
 
-/// Σ w_k·x_k of a dense row's values in index order, from 0.
-#[inline(always)]
-fn dense_sum<F: Real>(w: &[F], x: impl Iterator<Item = F>) -> F {
-    let mut s = F::ZERO;
-    for (wk, xk) in w.iter().zip(x) {
-        s = s + *wk * xk;
-    }
-    s
-}
-
-/// A dense row kept as bytes ([`crate::data::byte_rows`]), its values
-/// widened to `F`: exactly the stored values, so every function below that
-/// takes bytes gives the bits its twin gives for the stored row.
-#[inline(always)]
-fn widened<F: Real>(x: &[u8]) -> impl Iterator<Item = F> + '_ {
-    x.iter().map(|&b| F::from_f64(b as f64))
-}
-
-/// [`dot`] of a dense row kept as bytes.
-#[inline]
-pub fn dot_bytes<F: Real>(w: &[F], x: &[u8], bias: bool) -> F {
-    let s = dense_sum(w, widened(x));
-    if bias { s + w[w.len() - 1] } else { s }
-}
-
 /// p = w·x + b as scikit-learn's SGD computes it for the loss it reports
 /// (`WeightVector.dot(x) + intercept`): each product in the training
 /// precision, the products summed in f64 in index order, the sum rounded
@@ -72,38 +51,19 @@ pub fn dot_bytes<F: Real>(w: &[F], x: &[u8], bias: bool) -> F {
 /// from [`dot`] in its last bits. Used only for the loss the mean-loss
 /// stopping rule judges, never to decide a mistake.
 pub fn scikit_margin<F: Real>(w: &[F], row: Row<'_, F>, bias: bool) -> f64 {
-    let s = match row {
-        Row::Dense(x) => scikit_dense_sum(w, x.iter().copied()),
+    let mut s = 0.0f64;
+    match row {
+        Row::Dense(x) => {
+            for (wk, &xk) in w.iter().zip(x) {
+                s += (*wk * xk).to_f64();
+            }
+        }
         Row::Sparse(idx, val) => {
-            let mut s = 0.0f64;
             for (&k, &xk) in idx.iter().zip(val) {
                 s += (w[k as usize] * xk).to_f64();
             }
-            s
         }
-    };
-    scikit_finish(w, s, bias)
-}
-
-/// [`scikit_margin`] of a dense row kept as bytes.
-#[inline]
-pub fn scikit_margin_bytes<F: Real>(w: &[F], x: &[u8], bias: bool) -> f64 {
-    scikit_finish(w, scikit_dense_sum(w, widened(x)), bias)
-}
-
-/// The products of a dense row in the training precision, summed in f64.
-#[inline(always)]
-fn scikit_dense_sum<F: Real>(w: &[F], x: impl Iterator<Item = F>) -> f64 {
-    let mut s = 0.0f64;
-    for (wk, xk) in w.iter().zip(x) {
-        s += (*wk * xk).to_f64();
     }
-    s
-}
-
-/// The sum rounded to the training precision, then the bias added in f64.
-#[inline(always)]
-fn scikit_finish<F: Real>(w: &[F], s: f64, bias: bool) -> f64 {
     let s = F::from_f64(s).to_f64();
     if bias { s + w[w.len() - 1].to_f64() } else { s }
 }
@@ -192,49 +152,22 @@ pub fn apply_update<F: Real>(
     y: i8,
     bias: bool,
 ) -> Result<(), Overflow> {
-    let finite = match row {
-        Row::Dense(x) => dense_step(w, x.iter().copied(), y),
+    let mut finite = true;
+    match row {
+        Row::Dense(x) => {
+            for (wk, &xk) in w.iter_mut().zip(x) {
+                *wk = if y > 0 { *wk + xk } else { *wk - xk };
+                finite &= wk.is_finite();
+            }
+        }
         Row::Sparse(idx, val) => {
-            let mut finite = true;
             for (&k, &xk) in idx.iter().zip(val) {
                 let wk = &mut w[k as usize];
                 *wk = if y > 0 { *wk + xk } else { *wk - xk };
                 finite &= wk.is_finite();
             }
-            finite
         }
-    };
-    step_bias(w, y, bias, finite)
-}
-
-/// [`apply_update`] for a dense row kept as bytes.
-#[inline]
-pub fn apply_update_bytes<F: Real>(
-    w: &mut [F],
-    x: &[u8],
-    y: i8,
-    bias: bool,
-) -> Result<(), Overflow> {
-    let finite = dense_step(w, widened(x), y);
-    step_bias(w, y, bias, finite)
-}
-
-/// w_k <- w_k ± x_k over a dense row's values; whether all stayed finite.
-#[inline(always)]
-fn dense_step<F: Real>(w: &mut [F], x: impl Iterator<Item = F>, y: i8) -> bool {
-    let mut finite = true;
-    for (wk, xk) in w.iter_mut().zip(x) {
-        *wk = if y > 0 { *wk + xk } else { *wk - xk };
-        finite &= wk.is_finite();
     }
-    finite
-}
-
-/// The bias's step of an update (when `bias`), then the overflow verdict
-/// of the whole update.
-#[inline(always)]
-fn step_bias<F: Real>(w: &mut [F], y: i8, bias: bool, finite: bool) -> Result<(), Overflow> {
-    let mut finite = finite;
     if bias {
         let last = w.len() - 1;
         w[last] = if y > 0 {
@@ -307,58 +240,6 @@ pub fn apply_weighted_update<F: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Each function over a row kept as bytes gives its twin's bits for
-    /// the stored row: the dot, scikit-learn's margin and the update (weights
-    /// at the top of the range included), in f32 and f64, with and without the bias.
-    #[test]
-    fn rows_kept_as_bytes_give_the_stored_rows_bits() {
-        fn check<F: Real>() {
-            let x: Vec<u8> = (0..787)
-                .map(|k| (k * 89 % 256) as u8 * (k % 3 != 0) as u8)
-                .collect();
-            let stored: Vec<F> = x.iter().map(|&b| F::from_f64(b as f64)).collect();
-            let bits = |v: &[F]| v.iter().map(|w| w.to_f64().to_bits()).collect::<Vec<_>>();
-            for bias in [false, true] {
-                let mut w: Vec<F> = (0..x.len() + bias as usize)
-                    .map(|k| F::from_f64(((k * 37 % 101) as f64 - 50.0) * 0.0137))
-                    .collect();
-                let row = Row::Dense(&stored);
-                assert_eq!(
-                    dot_bytes(&w, &x, bias).to_f64().to_bits(),
-                    dot(&w, row, bias).to_f64().to_bits()
-                );
-                assert_eq!(
-                    scikit_margin_bytes(&w, &x, bias).to_bits(),
-                    scikit_margin(&w, row, bias).to_bits()
-                );
-                for y in [-1i8, 1] {
-                    let mut a = w.clone();
-                    let mut b = w.clone();
-                    assert_eq!(
-                        apply_update_bytes(&mut a, &x, y, bias),
-                        apply_update(&mut b, row, y, bias)
-                    );
-                    assert_eq!(bits(&a), bits(&b));
-                }
-                // Weights at the top of the range (a byte cannot push a
-                // finite weight past it, but the bias's step can, from
-                // infinity's neighbour alike).
-                w[5] = F::from_f64(F::MAX_VALUE);
-                let last = w.len() - 1;
-                w[last] = F::from_f64(F::MAX_VALUE);
-                let mut a = w.clone();
-                let mut b = w.clone();
-                assert_eq!(
-                    apply_update_bytes(&mut a, &x, 1, bias),
-                    apply_update(&mut b, row, 1, bias)
-                );
-                assert_eq!(bits(&a), bits(&b));
-            }
-        }
-        check::<f32>();
-        check::<f64>();
-    }
 
     #[test]
     fn dot_sums_in_index_order_with_bias_last() {

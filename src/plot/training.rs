@@ -24,7 +24,8 @@ pub fn training_pictures<F: Real>(
     data: &Dataset<F>,
     stopped: &dyn Fn() -> bool,
 ) -> Result<Option<Vec<PathBuf>>> {
-    let curve_path = dir.join("curve.svg");
+    let [curve, margins] = TRAINING_PICTURES;
+    let curve_path = dir.join(curve);
     super::save(&Curve::from_training(&model.training), &curve_path, None)?;
     let mut written = vec![curve_path];
     // The margins picture is of one perceptron; a one-vs-rest run's curve
@@ -42,7 +43,7 @@ pub fn training_pictures<F: Real>(
         &model_path.display().to_string(),
         &data.source.display().to_string(),
     ) {
-        let margins_path = dir.join("margins.svg");
+        let margins_path = dir.join(margins);
         super::save(&figure, &margins_path, None)?;
         written.push(margins_path);
     }

@@ -101,6 +101,11 @@ impl EpochRunner {
     ) -> Result<(Outcome<F>, Option<String>, f64)> {
         let t0 = std::time::Instant::now();
         let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
+        if self.uses_no_device() {
+            // The host walks every row: its copy of pictures' rows as bytes
+            // is its upload, made once per dataset.
+            data.byte_rows();
+        }
         let started = t0.elapsed().as_secs_f64();
         let bias = self.params.bias;
         let mut fallback = || cpu_engine(data, bias);

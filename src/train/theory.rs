@@ -144,8 +144,9 @@ pub fn tally_head<F: Real>(
     // the reference dot only where that is not certain. Rows are judged in
     // parallel: a count and a minimum do not depend on the order.
     let bound = crate::engine::certify::Bound::for_weights(w, data.facts(bias).l1_max);
-    // Rows kept as bytes are read as such: 8 times fewer bytes (f64).
-    let bytes = data.byte_rows();
+    // Rows a run on the CPU kept as bytes are read as such (the margins
+    // only: a separable fit's smallest margin reads the stored rows).
+    let bytes = data.built_byte_rows();
     let judge = |(correct, all_right, min_margin): (usize, bool, f64), i: usize| {
         let row = data.features.row(i);
         let y = data.label_for(head, heads, i);

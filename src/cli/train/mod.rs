@@ -232,7 +232,7 @@ fn check_destinations(args: &TrainArgs) -> Result<PathBuf> {
         let mut inputs: Vec<&Path> = args.data.iter().map(PathBuf::as_path).collect();
         inputs.extend(args.init.as_deref());
         inputs.extend(args.resume.as_deref());
-        super::plot::prepare_dir(dir, &inputs)?;
+        crate::plot::training::prepare_dir(dir, &inputs)?;
     }
     Ok(output)
 }
@@ -365,7 +365,7 @@ pub(crate) fn check_outputs(args: &TrainArgs, output: &Path) -> Result<()> {
     }
     #[cfg(feature = "plot")]
     if let Some(dir) = &args.plot {
-        for name in super::plot::TRAINING_PICTURES {
+        for name in crate::plot::training::TRAINING_PICTURES {
             outputs.push(("the picture", dir.join(name)));
         }
     }

@@ -87,7 +87,7 @@ impl<F: Real> Writing<'_, F> {
         }
         #[cfg(feature = "plot")]
         let plots = match &self.args.plot {
-            Some(dir) => match crate::cli::plot::training_pictures(
+            Some(dir) => match crate::plot::training::training_pictures(
                 dir,
                 &model,
                 self.output,

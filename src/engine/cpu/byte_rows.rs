@@ -1,7 +1,9 @@
 //! The host's certified margin of a row kept as bytes
-//! ([`crate::data::byte_rows`]): the same sums as [`super::simd`] with each
-//! byte widened to the training precision first, which is exact, so the
-//! products are those of the stored row and the bound is the same.
+//! ([`crate::data::byte_rows`]): each byte widened to the training
+//! precision first, which is exact, so the products are those of the
+//! stored row and the bound is the same. With AVX2 the lanes are
+//! [`super::simd`]'s, so the sums too; elsewhere the portable lanes, an
+//! order of their own (the bound holds for any order).
 
 use crate::engine::certify::{Bound, Settled};
 use crate::float::{Precision, Real};

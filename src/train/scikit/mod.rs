@@ -201,10 +201,13 @@ fn fit_one_vs_rest<F: Real>(
         .map(|w| w.resolve(data, heads))
         .transpose()?;
     let dim = data.cols() + params.bias as usize;
-    // The heads share the data's features, row facts and rows as bytes
-    // (none depends on the labels) rather than copying them once each.
+    // The heads share the data's features, row facts and, on the CPU, rows
+    // as bytes (none depends on the labels) rather than copying them once
+    // each.
     data.facts(params.bias);
-    data.byte_rows();
+    if trainer.uses_no_device() {
+        data.byte_rows();
+    }
     if let Some(v) = validation {
         v.facts(params.bias);
     }

@@ -152,8 +152,27 @@ struct Loop<'d, F: Real> {
     ahead_decisions: Vec<crate::engine::WalkDecision>,
     /// The rows one byte a value, where they are bytes
     /// ([`crate::data::byte_rows`]): the host's margins read them instead
-    /// of the stored rows. Looked up by the host's first walk.
+    /// of the stored rows, where a run on the CPU made them
+    /// ([`crate::train::epochs`]).
     bytes: Option<std::sync::Arc<crate::data::byte_rows::ByteRows>>,
+    /// The last row the reference arithmetic read from the bytes, widened
+    /// back into the precision (see [`Loop::widened`]).
+    widened: Widened<F>,
+}
+
+/// A row widened from its bytes: which row (of `data`), and its values.
+struct Widened<F> {
+    row: Option<usize>,
+    values: Vec<F>,
+}
+
+impl<F> Default for Widened<F> {
+    fn default() -> Self {
+        Widened {
+            row: None,
+            values: Vec::new(),
+        }
+    }
 }
 
 impl<'d, F: Real> Loop<'d, F> {
@@ -214,7 +233,8 @@ impl<'d, F: Real> Loop<'d, F> {
             scan_len: 0,
             ahead: Lookahead::default(),
             ahead_decisions: Vec::new(),
-            bytes: None,
+            bytes: data.built_byte_rows(),
+            widened: Widened::default(),
         }
     }
 
@@ -427,14 +447,20 @@ impl<'d, F: Real> Loop<'d, F> {
         let w = &self.state.weights[h * dim..(h + 1) * dim];
         let r = self.row_at(i);
         let y = self.data.label_for(h, self.heads, r);
-        let row = self.data.features.row(r);
-        let bytes = self.bytes.as_ref().map(|b| b.row(r));
         if let Some(bound) = &self.host_bound {
             let forced = self.facts.is_host_only(r);
             if !forced {
-                let verdict = match bytes {
-                    Some(x) => crate::engine::cpu::byte_rows::decide(bound, w, x, self.bias, y),
-                    None => crate::engine::cpu::decide(bound, w, row, self.bias, y),
+                let verdict = match &self.bytes {
+                    Some(b) => {
+                        crate::engine::cpu::byte_rows::decide(bound, w, b.row(r), self.bias, y)
+                    }
+                    None => crate::engine::cpu::decide(
+                        bound,
+                        w,
+                        self.data.features.row(r),
+                        self.bias,
+                        y,
+                    ),
                 };
                 match verdict {
                     Settled::Correct => {
@@ -450,10 +476,13 @@ impl<'d, F: Real> Loop<'d, F> {
             }
         }
         self.stats.host_dots += 1;
-        let s = match bytes {
-            Some(x) => reference::dot_bytes(w, x, self.bias),
-            None => reference::dot(w, row, self.bias),
+        let widened = self.widened(r);
+        let row = match &widened {
+            Some(x) => Row::Dense(&x.values),
+            None => self.data.features.row(r),
         };
+        let s = reference::dot(&self.state.weights[h * dim..(h + 1) * dim], row, self.bias);
+        self.give_back(widened);
         if !s.is_finite() {
             return Err(Error::Train(format!(
                 "{}: epoch {}, row {}: the margin w·x is {s}: the features are too large for {} (products overflow); {}",
@@ -511,9 +540,27 @@ impl<'d, F: Real> Loop<'d, F> {
     /// drift bound relative to `pass_weights` (that head's slice) current.
     fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
         self.count_update(i, h);
+        let r = self.row_at(i);
+        let widened = self.widened(r);
+        let row = match &widened {
+            Some(x) => Row::Dense(&x.values),
+            None => self.data.features.row(r),
+        };
+        let updated = self.update_with(i, h, row, pass_weights);
+        self.give_back(widened);
+        updated
+    }
+
+    /// [`Loop::update`] of row `i`, whose values are `row`.
+    fn update_with(
+        &mut self,
+        i: usize,
+        h: usize,
+        row: Row<'_, F>,
+        pass_weights: Option<&[F]>,
+    ) -> Result<()> {
         let data = self.data;
         let r = self.row_at(i);
-        let row = data.features.row(r);
         let dim = self.dim;
         let tracks_scan = self.scan_tracks();
         let weight = self.update_weight(i, h, data.label_for(h, self.heads, r));
@@ -524,22 +571,16 @@ impl<'d, F: Real> Loop<'d, F> {
             reference::for_each_touched(row, self.bias, dim, |k| self.before.push(w[k]));
         }
         let y = data.label_for(h, self.heads, r);
-        // The row's bytes, where the host reads those: the same values.
-        let bytes = self.bytes.as_ref().map(|b| b.row(r));
         if self.tracks_loss
             && let Some(early) = &mut self.state.early
         {
             // Rows that are not mistakes have y·p > 0 and no loss.
-            let p = match bytes {
-                Some(x) => reference::scikit_margin_bytes(w, x, self.bias),
-                None => reference::scikit_margin(w, row, self.bias),
-            };
-            early.loss_in_epoch += reference::hinge_loss(y, p);
+            early.loss_in_epoch +=
+                reference::hinge_loss(y, reference::scikit_margin(w, row, self.bias));
         }
-        let updated = match (weight, bytes) {
-            (None, Some(x)) => reference::apply_update_bytes(w, x, y, self.bias),
-            (None, None) => reference::apply_update(w, row, y, self.bias),
-            (Some(c), _) => reference::apply_weighted_update(w, row, y, c, self.bias),
+        let updated = match weight {
+            None => reference::apply_update(w, row, y, self.bias),
+            Some(c) => reference::apply_weighted_update(w, row, y, c, self.bias),
         };
         if let Err(o) = updated {
             return Err(Error::Train(format!(
@@ -563,6 +604,26 @@ impl<'d, F: Real> Loop<'d, F> {
             self.flush_subnormals();
         }
         Ok(())
+    }
+
+    /// Row `r` widened from its bytes, where the rows are kept as bytes
+    /// (`None` otherwise: the stored row is read): the scratch is lent out,
+    /// holding row `r`, and goes back with [`Loop::give_back`]. A row is
+    /// widened once for the dot and the update that follows it.
+    fn widened(&mut self, r: usize) -> Option<Widened<F>> {
+        let bytes = self.bytes.as_ref()?;
+        let mut scratch = std::mem::take(&mut self.widened);
+        if scratch.row != Some(r) {
+            bytes.widen_into(r, &mut scratch.values);
+            scratch.row = Some(r);
+        }
+        Some(scratch)
+    }
+
+    fn give_back(&mut self, widened: Option<Widened<F>>) {
+        if let Some(w) = widened {
+            self.widened = w;
+        }
     }
 
     /// An update left a weight subnormal: the host's fast margin adds the

@@ -515,11 +515,6 @@ impl<F: Real> Loop<'_, F> {
         peers: &mut dyn OtherRows<F>,
         end: usize,
     ) -> LoopResult<()> {
-        if self.bytes.is_none() {
-            // Computed once per dataset, and `None` at once for rows that
-            // are not bytes.
-            self.bytes = self.data.byte_rows();
-        }
         let mut i = self.state.position;
         while i < end {
             if self.heads == 1 && self.state.pocket.is_none() && self.host_bound.is_some() {

@@ -35,6 +35,12 @@ macro_rules! counts {
 }
 counts!(u8, u16, u32, u64, usize);
 
+/// One `key  value` line of a summary (`train`, `info`, `eval`, `split`,
+/// `cv`, `gen`): the keys in a column of ten.
+pub fn summary_line(s: &mut String, key: &str, value: String) {
+    s.push_str(&format!("{key:<10}  {value}\n"));
+}
+
 /// `n` and the noun, singular for 1: "1 row", "2 rows", "0 classes".
 pub fn count<N: Count>(n: N, noun: &str) -> String {
     if n == N::ONE {

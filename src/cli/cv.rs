@@ -14,6 +14,7 @@ use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
 use crate::model::evaluation::OvrConfusion;
 use crate::text::count;
+use crate::text::summary_line as line;
 use crate::train::TrainParams;
 use crate::train::cv::{CvParams, CvReport};
 
@@ -218,7 +219,6 @@ fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> 
 
 fn render(r: &CvReport) -> String {
     let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
     line(
         &mut s,
         "data",

@@ -159,7 +159,7 @@ pub fn run(args: &GenArgs) -> Result<i32> {
 fn render(r: &GenReport) -> String {
     let s = &r.summary;
     let mut out = String::new();
-    let mut line = |k: &str, v: String| out.push_str(&format!("{k:<10}  {v}\n"));
+    let mut line = |k: &str, v: String| crate::text::summary_line(&mut out, k, v);
     line(
         "data",
         format!(

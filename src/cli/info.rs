@@ -92,13 +92,17 @@ fn describe_in<F: Real>(args: &InfoArgs) -> Result<Description> {
 /// The human-readable description: the file's own lines in the words of
 /// the training report, then the library's.
 fn render(d: &Description) -> String {
-    let mut s = format!(
-        "{:<10}  {} ({}{})\n",
+    let mut s = String::new();
+    crate::text::summary_line(
+        &mut s,
         "data",
-        d.data.display(),
-        d.format.name(),
-        crate::data::notes::header_note(d.header_line)
-            + &crate::data::notes::ignored_note(&d.ignored_columns)
+        format!(
+            "{} ({}{})",
+            d.data.display(),
+            d.format.name(),
+            crate::data::notes::header_note(d.header_line)
+                + &crate::data::notes::ignored_note(&d.ignored_columns)
+        ),
     );
     crate::data::notes::indices_line(&mut s, d.index_base_why.as_deref());
     d.render_body(&mut s);

@@ -5,7 +5,7 @@
 /// The `indices` line of LIBSVM data: its base and why.
 pub fn indices_line(s: &mut String, why: Option<&str>) {
     if let Some(why) = why {
-        s.push_str(&format!("{:<10}  {why}\n", "indices"));
+        crate::text::summary_line(s, "indices", why.to_owned());
     }
 }
 

@@ -20,6 +20,7 @@ use super::write::{OutputFormat, write_raw_based};
 use crate::error::{Error, Result};
 use crate::float::Real;
 use crate::text::count;
+use crate::text::summary_line;
 
 /// What a split is asked for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,7 +98,7 @@ impl SplitReport {
     /// The human-readable summary, as `perceptron split` prints it.
     pub fn render(&self) -> String {
         let mut s = String::new();
-        let mut line = |k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
+        let mut line = |k: &str, v: String| summary_line(&mut s, k, v);
         line(
             "data",
             format!(

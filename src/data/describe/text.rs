@@ -5,7 +5,7 @@
 //! training report does.
 
 use super::Description;
-use crate::text::{Quoted, count};
+use crate::text::{Quoted, count, summary_line as line};
 
 impl Description {
     /// The human-readable description below the file's own lines, one
@@ -60,11 +60,6 @@ impl Description {
             line(s, "warning", w.clone());
         }
     }
-}
-
-/// One `key  value` line of the description, the keys in a column of ten.
-fn line(s: &mut String, k: &str, v: String) {
-    s.push_str(&format!("{k:<10}  {v}\n"));
 }
 
 /// A value exactly as read (its shortest decimal), in scientific notation

@@ -5,7 +5,8 @@
 //! the same report.
 
 use super::{ConfusionCell, EvalReport, MATRIX_MAX_CLASSES, OvrConfusion, OvrEvalReport};
-use crate::text::{Quoted, count};
+use crate::data::Format;
+use crate::text::{Quoted, count, summary_line as line};
 
 /// How many confusions the text report lists when it shows no matrix.
 pub const LISTED_CONFUSIONS: usize = 20;
@@ -20,7 +21,6 @@ fn metric(v: Option<f64>, why: &str) -> String {
 /// The human-readable report.
 pub fn render(r: &EvalReport) -> String {
     let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
     line(
         &mut s,
         "model",
@@ -32,26 +32,13 @@ pub fn render(r: &EvalReport) -> String {
             Quoted(&r.negative_label)
         ),
     );
-    line(
+    data_and_accuracy(
         &mut s,
-        "data",
-        format!(
-            "{} ({}, {} x {})",
-            r.data,
-            r.format.name(),
-            count(r.rows, "row"),
-            count(r.features, "feature")
-        ),
-    );
-    line(
-        &mut s,
-        "accuracy",
-        format!(
-            "{:.2}% ({} of {} correct)",
-            100.0 * r.accuracy,
-            r.correct,
-            count(r.rows, "row")
-        ),
+        &r.data,
+        r.format,
+        [r.rows, r.features],
+        r.correct,
+        r.accuracy,
     );
     s.push_str("\nconfusion matrix (rows: true label, columns: predicted label)\n");
     let head = quoted(&r.confusion.labels);
@@ -113,10 +100,40 @@ pub fn render_ovr(r: &OvrEvalReport) -> String {
     s
 }
 
+/// The `data` and `accuracy` lines of either report: the file, its
+/// `[rows, features]`, and the rows predicted right.
+fn data_and_accuracy(
+    s: &mut String,
+    data: &str,
+    format: Format,
+    [rows, features]: [usize; 2],
+    correct: u64,
+    accuracy: f64,
+) {
+    line(
+        s,
+        "data",
+        format!(
+            "{data} ({}, {} x {})",
+            format.name(),
+            count(rows, "row"),
+            count(features, "feature")
+        ),
+    );
+    line(
+        s,
+        "accuracy",
+        format!(
+            "{:.2}% ({correct} of {} correct)",
+            100.0 * accuracy,
+            count(rows, "row")
+        ),
+    );
+}
+
 /// The `model`, `data` and `accuracy` lines of a one-vs-rest report (`k`:
 /// the model's classes).
 fn ovr_summary(s: &mut String, r: &OvrEvalReport, k: usize) {
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<10}  {v}\n"));
     line(
         s,
         "model",
@@ -127,26 +144,13 @@ fn ovr_summary(s: &mut String, r: &OvrEvalReport, k: usize) {
             count(k, "class")
         ),
     );
-    line(
+    data_and_accuracy(
         s,
-        "data",
-        format!(
-            "{} ({}, {} x {})",
-            r.data,
-            r.format.name(),
-            count(r.rows, "row"),
-            count(r.features, "feature")
-        ),
-    );
-    line(
-        s,
-        "accuracy",
-        format!(
-            "{:.2}% ({} of {} correct)",
-            100.0 * r.accuracy,
-            r.correct,
-            count(r.rows, "row")
-        ),
+        &r.data,
+        r.format,
+        [r.rows, r.features],
+        r.correct,
+        r.accuracy,
     );
 }
 

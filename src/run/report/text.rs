@@ -9,6 +9,7 @@ use crate::text::{abbreviate, count, fmt_g};
 use crate::train::{EarlyStopReport, Variant};
 
 use super::{ClassReport, ReportLabels, TrainReport};
+use crate::text::summary_line as line;
 
 /// What a run on several processes adds to its summary's text, in the
 /// words of the distributed layer's report, which makes it (the run layer
@@ -95,13 +96,16 @@ fn note(r: &TrainReport) -> String {
 /// The `scaling` line, for a run with `--scale`.
 fn scaling_line(s: &mut String, scaling: Option<ScaleKind>) {
     if let Some(k) = scaling {
-        s.push_str(&format!(
-            "{:<10}  {}: {}, statistics of the training rows; the loop trained on the scaled \
-             rows (D and gamma below are theirs), and predict and eval apply the same scaling\n",
+        line(
+            s,
             "scaling",
-            k.name(),
-            k.formula()
-        ));
+            format!(
+                "{}: {}, statistics of the training rows; the loop trained on the scaled \
+                 rows (D and gamma below are theirs), and predict and eval apply the same scaling",
+                k.name(),
+                k.formula()
+            ),
+        );
     }
 }
 
@@ -205,11 +209,6 @@ fn weights_line(s: &mut String, r: &TrainReport) {
             ""
         }
     ));
-}
-
-/// One `key  value` line of the summary, the keys in a column of ten.
-fn line(s: &mut String, k: &str, v: String) {
-    s.push_str(&format!("{k:<10}  {v}\n"));
 }
 
 /// The binary run's summary.

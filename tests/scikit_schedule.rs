@@ -81,7 +81,89 @@ fn every_backend_agrees<F: Real>(name: &str, multiclass: bool) {
             );
             assert_eq!(got.mistakes_per_epoch, want.mistakes_per_epoch);
             assert_eq!(got.nominal_epochs, want.nominal_epochs);
+            assert_eq!(
+                mean_losses(&got),
+                mean_losses(&want),
+                "{name} on {backend:?}"
+            );
         }
+    }
+}
+
+/// The mean loss of every epoch, as bits.
+fn mean_losses<F>(fit: &Fit<F>) -> Vec<u64> {
+    let report = fit.early_stopping.as_ref().expect("a stopping rule");
+    report.mean_loss.iter().map(|l| l.to_bits()).collect()
+}
+
+/// Rows of whole numbers from 0 to 255 (pictures), about a third zeros,
+/// labelled by a random plane with `noise` of them flipped.
+fn pictures<F: Real>(seed: u64, rows: usize, cols: usize, noise: f64) -> Dataset<F> {
+    let mut state = seed;
+    let mut unit = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let plane: Vec<f64> = (0..cols).map(|_| unit() - 0.5).collect();
+    let (mut values, mut labels) = (Vec::new(), Vec::new());
+    for _ in 0..rows {
+        let mut s = 0.0;
+        for &p in &plane {
+            let v = if unit() < 0.35 {
+                0.0
+            } else {
+                (unit() * 256.0).floor()
+            };
+            s += p * (v - 128.0);
+            values.push(F::from_f64(v));
+        }
+        let y = if (s > 0.0) != (unit() < noise) { 1 } else { -1 };
+        labels.push(y);
+    }
+    crate::common::dense_dataset(cols, values, labels)
+}
+
+/// On rows of bytes, the CPU decides rows and takes the mistakes' losses
+/// from margins it computed in its own order, exact because the weights
+/// are whole numbers (`train::sweep::whole`): the model, the mistakes and
+/// every epoch's mean loss are the textbook loop's (`--backend reference`
+/// sums each row in order), bit for bit, in f32 (where the sums soon pass
+/// 2^24 and the certified margins take over) and f64; and from weights
+/// that are not whole (a warm start), where the margins are not exact.
+#[test]
+fn exact_margins_of_byte_rows_give_the_textbook_losses() {
+    fn case<F: Real>(data: &Dataset<F>, warm: bool) -> u64 {
+        let params = defaults(3, false);
+        let run = |backend| {
+            let trainer = Trainer::new(params.clone().check().unwrap()).with_backend(backend);
+            let mut start = trainer.start(data, None);
+            if warm {
+                start.weights.iter_mut().for_each(|w| *w = F::from_f64(0.5));
+            }
+            trainer.fit(data, start, &mut Silent).unwrap()
+        };
+        let (want, got) = (run(Backend::Reference), run(Backend::Cpu));
+        let what = format!("{} warm={warm}", F::PRECISION);
+        assert_eq!(bits(&got.weights), bits(&want.weights), "{what}");
+        assert_eq!(got.mistakes_per_epoch, want.mistakes_per_epoch, "{what}");
+        assert_eq!(mean_losses(&got), mean_losses(&want), "{what}");
+        assert_eq!(want.loop_stats.host_exact, 0, "{what}: the textbook loop");
+        if warm {
+            assert_eq!(got.loop_stats.host_exact, 0, "{what}: not whole");
+        }
+        got.loop_stats.host_exact
+    }
+    for (seed, noise) in [(1, 0.0), (2, 0.05), (3, 0.3)] {
+        let data64 = pictures::<f64>(seed, 3000, 200, noise);
+        assert!(data64.byte_rows().is_some());
+        assert!(case(&data64, false) > 10_000, "exact margins not used");
+        case(&data64, true);
+        let data32 = pictures::<f32>(seed, 3000, 200, noise);
+        assert!(data32.byte_rows().is_some());
+        assert!(case(&data32, false) > 0, "exact margins not used in f32");
+        case(&data32, true);
     }
 }
 

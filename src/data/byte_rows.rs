@@ -71,6 +71,11 @@ impl ByteRows {
         }
     }
 
+    /// How many rows.
+    pub fn rows(&self) -> usize {
+        self.codes.len() / self.cols
+    }
+
     /// Row `i`'s bytes.
     #[inline]
     pub fn row(&self, i: usize) -> &[u8] {
@@ -81,7 +86,13 @@ impl ByteRows {
     /// held): each byte widened, exactly, so the stored row's values.
     pub fn widen_into<F: Real>(&self, i: usize, out: &mut Vec<F>) {
         out.clear();
-        out.extend(self.row(i).iter().map(|&b| F::from_f64(b as f64)));
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above.
+            unsafe { widen_avx2(self.row(i), out) };
+            return;
+        }
+        widen(self.row(i), out);
     }
 
     /// Starts loading row `i` (nothing past the last row).
@@ -93,10 +104,48 @@ impl ByteRows {
     }
 }
 
+/// Appends each byte of `x` to `out` as a value of `F` (exactly).
+#[inline(always)]
+fn widen<F: Real>(x: &[u8], out: &mut Vec<F>) {
+    out.extend(x.iter().map(|&b| F::from_f64(b as f64)));
+}
+
+/// [`widen`] compiled for AVX2 (eight bytes a step rather than two): the
+/// same values, as a conversion is exact either way.
+///
+/// # Safety
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn widen_avx2<F: Real>(x: &[u8], out: &mut Vec<F>) {
+    widen(x, out);
+}
+
 /// Writes each value's byte into `out`; whether every value was exactly
 /// a byte (one test a value and no early exit inside a block, so the loop
 /// stays tight; the answer is looked at once a block).
 fn bytes_of_each<F: Real>(values: &[F], out: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        return unsafe { bytes_of_each_avx2(values, out) };
+    }
+    each_byte(values, out)
+}
+
+/// [`each_byte`] compiled for AVX2: the same tests, four values a step.
+///
+/// # Safety
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bytes_of_each_avx2<F: Real>(values: &[F], out: &mut [u8]) -> bool {
+    each_byte(values, out)
+}
+
+/// [`bytes_of_each`] on any target.
+#[inline(always)]
+fn each_byte<F: Real>(values: &[F], out: &mut [u8]) -> bool {
     for (o, v) in out.chunks_mut(4096).zip(values.chunks(4096)) {
         let mut all = true;
         for (b, &x) in o.iter_mut().zip(v) {
@@ -114,7 +163,7 @@ fn bytes_of_each<F: Real>(values: &[F], out: &mut [u8]) -> bool {
 /// `v` as a byte, if `v` is exactly one (bits included). The cast
 /// saturates (and takes NaN to 0), so a value out of range, negative,
 /// fractional, NaN or -0.0 comes back as a byte whose value has other bits.
-#[inline]
+#[inline(always)]
 pub fn exact_byte<F: Real>(v: F) -> Option<u8> {
     let x = v.to_f64();
     let b = x as u8;

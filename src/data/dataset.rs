@@ -82,7 +82,14 @@ impl<F: Real> Dataset<F> {
     /// feature when `bias`), computed in one parallel pass on first use.
     pub fn facts(&self, bias: bool) -> Arc<RowFacts> {
         self.facts.facts[bias as usize]
-            .get_or_init(|| Arc::new(RowFacts::compute(&self.features, bias)))
+            .get_or_init(|| {
+                // From the rows as bytes where they were made first: the
+                // same facts, from an eighth of the memory.
+                Arc::new(match self.built_byte_rows() {
+                    Some(bytes) => RowFacts::of_bytes::<F>(&bytes, bias),
+                    None => RowFacts::compute(&self.features, bias),
+                })
+            })
             .clone()
     }
 

@@ -3,6 +3,7 @@
 
 use crate::float::Real;
 
+use super::byte_rows::ByteRows;
 use super::matrix::Features;
 
 /// Largest number of terms per row (stored features plus the bias) for
@@ -35,15 +36,30 @@ pub struct RowFacts {
 
 impl RowFacts {
     pub fn compute<F: Real>(features: &Features<F>, bias: bool) -> Self {
+        Self::joined(features.rows(), |rows| Part::of(features, bias, rows))
+    }
+
+    /// [`RowFacts::compute`] for the rows of `features` kept as `bytes`
+    /// ([`ByteRows`]), from the bytes: the same facts, bit for bit, reading
+    /// an eighth of the memory (a quarter in f32). Each row's sums of
+    /// squares and of values are whole numbers far below 2^53 (at most
+    /// 65,025 a value), which f64 adds exactly in any order, so the sums
+    /// in integers, converted once, are the f64 sums of the row's order;
+    /// and no byte is subnormal.
+    pub fn of_bytes<F: Real>(bytes: &ByteRows, bias: bool) -> Self {
+        Self::joined(bytes.rows(), |rows| Part::of_bytes::<F>(bytes, bias, rows))
+    }
+
+    /// The facts of `rows` rows from each part's.
+    fn joined(rows: usize, part: impl Fn(std::ops::Range<usize>) -> Part + Sync) -> Self {
         use rayon::prelude::*;
-        let rows = features.rows();
         // Rows in chunks, each summarised on its own and the summaries joined
         // in order: maxima and lists of rows do not depend on the split.
         let parts: Vec<Part> = (0..rows.div_ceil(ROWS_PER_PART))
             .into_par_iter()
             .map(|p| {
                 let first = p * ROWS_PER_PART;
-                Part::of(features, bias, first..rows.min(first + ROWS_PER_PART))
+                part(first..rows.min(first + ROWS_PER_PART))
             })
             .collect();
         let mut facts = RowFacts {
@@ -132,6 +148,30 @@ impl Part {
         part
     }
 
+    /// [`Part::of`] for rows kept as bytes (see [`RowFacts::of_bytes`]).
+    fn of_bytes<F: Real>(bytes: &ByteRows, bias: bool, rows: std::ops::Range<usize>) -> Self {
+        let mut part = Part {
+            norms: Vec::with_capacity(rows.len()),
+            ..Part::default()
+        };
+        for i in rows {
+            let x = bytes.row(i);
+            let (mut sum, mut squares) = (0u64, 0u64);
+            for &b in x {
+                sum += u64::from(b);
+                squares += u64::from(b) * u64::from(b);
+            }
+            let sums = Sums {
+                sq: squares as f64,
+                l1: (sum + u64::from(bias)) as f64,
+                sub: false,
+                stored: x.len(),
+            };
+            part.push::<F>(i, sums, bias);
+        }
+        part
+    }
+
     fn push<F: Real>(&mut self, i: usize, sums: Sums, bias: bool) {
         let one = bias as u8 as f64;
         let sq = sums.sq + one;
@@ -205,6 +245,45 @@ impl Sums {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The facts made from the bytes of rows of whole numbers are those of
+    /// the stored values, bit for bit, in both precisions, with and
+    /// without the bias, on rows long enough for the f64 sums to round if
+    /// they could.
+    #[test]
+    fn facts_of_bytes_are_the_stored_rows_facts() {
+        fn check<F: Real>(cols: usize) {
+            let rows = 9000;
+            let values: Vec<F> = (0..rows * cols)
+                .map(|k| {
+                    F::from_f64(((k * 7919 + k / 13) % 256) as f64 * ((k % 3 != 0) as u8 as f64))
+                })
+                .collect();
+            let features = Features::Dense(crate::data::matrix::DenseMatrix {
+                rows,
+                cols,
+                values: values.into(),
+            });
+            let bytes = ByteRows::of(&features).expect("bytes");
+            for bias in [false, true] {
+                let (want, got) = (
+                    RowFacts::compute(&features, bias),
+                    RowFacts::of_bytes::<F>(&bytes, bias),
+                );
+                assert_eq!(got, want, "{} cols={cols} bias={bias}", F::PRECISION);
+                assert_eq!(got.l1_max.to_bits(), want.l1_max.to_bits());
+                assert_eq!(got.max_norm.to_bits(), want.max_norm.to_bits());
+                assert_eq!(
+                    got.largest_norm_sq.to_bits(),
+                    want.largest_norm_sq.to_bits()
+                );
+            }
+        }
+        for cols in [1, 7, 784, 5000] {
+            check::<f64>(cols);
+            check::<f32>(cols);
+        }
+    }
     use crate::data::matrix::{CsrMatrix, DenseMatrix, Row};
 
     /// The largest L1 norm is an upper bound however many terms a row has:

@@ -96,6 +96,22 @@
 //! λ/MIN_NORM. DRIFT_FACTOR = 1.1 covers 1 + γ_m <= 16/15 and the relative
 //! error; DRIFT_FLOOR = 1e-20 covers the underflow, given N >= [`MIN_NORM`]
 //! (rows with a smaller norm get r = 0).
+//!
+//! # Whole numbers: no rounding at all
+//! Where every weight and every value of a row is a whole number, each
+//! product is a whole number, and so is every partial sum, in any order.
+//! A whole number of magnitude below 2^p (p = 24 for f32, 53 for f64) is
+//! exactly representable, so while the exact T* = Σ |w_k x_k| (the bias
+//! term included) is below 2^p no product and no partial sum of any order
+//! rounds: a margin computed in any order *is* the reference's, and
+//! scikit-learn's too ([`crate::engine::reference::scikit_margin`], which
+//! adds the same whole numbers in f64). Both start from +0, and a sum
+//! from +0 never becomes -0 under round-to-nearest, so even a zero margin
+//! has the reference's bits. The test uses the computed t̂, not T*:
+//! rounding is monotone, so a computed sum of non-negative terms below 2^p
+//! means no exact partial sum reached 2^p ([`whole_sum_is_exact`]). The
+//! classic update w~ += y·x~ of a row of whole numbers keeps whole weights
+//! whole (a float of magnitude 2^p or more is a whole number anyway).
 
 use crate::data::{Features, Row};
 use crate::float::Real;
@@ -170,6 +186,21 @@ impl<F: Real> Bound<F> {
         let ys = (if y > 0 { s } else { -s }) - self.tau;
         s.is_finite() && e.is_finite() && ys > e
     }
+}
+
+/// Whether a margin of whole numbers computed in any order, whose computed
+/// absolute sum is `t`, is exact (see the module documentation): t̂ < 2^p.
+#[inline]
+pub fn whole_sum_is_exact<F: Real>(t: F) -> bool {
+    t.to_f64() < 1.0 / F::UNIT_ROUNDOFF
+}
+
+/// Whether every weight is a whole number (finite, no fraction).
+pub fn all_whole<F: Real>(weights: &[F]) -> bool {
+    weights.iter().all(|w| {
+        let w = w.to_f64();
+        w.is_finite() && w.fract() == 0.0
+    })
 }
 
 /// The largest ||w||·max_i ||x~_i|| for which an engine may be used: far

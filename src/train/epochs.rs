@@ -100,12 +100,13 @@ impl EpochRunner {
         observer: &mut dyn Observer<F>,
     ) -> Result<(Outcome<F>, Option<String>, f64)> {
         let t0 = std::time::Instant::now();
-        let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
         if self.uses_no_device() {
             // The host walks every row: its copy of pictures' rows as bytes
-            // is its upload, made once per dataset.
+            // is its upload, made once per dataset (before the engine's
+            // row facts, which it then computes from the bytes).
             data.byte_rows();
         }
+        let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
         let started = t0.elapsed().as_secs_f64();
         let bias = self.params.bias;
         let mut fallback = || cpu_engine(data, bias);

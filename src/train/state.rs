@@ -85,6 +85,9 @@ pub struct LoopStats {
     pub host_dots: u64,
     /// Rows the host settled with its own fast certified margin.
     pub host_certified: u64,
+    /// Of those, rows decided from a margin the host computed exactly
+    /// (whole weights and rows of bytes: see `train::sweep::whole`).
+    pub host_exact: u64,
     /// Rows settled correct by their slack, without a dot product.
     pub certified_correct: u64,
     /// Rows settled as mistakes by their slack (updated without a dot product).
@@ -116,6 +119,7 @@ impl LoopStats {
         self.passes += o.passes;
         self.host_dots += o.host_dots;
         self.host_certified += o.host_certified;
+        self.host_exact += o.host_exact;
         self.certified_correct += o.certified_correct;
         self.certified_mistakes += o.certified_mistakes;
         self.drift_fallbacks += o.drift_fallbacks;

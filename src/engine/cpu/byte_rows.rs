@@ -5,7 +5,7 @@
 //! [`super::simd`]'s, so the sums too; elsewhere the portable lanes, an
 //! order of their own (the bound holds for any order).
 
-use crate::engine::certify::{Bound, Settled};
+use crate::engine::certify::{self, Bound, Settled};
 use crate::float::{Precision, Real};
 
 /// The host's certified decision of a row labelled `y` whose values are
@@ -14,6 +14,16 @@ use crate::float::{Precision, Real};
 pub fn decide<F: Real>(bound: &Bound<F>, w: &[F], x: &[u8], bias: bool, y: i8) -> Settled {
     let (s, t) = margin(w, x, bias);
     bound.decide(y, s, t, F::from_f64((x.len() + bias as usize) as f64))
+}
+
+/// The margin of a row kept as bytes under weights that are all whole
+/// numbers (the caller's promise), when it is exact: then it is the
+/// reference's own margin, bit for bit ([`certify::whole_sum_is_exact`]).
+/// `None` when the row's absolute sum reaches 2^p.
+#[inline]
+pub fn whole_margin<F: Real>(w: &[F], x: &[u8], bias: bool) -> Option<F> {
+    let (s, t) = margin(w, x, bias);
+    certify::whole_sum_is_exact(t).then_some(s)
 }
 
 /// (s^, t^) of a row kept as bytes, the bias term included when `bias`:
@@ -192,6 +202,60 @@ mod tests {
     use super::*;
     use crate::data::Row;
     use crate::engine::certify::Bound;
+
+    /// Under whole weights a row's margin from the lanes, while its
+    /// absolute sum is below 2^p, is the reference's dot and scikit-learn's
+    /// margin, bit for bit; at 2^p it is refused, even where the sum's one
+    /// rounding would leave the lanes' result equal.
+    #[test]
+    fn whole_margins_are_the_reference_dots_below_2_to_the_p() {
+        fn check<F: Real>(limit: f64) {
+            let (mut exact, mut refused) = (0, 0);
+            let mut state = 7u64;
+            let mut next = move |m: u64| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(99);
+                (state >> 33) % m
+            };
+            for n in [1usize, 7, 8, 9, 16, 17, 100, 784] {
+                for magnitude in [10.0, 1e4, limit / 2e5, limit / 1e4, limit / 10.0] {
+                    let m = magnitude as u64;
+                    let w: Vec<F> = (0..=n)
+                        .map(|_| F::from_f64(next(2 * m + 1) as f64 - m as f64))
+                        .collect();
+                    let x: Vec<u8> = (0..n).map(|_| next(256) as u8).collect();
+                    let xf: Vec<F> = x.iter().map(|&b| F::from_f64(b as f64)).collect();
+                    for bias in [false, true] {
+                        let w = &w[..n + bias as usize];
+                        let Some(s) = whole_margin(w, &x, bias) else {
+                            refused += 1;
+                            continue;
+                        };
+                        exact += 1;
+                        let row = Row::Dense(&xf);
+                        let want = crate::engine::reference::dot(w, row, bias);
+                        assert_eq!(s.to_f64().to_bits(), want.to_f64().to_bits(), "n={n}");
+                        let scikit = crate::engine::reference::scikit_margin(w, row, bias);
+                        assert_eq!(s.to_f64().to_bits(), scikit.to_bits(), "n={n}");
+                    }
+                }
+            }
+            assert!(
+                exact > 20 && refused > 5,
+                "{exact} exact, {refused} refused"
+            );
+            // 2^p + 1 rounds to 2^p: not exact, so refused.
+            let w = [F::from_f64(limit), F::ONE];
+            assert_eq!(whole_margin(&w, &[1, 1], false), None);
+            assert_eq!(whole_margin(&w[..1], &[1], true), None);
+            let w = [F::from_f64(limit - 2.0), F::ONE];
+            assert_eq!(
+                whole_margin(&w, &[1, 1], false),
+                Some(F::from_f64(limit - 1.0))
+            );
+        }
+        check::<f64>(2f64.powi(53));
+        check::<f32>(2f64.powi(24));
+    }
 
     /// The sums over bytes are the stored rows' sums: the same lanes add
     /// the same products in the same order, so the bits agree with

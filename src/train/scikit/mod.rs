@@ -204,10 +204,10 @@ fn fit_one_vs_rest<F: Real>(
     // The heads share the data's features, row facts and, on the CPU, rows
     // as bytes (none depends on the labels) rather than copying them once
     // each.
-    data.facts(params.bias);
     if trainer.uses_no_device() {
         data.byte_rows();
     }
+    data.facts(params.bias);
     if let Some(v) = validation {
         v.facts(params.bias);
     }

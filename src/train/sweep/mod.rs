@@ -24,6 +24,7 @@ mod scan;
 pub mod stepper;
 mod stretch;
 mod walks;
+mod whole;
 
 use std::collections::VecDeque;
 
@@ -158,6 +159,10 @@ struct Loop<'d, F: Real> {
     /// The last row the reference arithmetic read from the bytes, widened
     /// back into the precision (see [`Loop::widened`]).
     widened: Widened<F>,
+    /// Whether the weights are whole numbers ([`whole`]), and the exact
+    /// margin of the mistake about to be updated, where the host has it.
+    whole: whole::WholeWeights,
+    known: Option<whole::KnownMargin<F>>,
 }
 
 /// A row widened from its bytes: which row (of `data`), and its values.
@@ -235,6 +240,8 @@ impl<'d, F: Real> Loop<'d, F> {
             ahead_decisions: Vec::new(),
             bytes: data.built_byte_rows(),
             widened: Widened::default(),
+            whole: whole::WholeWeights::default(),
+            known: None,
         }
     }
 
@@ -444,24 +451,27 @@ impl<'d, F: Real> Loop<'d, F> {
     /// engine certifies at all, else from the reference dot itself.
     fn host_decides(&mut self, i: usize, h: usize) -> Result<bool> {
         let dim = self.dim;
-        let w = &self.state.weights[h * dim..(h + 1) * dim];
         let r = self.row_at(i);
         let y = self.data.label_for(h, self.heads, r);
+        let whole = self.margins_whole();
         if let Some(bound) = &self.host_bound {
             let forced = self.facts.is_host_only(r);
             if !forced {
-                let verdict = match &self.bytes {
-                    Some(b) => {
-                        crate::engine::cpu::byte_rows::decide(bound, w, b.row(r), self.bias, y)
-                    }
-                    None => crate::engine::cpu::decide(
-                        bound,
-                        w,
-                        self.data.features.row(r),
-                        self.bias,
-                        y,
+                let w = &self.state.weights[h * dim..(h + 1) * dim];
+                let (verdict, margin) = match &self.bytes {
+                    Some(b) => self.byte_verdict(bound, w, b.row(r), y, whole),
+                    None => (
+                        crate::engine::cpu::decide(
+                            bound,
+                            w,
+                            self.data.features.row(r),
+                            self.bias,
+                            y,
+                        ),
+                        None,
                     ),
                 };
+                self.stats.host_exact += margin.is_some() as u64;
                 match verdict {
                     Settled::Correct => {
                         self.stats.host_certified += 1;
@@ -469,6 +479,7 @@ impl<'d, F: Real> Loop<'d, F> {
                     }
                     Settled::Mistake => {
                         self.stats.host_certified += 1;
+                        self.keep_margin(i, h, margin);
                         return Ok(true);
                     }
                     Settled::Unknown => {}
@@ -539,6 +550,7 @@ impl<'d, F: Real> Loop<'d, F> {
     /// Applies head `h`'s update for a mistake at row `i`, keeping its
     /// drift bound relative to `pass_weights` (that head's slice) current.
     fn update(&mut self, i: usize, h: usize, pass_weights: Option<&[F]>) -> Result<()> {
+        let margin = self.known_margin(i, h);
         self.count_update(i, h);
         let r = self.row_at(i);
         let widened = self.widened(r);
@@ -546,23 +558,27 @@ impl<'d, F: Real> Loop<'d, F> {
             Some(x) => Row::Dense(&x.values),
             None => self.data.features.row(r),
         };
-        let updated = self.update_with(i, h, row, pass_weights);
+        let updated = self.update_with(i, h, row, pass_weights, margin);
         self.give_back(widened);
         updated
     }
 
-    /// [`Loop::update`] of row `i`, whose values are `row`.
+    /// [`Loop::update`] of row `i`, whose values are `row`, and whose
+    /// margin before the update is `margin` where the host knows it exactly.
     fn update_with(
         &mut self,
         i: usize,
         h: usize,
         row: Row<'_, F>,
         pass_weights: Option<&[F]>,
+        margin: Option<F>,
     ) -> Result<()> {
         let data = self.data;
         let r = self.row_at(i);
         let dim = self.dim;
         let tracks_scan = self.scan_tracks();
+        // Whole weights stay whole, and a whole number is never subnormal.
+        let whole = self.margins_whole();
         let weight = self.update_weight(i, h, data.label_for(h, self.heads, r));
         let w = &mut self.state.weights[h * dim..(h + 1) * dim];
         if pass_weights.is_some() || tracks_scan {
@@ -575,8 +591,12 @@ impl<'d, F: Real> Loop<'d, F> {
             && let Some(early) = &mut self.state.early
         {
             // Rows that are not mistakes have y·p > 0 and no loss.
-            early.loss_in_epoch +=
-                reference::hinge_loss(y, reference::scikit_margin(w, row, self.bias));
+            // An exact margin is scikit-learn's too (see `whole`).
+            let p = match margin {
+                Some(s) => s.to_f64(),
+                None => reference::scikit_margin(w, row, self.bias),
+            };
+            early.loss_in_epoch += reference::hinge_loss(y, p);
         }
         let updated = match weight {
             None => reference::apply_update(w, row, y, self.bias),
@@ -593,7 +613,7 @@ impl<'d, F: Real> Loop<'d, F> {
                 crate::float::overflow_remedy(F::PRECISION.name())
             )));
         }
-        let subnormal = reference::touched_subnormal(w, row, self.bias);
+        let subnormal = !whole && reference::touched_subnormal(w, row, self.bias);
         if let Some(base) = pass_weights {
             self.record_drift(row, h, base);
         }

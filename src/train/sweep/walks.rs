@@ -521,14 +521,18 @@ impl<F: Real> Loop<'_, F> {
                 // The common case in a tight loop: rows the host's fast
                 // margin settles (a correct row needs nothing more, a
                 // certain mistake only its update), as host_decides would.
-                let (correct, next) = self.host_settled(i, end);
-                self.stats.host_certified += correct as u64;
-                i += correct;
+                let whole = self.margins_whole();
+                let run = self.host_settled(i, end, whole);
+                self.stats.host_certified += run.correct as u64;
+                self.stats.host_exact += run.exact;
+                i += run.correct;
                 self.state.position = i;
-                match next {
+                match run.next {
                     None => break,
                     Some(Settled::Mistake) => {
                         self.stats.host_certified += 1;
+                        self.stats.host_exact += run.margin.is_some() as u64;
+                        self.keep_margin(i, 0, run.margin);
                         self.commit(engine, peers, i, 0, true, None)?;
                         i += 1;
                         self.state.position = i;
@@ -551,12 +555,20 @@ impl<F: Real> Loop<'_, F> {
 
     /// How many rows of the single head from `i` (before `end`) the host's
     /// fast margin settles correct, and the verdict on the row after them
-    /// (`None` at `end`): a certain mistake, or `Unknown` for a row it
-    /// cannot settle or must not (a host-only row, or no fast margin at
-    /// all), which the caller decides with [`Loop::host_decides`].
-    fn host_settled(&self, i: usize, end: usize) -> (usize, Option<Settled>) {
+    /// (`None` at `end`): a certain mistake (with its exact margin where
+    /// the margins are `whole`: [`Loop::margins_whole`]), or `Unknown` for a
+    /// row it cannot settle or must not (a host-only row, or no fast margin
+    /// at all), which the caller decides with [`Loop::host_decides`].
+    fn host_settled(&self, i: usize, end: usize, whole: bool) -> HostRun<F> {
+        let mut run = HostRun {
+            correct: 0,
+            exact: 0,
+            next: None,
+            margin: None,
+        };
         let Some(bound) = &self.host_bound else {
-            return (0, (i < end).then_some(Settled::Unknown));
+            run.next = (i < end).then_some(Settled::Unknown);
+            return run;
         };
         let (data, bias) = (self.data, self.bias);
         let w = &self.state.weights[..self.dim];
@@ -564,18 +576,25 @@ impl<F: Real> Loop<'_, F> {
             self.prefetch_at(p + 1);
             let r = self.row_at(p);
             if self.facts.is_host_only(r) {
-                return (p - i, Some(Settled::Unknown));
+                run.next = Some(Settled::Unknown);
+                return run;
             }
             let y = data.labels[r];
-            let verdict = match &self.bytes {
-                Some(b) => crate::engine::cpu::byte_rows::decide(bound, w, b.row(r), bias, y),
-                None => crate::engine::cpu::decide(bound, w, data.features.row(r), bias, y),
+            let (verdict, margin) = match &self.bytes {
+                Some(b) => self.byte_verdict(bound, w, b.row(r), y, whole),
+                None => (
+                    crate::engine::cpu::decide(bound, w, data.features.row(r), bias, y),
+                    None,
+                ),
             };
             if verdict != Settled::Correct {
-                return (p - i, Some(verdict));
+                (run.next, run.margin) = (Some(verdict), margin);
+                return run;
             }
+            run.correct += 1;
+            run.exact += margin.is_some() as u64;
         }
-        (end - i, None)
+        run
     }
 
     /// [`certify::safe_updates`] for the loop's weights, from a bound of
@@ -601,4 +620,15 @@ impl<F: Real> Loop<'_, F> {
         self.norm_bound = Some((norm, self.weights_version, self.updates_made));
         certify::safe_updates_for_norm::<F>(norm, max_norm)
     }
+}
+
+/// What [`Loop::host_settled`] found from its first row: how many rows it
+/// settled correct (`exact` of them from exact margins), and the verdict
+/// on the row after them (`None` at the end), with that row's exact margin
+/// where it has one.
+struct HostRun<F> {
+    correct: usize,
+    exact: u64,
+    next: Option<Settled>,
+    margin: Option<F>,
 }

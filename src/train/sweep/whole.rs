@@ -1,0 +1,108 @@
+//! Whole-number margins: where the rows are kept as bytes and the weights
+//! are whole numbers, the host's fast margin of a row is the reference's
+//! own, bit for bit ([`certify::whole_sum_is_exact`]), so the loop decides
+//! the row from it with no reference dot, and a mistake's loss for the
+//! mean-loss rule reuses it instead of summing the row again.
+//!
+//! The weights stay whole under the classic update of whole rows, so they
+//! are checked afresh only when something other than an update changed
+//! them (a warm start, weights adopted from another process).
+
+use crate::engine::certify::{self, Bound, Settled};
+use crate::engine::reference;
+use crate::float::Real;
+use crate::train::sweep::Loop;
+
+/// What the loop knows of whether its weights are whole numbers.
+#[derive(Default)]
+pub(super) struct WholeWeights {
+    /// The weights' version and the updates made when they were last
+    /// checked, and the answer then.
+    checked: Option<(u64, u64, bool)>,
+}
+
+impl WholeWeights {
+    /// Whether `weights` (of `version`, after `updates` updates) are whole:
+    /// the last answer while every change since was an update (an update
+    /// keeps whole weights whole; weights that were not whole are not
+    /// looked at again until they change otherwise).
+    fn hold<F: Real>(&mut self, weights: &[F], version: u64, updates: u64) -> bool {
+        if let Some((v, u, whole)) = self.checked
+            && version - v == updates - u
+        {
+            return whole;
+        }
+        let whole = certify::all_whole(weights);
+        self.checked = Some((version, updates, whole));
+        whole
+    }
+}
+
+/// A mistake's margin the host computed exactly: of head `head` at walk
+/// position `at`, under the weights of `version`.
+pub(super) struct KnownMargin<F> {
+    pub at: usize,
+    pub head: usize,
+    pub version: u64,
+    pub value: F,
+}
+
+impl<F: Real> Loop<'_, F> {
+    /// Whether the host's margins of byte rows are exact now: the rows are
+    /// bytes, every update is the classic one (no class or row weights),
+    /// the engine certifies (so `--backend reference` stays the textbook
+    /// loop), and the weights are whole.
+    pub(super) fn margins_whole(&mut self) -> bool {
+        if self.bytes.is_none()
+            || self.host_bound.is_none()
+            || self.class_weights.is_some()
+            || self.row_weights.is_some()
+        {
+            return false;
+        }
+        self.whole
+            .hold(&self.state.weights, self.weights_version, self.updates_made)
+    }
+
+    /// The host's verdict on a row kept as bytes, `x`, labelled `y`, under
+    /// weights `w`: exact, with its margin, when `whole`
+    /// ([`Loop::margins_whole`]) and the row's sum is exact; else the
+    /// certified one.
+    #[inline]
+    pub(super) fn byte_verdict(
+        &self,
+        bound: &Bound<F>,
+        w: &[F],
+        x: &[u8],
+        y: i8,
+        whole: bool,
+    ) -> (Settled, Option<F>) {
+        use crate::engine::cpu::byte_rows;
+        if whole && let Some(s) = byte_rows::whole_margin(w, x, self.bias) {
+            let verdict = match reference::is_mistake_within(y, s, self.tau) {
+                true => Settled::Mistake,
+                false => Settled::Correct,
+            };
+            return (verdict, Some(s));
+        }
+        (byte_rows::decide(bound, w, x, self.bias, y), None)
+    }
+
+    /// Keeps the exact margin of the mistake at position `i`, head `h`, for
+    /// its update's loss ([`Loop::known_margin`]).
+    pub(super) fn keep_margin(&mut self, i: usize, h: usize, value: Option<F>) {
+        self.known = value.map(|value| KnownMargin {
+            at: i,
+            head: h,
+            version: self.weights_version,
+            value,
+        });
+    }
+
+    /// The margin kept for the update of head `h` at position `i`, if it
+    /// was computed under the current weights (before the update counts).
+    pub(super) fn known_margin(&mut self, i: usize, h: usize) -> Option<F> {
+        let k = self.known.take()?;
+        (k.at == i && k.head == h && k.version == self.weights_version).then_some(k.value)
+    }
+}

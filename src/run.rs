@@ -20,9 +20,11 @@
 //! example at a time), defined once the same way.
 //!
 //! [`report`] is a finished run's summary (`perceptron train`'s), the one
-//! record every front end serialises or renders as text.
+//! record every front end serialises or renders as text; [`cv`] is
+//! `perceptron cv`'s run and its report, in the same way.
 
 mod block;
+pub mod cv;
 pub mod online;
 pub mod report;
 

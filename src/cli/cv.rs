@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde::Serialize;
 
 use super::args::{BackendArgs, DataArgs};
 use super::train::extras::ExtraArgs;
@@ -12,11 +11,9 @@ use super::training_args::{MulticlassFlag, RuleFlags, TrainingFlags};
 use crate::data::{self, Dataset};
 use crate::error::{Error, Result, exit};
 use crate::float::{Precision, Real};
-use crate::model::evaluation::OvrConfusion;
-use crate::text::count;
-use crate::text::summary_line as line;
+use crate::run::cv::CvReport;
 use crate::train::TrainParams;
-use crate::train::cv::{CvParams, CvReport};
+use crate::train::cv::CvParams;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -122,177 +119,10 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
     };
     let report = CvReport::run(&data, &args.data, &params, &cv)?;
     if args.json {
-        let text = serde_json::to_string(&json(&report, backend))
-            .map_err(|e| Error::Train(e.to_string()))?;
+        let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
         super::stdout::print_line(&text)?;
     } else {
-        super::stdout::print(&render(&report))?;
+        super::stdout::print(&report.render())?;
     }
     Ok(exit::SUCCESS)
-}
-
-/// The report as `--json` writes it, in the words `train --json` and `eval
-/// --json` use: each fold's confusion matrix with its labels, and its
-/// backend as asked for and the engines that ran.
-#[derive(Serialize)]
-struct CvJson<'a> {
-    data: &'a str,
-    format: crate::data::Format,
-    rows: usize,
-    features: usize,
-    precision: Precision,
-    kind: &'static str,
-    f1_of: &'a str,
-    classes: &'a [String],
-    folds: usize,
-    seed: u64,
-    per_fold: Vec<FoldJson>,
-    accuracy: crate::train::cv::Spread,
-    f1: Option<crate::train::cv::Spread>,
-    f1_undefined: usize,
-    seconds: f64,
-}
-
-/// One fold in [`CvJson`].
-#[derive(Serialize)]
-struct FoldJson {
-    fold: usize,
-    train_rows: usize,
-    test_rows: usize,
-    epochs: usize,
-    stop: crate::train::Stop,
-    training_mistakes: u64,
-    correct: u64,
-    accuracy: f64,
-    f1: Option<f64>,
-    confusion: OvrConfusion,
-    backend: crate::run::report::BackendReport,
-}
-
-fn json(r: &CvReport, requested: crate::engine::backend::Backend) -> CvJson<'_> {
-    use crate::run::report::{BackendReport, EngineReport};
-    let requested = match requested {
-        crate::engine::backend::Backend::Reference => "reference",
-        crate::engine::backend::Backend::Cpu => "cpu",
-        crate::engine::backend::Backend::Gpu => "gpu",
-        crate::engine::backend::Backend::Auto => "auto",
-    };
-    let sm = &r.summary;
-    CvJson {
-        data: &r.data,
-        format: r.format,
-        rows: r.rows,
-        features: r.features,
-        precision: r.precision,
-        kind: r.kind,
-        f1_of: &r.f1_of,
-        classes: &r.classes,
-        folds: r.folds,
-        seed: r.seed,
-        per_fold: sm
-            .folds
-            .iter()
-            .map(|f| FoldJson {
-                fold: f.fold,
-                train_rows: f.train_rows,
-                test_rows: f.test_rows,
-                epochs: f.epochs,
-                stop: f.stop,
-                training_mistakes: f.training_mistakes,
-                correct: f.correct,
-                accuracy: f.accuracy,
-                f1: f.f1,
-                confusion: OvrConfusion::of_fold(&f.confusion, &r.classes),
-                backend: BackendReport {
-                    requested,
-                    engines: f.backend.iter().map(|n| EngineReport::of_name(n)).collect(),
-                    note: None,
-                },
-            })
-            .collect(),
-        accuracy: sm.accuracy,
-        f1: sm.f1,
-        f1_undefined: sm.f1_undefined,
-        seconds: r.seconds,
-    }
-}
-
-fn render(r: &CvReport) -> String {
-    let mut s = String::new();
-    line(
-        &mut s,
-        "data",
-        format!(
-            "{} ({}, {} x {}, {}, {})",
-            r.data,
-            r.format.name(),
-            count(r.rows, "row"),
-            count(r.features, "feature"),
-            r.precision,
-            r.kind
-        ),
-    );
-    line(
-        &mut s,
-        "folds",
-        format!(
-            "{} (stratified by label, seed {}), trained in parallel",
-            r.folds, r.seed
-        ),
-    );
-    let sm = &r.summary;
-    line(
-        &mut s,
-        "accuracy",
-        format!(
-            "{:.2}% mean, {:.2}% standard deviation",
-            100.0 * sm.accuracy.mean,
-            100.0 * sm.accuracy.std
-        ),
-    );
-    let undefined = if sm.f1_undefined > 0 {
-        format!(
-            " (over {} of {}: undefined in the others)",
-            sm.folds.len() - sm.f1_undefined,
-            count(sm.folds.len(), "fold")
-        )
-    } else {
-        String::new()
-    };
-    line(
-        &mut s,
-        "F1",
-        match &sm.f1 {
-            Some(f) => format!(
-                "{:.4} mean, {:.4} standard deviation ({}){undefined}",
-                f.mean, f.std, r.f1_of
-            ),
-            None => format!("undefined in every fold ({})", r.f1_of),
-        },
-    );
-    s.push_str(&format!(
-        "\n  {:>4}  {:>6}  {:>6}  {:>7}  {:>14}  {:>9}  {:>7}\n",
-        "fold", "train", "test", "epochs", "stopped", "accuracy", "F1"
-    ));
-    for f in &sm.folds {
-        let stop = match f.stop {
-            crate::train::Stop::Converged => "converged",
-            crate::train::Stop::MaxEpochs => "max epochs",
-            crate::train::Stop::EarlyStopped => "early stop",
-            crate::train::Stop::Interrupted => "interrupted",
-        };
-        s.push_str(&format!(
-            "  {:>4}  {:>6}  {:>6}  {:>7}  {:>14}  {:>8.2}%  {:>7}\n",
-            f.fold,
-            f.train_rows,
-            f.test_rows,
-            f.epochs,
-            stop,
-            100.0 * f.accuracy,
-            f.f1.map_or("-".to_owned(), |v| format!("{v:.4}")),
-        ));
-    }
-    s.push('\n');
-    line(&mut s, "time", format!("{:.3} s", r.seconds));
-    s
 }

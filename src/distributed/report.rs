@@ -12,17 +12,17 @@ use crate::text::count;
 use super::exact::Steps;
 use super::load::Whole;
 use super::rank::RankFit;
-use super::{Mixing, Traffic, mix};
+use super::{Mixing, Mode, Traffic, mix};
 
 /// How a distributed run went.
 #[derive(Serialize, Debug)]
 pub struct DistributedReport {
     /// `exact` or `mix`.
-    pub mode: String,
+    pub mode: Mode,
     pub ranks: usize,
     /// Mix mode: `uniform` or `errors`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mixing: Option<String>,
+    pub mixing: Option<Mixing>,
     /// Mix mode: each rank's mistakes in each epoch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank_mistakes: Option<Vec<Vec<u64>>>,
@@ -48,9 +48,9 @@ impl DistributedReport {
     /// ([`DistributedTrainReport::new`]).
     pub fn of_ranks<F>(ranked: &RankFit<F>, mixing: Option<Mixing>, ranks: usize) -> Self {
         DistributedReport {
-            mode: ranked.mode.name().into(),
+            mode: ranked.mode,
             ranks,
-            mixing: mixing.map(|m| m.name().into()),
+            mixing,
             rank_mistakes: ranked.rank_mistakes.clone(),
             weighted_mistakes: ranked
                 .rank_mistakes
@@ -66,10 +66,11 @@ impl DistributedReport {
     /// The `processes` line of a distributed run: the mode, and the traffic
     /// of a typical epoch (the last) on rank 0.
     fn processes(&self) -> String {
-        let what = match self.mixing.as_deref() {
+        let what = match self.mixing {
             Some(m) => format!(
-                "{} (mix, {m} mixing: iterative parameter mixing, not the single-process algorithm)",
-                self.ranks
+                "{} (mix, {} mixing: iterative parameter mixing, not the single-process algorithm)",
+                self.ranks,
+                m.name()
             ),
             None => format!(
                 "{} (exact: the single-process model, bit for bit)",
@@ -134,7 +135,7 @@ impl DistributedTrainReport {
                 .sum::<usize>();
             *negative_rows = whole.rows - *positive_rows;
         }
-        if distributed.mode == "mix" {
+        if distributed.mode == Mode::Mix {
             // The single-process theorem bounds M; mixing bounds the
             // mixing-weighted mistakes instead.
             distributed.mix_bound_holds = report

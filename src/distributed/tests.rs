@@ -379,3 +379,17 @@ fn shards_whose_headers_differ_are_refused_on_every_rank() {
     let got = blocks::<f32>(&paths, 2, &opts, false);
     assert_eq!(got.iter().map(|b| b.data.rows()).sum::<usize>(), 400);
 }
+
+/// The report's JSON and the model file give the mode and the mixing in
+/// the words their `name` gives the text.
+#[test]
+fn modes_and_mixings_serialise_as_their_names() {
+    for mode in [Mode::Exact, Mode::Mix] {
+        let json = serde_json::to_string(&mode).unwrap();
+        assert_eq!(json, format!("\"{}\"", mode.name()));
+    }
+    for mixing in [Mixing::Uniform, Mixing::Errors] {
+        let json = serde_json::to_string(&mixing).unwrap();
+        assert_eq!(json, format!("\"{}\"", mixing.name()));
+    }
+}

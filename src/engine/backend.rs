@@ -24,6 +24,18 @@ pub enum Backend {
     Auto,
 }
 
+impl Backend {
+    /// The backend as the user names it, and as reports give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Reference => "reference",
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+            Backend::Auto => "auto",
+        }
+    }
+}
+
 /// An engine ready to train, and a note on how it was chosen.
 pub struct EngineChoice<'d, F> {
     pub engine: Box<dyn MarginEngine<F> + 'd>,

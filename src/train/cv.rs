@@ -15,6 +15,9 @@
 //! defined, as `eval` reports it). The summary gives their mean and their
 //! standard deviation over the folds (the population one, numpy's
 //! default; F1 over the folds where it is defined).
+//!
+//! The run around the folds and its report, the one record front ends
+//! print, are `crate::run::cv`'s.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,21 +25,20 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::data::{Dataset, Format};
+use crate::data::Dataset;
 use crate::engine::backend::Backend;
 use crate::engine::gpu::GpuOptions;
 use crate::engine::reference;
 use crate::error::{Error, Result};
-use crate::float::{Precision, Real};
-use crate::text::Quoted;
+use crate::float::Real;
 use crate::train::folds;
 use crate::train::params::CheckedParams;
 use crate::train::shuffle::permutation;
 use crate::train::state::{Silent, Stop};
 use crate::train::trainer::Trainer;
 
-/// One fold's result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One fold's result (reported by `run::cv::FoldReport`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct FoldResult {
     /// 1-based.
     pub fold: usize,
@@ -62,7 +64,7 @@ pub struct FoldResult {
 
 /// A fold's confusion counts: `cells` lists `(t, p, rows)` by true then
 /// predicted class, the pairs with no row left out.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FoldConfusion {
     /// The number of classes (the matrix's side).
     pub classes: usize,
@@ -134,9 +136,8 @@ impl Spread {
 }
 
 /// The folds and what they say together.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CvSummary {
-    #[serde(rename = "per_fold")]
     pub folds: Vec<FoldResult>,
     pub accuracy: Spread,
     /// Over the folds whose F1 is defined (`None` if none is).
@@ -242,69 +243,6 @@ impl CvParams {
             )));
         }
         Ok(())
-    }
-}
-
-/// Everything a cross-validation reports, for a front end to render.
-#[derive(Clone, Debug)]
-pub struct CvReport {
-    /// The data file as shown.
-    pub data: String,
-    pub format: Format,
-    pub rows: usize,
-    pub features: usize,
-    pub precision: Precision,
-    /// `binary` or `one-vs-rest`.
-    pub kind: &'static str,
-    /// What `f1` is: `f1 of the +1 class "L"` or `macro f1`.
-    pub f1_of: String,
-    /// The classes in the folds' confusion order: a binary run's -1 class
-    /// then its +1 class; a one-vs-rest run's classes in the data's order.
-    pub classes: Vec<String>,
-    pub folds: usize,
-    pub seed: u64,
-    pub summary: CvSummary,
-    /// Wall time of the folds.
-    pub seconds: f64,
-}
-
-impl CvReport {
-    /// Checks the folds against `data` (read from `path`), cross-validates
-    /// `params` on it and gathers the report.
-    pub fn run<F: Real>(
-        data: &Dataset<F>,
-        path: &Path,
-        params: &CheckedParams,
-        cv: &CvParams,
-    ) -> Result<Self> {
-        cv.check_folds(data.rows(), path)?;
-        let backend = cv.fold_backend();
-        let t0 = std::time::Instant::now();
-        let summary = cross_validate(data, params, cv.folds, cv.seed, backend, &cv.gpu)?;
-        let ovr = params.multiclass;
-        let positive = &data.label_map.positive;
-        Ok(CvReport {
-            data: path.display().to_string(),
-            format: data.format,
-            rows: data.rows(),
-            features: data.cols(),
-            precision: F::PRECISION,
-            kind: if ovr { "one-vs-rest" } else { "binary" },
-            f1_of: if ovr {
-                "macro f1".into()
-            } else {
-                format!("f1 of the +1 class {}", Quoted(positive))
-            },
-            classes: if ovr {
-                data.classes.iter().map(|c| c.text.clone()).collect()
-            } else {
-                vec![data.label_map.negative_text().to_owned(), positive.clone()]
-            },
-            folds: cv.folds,
-            seed: cv.seed,
-            summary,
-            seconds: t0.elapsed().as_secs_f64(),
-        })
     }
 }
 

@@ -227,12 +227,7 @@ fn backend_report<F: Real>(
     requested: crate::engine::backend::Backend,
 ) -> BackendReport {
     BackendReport {
-        requested: match requested {
-            crate::engine::backend::Backend::Reference => "reference",
-            crate::engine::backend::Backend::Cpu => "cpu",
-            crate::engine::backend::Backend::Gpu => "gpu",
-            crate::engine::backend::Backend::Auto => "auto",
-        },
+        requested: requested.name(),
         engines: fit
             .engines
             .iter()

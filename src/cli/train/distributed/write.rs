@@ -140,9 +140,9 @@ impl<F: Real> Writing<'_, F> {
         model.training.rows = whole.rows;
         model.training.data = whole.source.clone();
         model.training.distributed = Some(DistributedInfo {
-            mode: extra.mode.clone(),
+            mode: extra.mode.name().to_owned(),
             ranks: extra.ranks,
-            mixing: extra.mixing.clone(),
+            mixing: extra.mixing.map(|m| m.name().to_owned()),
         });
         model.save(output)?;
         let sources = ReportInputs {

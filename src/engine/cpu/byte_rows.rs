@@ -13,7 +13,13 @@ use crate::float::{Precision, Real};
 #[inline]
 pub fn decide<F: Real>(bound: &Bound<F>, w: &[F], x: &[u8], bias: bool, y: i8) -> Settled {
     let (s, t) = margin(w, x, bias);
-    bound.decide(y, s, t, F::from_f64((x.len() + bias as usize) as f64))
+    settle(bound, (s, t), x.len(), bias, y)
+}
+
+/// The certified decision from a byte row's (s^, t^), `len` its bytes.
+#[inline]
+pub fn settle<F: Real>(bound: &Bound<F>, (s, t): (F, F), len: usize, bias: bool, y: i8) -> Settled {
+    bound.decide(y, s, t, F::from_f64((len + bias as usize) as f64))
 }
 
 /// The margin of a row kept as bytes under weights that are all whole
@@ -22,7 +28,12 @@ pub fn decide<F: Real>(bound: &Bound<F>, w: &[F], x: &[u8], bias: bool, y: i8) -
 /// `None` when the row's absolute sum reaches 2^p.
 #[inline]
 pub fn whole_margin<F: Real>(w: &[F], x: &[u8], bias: bool) -> Option<F> {
-    let (s, t) = margin(w, x, bias);
+    exact_of(margin(w, x, bias))
+}
+
+/// s^ of a row's (s^, t^) under whole weights, when it is exact.
+#[inline]
+pub fn exact_of<F: Real>((s, t): (F, F)) -> Option<F> {
     certify::whole_sum_is_exact(t).then_some(s)
 }
 

@@ -78,14 +78,21 @@ impl<F: Real> Loop<'_, F> {
         whole: bool,
     ) -> (Settled, Option<F>) {
         use crate::engine::cpu::byte_rows;
-        if whole && let Some(s) = byte_rows::whole_margin(w, x, self.bias) {
-            let verdict = match reference::is_mistake_within(y, s, self.tau) {
-                true => Settled::Mistake,
-                false => Settled::Correct,
-            };
-            return (verdict, Some(s));
+        if !whole {
+            return (byte_rows::decide(bound, w, x, self.bias, y), None);
         }
-        (byte_rows::decide(bound, w, x, self.bias, y), None)
+        // One sum for both: past 2^p it is certified like any other.
+        let sums = byte_rows::margin(w, x, self.bias);
+        match byte_rows::exact_of(sums) {
+            Some(s) => {
+                let verdict = match reference::is_mistake_within(y, s, self.tau) {
+                    true => Settled::Mistake,
+                    false => Settled::Correct,
+                };
+                (verdict, Some(s))
+            }
+            None => (byte_rows::settle(bound, sums, x.len(), self.bias, y), None),
+        }
     }
 
     /// Keeps the exact margin of the mistake at position `i`, head `h`, for

@@ -418,8 +418,10 @@ mod check {
 mod check {
     use super::*;
 
+    /// Braced, not a unit struct, so that `Checks::default()` reads the
+    /// same with and without the GPU feature.
     #[derive(Default)]
-    pub struct Checks;
+    pub struct Checks {}
 
     impl Checks {
         pub fn module(

@@ -256,10 +256,13 @@ impl<F: Real> Loop<'_, F> {
     /// it gets the flush term, as after an update).
     pub(super) fn weights_set(&mut self, values: impl Iterator<Item = F>) {
         self.weights_version += 1;
-        let mut subnormal = false;
+        let (mut subnormal, mut whole) = (false, true);
         for v in values {
             subnormal |= v.is_subnormal();
+            whole &= certify::all_whole(&[v]);
         }
+        self.whole
+            .set(whole, self.weights_version, self.updates_made);
         if let Some(b) = &mut self.host_bound
             && subnormal
             && b.flush == F::ZERO

@@ -36,6 +36,18 @@ impl WholeWeights {
         self.checked = Some((version, updates, whole));
         whole
     }
+
+    /// Some weights were set from outside (another process's updates),
+    /// the version moving from `version - 1` to `version`: the answer
+    /// carries over, without a pass over every weight, when it was known
+    /// just before and the values set (`all_set_whole`) keep it.
+    pub(super) fn set(&mut self, all_set_whole: bool, version: u64, updates: u64) {
+        if let Some((v, u, whole)) = self.checked
+            && version - 1 - v == updates - u
+        {
+            self.checked = Some((version, updates, whole && all_set_whole));
+        }
+    }
 }
 
 /// A mistake's margin the host computed exactly: of head `head` at walk
@@ -111,5 +123,34 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn known_margin(&mut self, i: usize, h: usize) -> Option<F> {
         let k = self.known.take()?;
         (k.at == i && k.head == h && k.version == self.weights_version).then_some(k.value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer is looked up again only after a change that was not an
+    /// update; weights set from outside keep it when they are whole.
+    #[test]
+    fn whole_weights_are_checked_again_only_after_other_changes() {
+        let mut known = WholeWeights::default();
+        let (whole, half) = ([1.0f64, -3.0, 0.0], [1.0f64, 0.5, 0.0]);
+        assert!(known.hold(&whole, 0, 0));
+        // Two updates: the weights are not looked at.
+        assert!(known.hold(&half, 2, 2));
+        // Changed otherwise: looked at again.
+        assert!(!known.hold(&half, 3, 2));
+        assert!(known.hold(&whole, 4, 2));
+        // Set from outside, to whole values, then to a fraction.
+        known.set(true, 5, 2);
+        assert!(known.hold(&half, 5, 2));
+        known.set(false, 6, 2);
+        assert!(!known.hold(&whole, 6, 2));
+        // A set after an unseen change leaves the answer to a fresh look.
+        known.set(true, 8, 2);
+        assert!(known.hold(&whole, 8, 2));
+        assert!(!certify::all_whole(&[f64::NAN]) && !certify::all_whole(&[f64::INFINITY]));
+        assert!(certify::all_whole(&[-0.0f32, 2f32.powi(30)]));
     }
 }

@@ -22,16 +22,10 @@ pub fn settle<F: Real>(bound: &Bound<F>, (s, t): (F, F), len: usize, bias: bool,
     bound.decide(y, s, t, F::from_f64((len + bias as usize) as f64))
 }
 
-/// The margin of a row kept as bytes under weights that are all whole
+/// s^ of a row's (s^, t^) ([`margin`]) under weights that are all whole
 /// numbers (the caller's promise), when it is exact: then it is the
 /// reference's own margin, bit for bit ([`certify::whole_sum_is_exact`]).
 /// `None` when the row's absolute sum reaches 2^p.
-#[inline]
-pub fn whole_margin<F: Real>(w: &[F], x: &[u8], bias: bool) -> Option<F> {
-    exact_of(margin(w, x, bias))
-}
-
-/// s^ of a row's (s^, t^) under whole weights, when it is exact.
 #[inline]
 pub fn exact_of<F: Real>((s, t): (F, F)) -> Option<F> {
     certify::whole_sum_is_exact(t).then_some(s)
@@ -220,6 +214,9 @@ mod tests {
     /// rounding would leave the lanes' result equal.
     #[test]
     fn whole_margins_are_the_reference_dots_below_2_to_the_p() {
+        fn whole_margin<F: Real>(w: &[F], x: &[u8], bias: bool) -> Option<F> {
+            exact_of(margin(w, x, bias))
+        }
         fn check<F: Real>(limit: f64) {
             let (mut exact, mut refused) = (0, 0);
             let mut state = 7u64;

@@ -458,19 +458,7 @@ impl<'d, F: Real> Loop<'d, F> {
             let forced = self.facts.is_host_only(r);
             if !forced {
                 let w = &self.state.weights[h * dim..(h + 1) * dim];
-                let (verdict, margin) = match &self.bytes {
-                    Some(b) => self.byte_verdict(bound, w, b.row(r), y, whole),
-                    None => (
-                        crate::engine::cpu::decide(
-                            bound,
-                            w,
-                            self.data.features.row(r),
-                            self.bias,
-                            y,
-                        ),
-                        None,
-                    ),
-                };
+                let (verdict, margin) = self.host_verdict(bound, w, r, y, whole);
                 self.stats.host_exact += margin.is_some() as u64;
                 match verdict {
                     Settled::Correct => {

@@ -570,7 +570,7 @@ impl<F: Real> Loop<'_, F> {
             run.next = (i < end).then_some(Settled::Unknown);
             return run;
         };
-        let (data, bias) = (self.data, self.bias);
+        let data = self.data;
         let w = &self.state.weights[..self.dim];
         for p in i..end {
             self.prefetch_at(p + 1);
@@ -580,13 +580,7 @@ impl<F: Real> Loop<'_, F> {
                 return run;
             }
             let y = data.labels[r];
-            let (verdict, margin) = match &self.bytes {
-                Some(b) => self.byte_verdict(bound, w, b.row(r), y, whole),
-                None => (
-                    crate::engine::cpu::decide(bound, w, data.features.row(r), bias, y),
-                    None,
-                ),
-            };
+            let (verdict, margin) = self.host_verdict(bound, w, r, y, whole);
             if verdict != Settled::Correct {
                 (run.next, run.margin) = (Some(verdict), margin);
                 return run;

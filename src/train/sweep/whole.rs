@@ -76,20 +76,27 @@ impl<F: Real> Loop<'_, F> {
             .hold(&self.state.weights, self.weights_version, self.updates_made)
     }
 
-    /// The host's verdict on a row kept as bytes, `x`, labelled `y`, under
-    /// weights `w`: exact, with its margin, when `whole`
-    /// ([`Loop::margins_whole`]) and the row's sum is exact; else the
-    /// certified one.
+    /// The host's verdict on row `r` of the data, labelled `y`, under
+    /// weights `w`, from its fast margin: for a row kept as bytes, exact
+    /// with its margin when `whole` ([`Loop::margins_whole`]) and the row's
+    /// sum is exact; else the certified one.
     #[inline]
-    pub(super) fn byte_verdict(
+    pub(super) fn host_verdict(
         &self,
         bound: &Bound<F>,
         w: &[F],
-        x: &[u8],
+        r: usize,
         y: i8,
         whole: bool,
     ) -> (Settled, Option<F>) {
-        use crate::engine::cpu::byte_rows;
+        use crate::engine::cpu::{self, byte_rows};
+        let Some(bytes) = &self.bytes else {
+            return (
+                cpu::decide(bound, w, self.data.features.row(r), self.bias, y),
+                None,
+            );
+        };
+        let x = bytes.row(r);
         if !whole {
             return (byte_rows::decide(bound, w, x, self.bias, y), None);
         }

@@ -37,8 +37,10 @@ use crate::train::shuffle::permutation;
 use crate::train::state::{Silent, Stop};
 use crate::train::trainer::Trainer;
 
-/// One fold's result (reported by `run::cv::FoldReport`).
-#[derive(Clone, Debug, PartialEq)]
+/// One fold's result (reported by `run::cv::FoldReport`, whose JSON
+/// holds these figures as they are, then the confusion counts labelled and
+/// the backend).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FoldResult {
     /// 1-based.
     pub fold: usize,
@@ -57,8 +59,10 @@ pub struct FoldResult {
     /// occur (binary: 0 is the -1 class, 1 the +1 class; one-vs-rest: the
     /// data's classes): at most one per test row, whatever the number of
     /// classes.
+    #[serde(skip)]
     pub confusion: FoldConfusion,
     /// The engines that trained the fold.
+    #[serde(skip)]
     pub backend: Vec<String>,
 }
 

@@ -20,8 +20,8 @@ use crate::float::{Precision, Real};
 use crate::model::evaluation::OvrConfusion;
 use crate::run::report::{BackendReport, EngineReport};
 use crate::text::Quoted;
+use crate::train::CheckedParams;
 use crate::train::cv::{CvParams, FoldResult, Spread, cross_validate};
-use crate::train::{CheckedParams, Stop};
 
 /// Everything a cross-validation reports: the one record of `perceptron
 /// cv`, its fields and their order the JSON's.
@@ -57,19 +57,9 @@ pub struct CvReport {
 /// --json` use.
 #[derive(Debug, Serialize)]
 pub struct FoldReport {
-    /// 1-based.
-    pub fold: usize,
-    pub train_rows: usize,
-    pub test_rows: usize,
-    pub epochs: usize,
-    pub stop: Stop,
-    pub training_mistakes: u64,
-    /// Test rows predicted right.
-    pub correct: u64,
-    pub accuracy: f64,
-    /// Binary: the +1 class's F1; one-vs-rest: the macro F1. `None` where
-    /// undefined.
-    pub f1: Option<f64>,
+    /// The fold's figures (train's `FoldResult`), in its JSON as they are.
+    #[serde(flatten)]
+    pub result: FoldResult,
     /// The fold's confusion counts with the classes' labels.
     pub confusion: OvrConfusion,
     /// The backend asked for and the engines that trained the fold.
@@ -81,15 +71,6 @@ impl FoldReport {
     /// the folds' confusion order), `requested` the backend asked for.
     fn of(fold: FoldResult, classes: &[String], requested: &'static str) -> Self {
         FoldReport {
-            fold: fold.fold,
-            train_rows: fold.train_rows,
-            test_rows: fold.test_rows,
-            epochs: fold.epochs,
-            stop: fold.stop,
-            training_mistakes: fold.training_mistakes,
-            correct: fold.correct,
-            accuracy: fold.accuracy,
-            f1: fold.f1,
             confusion: OvrConfusion::of_fold(&fold.confusion, classes),
             backend: BackendReport {
                 requested,
@@ -100,6 +81,7 @@ impl FoldReport {
                     .collect(),
                 note: None,
             },
+            result: fold,
         }
     }
 }

@@ -77,7 +77,7 @@ impl CvReport {
             "\n  {:>4}  {:>6}  {:>6}  {:>7}  {:>14}  {:>9}  {:>7}\n",
             "fold", "train", "test", "epochs", "stopped", "accuracy", "F1"
         ));
-        for f in &self.per_fold {
+        for f in self.per_fold.iter().map(|f| &f.result) {
             let stop = match f.stop {
                 Stop::Converged => "converged",
                 Stop::MaxEpochs => "max epochs",

@@ -86,6 +86,64 @@ impl<F: Real> CsrMatrix<F> {
         }
     }
 
+    /// The rows reordered so that new row `p` is old row `order[p]`, written
+    /// into the (emptied) buffers given. A shuffled order reads each row
+    /// from a fresh place in memory, so the copy waits on memory rather
+    /// than on arithmetic: the rows are asked for [`PERMUTE_LEAD`] ahead,
+    /// and the positions are split among the cores in pieces, each piece
+    /// written to its own part of the output (where it goes is known from
+    /// the rows' lengths alone).
+    pub fn permuted_into(
+        &self,
+        order: &[usize],
+        mut row_ptr: Vec<usize>,
+        mut indices: Vec<u32>,
+        mut values: Vec<F>,
+    ) -> CsrMatrix<F> {
+        use rayon::prelude::*;
+        row_ptr.clear();
+        row_ptr.reserve(order.len() + 1);
+        row_ptr.push(0);
+        let mut end = 0;
+        for &i in order {
+            end += self.row_ptr[i + 1] - self.row_ptr[i];
+            row_ptr.push(end);
+        }
+        // Every entry below is written before it is read: the zeros only
+        // size the buffers (and cost nothing when they are reused at the
+        // same length).
+        indices.resize(end, 0);
+        values.resize(end, F::ZERO);
+        let mut pieces = Vec::with_capacity(order.len().div_ceil(PERMUTE_PIECE));
+        let (mut idx_rest, mut val_rest) = (&mut indices[..], &mut values[..]);
+        for (k, rows) in order.chunks(PERMUTE_PIECE).enumerate() {
+            let start = k * PERMUTE_PIECE;
+            let len = row_ptr[start + rows.len()] - row_ptr[start];
+            let (idx, i_tail) = std::mem::take(&mut idx_rest).split_at_mut(len);
+            let (val, v_tail) = std::mem::take(&mut val_rest).split_at_mut(len);
+            (idx_rest, val_rest) = (i_tail, v_tail);
+            pieces.push((rows, idx, val));
+        }
+        pieces.into_par_iter().for_each(|(rows, idx, val)| {
+            let mut at = 0;
+            for (p, &i) in rows.iter().enumerate() {
+                if let Some(&ahead) = rows.get(p + PERMUTE_LEAD) {
+                    self.prefetch_row(ahead);
+                }
+                let (a, b) = (self.row_ptr[i], self.row_ptr[i + 1]);
+                idx[at..at + b - a].copy_from_slice(&self.indices[a..b]);
+                val[at..at + b - a].copy_from_slice(&self.values[a..b]);
+                at += b - a;
+            }
+        });
+        CsrMatrix {
+            cols: self.cols,
+            row_ptr: row_ptr.into(),
+            indices: indices.into(),
+            values: values.into(),
+        }
+    }
+
     /// Writes every stored value into `dense`, row-major with `cols`
     /// columns and zeros elsewhere.
     pub fn scatter_into(&self, dense: &mut [F]) {
@@ -208,6 +266,20 @@ impl<F: Real> Features<F> {
         }
     }
 
+    /// Starts loading where sparse row `i` lies (its two row pointers), so
+    /// that a later [`Features::prefetch_row`] of it need not wait for
+    /// them: a walk in a shuffled order looks the row's place up from
+    /// memory it has not read lately. Dense rows lie where their index
+    /// says, so this does nothing for them.
+    #[inline]
+    pub fn prefetch_row_place(&self, i: usize) {
+        if let Features::Sparse(m) = self
+            && let Some(p) = m.row_ptr.get(i..i + 2)
+        {
+            prefetch(p.as_ptr().cast(), std::mem::size_of_val(p));
+        }
+    }
+
     /// Number of stored values that are not zero.
     pub fn nonzeros(&self) -> usize {
         match self {
@@ -313,30 +385,14 @@ impl<F: Real> Features<F> {
     /// same kind this one was permuted into before), which saves a fresh
     /// allocation, and the kernel's zeroing of its pages, every epoch.
     pub fn permuted_into(&self, order: &[usize], spare: Option<Features<F>>) -> Features<F> {
-        let reuse = |s: Storage<F>| {
-            s.into_owned_vec().map(|mut v| {
-                v.clear();
-                v
-            })
-        };
-        let (spare_values, spare_indices, spare_ptr) = match spare {
-            Some(Features::Dense(d)) => (reuse(d.values), None, None),
-            Some(Features::Sparse(c)) => (
-                reuse(c.values),
-                c.indices.into_owned_vec().map(|mut v| {
-                    v.clear();
-                    v
-                }),
-                c.row_ptr.into_owned_vec().map(|mut v| {
-                    v.clear();
-                    v
-                }),
-            ),
-            None => (None, None, None),
-        };
         match self {
             Features::Dense(m) => {
-                let mut values = spare_values.unwrap_or_else(|| Vec::with_capacity(m.values.len()));
+                let spare = match spare {
+                    Some(Features::Dense(d)) => d.values.into_owned_vec(),
+                    _ => None,
+                };
+                let mut values = spare.unwrap_or_else(|| Vec::with_capacity(m.values.len()));
+                values.clear();
                 for &i in order {
                     values.extend_from_slice(&m.values[i * m.cols..(i + 1) * m.cols]);
                 }
@@ -347,23 +403,16 @@ impl<F: Real> Features<F> {
                 })
             }
             Features::Sparse(m) => {
-                let mut row_ptr = spare_ptr.unwrap_or_else(|| Vec::with_capacity(order.len() + 1));
-                let mut indices =
-                    spare_indices.unwrap_or_else(|| Vec::with_capacity(m.indices.len()));
-                let mut values = spare_values.unwrap_or_else(|| Vec::with_capacity(m.values.len()));
-                row_ptr.push(0);
-                for &i in order {
-                    let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
-                    indices.extend_from_slice(&m.indices[a..b]);
-                    values.extend_from_slice(&m.values[a..b]);
-                    row_ptr.push(indices.len());
-                }
-                Features::Sparse(CsrMatrix {
-                    cols: m.cols,
-                    row_ptr: row_ptr.into(),
-                    indices: indices.into(),
-                    values: values.into(),
-                })
+                // Kept at their length: the copy overwrites every entry.
+                let (row_ptr, indices, values) = match spare {
+                    Some(Features::Sparse(c)) => (
+                        c.row_ptr.into_owned_vec().unwrap_or_default(),
+                        c.indices.into_owned_vec().unwrap_or_default(),
+                        c.values.into_owned_vec().unwrap_or_default(),
+                    ),
+                    _ => Default::default(),
+                };
+                Features::Sparse(m.permuted_into(order, row_ptr, indices, values))
             }
         }
     }
@@ -410,6 +459,11 @@ impl<F: Real> Features<F> {
     }
 }
 
+/// Positions a core copies at a time in [`CsrMatrix::permuted_into`].
+const PERMUTE_PIECE: usize = 4096;
+/// How many positions ahead it asks for a row.
+const PERMUTE_LEAD: usize = 8;
+
 /// Asks the processor to start loading `bytes` bytes from `p` into its
 /// caches. The host walks rows of a few kilobytes, each on pages of its own,
 /// where the hardware prefetcher stops at every page boundary; asking for
@@ -429,5 +483,82 @@ pub(crate) fn prefetch(p: *const u8, bytes: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (p, bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CSR matrix of `rows` rows of 0 to 9 values (some rows empty).
+    fn csr(rows: usize, cols: usize) -> CsrMatrix<f64> {
+        let (mut row_ptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for i in 0..rows {
+            for k in 0..(i * 7) % 10 {
+                indices.push(((i * 31 + k * 17) % cols) as u32);
+                values.push((i * 10 + k) as f64);
+            }
+            row_ptr.push(indices.len());
+        }
+        CsrMatrix {
+            cols,
+            row_ptr: row_ptr.into(),
+            indices: indices.into(),
+            values: values.into(),
+        }
+    }
+
+    fn rows_of(m: &CsrMatrix<f64>) -> Vec<(Vec<u32>, Vec<f64>)> {
+        (0..m.rows())
+            .map(|i| {
+                let (a, b) = (m.row_ptr[i], m.row_ptr[i + 1]);
+                (m.indices[a..b].to_vec(), m.values[a..b].to_vec())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn permuted_rows_are_the_rows_in_the_order_given() {
+        // Several pieces of PERMUTE_PIECE positions, the last one short,
+        // into fresh buffers and into the buffers of larger and smaller
+        // matrices.
+        let rows = 3 * PERMUTE_PIECE + 123;
+        let m = csr(rows, 50);
+        let original = rows_of(&m);
+        let mut order: Vec<usize> = (0..rows).collect();
+        let mut s = 12345u64;
+        for i in (1..rows).rev() {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            order.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        let spares = [csr(rows + 999, 50), csr(5, 50)];
+        let mut results = vec![m.permuted_into(&order, Vec::new(), Vec::new(), Vec::new())];
+        for spare in spares {
+            let (p, i, v) = (
+                spare.row_ptr.into_owned_vec().unwrap(),
+                spare.indices.into_owned_vec().unwrap(),
+                spare.values.into_owned_vec().unwrap(),
+            );
+            results.push(m.permuted_into(&order, p, i, v));
+        }
+        // A part of the rows, as a run with rows held out visits them.
+        let part: Vec<usize> = order.iter().copied().filter(|r| r % 3 != 0).collect();
+        let some = m.permuted_into(&part, Vec::new(), Vec::new(), Vec::new());
+        for p in results {
+            assert_eq!(p.cols, 50);
+            assert_eq!(p.indices.len(), m.indices.len());
+            let got = rows_of(&p);
+            assert_eq!(got.len(), rows);
+            for (k, &r) in order.iter().enumerate() {
+                assert_eq!(got[k], original[r], "position {k}, row {r}");
+            }
+        }
+        let got = rows_of(&some);
+        assert_eq!(got.len(), part.len());
+        for (k, &r) in part.iter().enumerate() {
+            assert_eq!(got[k], original[r]);
+        }
     }
 }

@@ -667,16 +667,29 @@ impl<'d, F: Real> Loop<'d, F> {
     }
 
     /// Starts loading the row that position `i` visits (nothing past the
-    /// last position): its bytes where the host's margins read those.
+    /// last position): its bytes where the host's margins read those. In
+    /// a shuffled order each row is a fresh trip to memory (the hardware's
+    /// prefetcher cannot guess the next), so the rows are asked for
+    /// [`ROW_LEAD`] positions ahead, and where a sparse row lies
+    /// [`PLACE_LEAD`] ahead, so that the first request need not wait for
+    /// the second: a walk of the positions in turn keeps several rows on
+    /// their way while it decides one.
     #[inline]
     fn prefetch_at(&self, i: usize) {
-        let r = match self.order {
-            Some(order) => match order.get(i) {
-                Some(&r) => r,
-                None => return,
-            },
-            None => i,
+        let Some(order) = self.order else {
+            self.prefetch_row(i);
+            return;
         };
+        if let Some(&r) = order.get(i + PLACE_LEAD) {
+            self.data.features.prefetch_row_place(r);
+        }
+        if let Some(&r) = order.get(i + ROW_LEAD) {
+            self.prefetch_row(r);
+        }
+    }
+
+    #[inline]
+    fn prefetch_row(&self, r: usize) {
         match &self.bytes {
             Some(b) => b.prefetch_row(r),
             None => self.data.features.prefetch_row(r),
@@ -697,3 +710,9 @@ impl<'d, F: Real> Loop<'d, F> {
         drift.refresh();
     }
 }
+
+/// How many positions ahead a walk in a shuffled order asks for a row
+/// (see `Loop::prefetch_at`), beyond the next one.
+const ROW_LEAD: usize = 3;
+/// How many positions ahead it asks where a sparse row lies.
+const PLACE_LEAD: usize = 8;

@@ -166,7 +166,7 @@ pub(super) fn fit<F: Real>(
     };
     if heads == 1 {
         let seed = seeds.as_ref().map(|s| s[0]);
-        return fit_alone(trainer, data, validation, skipped, start, seed, observer);
+        return fit_alone(trainer, data, validation, skipped, start, seed, 1, observer);
     }
     fit_one_vs_rest(
         trainer,
@@ -211,6 +211,13 @@ fn fit_one_vs_rest<F: Real>(
     if let Some(v) = validation {
         v.facts(params.bias);
     }
+    // The perceptrons that may each hold a copy of the rows at once.
+    let at_once = match rayon::current_num_threads() {
+        threads if trainer.uses_no_device() && threads > 1 => {
+            side_by_side::at_once(heads, threads)
+        }
+        _ => 1,
+    };
     let train_head = |h: usize, observer: &mut dyn Observer<F>| -> Result<Fit<F>> {
         // SAFETY: the head's datasets are dropped before this closure
         // returns, and `data` and `validation` are borrowed, unwritten,
@@ -235,6 +242,7 @@ fn fit_one_vs_rest<F: Real>(
             skipped,
             head_start,
             seed(h),
+            at_once,
             observer,
         )
     };
@@ -295,7 +303,9 @@ fn kept(skipped: &[bool]) -> Vec<usize> {
 
 /// One perceptron (binary data) trained epoch by epoch, its rows in the
 /// order `seed` gives each epoch (file order without one), the rows
-/// `skipped` marks (none when empty) left out where they fall.
+/// `skipped` marks (none when empty) left out where they fall; `at_once`
+/// perceptrons train at the same time (each may copy the rows).
+#[allow(clippy::too_many_arguments)]
 fn fit_alone<F: Real>(
     trainer: &EpochRunner,
     data: &Dataset<F>,
@@ -303,6 +313,7 @@ fn fit_alone<F: Real>(
     skipped: &[bool],
     mut state: State<F>,
     seed: Option<u32>,
+    at_once: usize,
     observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
     let params = trainer.params();
@@ -323,6 +334,7 @@ fn fit_alone<F: Real>(
         skipped,
         params.sample_weight.as_deref(),
         trainer.walks_on_host(),
+        at_once,
     );
     // Copied rows take their facts (norms, host-only rows) along instead
     // of computing them again.

@@ -103,6 +103,11 @@ pub(super) fn how(heads: usize, threads: usize) -> String {
     )
 }
 
+/// How many of `heads` train at once on `threads` threads.
+pub(super) fn at_once(heads: usize, threads: usize) -> usize {
+    sharing(heads, threads).0
+}
+
 /// How many of `heads` train at once on `threads` threads, and the threads
 /// each gets.
 fn sharing(heads: usize, threads: usize) -> (usize, usize) {

@@ -27,18 +27,20 @@ const COPY_FROM_BYTES: usize = 64 << 20;
 /// Whether copying the rows in each epoch's order pays on the host: sparse
 /// rows (a few hundred bytes, each a fresh trip to memory in a shuffled
 /// order) too many to stay in the caches ([`COPY_FROM_BYTES`]), where
-/// memory has room for the copy and as much again. On a 500,000 x 10^6
-/// matrix of 64 values a row the copy on two cores took under a fifth of
-/// the epoch visited in place. Either way the decisions are the same.
-fn copy_pays<F: Real>(data: &Dataset<F>) -> bool {
+/// memory has room for a copy for each of the `at_once` perceptrons
+/// training at the same time (one-vs-rest classes side by side) and as
+/// much again. On a 500,000 x 10^6 matrix of 64 values a row the copy on
+/// two cores took under a fifth of the epoch visited in place. Either way
+/// the decisions are the same.
+fn copy_pays<F: Real>(data: &Dataset<F>, at_once: usize) -> bool {
     let crate::data::Features::Sparse(m) = &data.features else {
         return false;
     };
     let bytes = std::mem::size_of_val(&m.indices[..])
         + std::mem::size_of_val(&m.values[..])
         + std::mem::size_of_val(&m.row_ptr[..]);
-    bytes >= copy_from_bytes()
-        && crate::memory::available_bytes().is_none_or(|a| a / 2 >= bytes as u64)
+    let needed = (bytes as u64).saturating_mul(at_once as u64 + 1);
+    bytes >= copy_from_bytes() && crate::memory::available_bytes().is_none_or(|a| a >= needed)
 }
 
 #[cfg(not(test))]
@@ -80,15 +82,17 @@ pub(super) enum EpochRows<'d, F: Real> {
 
 impl<'d, F: Real> EpochRows<'d, F> {
     /// The rows of `data` not `skipped` (all when empty), visited in place
-    /// when `in_place`, else copied every epoch; `sample_weight` is the
-    /// data's, in its order.
+    /// when `in_place` and copying does not pay ([`copy_pays`], with
+    /// `at_once` perceptrons training at the same time), else copied every
+    /// epoch; `sample_weight` is the data's, in its order.
     pub(super) fn new(
         data: &'d Dataset<F>,
         skipped: &[bool],
         sample_weight: Option<&[f64]>,
         in_place: bool,
+        at_once: usize,
     ) -> Self {
-        if !in_place || copy_pays(data) {
+        if !in_place || copy_pays(data, at_once) {
             return EpochRows::Copied { data, last: None };
         }
         if skipped.is_empty() {
@@ -197,12 +201,12 @@ mod tests {
         // The threshold is what decides, on the host.
         COPY_FROM.set(0);
         assert!(matches!(
-            EpochRows::new(&data, &[], None, true),
+            EpochRows::new(&data, &[], None, true, 1),
             EpochRows::Copied { .. }
         ));
         COPY_FROM.set(COPY_FROM_BYTES);
         assert!(matches!(
-            EpochRows::new(&data, &[], None, true),
+            EpochRows::new(&data, &[], None, true, 1),
             EpochRows::InPlace { .. }
         ));
         for held_out in [None, Some((0..data.rows()).step_by(5).collect::<Vec<_>>())] {

@@ -259,11 +259,10 @@ pub(super) type InitModel<'a> = (&'a Path, String, crate::model::AnyModel);
 /// The `--init` model, read, when there is one.
 pub(super) fn init_model(args: &TrainArgs) -> Result<Option<InitModel<'_>>> {
     match &args.init {
-        Some(p) => Ok(Some((
-            p.as_path(),
-            init_fingerprint(p)?,
-            crate::model::load(p)?,
-        ))),
+        Some(p) => {
+            let (fingerprint, model) = crate::run::read_init_model(p)?;
+            Ok(Some((p.as_path(), fingerprint, model)))
+        }
         None => Ok(None),
     }
 }
@@ -347,30 +346,14 @@ fn print_report(args: &TrainArgs, report: &TrainReport, output: &Path) -> Result
     })
 }
 
-/// Neither the model nor the checkpoint may overwrite a data file, and
-/// no two outputs (the model, the checkpoint, the pictures) may be one
-/// file.
+/// The run's outputs checked against its data and one another
+/// ([`crate::run::check_outputs`]).
 pub(crate) fn check_outputs(args: &TrainArgs, output: &Path) -> Result<()> {
-    let paths = data::shards::expand(&args.data)?;
-    let data: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-    crate::output::check_not_an_input(output, &data)?;
-    if let Some(c) = &args.checkpoint {
-        let mut inputs = data.clone();
-        inputs.push(output);
-        crate::output::check_not_an_input(c, &inputs)?;
-    }
-    let mut outputs = vec![("the model", output.to_path_buf())];
-    if let Some(c) = &args.checkpoint {
-        outputs.push(("the checkpoint", c.clone()));
-    }
     #[cfg(feature = "plot")]
-    if let Some(dir) = &args.plot {
-        for name in crate::plot::training::TRAINING_PICTURES {
-            outputs.push(("the picture", dir.join(name)));
-        }
-    }
-    let named: Vec<(&str, &Path)> = outputs.iter().map(|(w, p)| (*w, p.as_path())).collect();
-    crate::output::check_distinct_outputs(&named)
+    let pictures = args.plot.as_deref();
+    #[cfg(not(feature = "plot"))]
+    let pictures = None;
+    crate::run::check_outputs(&args.data, output, args.checkpoint.as_deref(), pictures)
 }
 
 /// What an interrupted run tells the user: where the state is and how to
@@ -444,16 +427,6 @@ impl<F: Real> Observer<F> for TrainObserver {
     fn should_stop(&mut self) -> bool {
         self.interrupted.load(Ordering::Relaxed)
     }
-}
-
-/// Identifies an `--init` model's content, for checkpoints.
-pub(crate) fn init_fingerprint(path: &std::path::Path) -> Result<String> {
-    let bytes = crate::model::read_capped(path, crate::model::FileKind::Model)?;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-    }
-    Ok(format!("{h:016x}"))
 }
 
 /// Hooks for the tests of what a signal does at each moment: a test cannot

@@ -124,27 +124,7 @@ fn with_drawn_seed(args: &TrainArgs) -> TrainArgs {
 /// LIBSVM data (for the report and the model file).
 fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Option<LibsvmInfo>)> {
     let opts = args.data_args.load_options(args.training.positive.clone());
-    // No DATA: piped standard input, else the bundled demo.
-    let given: Vec<PathBuf> = match args.data.as_slice() {
-        [] => data::source::omitted_data().into_iter().collect(),
-        given => given.to_vec(),
-    };
-    let paths = data::shards::expand(&given)?;
-    let (raw, path) = match paths.as_slice() {
-        [] => data::bundled::raw_digits_3v5::<F>(&opts)?,
-        [path] => (
-            data::load_raw::<F>(path, &opts).map_err(|e| match args.data.is_empty() {
-                true => data::source::explain_omitted(e),
-                false => e,
-            })?,
-            data::source::name(path).to_path_buf(),
-        ),
-        // Shards: messages about the whole name them all.
-        many => (
-            data::shards::load_raw_all::<F>(many, &opts)?,
-            PathBuf::from(data::shards::describe(many)),
-        ),
-    };
+    let (raw, path) = data::shards::load_given::<F>(&args.data, &opts)?;
     super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
     let libsvm = raw.libsvm.clone();

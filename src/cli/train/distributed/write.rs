@@ -16,7 +16,7 @@ use crate::distributed::block::RankBlock;
 use crate::distributed::report::{DistributedReport, DistributedTrainReport};
 use crate::error::{Error, Result, exit};
 use crate::float::Real;
-use crate::model::{DataLayout, DistributedInfo};
+use crate::model::DataLayout;
 use crate::run::Run;
 use crate::run::report::{ReportInputs, TrainReport};
 use crate::train::checkpoint::{self, MixRecord};
@@ -137,13 +137,7 @@ impl<F: Real> Writing<'_, F> {
             args.data_args.csv.label_column.as_ref(),
         );
         let mut model = run.model(fit, Some(layout))?;
-        model.training.rows = whole.rows;
-        model.training.data = whole.source.clone();
-        model.training.distributed = Some(DistributedInfo {
-            mode: extra.mode.name().to_owned(),
-            ranks: extra.ranks,
-            mixing: extra.mixing.map(|m| m.name().to_owned()),
-        });
+        extra.stamp(&mut model, whole);
         model.save(output)?;
         let sources = ReportInputs {
             run: &run.description,

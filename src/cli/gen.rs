@@ -145,11 +145,7 @@ impl GenArgs {
 pub fn run(args: &GenArgs) -> Result<i32> {
     let run = args.params()?.check()?;
     let report = run.run()?;
-    let text = if args.json {
-        serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
-    } else {
-        report.render()
-    };
+    let text = super::stdout::summary(args.json, &report, || report.render())?;
     super::stdout::print_summary(&text, run.writes_stdout())?;
     Ok(exit::SUCCESS)
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use super::args::{DataArgs, PrecisionArg};
 use super::stdout::write_stdout;
 use crate::data::describe::{self, Description};
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::float::{Precision, Real};
 
 const EXAMPLES: &str = "\
@@ -62,13 +62,7 @@ pub fn run(args: &InfoArgs) -> Result<i32> {
         Precision::F32 => describe_in::<f32>(args)?,
         Precision::F64 => describe_in::<f64>(args)?,
     };
-    let text = if args.json {
-        let mut t = serde_json::to_string(&description).map_err(|e| Error::Train(e.to_string()))?;
-        t.push('\n');
-        t
-    } else {
-        render(&description)
-    };
+    let text = super::stdout::summary(args.json, &description, || render(&description))?;
     write_stdout(|out| out.write_all(text.as_bytes()))?;
     Ok(exit::SUCCESS)
 }

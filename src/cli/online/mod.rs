@@ -276,11 +276,7 @@ fn learn_into_predictions<F: Real>(
 
 /// Prints the summary, text or JSON, where the outputs leave room for it.
 fn print_summary(args: &OnlineArgs, summary: &OnlineSummary) -> Result<()> {
-    let text = if args.json {
-        serde_json::to_string(summary).map_err(|e| Error::Usage(e.to_string()))? + "\n"
-    } else {
-        summary.render()
-    };
+    let text = super::stdout::summary(args.json, summary, || summary.render())?;
     let taken = args.predictions
         || super::stdout::any_stdout([
             args.output.as_deref(),

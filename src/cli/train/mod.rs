@@ -302,12 +302,7 @@ pub(super) fn checkpoint_path(args: &TrainArgs, output: &Path) -> PathBuf {
 
 /// Prints the report (text or `--json`) and gives the exit status.
 fn print_report(args: &TrainArgs, report: &TrainReport, output: &Path) -> Result<i32> {
-    let text = if args.json {
-        let text = serde_json::to_string(report).map_err(|e| Error::Train(e.to_string()))?;
-        text + "\n"
-    } else {
-        report::render(report)
-    };
+    let text = super::stdout::summary(args.json, report, || report::render(report))?;
     super::stdout::print_summary(&text, crate::output::is_stdout(output))?;
     // Running every epoch is how the averaged and pocket variants end:
     // their model is the mean, or the best, over all of them. Only the

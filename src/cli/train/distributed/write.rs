@@ -14,7 +14,7 @@ use crate::distributed::Transport;
 use crate::distributed::agree::{Agreed, DescribeFailure, agree};
 use crate::distributed::block::RankBlock;
 use crate::distributed::report::{DistributedReport, DistributedTrainReport};
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::float::Real;
 use crate::model::DataLayout;
 use crate::run::Run;
@@ -167,16 +167,10 @@ pub(super) fn print_report<F: Real>(
     // only the classic rule promises an epoch without mistakes.
     let success = fit.converged() || matches!(fit.variant, Variant::Averaged | Variant::Pocket);
     if let Some(report) = report {
-        let printed = if args.json {
-            serde_json::to_string(report)
-                .map_err(|e| Error::Train(e.to_string()))
-                .map(|text| text + "\n")
-        } else {
-            Ok(report.render())
-        }
-        .and_then(|text| {
-            crate::cli::stdout::print_summary(&text, crate::output::is_stdout(output))
-        });
+        let printed =
+            crate::cli::stdout::summary(args.json, report, || report.render()).and_then(|text| {
+                crate::cli::stdout::print_summary(&text, crate::output::is_stdout(output))
+            });
         if let Err(e) = printed {
             eprintln!(
                 "perceptron: {} {}",

@@ -228,6 +228,23 @@ pub fn check_stdout_open() -> Result<()> {
     ))
 }
 
+/// Whether stdout is a regular file (where per-line flushing only costs).
+#[cfg(unix)]
+pub fn stdout_is_regular_file() -> bool {
+    use std::os::fd::AsFd;
+    std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+        .is_ok_and(|m| m.is_file())
+}
+
+#[cfg(not(unix))]
+pub fn stdout_is_regular_file() -> bool {
+    false
+}
+
 /// [`write_stdout`] for an output asked for by name (`-o -`): the model,
 /// the predictions or the data the command makes. A reader that goes away
 /// before the end has lost it, which is an error (a report printed on

@@ -26,9 +26,11 @@
 mod block;
 pub mod cv;
 pub mod online;
+mod outputs;
 pub mod report;
 
 pub use block::Block;
+pub use outputs::{check_outputs, read_init_model};
 
 use std::path::Path;
 

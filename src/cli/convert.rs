@@ -12,7 +12,7 @@ use crate::data::convert::Conversion;
 use crate::data::exact::{self, Exact};
 use crate::data::write::OutputFormat;
 use crate::data::{self, IndexBase, LibsvmInfo, LoadOptions};
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::float::{Precision, Real};
 
 const EXAMPLES: &str = "\
@@ -135,12 +135,8 @@ fn write_in<F: Real>(
         note_index_base(args, info, plan.index_base);
     }
     let done = plan.write(&args.output, precision_reason, read_seconds)?;
-    let text = if args.json {
-        serde_json::to_string(&done).map_err(|e| Error::Usage(e.to_string()))?
-    } else {
-        done.render()
-    };
-    super::stdout::print_summary(&(text + "\n"), to_stdout)?;
+    let text = super::stdout::summary(args.json, &done, || done.render() + "\n")?;
+    super::stdout::print_summary(&text, to_stdout)?;
     Ok(exit::SUCCESS)
 }
 

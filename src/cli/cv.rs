@@ -9,7 +9,7 @@ use super::args::{BackendArgs, DataArgs};
 use super::train::extras::ExtraArgs;
 use super::training_args::{MulticlassFlag, RuleFlags, TrainingFlags};
 use crate::data::{self, Dataset};
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::float::{Precision, Real};
 use crate::run::cv::CvReport;
 use crate::train::TrainParams;
@@ -118,11 +118,8 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
         gpu,
     };
     let report = CvReport::run(&data, &args.data, &params, &cv)?;
-    if args.json {
-        let text = serde_json::to_string(&report).map_err(|e| Error::Train(e.to_string()))?;
-        super::stdout::print_line(&text)?;
-    } else {
-        super::stdout::print(&report.render())?;
-    }
+    super::stdout::print(&super::stdout::summary(args.json, &report, || {
+        report.render()
+    })?)?;
     Ok(exit::SUCCESS)
 }

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -28,9 +28,7 @@ pub struct DevicesArgs {
 pub fn run(args: &DevicesArgs) -> Result<i32> {
     let adapters = crate::engine::gpu::adapters();
     if args.json {
-        super::stdout::print_line(
-            &serde_json::to_string(&adapters).map_err(|e| Error::Usage(e.to_string()))?,
-        )?;
+        super::stdout::print(&super::stdout::summary(true, &adapters, String::new)?)?;
         return Ok(exit::SUCCESS);
     }
     if !cfg!(feature = "gpu") {

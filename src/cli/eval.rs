@@ -8,7 +8,7 @@ use super::args::{BackendArgs, DataArgs};
 use super::predict::load_for_model;
 use super::stdout::write_stdout;
 use crate::data::LoadOptions;
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::float::Real;
 use crate::model::evaluation::{Counts, Evaluated, Evaluation, true_classes};
 use crate::model::{self, AnyModel, Model};
@@ -72,13 +72,7 @@ pub fn run(args: &EvalArgs) -> Result<i32> {
         AnyModel::F32(m) => evaluate(args, &m, &opts)?,
         AnyModel::F64(m) => evaluate(args, &m, &opts)?,
     };
-    let text = if args.json {
-        let mut t = serde_json::to_string(&evaluation).map_err(|e| Error::Train(e.to_string()))?;
-        t.push('\n');
-        t
-    } else {
-        evaluation.render()
-    };
+    let text = super::stdout::summary(args.json, &evaluation, || evaluation.render())?;
     write_stdout(|out| out.write_all(text.as_bytes()))?;
     Ok(exit::SUCCESS)
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use super::args::{DataArgs, PrecisionArg};
 use super::stdout::write_stdout;
 use crate::data::describe::{self, Description};
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::float::{Precision, Real};
 
 const EXAMPLES: &str = "\
@@ -62,13 +62,7 @@ pub fn run(args: &InfoArgs) -> Result<i32> {
         Precision::F32 => describe_in::<f32>(args)?,
         Precision::F64 => describe_in::<f64>(args)?,
     };
-    let text = if args.json {
-        let mut t = serde_json::to_string(&description).map_err(|e| Error::Train(e.to_string()))?;
-        t.push('\n');
-        t
-    } else {
-        render(&description)
-    };
+    let text = super::stdout::summary(args.json, &description, || description.render())?;
     write_stdout(|out| out.write_all(text.as_bytes()))?;
     Ok(exit::SUCCESS)
 }
@@ -87,24 +81,4 @@ fn describe_in<F: Real>(args: &InfoArgs) -> Result<Description> {
         .err()
         .map(super::errors::label_rule);
     Ok(description)
-}
-
-/// The human-readable description: the file's own lines in the words of
-/// the training report, then the library's.
-fn render(d: &Description) -> String {
-    let mut s = String::new();
-    crate::text::summary_line(
-        &mut s,
-        "data",
-        format!(
-            "{} ({}{})",
-            d.data.display(),
-            d.format.name(),
-            crate::data::notes::header_note(d.header_line)
-                + &crate::data::notes::ignored_note(&d.ignored_columns)
-        ),
-    );
-    crate::data::notes::indices_line(&mut s, d.index_base_why.as_deref());
-    d.render_body(&mut s);
-    s
 }

@@ -147,11 +147,7 @@ fn split<F: Real>(args: &SplitArgs, raw: RawData<F>) -> Result<i32> {
         note_zero_based(&args.data, &parts);
     }
     let report = SplitReport::new(&parts, &params, parts.write(train, test)?);
-    let text = if args.json {
-        serde_json::to_string(&report).map_err(|e| Error::Usage(e.to_string()))? + "\n"
-    } else {
-        report.render()
-    };
+    let text = super::stdout::summary(args.json, &report, || report.render())?;
     let taken = crate::output::is_stdout(&args.output) || crate::output::is_stdout(&args.test);
     super::stdout::print_summary(&text, taken)?;
     Ok(exit::SUCCESS)

@@ -14,7 +14,22 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::error::Result;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// A command's summary: `record` as one line of JSON with `--json`, else
+/// the text `rendered` gives.
+pub fn summary<T: Serialize>(
+    json: bool,
+    record: &T,
+    rendered: impl FnOnce() -> String,
+) -> Result<String> {
+    match json {
+        true => Ok(serde_json::to_string(record).map_err(|e| Error::Train(e.to_string()))? + "\n"),
+        false => Ok(rendered()),
+    }
+}
 
 /// Writes to stdout, buffered. A closed pipe (`perceptron predict ... | head`)
 /// ends the output quietly rather than as an error.

@@ -19,6 +19,35 @@ use super::matrix::{CsrMatrix, DenseMatrix, Features};
 use super::options::{IndexBase, LoadOptions};
 use super::raw::{BaseWhy, LibsvmInfo, RawData};
 
+/// The data a command names, read raw in precision `F`, and the name
+/// messages give it. No path: piped standard input, else the bundled demo
+/// (digits 3 vs 5). One (a pattern matching one file included): that file,
+/// an error about an omitted one explained. Several: the shards in order,
+/// named all together.
+pub fn load_given<F: Real>(given: &[PathBuf], opts: &LoadOptions) -> Result<(RawData<F>, PathBuf)> {
+    let omitted = given.is_empty();
+    let given: Vec<PathBuf> = match omitted {
+        true => super::source::omitted_data().into_iter().collect(),
+        false => given.to_vec(),
+    };
+    let paths = expand(&given)?;
+    Ok(match paths.as_slice() {
+        [] => super::bundled::raw_digits_3v5::<F>(opts)?,
+        [path] => (
+            super::load_raw::<F>(path, opts).map_err(|e| match omitted {
+                true => super::source::explain_omitted(e),
+                false => e,
+            })?,
+            super::source::name(path).to_path_buf(),
+        ),
+        // Shards: messages about the whole name them all.
+        many => (
+            load_raw_all::<F>(many, opts)?,
+            PathBuf::from(describe(many)),
+        ),
+    })
+}
+
 /// The paths DATA stands for: each argument as given, except that one
 /// holding `*`, `?` or `[` that names no existing file is a pattern,
 /// replaced by the files it matches in sorted order (none is an error).

@@ -42,6 +42,19 @@ pub struct DistributedReport {
 }
 
 impl DistributedReport {
+    /// Records in `model`, trained on one rank's block, the run on several
+    /// processes: the `whole` dataset's rows and name, the mode, the ranks
+    /// and the mixing.
+    pub fn stamp<F>(&self, model: &mut crate::model::Model<F>, whole: &Whole) {
+        model.training.rows = whole.rows;
+        model.training.data = whole.source.clone();
+        model.training.distributed = Some(crate::model::DistributedInfo {
+            mode: self.mode.name().to_owned(),
+            ranks: self.ranks,
+            mixing: self.mixing.map(|m| m.name().to_owned()),
+        });
+    }
+
     /// What the report says of the ranks: the mode, the mixing, each
     /// rank's mistakes (mix mode) or the steps (exact mode), the traffic.
     /// Whether mixing's bound held is the whole report's to say

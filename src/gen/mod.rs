@@ -76,6 +76,7 @@ use crate::train::shuffle::SplitMix64;
 
 mod rows;
 mod run;
+mod text;
 mod write;
 
 pub use run::{GenParams, GenReport, GenRun};

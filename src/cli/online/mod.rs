@@ -254,7 +254,7 @@ fn learn_into_predictions<F: Real>(
     } else if args.predictions {
         crate::output::check_stdout_open()?;
         let stdout = io::stdout();
-        let flush_each = !stdout_is_regular_file();
+        let flush_each = !crate::output::stdout_is_regular_file();
         let mut w = BufWriter::new(stdout.lock());
         let sink = Sink {
             out: &mut w,
@@ -276,11 +276,7 @@ fn learn_into_predictions<F: Real>(
 
 /// Prints the summary, text or JSON, where the outputs leave room for it.
 fn print_summary(args: &OnlineArgs, summary: &OnlineSummary) -> Result<()> {
-    let text = if args.json {
-        serde_json::to_string(summary).map_err(|e| Error::Usage(e.to_string()))? + "\n"
-    } else {
-        summary.render()
-    };
+    let text = super::stdout::summary(args.json, summary, || summary.render())?;
     let taken = args.predictions
         || super::stdout::any_stdout([
             args.output.as_deref(),
@@ -312,21 +308,4 @@ fn exit_status(args: &OnlineArgs, summary: &OnlineSummary) -> i32 {
         }
         _ => exit::SUCCESS,
     }
-}
-
-/// Whether stdout is a regular file (where per-line flushing only costs).
-#[cfg(unix)]
-fn stdout_is_regular_file() -> bool {
-    use std::os::fd::AsFd;
-    io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .map(std::fs::File::from)
-        .and_then(|f| f.metadata())
-        .is_ok_and(|m| m.is_file())
-}
-
-#[cfg(not(unix))]
-fn stdout_is_regular_file() -> bool {
-    false
 }

@@ -124,27 +124,7 @@ fn with_drawn_seed(args: &TrainArgs) -> TrainArgs {
 /// LIBSVM data (for the report and the model file).
 fn load<F: Real>(args: &TrainArgs) -> Result<(Dataset<F>, Option<CsvInfo>, Option<LibsvmInfo>)> {
     let opts = args.data_args.load_options(args.training.positive.clone());
-    // No DATA: piped standard input, else the bundled demo.
-    let given: Vec<PathBuf> = match args.data.as_slice() {
-        [] => data::source::omitted_data().into_iter().collect(),
-        given => given.to_vec(),
-    };
-    let paths = data::shards::expand(&given)?;
-    let (raw, path) = match paths.as_slice() {
-        [] => data::bundled::raw_digits_3v5::<F>(&opts)?,
-        [path] => (
-            data::load_raw::<F>(path, &opts).map_err(|e| match args.data.is_empty() {
-                true => data::source::explain_omitted(e),
-                false => e,
-            })?,
-            data::source::name(path).to_path_buf(),
-        ),
-        // Shards: messages about the whole name them all.
-        many => (
-            data::shards::load_raw_all::<F>(many, &opts)?,
-            PathBuf::from(data::shards::describe(many)),
-        ),
-    };
+    let (raw, path) = data::shards::load_given::<F>(&args.data, &opts)?;
     super::args::warn_csv_options(&opts, raw.format, &path);
     let csv = raw.csv.clone();
     let libsvm = raw.libsvm.clone();
@@ -259,11 +239,10 @@ pub(super) type InitModel<'a> = (&'a Path, String, crate::model::AnyModel);
 /// The `--init` model, read, when there is one.
 pub(super) fn init_model(args: &TrainArgs) -> Result<Option<InitModel<'_>>> {
     match &args.init {
-        Some(p) => Ok(Some((
-            p.as_path(),
-            init_fingerprint(p)?,
-            crate::model::load(p)?,
-        ))),
+        Some(p) => {
+            let (fingerprint, model) = crate::run::read_init_model(p)?;
+            Ok(Some((p.as_path(), fingerprint, model)))
+        }
         None => Ok(None),
     }
 }
@@ -323,12 +302,7 @@ pub(super) fn checkpoint_path(args: &TrainArgs, output: &Path) -> PathBuf {
 
 /// Prints the report (text or `--json`) and gives the exit status.
 fn print_report(args: &TrainArgs, report: &TrainReport, output: &Path) -> Result<i32> {
-    let text = if args.json {
-        let text = serde_json::to_string(report).map_err(|e| Error::Train(e.to_string()))?;
-        text + "\n"
-    } else {
-        report::render(report)
-    };
+    let text = super::stdout::summary(args.json, report, || report::render(report))?;
     super::stdout::print_summary(&text, crate::output::is_stdout(output))?;
     // Running every epoch is how the averaged and pocket variants end:
     // their model is the mean, or the best, over all of them. Only the
@@ -347,30 +321,14 @@ fn print_report(args: &TrainArgs, report: &TrainReport, output: &Path) -> Result
     })
 }
 
-/// Neither the model nor the checkpoint may overwrite a data file, and
-/// no two outputs (the model, the checkpoint, the pictures) may be one
-/// file.
+/// The run's outputs checked against its data and one another
+/// ([`crate::run::check_outputs`]).
 pub(crate) fn check_outputs(args: &TrainArgs, output: &Path) -> Result<()> {
-    let paths = data::shards::expand(&args.data)?;
-    let data: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-    crate::output::check_not_an_input(output, &data)?;
-    if let Some(c) = &args.checkpoint {
-        let mut inputs = data.clone();
-        inputs.push(output);
-        crate::output::check_not_an_input(c, &inputs)?;
-    }
-    let mut outputs = vec![("the model", output.to_path_buf())];
-    if let Some(c) = &args.checkpoint {
-        outputs.push(("the checkpoint", c.clone()));
-    }
     #[cfg(feature = "plot")]
-    if let Some(dir) = &args.plot {
-        for name in crate::plot::training::TRAINING_PICTURES {
-            outputs.push(("the picture", dir.join(name)));
-        }
-    }
-    let named: Vec<(&str, &Path)> = outputs.iter().map(|(w, p)| (*w, p.as_path())).collect();
-    crate::output::check_distinct_outputs(&named)
+    let pictures = args.plot.as_deref();
+    #[cfg(not(feature = "plot"))]
+    let pictures = None;
+    crate::run::check_outputs(&args.data, output, args.checkpoint.as_deref(), pictures)
 }
 
 /// What an interrupted run tells the user: where the state is and how to
@@ -444,16 +402,6 @@ impl<F: Real> Observer<F> for TrainObserver {
     fn should_stop(&mut self) -> bool {
         self.interrupted.load(Ordering::Relaxed)
     }
-}
-
-/// Identifies an `--init` model's content, for checkpoints.
-pub(crate) fn init_fingerprint(path: &std::path::Path) -> Result<String> {
-    let bytes = crate::model::read_capped(path, crate::model::FileKind::Model)?;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-    }
-    Ok(format!("{h:016x}"))
 }
 
 /// Hooks for the tests of what a signal does at each moment: a test cannot

@@ -314,6 +314,7 @@ mod tests {
         let mut body = String::new();
         d.render_body(&mut body);
         assert!(body.starts_with("shape       3 rows x 1 feature;"));
+        assert_eq!(d.render(), format!("data        t.csv (CSV)\n{body}"));
         assert!(body.contains("\nclasses     train would refuse: more than two label values"));
     }
 

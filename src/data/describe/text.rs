@@ -1,13 +1,34 @@
 //! A data file's description as text: the lines `perceptron info` prints
 //! unless asked for JSON, here beside the record so that every front end
 //! prints the same words. The first lines, the file's name and how it was
-//! read (`data`, `indices`), are the front end's: it words them as its
-//! training report does.
+//! read (`data`, `indices`), are worded as the training report words them
+//! ([`crate::data::notes`]).
 
 use super::Description;
 use crate::text::{Quoted, count, summary_line as line};
 
 impl Description {
+    /// The human-readable description: the file's own lines in the words
+    /// of the training report, then the rest ([`Description::render_body`]).
+    pub fn render(&self) -> String {
+        let d = self;
+        let mut s = String::new();
+        line(
+            &mut s,
+            "data",
+            format!(
+                "{} ({}{})",
+                d.data.display(),
+                d.format.name(),
+                crate::data::notes::header_note(d.header_line)
+                    + &crate::data::notes::ignored_note(&d.ignored_columns)
+            ),
+        );
+        crate::data::notes::indices_line(&mut s, d.index_base_why.as_deref());
+        d.render_body(&mut s);
+        s
+    }
+
     /// The human-readable description below the file's own lines, one
     /// `key  value` line per fact, appended to `s`.
     pub fn render_body(&self, s: &mut String) {

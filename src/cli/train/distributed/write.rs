@@ -14,9 +14,9 @@ use crate::distributed::Transport;
 use crate::distributed::agree::{Agreed, DescribeFailure, agree};
 use crate::distributed::block::RankBlock;
 use crate::distributed::report::{DistributedReport, DistributedTrainReport};
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::float::Real;
-use crate::model::{DataLayout, DistributedInfo};
+use crate::model::DataLayout;
 use crate::run::Run;
 use crate::run::report::{ReportInputs, TrainReport};
 use crate::train::checkpoint::{self, MixRecord};
@@ -137,13 +137,7 @@ impl<F: Real> Writing<'_, F> {
             args.data_args.csv.label_column.as_ref(),
         );
         let mut model = run.model(fit, Some(layout))?;
-        model.training.rows = whole.rows;
-        model.training.data = whole.source.clone();
-        model.training.distributed = Some(DistributedInfo {
-            mode: extra.mode.name().to_owned(),
-            ranks: extra.ranks,
-            mixing: extra.mixing.map(|m| m.name().to_owned()),
-        });
+        extra.stamp(&mut model, whole);
         model.save(output)?;
         let sources = ReportInputs {
             run: &run.description,
@@ -173,16 +167,10 @@ pub(super) fn print_report<F: Real>(
     // only the classic rule promises an epoch without mistakes.
     let success = fit.converged() || matches!(fit.variant, Variant::Averaged | Variant::Pocket);
     if let Some(report) = report {
-        let printed = if args.json {
-            serde_json::to_string(report)
-                .map_err(|e| Error::Train(e.to_string()))
-                .map(|text| text + "\n")
-        } else {
-            Ok(report.render())
-        }
-        .and_then(|text| {
-            crate::cli::stdout::print_summary(&text, crate::output::is_stdout(output))
-        });
+        let printed =
+            crate::cli::stdout::summary(args.json, report, || report.render()).and_then(|text| {
+                crate::cli::stdout::print_summary(&text, crate::output::is_stdout(output))
+            });
         if let Err(e) = printed {
             eprintln!(
                 "perceptron: {} {}",

@@ -213,9 +213,7 @@ fn fit_one_vs_rest<F: Real>(
     }
     // The perceptrons that may each hold a copy of the rows at once.
     let at_once = match rayon::current_num_threads() {
-        threads if trainer.uses_no_device() && threads > 1 => {
-            side_by_side::at_once(heads, threads)
-        }
+        threads if trainer.uses_no_device() && threads > 1 => side_by_side::at_once(heads, threads),
         _ => 1,
     };
     let train_head = |h: usize, observer: &mut dyn Observer<F>| -> Result<Fit<F>> {

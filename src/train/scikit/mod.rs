@@ -211,11 +211,6 @@ fn fit_one_vs_rest<F: Real>(
     if let Some(v) = validation {
         v.facts(params.bias);
     }
-    // The perceptrons that may each hold a copy of the rows at once.
-    let at_once = match rayon::current_num_threads() {
-        threads if trainer.uses_no_device() && threads > 1 => side_by_side::at_once(heads, threads),
-        _ => 1,
-    };
     let train_head = |h: usize, observer: &mut dyn Observer<F>| -> Result<Fit<F>> {
         // SAFETY: the head's datasets are dropped before this closure
         // returns, and `data` and `validation` are borrowed, unwritten,
@@ -240,7 +235,7 @@ fn fit_one_vs_rest<F: Real>(
             skipped,
             head_start,
             seed(h),
-            at_once,
+            at_once(trainer, heads),
             observer,
         )
     };
@@ -292,6 +287,16 @@ fn each_head<F: Real>(
         }
     }
     Ok((fits, None))
+}
+
+/// How many of `heads` perceptrons train at the same time (each may hold a
+/// copy of the rows): side by side on the host's threads, as `each_head`
+/// trains them, or one at a time.
+fn at_once(trainer: &EpochRunner, heads: usize) -> usize {
+    match rayon::current_num_threads() {
+        threads if trainer.uses_no_device() && threads > 1 => side_by_side::at_once(heads, threads),
+        _ => 1,
+    }
 }
 
 /// The rows not `skipped`, in order.

@@ -87,9 +87,10 @@ impl<F: Real> CsrMatrix<F> {
     }
 
     /// The rows reordered so that new row `p` is old row `order[p]`, written
-    /// into the (emptied) buffers given. A shuffled order reads each row
+    /// over the buffers given (a spare matrix's, whose contents do not
+    /// matter). A shuffled order reads each row
     /// from a fresh place in memory, so the copy waits on memory rather
-    /// than on arithmetic: the rows are asked for [`PERMUTE_LEAD`] ahead,
+    /// than on arithmetic: the rows are asked for `PERMUTE_LEAD` ahead,
     /// and the positions are split among the cores in pieces, each piece
     /// written to its own part of the output (where it goes is known from
     /// the rows' lengths alone).

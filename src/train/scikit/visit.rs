@@ -33,12 +33,10 @@ const COPY_FROM_BYTES: usize = 64 << 20;
 /// two cores took under a fifth of the epoch visited in place. Either way
 /// the decisions are the same.
 fn copy_pays<F: Real>(data: &Dataset<F>, at_once: usize) -> bool {
-    let crate::data::Features::Sparse(m) = &data.features else {
+    if !data.features.is_sparse() {
         return false;
-    };
-    let bytes = std::mem::size_of_val(&m.indices[..])
-        + std::mem::size_of_val(&m.values[..])
-        + std::mem::size_of_val(&m.row_ptr[..]);
+    }
+    let bytes = data.features.storage_bytes();
     let needed = (bytes as u64).saturating_mul(at_once as u64 + 1);
     bytes >= copy_from_bytes() && crate::memory::available_bytes().is_none_or(|a| a >= needed)
 }

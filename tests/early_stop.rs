@@ -335,6 +335,29 @@ fn the_command_exits_0_reports_and_saves_the_kept_epoch() {
         .stdout(predicates::str::contains(
             "early stop  on the mistakes per row",
         ));
+    // With `--tol-on mean-loss` the mean hinge loss decides, and the
+    // summary names it and its values (it once named the mistakes per row
+    // and listed nothing).
+    let out = cmd(dir.path())
+        .args([
+            "train",
+            &data_str("heart_scale.svm"),
+            "--tol-on",
+            "mean-loss",
+        ])
+        .args(["--shuffle-every-epoch", "--precision", "f64"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("did not beat the best mean loss by 0.001")
+            && text.contains("early stop  on the mean hinge loss: stop after 5 epochs")
+            && text.contains("(it did); per epoch: 0."),
+        "{text}"
+    );
 }
 
 #[test]

@@ -116,6 +116,8 @@ pub(super) fn stopped_early(e: &EarlyStopReport) -> String {
         count(e.n_iter_no_change, "epoch"),
         if e.validation_rows.is_some() {
             "held-out accuracy"
+        } else if !e.mean_loss.is_empty() {
+            "mean loss"
         } else {
             "mistakes per row"
         },
@@ -124,7 +126,8 @@ pub(super) fn stopped_early(e: &EarlyStopReport) -> String {
 }
 
 /// The `held-out` line (with --validation-fraction) or the `early stop`
-/// line (on the training mistakes), for a run with early stopping.
+/// line (on the training mistakes or mean loss), for a run with early
+/// stopping.
 fn early_stopping_lines(s: &mut String, r: &TrainReport) {
     let Some(e) = &r.early_stopping else {
         return;
@@ -172,6 +175,16 @@ fn early_stopping_lines(s: &mut String, r: &TrainReport) {
                 );
             }
         }
+        // With `--tol-on mean-loss` the epochs were judged on their mean
+        // hinge loss, and only that was recorded.
+        _ if !e.mean_loss.is_empty() => line(
+            s,
+            "early stop",
+            format!(
+                "on the mean hinge loss: {rule}; per epoch: {}",
+                per_epoch(&e.mean_loss)
+            ),
+        ),
         _ => line(
             s,
             "early stop",

@@ -272,6 +272,19 @@ pub enum ParamError {
         option: OneProcessOption,
         mode: &'static str,
     },
+    /// The intercept's decay scales the bias's step: a finite number > 0.
+    #[error("the intercept decay must be a finite number > 0, got {0}")]
+    InterceptDecay(String),
+    /// scikit-learn keeps its intercept in float64 beside float32 weights;
+    /// this package's f32 weights hold the bias among them, so the decayed
+    /// steps would round differently.
+    #[error(
+        "an intercept decay needs f64 precision: scikit-learn sums the decayed steps of the intercept in float64, which an f32 bias would round differently"
+    )]
+    InterceptDecayPrecision,
+    /// An intercept decay scales the bias's updates, so it needs the bias.
+    #[error("an intercept decay scales the bias's updates, but this run trains without a bias")]
+    InterceptDecayWithoutBias,
     /// Distributed mix mode trains the classic rule only; `variant` is
     /// `averaged` or `pocket`.
     #[error(
@@ -293,6 +306,9 @@ pub enum OneProcessOption {
     /// Early stopping on a held-out fraction of the rows (as written).
     #[error("early stopping on a held-out fraction ({0})")]
     ValidationFraction(String),
+    /// An intercept decay (as written).
+    #[error("an intercept decay ({0})")]
+    InterceptDecay(String),
     /// Early stopping on the training score (the tolerance as written).
     #[error("early stopping (tolerance {tol}, {n_iter_no_change} epochs without improvement)")]
     EarlyStopping {
@@ -310,6 +326,9 @@ impl OneProcessOption {
             }
             OneProcessOption::ClassWeight(_) => {
                 "distributed training applies unweighted updates only"
+            }
+            OneProcessOption::InterceptDecay(_) => {
+                "distributed training applies the textbook update only"
             }
             OneProcessOption::ValidationFraction(_) | OneProcessOption::EarlyStopping { .. } => {
                 "its scores and held-out rows are those of the whole dataset in one process"
@@ -428,6 +447,12 @@ pub enum Difference {
     },
     #[error("one-vs-rest training was {}, now {}", on(*.was), on(*.now))]
     Multiclass { was: bool, now: bool },
+    /// The intercept decay as written (None: the textbook update).
+    #[error("the intercept decay was {}, now {}", .was.as_deref().unwrap_or("none"), .now.as_deref().unwrap_or("none"))]
+    InterceptDecay {
+        was: Option<String>,
+        now: Option<String>,
+    },
     /// The early-stopping rule (None: off), described.
     #[error("early stopping was {}, now {}", .was.as_deref().unwrap_or("off"), .now.as_deref().unwrap_or("off"))]
     EarlyStop {

@@ -623,3 +623,179 @@ fn held_out_rows_that_cannot_be_are_refused() {
         .to_string();
     assert!(err.contains("row 2 follows row 4"), "{err}");
 }
+
+/// scikit-learn's update on sparse input, written out: in file order for
+/// `epochs` epochs, a mistake adds y·x to the weights and y·0.01 to the
+/// intercept (in f64, so not a multiple of 0.01 after many).
+fn decayed_by_hand(data: &Dataset<f64>, epochs: usize) -> Vec<f64> {
+    let mut w = vec![0.0; data.cols() + 1];
+    for _ in 0..epochs {
+        for i in 0..data.rows() {
+            let row = data.features.row(i);
+            let y = data.labels[i];
+            if reference::is_mistake(y, reference::dot(&w, row, true)) {
+                let y = y as f64;
+                row.for_each(|k, x| w[k] += y * x);
+                *w.last_mut().unwrap() += y * 0.01;
+            }
+        }
+    }
+    w
+}
+
+#[test]
+fn an_intercept_decay_moves_only_the_bias_by_its_step_on_every_backend() {
+    let data = load::<f64>("heart_scale.svm", false);
+    assert!(
+        data.features.is_sparse(),
+        "scikit-learn's sparse path is tested on sparse rows"
+    );
+    let params = TrainParams {
+        max_epochs: 7,
+        intercept_decay: Some(0.01),
+        ..TrainParams::default()
+    };
+    let want = decayed_by_hand(&data, 7);
+    assert_ne!(want.last(), Some(&0.0));
+    for backend in [Backend::Reference, Backend::Cpu, Backend::Gpu] {
+        if let Some(got) = train(&data, params.clone(), backend) {
+            assert_eq!(bits(&got.weights), bits(&want), "{backend:?}");
+            assert_eq!(
+                got.theory.mistake_bound, None,
+                "the theorem's x~ is not [x, d]"
+            );
+        }
+    }
+    // Under scikit-learn's defaults, with row weights, and one-vs-rest:
+    // every backend agrees with the reference, which differs from the
+    // textbook update's model.
+    for (name, multiclass) in [("heart_scale.svm", false), ("digits.csv", true)] {
+        let data = load::<f64>(name, multiclass);
+        let weights: std::sync::Arc<[f64]> =
+            (0..data.rows()).map(|i| [0.5, 1.0, 3.0][i % 3]).collect();
+        for sample_weight in [None, Some(weights)] {
+            let params = TrainParams {
+                intercept_decay: Some(0.01),
+                sample_weight,
+                ..defaults(3, multiclass)
+            };
+            let want = train(&data, params.clone(), Backend::Reference).unwrap();
+            let textbook = TrainParams {
+                intercept_decay: None,
+                ..params.clone()
+            };
+            let plain = train(&data, textbook, Backend::Reference).unwrap();
+            assert_ne!(bits(&want.weights), bits(&plain.weights), "{name}");
+            for backend in [Backend::Cpu, Backend::Gpu] {
+                if let Some(got) = train(&data, params.clone(), backend) {
+                    assert_eq!(
+                        bits(&got.weights),
+                        bits(&want.weights),
+                        "{name} on {backend:?}"
+                    );
+                    assert_eq!(mean_losses(&got), mean_losses(&want));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_intercept_decay_is_refused_where_it_cannot_be_made() {
+    let refused = |params: TrainParams| params.check().unwrap_err().to_string();
+    for d in [0.0, -0.01, f64::NAN, f64::INFINITY] {
+        let params = TrainParams {
+            intercept_decay: Some(d),
+            ..TrainParams::default()
+        };
+        assert!(refused(params).contains("must be a finite number > 0"));
+    }
+    let params = TrainParams {
+        intercept_decay: Some(0.01),
+        bias: false,
+        ..TrainParams::default()
+    };
+    assert!(refused(params).contains("without a bias"));
+    // scikit-learn sums the decayed steps in float64 beside float32 weights.
+    let data = load::<f32>("heart_scale.svm", false);
+    let trainer = Trainer::new(
+        TrainParams {
+            intercept_decay: Some(0.01),
+            ..TrainParams::default()
+        }
+        .check()
+        .unwrap(),
+    );
+    let start = trainer.start(&data, None);
+    let err = trainer
+        .fit(&data, start, &mut Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs f64 precision"), "{err}");
+}
+
+#[test]
+fn the_command_line_records_resumes_and_refuses_an_intercept_decay() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = data_str("heart_scale.svm");
+    let refused = |args: &[&str], says: &str| {
+        let out = cmd(dir.path())
+            .arg("train")
+            .arg(&data)
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    };
+    refused(
+        &["--intercept-decay", "0.01"],
+        "--intercept-decay needs --precision f64",
+    );
+    refused(
+        &["--intercept-decay", "0", "--precision", "f64"],
+        "--intercept-decay must be a finite number > 0, got 0",
+    );
+    refused(
+        &[
+            "--intercept-decay",
+            "0.01",
+            "--precision",
+            "f64",
+            "--no-bias",
+        ],
+        "--no-bias trains without one",
+    );
+    // Recorded in the model, adopted by a resumed run, refused if changed.
+    let decayed = ["--intercept-decay", "0.01", "--precision", "f64"];
+    cmd(dir.path())
+        .args(["train", &data, "--max-epochs", "6", "-o", "whole.json"])
+        .args(decayed)
+        .assert()
+        .code(0);
+    cmd(dir.path())
+        .args(["train", &data, "--max-epochs", "3", "-o", "part.json"])
+        .args(["--checkpoint", "ck.json"])
+        .args(decayed)
+        .assert()
+        .code(0);
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("whole.json")).unwrap())
+            .unwrap();
+    assert_eq!(model["training"]["intercept_decay"], 0.01);
+    assert!(model["training"]["mistake_bound"].is_null());
+    refused(
+        &["--resume", "ck.json", "--intercept-decay", "0.5"],
+        "--intercept-decay was 0.01, now 0.5",
+    );
+    cmd(dir.path())
+        .args(["train", &data, "--resume", "ck.json", "--max-epochs", "6"])
+        .args(["-o", "resumed.json"])
+        .assert()
+        .code(0);
+    assert_eq!(
+        crate::common::essence(&dir.path().join("whole.json")),
+        crate::common::essence(&dir.path().join("resumed.json"))
+    );
+}

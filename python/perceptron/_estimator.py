@@ -29,6 +29,8 @@ from . import _core
 _BACKENDS = ("auto", "cpu", "gpu", "reference")
 # NumPy's np.iinfo(np.int32).max, the bound of scikit-learn's seeds.
 _MAX_INT = np.iinfo(np.int32).max
+# scikit-learn's SPARSE_INTERCEPT_DECAY (sklearn/linear_model/_base.py).
+_SPARSE_INTERCEPT_DECAY = 0.01
 _DTYPES = {"f32": np.float32, "f64": np.float64}
 
 
@@ -182,8 +184,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     on their accuracy, the last epoch's weights (see docs/python.md for
     where that could part). ``shuffle=False, tol=None`` is the textbook
     loop in file order, which stops after the first epoch without a
-    mistake (``perceptron train``'s model). On sparse data scikit-learn
-    scales the intercept's update by 0.01; this package does not.
+    mistake (``perceptron train``'s model). On sparse float64 input the
+    model is scikit-learn's too: its update there moves the intercept by
+    0.01·y, and so does this one by default (``intercept_decay``).
 
     Parameters
     ----------
@@ -245,6 +248,16 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         the rest), c_k from ``compute_class_weight``.
     warm_start : bool, default=False
         Let ``fit`` start from the current ``coef_`` and ``intercept_``.
+    intercept_decay : "auto" or float > 0, default="auto"
+        A mistake moves the intercept by ``intercept_decay * y`` (times the
+        update's class and sample weights), the weights by ``y * x`` as
+        ever. "auto" is scikit-learn's choice: 0.01 on sparse input (its
+        ``SPARSE_INTERCEPT_DECAY``), else 1.0 (the textbook update). On
+        sparse float32 input "auto" is 1.0, and the model is not
+        scikit-learn's: it sums the intercept's 0.01 steps in float64
+        beside float32 weights, which float32 training here cannot; a
+        number other than 1.0 needs float64 and leaves ``mistake_bound_``
+        None. ``partial_fit`` follows it as ``fit`` does.
     verbose : int, default=0
         Print one line per epoch.
 
@@ -300,6 +313,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         class_weight=None,
         early_stopping=False,
         validation_fraction=0.1,
+        intercept_decay="auto",
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -318,6 +332,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.intercept_decay = intercept_decay
 
     # -- parameters ---------------------------------------------------------
 
@@ -362,6 +377,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"validation_fraction must be a float in the range (0.0, 1.0), not {fraction!r}"
             )
+        decay = self.intercept_decay
+        if not (isinstance(decay, str) and decay == "auto"):
+            if not isinstance(decay, numbers.Real) or isinstance(decay, (bool, np.bool_)):
+                raise TypeError(f'intercept_decay must be "auto" or a number, not {decay!r}')
+            if not (np.isfinite(decay) and decay > 0):
+                raise ValueError(
+                    f'intercept_decay must be "auto" or a finite number > 0, not {decay!r}'
+                )
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, not {self.verbose!r}")
         return _precision_name(self.precision)
@@ -500,7 +523,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One epoch over X, y from the current weights (from zero on the
         first call, which needs ``classes``): bit for bit what ``perceptron
-        online`` does over these rows."""
+        online`` does over these rows (sparse ones with
+        ``intercept_decay=1.0``, its textbook update)."""
         return self._keeping_state_on_error(self._partial_fit, X, y, classes, sample_weight)
 
     def _keeping_state_on_error(self, method, *args):
@@ -558,6 +582,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         if self.early_stopping:
             # scikit-learn's message (BaseSGD._more_validate_params).
             raise ValueError("early_stopping should be False with partial_fit")
+
         first = not hasattr(self, "classes_")
         if first:
             if classes is None:
@@ -594,6 +619,17 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self._keep(result, all_classes, precision)
         self.t_ = float(t + X.shape[0])
         return self
+
+    def _intercept_decay(self, X, precision):
+        """The intercept's step per unit (None: the textbook
+        update): scikit-learn's 0.01 on sparse input under "auto", where
+        float64 can reproduce it."""
+        if not self.fit_intercept:
+            return None
+        decay = self.intercept_decay
+        if isinstance(decay, str):
+            decay = _SPARSE_INTERCEPT_DECAY if sp.issparse(X) and precision == "f64" else 1.0
+        return None if decay == 1.0 else float(decay)
 
     def _update_weights(self, X, y, classes, sample_weight):
         """scikit-learn's expanded class weights (one per class, None when
@@ -643,6 +679,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             pocket=bool(self.pocket),
             margin=repr(margin) if margin > 0 else None,
             multiclass=len(classes) > 2,
+            intercept_decay=self._intercept_decay(X, precision),
             backend=self.backend,
             adapter=self.adapter,
             init=init,

@@ -48,6 +48,9 @@ pub struct RunOptions {
     pub variant: Variant,
     pub margin: Option<Margin>,
     pub multiclass: bool,
+    /// The bias's step per unit (scikit-learn's 0.01 on sparse input;
+    /// `None`: the textbook update).
+    pub intercept_decay: Option<f64>,
     pub backend: Backend,
     pub gpu: GpuOptions,
     pub verbose: u32,
@@ -86,6 +89,7 @@ impl RunOptions {
             variant: self.variant,
             margin: self.margin.clone(),
             multiclass: self.multiclass,
+            intercept_decay: self.intercept_decay,
             ..TrainParams::default()
         }
         .check()
@@ -141,7 +145,7 @@ pub fn gpu_options(adapter: Option<String>) -> GpuOptions {
 #[pyo3(signature = (
     x, codes, classes, *, precision, max_iter, fit_intercept, shuffle_seed,
     shuffle_seeds, tol, n_iter_no_change, class_weights, sample_weight, held_out, validation_fraction,
-    average, pocket, margin, multiclass, backend, adapter, init, verbose
+    average, pocket, margin, multiclass, intercept_decay, backend, adapter, init, verbose
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
@@ -164,6 +168,7 @@ pub fn fit<'py>(
     pocket: bool,
     margin: Option<String>,
     multiclass: bool,
+    intercept_decay: Option<f64>,
     backend: &str,
     adapter: Option<String>,
     init: Option<&Bound<'py, PyAny>>,
@@ -197,6 +202,7 @@ pub fn fit<'py>(
             .transpose()
             .map_err(|e| PyValueError::new_err(e.to_string()))?,
         multiclass,
+        intercept_decay,
         backend: self::backend(backend, adapter.as_deref())?,
         gpu: gpu_options(adapter),
         verbose,

@@ -177,6 +177,16 @@ fn param(p: &ParamError) -> String {
         ParamError::ValidationFraction(f) => {
             format!("--validation-fraction must be between 0 and 1, got {f}")
         }
+        ParamError::InterceptDecay(d) => {
+            format!("--intercept-decay must be a finite number > 0, got {d}")
+        }
+        ParamError::InterceptDecayWithoutBias => {
+            "--intercept-decay scales the bias's updates, and --no-bias trains without one".into()
+        }
+        ParamError::InterceptDecayPrecision => "--intercept-decay needs --precision f64: \
+             scikit-learn sums the intercept's decayed steps in float64, which an f32 bias would \
+             round differently"
+            .into(),
         ParamError::SparseStandardScaling => "--scale standard would make sparse data dense (it \
              subtracts each feature's mean); use --scale maxabs, which keeps zeros"
             .into(),
@@ -184,6 +194,7 @@ fn param(p: &ParamError) -> String {
             let flag = match option {
                 OneProcessOption::Scale(kind) => format!("--scale {kind}"),
                 OneProcessOption::ClassWeight(text) => format!("--class-weight {text}"),
+                OneProcessOption::InterceptDecay(d) => format!("--intercept-decay {d}"),
                 OneProcessOption::ValidationFraction(f) => format!("--validation-fraction {f}"),
                 OneProcessOption::EarlyStopping {
                     tol,
@@ -227,6 +238,11 @@ fn difference(d: &Difference) -> String {
             "--margin was {}, now {}",
             was.as_deref().unwrap_or("none"),
             now.as_deref().unwrap_or("none")
+        ),
+        Difference::InterceptDecay { was, now } => format!(
+            "--intercept-decay was {}, now {}",
+            was.as_deref().unwrap_or("not given"),
+            now.as_deref().unwrap_or("not given")
         ),
         Difference::EarlyStop { was, now } => format!(
             "early stopping was {}, now {} (--tol, --n-iter-no-change, --validation-fraction, --seed)",

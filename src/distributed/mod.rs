@@ -68,8 +68,9 @@ pub enum Mixing {
 /// one loop (classic, averaged, pocket; --margin, one-vs-rest, --shuffle,
 /// --init); mix mode the classic rule only. Neither runs the options that
 /// need every row in one process: feature scaling (statistics of all rows
-/// before the first update), class weights, and early stopping (its scores,
-/// and a held-out part taken from the whole dataset).
+/// before the first update), class weights and an intercept decay (its
+/// ranks apply the textbook update), and early stopping (its scores, and
+/// a held-out part taken from the whole dataset).
 pub fn check_params(params: &CheckedParams, mode: Mode) -> Result<()> {
     let refuse = |option: OneProcessOption| {
         Err(Error::Param(ParamError::OneProcessOnly {
@@ -82,6 +83,9 @@ pub fn check_params(params: &CheckedParams, mode: Mode) -> Result<()> {
     }
     if let Some(c) = &params.class_weight {
         return refuse(OneProcessOption::ClassWeight(c.text()));
+    }
+    if let Some(d) = params.intercept_decay {
+        return refuse(OneProcessOption::InterceptDecay(d.to_string()));
     }
     if let Some(rule) = &params.early_stop {
         return refuse(match &rule.validation {

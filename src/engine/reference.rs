@@ -237,9 +237,70 @@ pub fn apply_weighted_update<F: Real>(
     }
 }
 
+/// scikit-learn's update on sparse input, whose intercept moves by
+/// `decay` times the weights' step (its `SPARSE_INTERCEPT_DECAY`, 0.01):
+/// the features as [`apply_weighted_update`] updates them with weight c,
+/// then b <- fl(b ± fl(c·decay)), as scikit-learn makes it
+/// (`intercept += update * intercept_decay` with update = c·y). With c = 1
+/// the features' update is [`apply_update`]'s bit for bit. `w` ends with
+/// the bias. Refuses overflow as [`apply_update`] does.
+#[inline]
+pub fn apply_decayed_update<F: Real>(
+    w: &mut [F],
+    row: Row<'_, F>,
+    y: i8,
+    c: F,
+    decay: F,
+) -> Result<(), Overflow> {
+    if c == F::ZERO {
+        // scikit-learn skips both adds when the update is 0.
+        return Ok(());
+    }
+    let last = w.len() - 1;
+    apply_weighted_update(&mut w[..last], row, y, c, false)?;
+    let step = c * decay;
+    w[last] = if y > 0 {
+        w[last] + step
+    } else {
+        w[last] - step
+    };
+    if w[last].is_finite() {
+        Ok(())
+    } else {
+        Err(Overflow { coordinate: last })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_decayed_update_moves_the_intercept_by_the_decayed_step_only() {
+        // scikit-learn's sparse path: w += y·x, intercept += y·0.01, which
+        // after three updates is not 3·0.01 in f64 (0.01 is not exact).
+        let mut w = [0.0f64, 0.0, 0.0];
+        let x = [0.5, -2.0];
+        for _ in 0..3 {
+            apply_decayed_update(&mut w, Row::Dense(&x), 1, 1.0, 0.01).unwrap();
+        }
+        let mut b = 0.0f64;
+        for _ in 0..3 {
+            b += 1.0 * 0.01;
+        }
+        assert_eq!(w, [1.5, -6.0, b]);
+        // Weighted: the features as the weighted update, the intercept by c·0.01.
+        let mut a = [1.0f64, 1.0, 1.0];
+        let mut v = [1.0f64, 1.0, 1.0];
+        apply_decayed_update(&mut a, Row::Sparse(&[1], &[0.3]), -1, 0.7, 0.01).unwrap();
+        apply_weighted_update(&mut v[..2], Row::Sparse(&[1], &[0.3]), -1, 0.7, false).unwrap();
+        assert_eq!(&a[..2], &v[..2]);
+        assert_eq!(a[2], 1.0 - 0.7 * 0.01);
+        // A row of weight 0 changes nothing, -0 included.
+        let mut z = [-0.0f64, -0.0];
+        apply_decayed_update(&mut z, Row::Dense(&[1.0]), 1, 0.0, 0.01).unwrap();
+        assert!(z.iter().all(|v| v.to_bits() == (-0.0f64).to_bits()));
+    }
 
     #[test]
     fn dot_sums_in_index_order_with_bias_last() {

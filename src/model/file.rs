@@ -340,6 +340,7 @@ mod tests {
                 backend: "reference".into(),
                 seed: None,
                 shuffle_every_epoch: None,
+                intercept_decay: None,
                 nominal_epochs: None,
                 data: "x.csv".into(),
                 rows: 10,

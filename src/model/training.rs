@@ -33,6 +33,11 @@ pub struct TrainingInfo {
     /// `{"seeds": [...]}`). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shuffle_every_epoch: Option<crate::train::scikit::order::EveryEpoch>,
+    /// The bias's step per unit of the weights' step (`--intercept-decay`;
+    /// scikit-learn's update on sparse input moves it by 0.01). Absent for
+    /// the textbook update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intercept_decay: Option<f64>,
     /// With scikit-learn's schedule: the epochs its loop reports
     /// (`n_iter_`), which runs on after an epoch without a mistake until its
     /// rule or the cap stops it. Absent otherwise.
@@ -286,6 +291,7 @@ impl TrainingInfo {
             backend: fit.engines.join(", then "),
             seed: run.seed,
             shuffle_every_epoch: run.shuffle_every_epoch.clone(),
+            intercept_decay: run.intercept_decay,
             nominal_epochs: fit.nominal_epochs,
             data: data.source.display().to_string(),
             rows: data.rows(),

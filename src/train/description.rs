@@ -57,6 +57,10 @@ pub struct RunDescription {
     /// checkpoints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub early_stop: Option<EarlyStop>,
+    /// The intercept decay (None: the textbook update). Absent from older
+    /// checkpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intercept_decay: Option<f64>,
     /// How the run was set up beyond what must match: adopted by a resumed
     /// run that does not say otherwise, never compared. Absent from older
     /// checkpoints, and ignored by older builds.
@@ -117,6 +121,7 @@ impl RunDescription {
             scale: params.scale,
             class_weight: params.class_weight.clone(),
             early_stop: params.early_stop.clone(),
+            intercept_decay: params.intercept_decay,
             settings,
         }
     }
@@ -190,7 +195,8 @@ impl RunDescription {
         }
     }
 
-    /// The rule learned: variant, margin, one-vs-rest and early stopping.
+    /// The rule learned: variant, margin, one-vs-rest, the intercept's
+    /// decay and early stopping.
     fn rule_differences(&self, other: &RunDescription, d: &mut Vec<Difference>) {
         if self.variant != other.variant {
             d.push(Difference::Variant {
@@ -209,6 +215,13 @@ impl RunDescription {
             d.push(Difference::Multiclass {
                 was: self.multiclass,
                 now: other.multiclass,
+            });
+        }
+        if self.intercept_decay != other.intercept_decay {
+            let text = |d: Option<f64>| d.map(|d| d.to_string());
+            d.push(Difference::InterceptDecay {
+                was: text(self.intercept_decay),
+                now: text(other.intercept_decay),
             });
         }
         if self.early_stop != other.early_stop {

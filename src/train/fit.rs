@@ -283,8 +283,10 @@ fn theorem<F: Real>(
         }
     };
     // Rows of different weights (one of them possibly 0) leave the
-    // theorem without a bound to report.
-    if params.sample_weight.is_some() {
+    // theorem without a bound to report; so does an intercept decay, whose
+    // run is the textbook loop on rows [x, d], not the x~ = [x, 1] whose
+    // radius and margin are reported.
+    if params.sample_weight.is_some() || params.intercept_decay.is_some() {
         let unbound = |mut t: Theory| {
             t.mistake_bound = None;
             t

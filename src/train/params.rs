@@ -48,6 +48,14 @@ pub struct TrainParams {
     /// last's, as its `keep` says.
     #[serde(default)]
     pub early_stop: Option<EarlyStop>,
+    /// Move the bias by d·y (times the update's weight) on a mistake,
+    /// the features by y·x as ever: scikit-learn's update on sparse input,
+    /// where d is 0.01 (its `SPARSE_INTERCEPT_DECAY`). `None` is the
+    /// textbook update (d = 1). Finite and > 0, with the bias, in f64 only
+    /// (scikit-learn keeps the intercept in float64 beside float32 weights,
+    /// which this package's f32 weights, bias among them, cannot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intercept_decay: Option<f64>,
     /// Each row's own weight in its updates, in the data's row order
     /// (scikit-learn's `sample_weight`): w~ <- w~ + (c_y·s_i)·y·x~, a
     /// row of weight 0 never updating. Finite and >= 0. Data, not a
@@ -90,6 +98,7 @@ impl Default for TrainParams {
             scale: None,
             class_weight: None,
             early_stop: None,
+            intercept_decay: None,
             sample_weight: None,
             held_out: None,
             validation_weight: None,
@@ -139,6 +148,14 @@ impl TrainParams {
             return Err(ParamError::HeldOut(format!(
                 "validation_weight[{row}] is {v}: a row's weight must be a finite number >= 0"
             )));
+        }
+        if let Some(d) = self.intercept_decay {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(ParamError::InterceptDecay(d.to_string()));
+            }
+            if !self.bias {
+                return Err(ParamError::InterceptDecayWithoutBias);
+            }
         }
         if let Some(w) = &self.class_weight {
             w.check()?;

@@ -160,14 +160,17 @@ impl<F: Real> Pocket<F> {
 /// The averaged-perceptron accumulator update for a mistake at 1-based
 /// visit `c` on `row` with label `y`.
 pub fn accumulate<F: Real>(u: &mut [F], row: Row<'_, F>, y: i8, c: u64, bias: bool) -> Result<()> {
-    accumulate_weighted(u, row, y, c, None, bias)
+    accumulate_weighted(u, row, y, c, None, bias, None)
 }
 
 /// [`accumulate`] for a class-weighted update (`--class-weight`): the
 /// update's own terms v_k = fl(w_c·x_k) and v_bias = w_c (see
 /// [`crate::engine::reference::apply_weighted_update`]) take the place of x_k and 1,
 /// so u_k <- u_k ± fl(F(c-1)·fl(w_c·x_k)) and u_bias <- u_bias ± fl(F(c-1)·w_c).
-/// With no class weight (`None`) this is the unweighted accumulator.
+/// With no class weight (`None`) this is the unweighted accumulator. With
+/// an intercept decay d ([`crate::train::TrainParams::intercept_decay`])
+/// the bias's own term is the step the update made, fl(w_c·d) (d alone
+/// without a class weight).
 pub fn accumulate_weighted<F: Real>(
     u: &mut [F],
     row: Row<'_, F>,
@@ -175,6 +178,7 @@ pub fn accumulate_weighted<F: Real>(
     c: u64,
     class_weight: Option<F>,
     bias: bool,
+    intercept_decay: Option<F>,
 ) -> Result<()> {
     let k = F::from_f64((c - 1) as f64);
     let mut finite = true;
@@ -189,8 +193,12 @@ pub fn accumulate_weighted<F: Real>(
     });
     if bias {
         let last = u.len() - 1;
-        let kb = match class_weight {
-            Some(w) => k * w,
+        let step = match (class_weight, intercept_decay) {
+            (Some(w), Some(d)) => Some(w * d),
+            (w, d) => w.or(d),
+        };
+        let kb = match step {
+            Some(s) => k * s,
             None => k,
         };
         u[last] = if y > 0 { u[last] + kb } else { u[last] - kb };

@@ -142,8 +142,9 @@ pub struct TrainArgs {
     /// Continue an interrupted run from its checkpoint FILE, with the same
     /// data. Every option the checkpoint records and you leave out is taken
     /// from it (--precision, --no-bias, --max-epochs, --shuffle --seed,
-    /// --average, --pocket, --margin, --scale, --class-weight, --tol,
-    /// --n-iter-no-change, --validation-fraction, --positive, --multiclass, --init, -o,
+    /// --average, --pocket, --margin, --scale, --class-weight,
+    /// --intercept-decay, --tol, --n-iter-no-change, --validation-fraction,
+    /// --positive, --multiclass, --init, -o,
     /// and periodic checkpoints, which go on to FILE), so `train DATA
     /// --resume FILE` alone continues the run; an option given with another
     /// value is refused, saying what differs. The model path (-o) is taken
@@ -167,8 +168,8 @@ pub struct TrainArgs {
     /// bit for bit for any number of processes; `mix` is iterative
     /// parameter mixing, a different algorithm that scales almost linearly
     /// (classic, --margin and --multiclass only). Rank 0 writes the model,
-    /// checkpoints and report. --scale, --class-weight and early stopping
-    /// need one process and are refused.
+    /// checkpoints and report. --scale, --class-weight, --intercept-decay
+    /// and early stopping need one process and are refused.
     #[arg(long, value_enum, value_name = "MODE")]
     pub distributed: Option<DistributedArg>,
 

@@ -1,5 +1,6 @@
 //! Training options shared by `train` and `cv`: feature scaling, class
-//! weights and early stopping, and the parameters they stand for.
+//! weights, early stopping and the intercept's decay, and the parameters
+//! they stand for.
 
 use clap::Args;
 
@@ -77,6 +78,14 @@ pub struct ExtraArgs {
     /// the weights of the best epoch. Turns early stopping on.
     #[arg(long, value_name = "F")]
     pub validation_fraction: Option<f64>,
+
+    /// Move the bias by D·y on a mistake, the weights by y·x as ever:
+    /// scikit-learn's update on sparse input, where D is 0.01. So
+    /// `--shuffle-every-epoch --tol-on mean-loss --intercept-decay 0.01` on
+    /// an SVMlight file (which scikit-learn reads as sparse) is its
+    /// `Perceptron()` bit for bit. f64 only; no mistake bound is reported.
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
+    pub intercept_decay: Option<f64>,
 }
 
 fn parse_class_weight(text: &str) -> Result<ClassWeights, String> {
@@ -95,6 +104,7 @@ impl ExtraArgs {
             scale: self.scale.map(ScaleKind::from),
             class_weight: self.class_weight.clone(),
             early_stop: self.early_stop(seed),
+            intercept_decay: self.intercept_decay,
             ..params
         }
     }

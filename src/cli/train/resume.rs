@@ -140,10 +140,14 @@ fn adopt_early_stop(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescript
     }
 }
 
-/// How the rows are weighted, scaled and labelled, and the warm start.
+/// How the rows are weighted, scaled and labelled, the bias's step, and
+/// the warm start.
 fn adopt_data(a: &mut TrainArgs, given: &ExplicitOptions, id: &RunDescription) {
     if !given.has("class_weight") {
         a.extras.class_weight = id.class_weight.clone();
+    }
+    if !given.has("intercept_decay") {
+        a.extras.intercept_decay = id.intercept_decay;
     }
     if !given.has("scale") {
         a.extras.scale = id.scale.map(|k| match k {
@@ -256,6 +260,7 @@ mod tests {
             scale: None,
             class_weight: None,
             early_stop: None,
+            intercept_decay: None,
             settings: RunSettings {
                 output: Some("m.json".into()),
                 init: Some("start.json".into()),

@@ -115,6 +115,7 @@ impl<F: Real> OnlineRun<'_, F> {
             backend: "online".into(),
             seed: None,
             shuffle_every_epoch: None,
+            intercept_decay: None,
             nominal_epochs: None,
             data: self.data_name().display().to_string(),
             rows: usize::try_from(l.examples()).unwrap_or(usize::MAX),

@@ -116,6 +116,9 @@ struct Loop<'d, F: Real> {
     /// Each held row's own weight (scikit-learn's `sample_weight`), which
     /// multiplies its class weight in an update.
     row_weights: Option<Vec<F>>,
+    /// The intercept's step per unit of the weights' step (scikit-learn's
+    /// on sparse input; `None`: 1, the textbook update).
+    intercept_decay: Option<F>,
     /// Upper limit on the window, from how far recent windows got.
     window_cap: usize,
     /// Rows per window such that a window is about 2^26 multiply-adds, so
@@ -217,6 +220,7 @@ impl<'d, F: Real> Loop<'d, F> {
             mistake_rate: 0.05,
             class_weights: None,
             row_weights: None,
+            intercept_decay: None,
             window_cap: usize::MAX,
             work_cap: {
                 let terms =
@@ -532,6 +536,7 @@ impl<'d, F: Real> Loop<'d, F> {
             c,
             weight,
             self.bias,
+            self.intercept_decay,
         )
     }
 
@@ -586,9 +591,10 @@ impl<'d, F: Real> Loop<'d, F> {
             };
             early.loss_in_epoch += reference::hinge_loss(y, p);
         }
-        let updated = match weight {
-            None => reference::apply_update(w, row, y, self.bias),
-            Some(c) => reference::apply_weighted_update(w, row, y, c, self.bias),
+        let updated = match (weight, self.intercept_decay) {
+            (None, None) => reference::apply_update(w, row, y, self.bias),
+            (Some(c), None) => reference::apply_weighted_update(w, row, y, c, self.bias),
+            (c, Some(d)) => reference::apply_decayed_update(w, row, y, c.unwrap_or(F::ONE), d),
         };
         if let Err(o) = updated {
             return Err(Error::Train(format!(
@@ -655,6 +661,13 @@ impl<'d, F: Real> Loop<'d, F> {
             (None, c) => c,
             (Some(r), c) => Some(c.unwrap_or(F::ONE) * r[self.row_at(i)]),
         }
+    }
+
+    /// Whether every update is the textbook one, w~ <- w~ + y·x~: no class
+    /// or row weights and no intercept decay. Engines' walkers and the
+    /// walk ahead apply only those, and only those keep whole weights whole.
+    pub(super) fn unit_updates(&self) -> bool {
+        self.class_weights.is_none() && self.row_weights.is_none() && self.intercept_decay.is_none()
     }
 
     /// The row of `data` that position `i` of the walk visits.

@@ -27,8 +27,8 @@ const WARM_LIMIT: usize = 64 * chooser::WARM_ROWS;
 
 impl<F: Real> Loop<'_, F> {
     /// Whether this run walks with the engine's walker: one head, no pocket
-    /// (whose evaluations need passes), no class weights (walkers apply
-    /// unit updates y·x~ to their copy of the weights, and
+    /// (whose evaluations need passes), unit updates only (walkers apply
+    /// y·x~ to their copy of the weights, and
     /// [`certify::safe_updates`] counts updates of at most max||x~||), and
     /// an engine that has one.
     pub(super) fn walks(&self, engine: &mut dyn MarginEngine<F>) -> bool {
@@ -36,8 +36,7 @@ impl<F: Real> Loop<'_, F> {
             && self.order.is_none()
             && self.heads == 1
             && self.state.pocket.is_none()
-            && self.class_weights.is_none()
-            && self.row_weights.is_none()
+            && self.unit_updates()
             && engine.walker().is_some()
     }
 
@@ -398,16 +397,15 @@ impl<F: Real> Loop<'_, F> {
     /// Whether the host can walk with the other cores summing the rows
     /// ahead ([`crate::engine::cpu::lookahead`], [`Loop::walk_ahead`]): on sparse
     /// rows, with cores to help, and for runs whose updates need nothing but
-    /// the row and the count: one head, unit updates (no class or row
-    /// weights), no pocket, and nothing that reads the weights just before
+    /// the row and the count: one head, unit updates ([`Loop::unit_updates`]),
+    /// no pocket, and nothing that reads the weights just before
     /// an update (the loss of the stopping rule, the certified scan's drift).
     pub(super) fn may_walk_ahead(&self) -> bool {
         self.data.features.is_sparse()
             && self.order.is_none()
             && self.heads == 1
             && self.state.pocket.is_none()
-            && self.class_weights.is_none()
-            && self.row_weights.is_none()
+            && self.unit_updates()
             && !(self.tracks_loss && self.state.early.is_some())
             && !self.scan_tracks()
             && rayon::current_num_threads() > 1

@@ -61,15 +61,11 @@ pub(super) struct KnownMargin<F> {
 
 impl<F: Real> Loop<'_, F> {
     /// Whether the host's margins of byte rows are exact now: the rows are
-    /// bytes, every update is the classic one (no class or row weights),
+    /// bytes, every update is the classic one ([`Loop::unit_updates`]),
     /// the engine certifies (so `--backend reference` stays the textbook
     /// loop), and the weights are whole.
     pub(super) fn margins_whole(&mut self) -> bool {
-        if self.bytes.is_none()
-            || self.host_bound.is_none()
-            || self.class_weights.is_some()
-            || self.row_weights.is_some()
-        {
+        if self.bytes.is_none() || self.host_bound.is_none() || !self.unit_updates() {
             return false;
         }
         self.whole

@@ -830,6 +830,9 @@ def load(path):
         pocket=variant == "pocket",
         margin=float(margin) if margin is not None else 0.0,
         precision="float32" if precision == "f32" else "float64",
+        # The update the run made: scikit-learn's on sparse input when the
+        # file records a decay, else the textbook one.
+        intercept_decay=training.get("intercept_decay") or 1.0,
     )
     coef = model["coef"]
     clf.coef_ = coef

@@ -84,11 +84,14 @@ def textbook(X, y, *, dtype, max_iter, fit_intercept=True):
 
 def in_order(**params):
     """The estimator on the textbook loop in file order, what ``perceptron
-    train`` runs: no reshuffle, no loss rule (scikit-learn's defaults,
-    ``shuffle=True, tol=1e-3``, are the estimator's)."""
+    train`` runs: no reshuffle, no loss rule, the textbook update on sparse
+    input too (scikit-learn's defaults, ``shuffle=True, tol=1e-3`` and its
+    sparse update, are the estimator's)."""
     import perceptron
 
-    return perceptron.Perceptron(**{"shuffle": False, "tol": None, **params})
+    return perceptron.Perceptron(
+        **{"shuffle": False, "tol": None, "intercept_decay": 1.0, **params}
+    )
 
 
 def bits(a):

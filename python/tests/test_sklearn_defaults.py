@@ -2,13 +2,16 @@
 n_iter_no_change=5, max_iter=1000), ``perceptron.Perceptron()`` is the
 installed scikit-learn's ``Perceptron()`` bit for bit: coef_, intercept_,
 n_iter_ and t_, binary and one-vs-rest, for several random_state values,
-in float64, and in float32 on these datasets (see docs/python.md for where
-float32 can differ)."""
+in float64 (dense and sparse: scikit-learn's sparse update moves the
+intercept by 0.01, and so does ``intercept_decay="auto"``), and in float32
+on dense data (see docs/python.md for where float32 can differ)."""
 
 import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron as SkPerceptron
 
@@ -164,3 +167,77 @@ def test_sample_weights_are_checked():
         perceptron.Perceptron().fit(X, y, sample_weight=np.ones(len(y) + 1))
     with pytest.raises(ValueError, match="'balanced' is not supported for partial_fit"):
         perceptron.Perceptron(class_weight="balanced").partial_fit(X, y, classes=np.unique(y))
+
+
+SPARSE = ["heart_scale.svm", "digits_0v1.svm", "breast_cancer.svm"]
+
+
+@pytest.mark.parametrize("random_state", [0, 1, 42])
+@pytest.mark.parametrize("name", SPARSE)
+def test_the_defaults_give_scikit_learns_model_on_sparse_input(name, random_state):
+    # scikit-learn's sparse update moves the intercept by 0.01·y; so does
+    # intercept_decay="auto" on sparse float64 input.
+    X, y = perceptron.load_svmlight(DATA / name)
+    assert sp.issparse(X) and X.dtype == np.float64
+    sk = quietly(lambda: SkPerceptron(random_state=random_state).fit(X, y))
+    ours = quietly(lambda: perceptron.Perceptron(random_state=random_state).fit(X, y))
+    assert_same_model(ours, sk)
+    np.testing.assert_array_equal(ours.predict(X), sk.predict(X))
+    if name == "heart_scale.svm":
+        # Where the intercept moves, the sparse model is not the dense one.
+        dense_sk = quietly(lambda: SkPerceptron(random_state=random_state).fit(X.toarray(), y))
+        assert dense_sk.intercept_[0] != sk.intercept_[0]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"class_weight": "balanced"},
+        {"early_stopping": True},
+        {"shuffle": False, "tol": None, "max_iter": 9},
+        {"fit_intercept": False},
+    ],
+)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_one_vs_rest_and_weights_give_scikit_learns_model(params, weighted):
+    X, y = dense("digits.csv", np.float64)
+    X = sp.csr_matrix(X)
+    sample_weight = weights_for(y, 4) if weighted else None
+    sk = quietly(lambda: SkPerceptron(random_state=5, **params).fit(X, y, sample_weight=sample_weight))
+    ours = quietly(
+        lambda: perceptron.Perceptron(random_state=5, **params).fit(X, y, sample_weight=sample_weight)
+    )
+    assert_same_model(ours, sk)
+
+
+def test_sparse_partial_fit_equals_scikit_learn():
+    X, y = perceptron.load_svmlight(DATA / "heart_scale.svm")
+    sk, ours = SkPerceptron(random_state=2), perceptron.Perceptron(random_state=2)
+    for part in np.array_split(np.arange(len(y)), 3):
+        sk.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
+        ours.partial_fit(X[part], y[part], classes=[-1.0, 1.0])
+        assert_same_model(ours, sk)
+
+
+@pytest.mark.parametrize("random_state", [0, 7])
+def test_the_command_line_reproduces_scikit_learns_sparse_fit_from_a_file(cli, tmp_path, random_state):
+    # scikit-learn reads an SVMlight file as sparse, so its model has the
+    # sparse update: --intercept-decay 0.01.
+    name = "digits_0v1.svm"
+    X, y = load_svmlight_file(str(DATA / name))
+    # scikit-learn's SGD takes int32 indices only; its reader gives int64.
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    sk = quietly(lambda: SkPerceptron(random_state=random_state).fit(X, y))
+    model = tmp_path / "m.json"
+    cli("train", DATA / name, "-o", model, "--precision", "f64", "--shuffle-every-epoch",
+        "--seed", random_state, "--tol-on", "mean-loss", "--intercept-decay", "0.01")
+    loaded = perceptron.load(model)
+    np.testing.assert_array_equal(bits(loaded.coef_), bits(sk.coef_))
+    np.testing.assert_array_equal(bits(loaded.intercept_), bits(sk.intercept_))
+    assert loaded.n_iter_ == sk.n_iter_
+    # The model file records the update, and the loaded estimator makes it.
+    assert loaded.intercept_decay == 0.01
+    refit = quietly(lambda: perceptron.load(model).fit(X, y))
+    np.testing.assert_array_equal(bits(refit.coef_), bits(sk.coef_))
+    np.testing.assert_array_equal(bits(refit.intercept_), bits(sk.intercept_))

@@ -284,18 +284,27 @@ fn sum<F: Real>(w: &[F::Cell], idx: &[u32], val: &[F]) -> F {
 }
 
 /// w~ <- w~ + y·x~ with the reference's arithmetic
-/// ([`reference::apply_update`], sparse rows), made only if every new
-/// weight is finite: an overflow leaves the weights as they were, for the
-/// loop's own update to report. Returns (made, a new weight is subnormal).
-fn update<F: Real>(w: &[F::Cell], idx: &[u32], val: &[F], y: i8, bias: bool) -> (bool, bool) {
+/// ([`reference::apply_update`], sparse rows), the bias moving by
+/// `bias_step` (1, or scikit-learn's sparse decay:
+/// [`reference::apply_decayed_update`] with weight 1; `None`: no bias),
+/// made only if every new weight is finite: an overflow leaves the weights
+/// as they were, for the loop's own update to report. Returns (made, a new
+/// weight is subnormal).
+fn update<F: Real>(
+    w: &[F::Cell],
+    idx: &[u32],
+    val: &[F],
+    y: i8,
+    bias_step: Option<F>,
+) -> (bool, bool) {
     let step = |wk: F, xk: F| if y > 0 { wk + xk } else { wk - xk };
-    let bias_cell = bias.then(|| &w[w.len() - 1]);
+    let bias = bias_step.map(|b| (&w[w.len() - 1], b));
     // First the check (the row's weights are in cache for the second pass).
     let finite = idx
         .iter()
         .zip(val)
         .all(|(&k, &xk)| step(F::load(&w[k as usize]), xk).is_finite())
-        && bias_cell.is_none_or(|c| step(F::load(c), F::ONE).is_finite());
+        && bias.is_none_or(|(c, b)| step(F::load(c), b).is_finite());
     if !finite {
         return (false, false);
     }
@@ -306,8 +315,8 @@ fn update<F: Real>(w: &[F::Cell], idx: &[u32], val: &[F], y: i8, bias: bool) -> 
         F::store(cell, wk);
         subnormal |= wk.is_subnormal();
     }
-    if let Some(cell) = bias_cell {
-        let b = step(F::load(cell), F::ONE);
+    if let Some((cell, b)) = bias {
+        let b = step(F::load(cell), b);
         F::store(cell, b);
         subnormal |= b.is_subnormal();
     }
@@ -444,6 +453,13 @@ pub struct Batch<'o, F> {
     /// replays the walk and compares ([`crate::engine::Walker`]); `None`
     /// when the weights walked are the caller's own.
     pub values: Option<&'o mut Vec<F>>,
+    /// The bias's step in an update: 1 for the textbook update, or
+    /// scikit-learn's decay on sparse input.
+    pub bias_step: F,
+    /// Where each mistake's dot (its reference margin, before its update)
+    /// is pushed, in row order, for a loop that sums the mistakes' losses;
+    /// `None` when no one needs them.
+    pub margins: Option<&'o mut Vec<F>>,
 }
 
 impl<F: Real> Lookahead<F> {
@@ -610,7 +626,7 @@ impl Walk<'_> {
     ) -> Option<WalkStop> {
         let (m, w) = (shared.m, shared.w);
         let (idx, val) = (row_indices(m, row), row_values(m, row));
-        let (finite, sub) = update(w, idx, val, y, bias);
+        let (finite, sub) = update(w, idx, val, y, bias.then_some(batch.bias_step));
         self.subnormal |= sub;
         let mut values_at = None;
         if let (true, Some(values)) = (finite, batch.values.as_deref_mut()) {
@@ -698,6 +714,9 @@ fn decide_rows<F: Real>(
             if !reference::is_mistake_within(y, s, batch.tau) {
                 continue;
             }
+            if let Some(margins) = batch.margins.as_deref_mut() {
+                margins.push(s);
+            }
             if let Some(stop) = walk.update(shared, row, y, bias, &mut batch) {
                 return walk.stopped(row + 1, stop);
             }
@@ -771,26 +790,36 @@ mod tests {
         (m, labels)
     }
 
-    /// The textbook loop: every row's reference dot, in order.
+    /// The weights, the rows of the mistakes, and their margins.
+    type Walked<F> = (Vec<F>, Vec<usize>, Vec<F>);
+
+    /// The textbook loop: every row's reference dot, in order; the bias
+    /// moving by `step` (1, or a decay: [`reference::apply_decayed_update`]).
     fn textbook<F: Real>(
         m: &CsrMatrix<F>,
         labels: &[i8],
-        bias: bool,
-        tau: F,
+        (bias, tau, step): (bool, F, F),
         epochs: usize,
-    ) -> (Vec<F>, Vec<usize>) {
+    ) -> Walked<F> {
         let mut w = vec![F::ZERO; m.cols + bias as usize];
-        let mut mistakes = vec![];
+        let (mut mistakes, mut margins) = (vec![], vec![]);
         for _ in 0..epochs {
             for (i, &y) in labels.iter().enumerate() {
                 let row = crate::data::Row::Sparse(row_indices(m, i), row_values(m, i));
-                if reference::is_mistake_within(y, reference::dot(&w, row, bias), tau) {
-                    reference::apply_update(&mut w, row, y, bias).unwrap();
+                let s = reference::dot(&w, row, bias);
+                if reference::is_mistake_within(y, s, tau) {
+                    match (bias, step == F::ONE) {
+                        (true, false) => {
+                            reference::apply_decayed_update(&mut w, row, y, F::ONE, step).unwrap()
+                        }
+                        _ => reference::apply_update(&mut w, row, y, bias).unwrap(),
+                    }
                     mistakes.push(i);
+                    margins.push(s);
                 }
             }
         }
-        (w, mistakes)
+        (w, mistakes, margins)
     }
 
     /// The same epochs through the lookahead walk, in batches of random
@@ -799,12 +828,12 @@ mod tests {
         walk: &mut Lookahead<F>,
         rng: &mut Rng,
         (m, labels): (&CsrMatrix<F>, &[i8]),
-        (bias, tau): (bool, F),
+        (bias, tau, step): (bool, F, F),
         epochs: usize,
         helpers: usize,
-    ) -> (Vec<F>, Vec<usize>) {
+    ) -> Walked<F> {
         let mut w = vec![F::ZERO; m.cols + bias as usize];
-        let mut mistakes = vec![];
+        let (mut mistakes, mut margins) = (vec![], vec![]);
         for _ in 0..epochs {
             let mut at = 0;
             while at < labels.len() {
@@ -820,6 +849,8 @@ mod tests {
                     updates_left: &mut left,
                     decisions: &mut decisions,
                     values: Some(&mut values),
+                    bias_step: step,
+                    margins: Some(&mut margins),
                 };
                 let done = walk.walk(m, labels, bias, &mut w, batch).expect("cells");
                 assert_eq!(done.stop, WalkStop::Running);
@@ -831,7 +862,7 @@ mod tests {
                 at = done.position;
             }
         }
-        (w, mistakes)
+        (w, mistakes, margins)
     }
 
     fn bits<F: Real>(w: &[F]) -> Vec<u64> {
@@ -856,15 +887,24 @@ mod tests {
             let (m, labels) = data::<F>(rng, rows, cols, nnz);
             let bias = rng.below(4) != 0;
             let tau = F::from_f64([0.0, 0.0, 0.25][rng.below(3)]);
+            // scikit-learn's sparse decay now and then.
+            let step = F::from_f64([1.0, 1.0, 0.01][rng.below(3)]);
             let epochs = 1 + rng.below(6);
-            let expected = textbook(&m, &labels, bias, tau, epochs);
+            let expected = textbook(&m, &labels, (bias, tau, step), epochs);
             for (helpers, claims) in [(0, true), (1, false), (3, false), (3, true)] {
                 let mut walk = Lookahead {
                     walk_claims: claims,
                     ..Default::default()
                 };
                 let got = pool.install(|| {
-                    walked(&mut walk, rng, (&m, &labels), (bias, tau), epochs, helpers)
+                    walked(
+                        &mut walk,
+                        rng,
+                        (&m, &labels),
+                        (bias, tau, step),
+                        epochs,
+                        helpers,
+                    )
                 });
                 assert_eq!(
                     got.1, expected.1,
@@ -874,6 +914,11 @@ mod tests {
                     bits(&got.0),
                     bits(&expected.0),
                     "weights, {helpers} helpers"
+                );
+                assert_eq!(
+                    bits(&got.2),
+                    bits(&expected.2),
+                    "margins, {helpers} helpers"
                 );
                 *kept += walk.counts.kept;
                 *summed += walk.counts.summed;
@@ -972,6 +1017,8 @@ mod tests {
                     updates_left: &mut left,
                     decisions: &mut decisions,
                     values: None,
+                    bias_step: 1.0,
+                    margins: None,
                 },
             )
             .unwrap();
@@ -989,7 +1036,7 @@ mod tests {
     fn a_past_deadline_ends_the_batch_after_one_chunk() {
         let mut rng = Rng(77);
         let (m, labels) = data::<f64>(&mut rng, 5000, 50, 8);
-        let expected = textbook(&m, &labels[..CHUNK], true, 0.0, 1);
+        let expected = textbook(&m, &labels[..CHUNK], (true, 0.0, 1.0), 1);
         let mut w = vec![0.0; m.cols + 1];
         let (mut decisions, mut values, mut left) = (vec![], vec![], u64::MAX);
         let done = Lookahead::default()
@@ -1008,6 +1055,8 @@ mod tests {
                     updates_left: &mut left,
                     decisions: &mut decisions,
                     values: Some(&mut values),
+                    bias_step: 1.0,
+                    margins: None,
                 },
             )
             .unwrap();

@@ -192,6 +192,10 @@ impl<F: Real> CpuWalk<F> {
                 updates_left: &mut self.updates_left,
                 decisions: &mut decisions,
                 values: Some(&mut values),
+                // The engine's walker makes the textbook update only
+                // (`Loop::walks`).
+                bias_step: F::ONE,
+                margins: None,
             },
         )?;
         self.position = walked.position;

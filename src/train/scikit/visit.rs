@@ -207,8 +207,16 @@ mod tests {
             EpochRows::new(&data, &[], None, true, 1),
             EpochRows::InPlace { .. }
         ));
-        for held_out in [None, Some((0..data.rows()).step_by(5).collect::<Vec<_>>())] {
-            for random_state in [0, 7] {
+        // Copied rows are walked in file order, where the walk ahead may
+        // decide them (forced here; it needs helpers): with scikit-learn's
+        // sparse update and its loss too.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let held = [None, Some((0..data.rows()).step_by(5).collect::<Vec<_>>())];
+        for (held_out, random_state) in held.iter().flat_map(|h| [(h, 0), (h, 7)]) {
+            for intercept_decay in [None, Some(0.01)] {
                 let params = TrainParams {
                     max_epochs: 30,
                     shuffle_every_epoch: Some(EveryEpoch::RandomState(random_state)),
@@ -217,15 +225,31 @@ mod tests {
                         ..EarlyStop::default()
                     }),
                     held_out: held_out.clone().map(Into::into),
+                    intercept_decay,
                     ..TrainParams::default()
                 };
-                let (copied, in_place) =
-                    (train(&data, &params, true), train(&data, &params, false));
+                let ahead = TrainParams {
+                    passes: crate::train::PassPolicy::Ahead,
+                    ..params.clone()
+                };
+                let in_place = train(&data, &params, false);
                 let bits = |w: &[f64]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&copied.weights), bits(&in_place.weights));
-                assert_eq!(copied.mistakes_per_epoch, in_place.mistakes_per_epoch);
-                assert_eq!(copied.nominal_epochs, in_place.nominal_epochs);
-                assert!(copied.epochs() > 2, "{:?}", copied.mistakes_per_epoch);
+                let losses = |f: &Fit<f64>| {
+                    let e = f.early_stopping.as_ref().unwrap();
+                    e.mean_loss.iter().map(|l| l.to_bits()).collect::<Vec<_>>()
+                };
+                for copied in [
+                    train(&data, &params, true),
+                    pool.install(|| train(&data, &ahead, true)),
+                ] {
+                    assert_eq!(bits(&copied.weights), bits(&in_place.weights));
+                    assert_eq!(copied.mistakes_per_epoch, in_place.mistakes_per_epoch);
+                    assert_eq!(copied.nominal_epochs, in_place.nominal_epochs);
+                    assert_eq!(losses(&copied), losses(&in_place));
+                    assert!(copied.epochs() > 2, "{:?}", copied.mistakes_per_epoch);
+                }
+                let walked = pool.install(|| train(&data, &ahead, true)).loop_stats;
+                assert!(walked.ahead_kept + walked.ahead_summed > 0, "{walked:?}");
             }
         }
     }

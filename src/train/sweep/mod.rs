@@ -154,6 +154,8 @@ struct Loop<'d, F: Real> {
     /// rows ahead ([`super::walks`]), and its decisions of one batch.
     ahead: Lookahead<F>,
     ahead_decisions: Vec<crate::engine::WalkDecision>,
+    /// Scratch: the walk ahead's margins of its mistakes, for the loss.
+    ahead_margins: Vec<F>,
     /// The rows one byte a value, where they are bytes
     /// ([`crate::data::byte_rows`]): the host's margins read them instead
     /// of the stored rows, where a run on the CPU made them
@@ -242,6 +244,7 @@ impl<'d, F: Real> Loop<'d, F> {
             scan_len: 0,
             ahead: Lookahead::default(),
             ahead_decisions: Vec::new(),
+            ahead_margins: Vec::new(),
             bytes: data.built_byte_rows(),
             widened: Widened::default(),
             whole: whole::WholeWeights::default(),

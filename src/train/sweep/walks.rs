@@ -397,18 +397,30 @@ impl<F: Real> Loop<'_, F> {
     /// Whether the host can walk with the other cores summing the rows
     /// ahead ([`crate::engine::cpu::lookahead`], [`Loop::walk_ahead`]): on sparse
     /// rows, with cores to help, and for runs whose updates need nothing but
-    /// the row and the count: one head, unit updates ([`Loop::unit_updates`]),
-    /// no pocket, and nothing that reads the weights just before
-    /// an update (the loss of the stopping rule, the certified scan's drift).
+    /// the row, its margin and the count: one head, updates of weight 1 (no
+    /// class or row weights; the bias's step may be scikit-learn's decay),
+    /// no pocket, and nothing else that reads the weights just before an
+    /// update (the certified scan's drift). The stopping rule's loss needs
+    /// each mistake's margin as scikit-learn computes it, which in f64 is
+    /// the reference dot the walk decides by (the same products summed in
+    /// the same order, the bias last), and in f32 is not (scikit-learn sums
+    /// float32 products in float64).
     pub(super) fn may_walk_ahead(&self) -> bool {
+        let loss_from_dots = F::PRECISION == crate::float::Precision::F64;
         self.data.features.is_sparse()
             && self.order.is_none()
             && self.heads == 1
             && self.state.pocket.is_none()
-            && self.unit_updates()
-            && !(self.tracks_loss && self.state.early.is_some())
+            && self.class_weights.is_none()
+            && self.row_weights.is_none()
+            && (!self.sums_loss() || loss_from_dots)
             && !self.scan_tracks()
             && rayon::current_num_threads() > 1
+    }
+
+    /// Whether this epoch sums its mistakes' losses (scikit-learn's rule).
+    fn sums_loss(&self) -> bool {
+        self.tracks_loss && self.state.early.is_some()
     }
 
     /// Walks rows up to `end` with the other cores summing the rows ahead,
@@ -454,10 +466,13 @@ impl<F: Real> Loop<'_, F> {
             return self.walk_host(engine, peers, end);
         };
         let helpers = rayon::current_num_threads() - 1;
+        let sums_loss = self.sums_loss();
         while self.state.position < end {
             let before = self.ahead.counts;
             let mut updates_left = u64::MAX;
             self.ahead_decisions.clear();
+            let mut margins = std::mem::take(&mut self.ahead_margins);
+            margins.clear();
             let walked = self.ahead.walk(
                 m,
                 &data.labels,
@@ -473,6 +488,8 @@ impl<F: Real> Loop<'_, F> {
                     updates_left: &mut updates_left,
                     decisions: &mut self.ahead_decisions,
                     values: None,
+                    bias_step: self.intercept_decay.unwrap_or(F::ONE),
+                    margins: sums_loss.then_some(&mut margins),
                 },
             );
             let Some(walked) = walked else {
@@ -487,11 +504,21 @@ impl<F: Real> Loop<'_, F> {
             let again = (walked.stop == WalkStop::Resync)
                 .then(|| decisions.last().map(|d| d.row))
                 .flatten();
-            for d in &decisions[..decisions.len() - again.is_some() as usize] {
+            for (j, d) in decisions[..decisions.len() - again.is_some() as usize]
+                .iter()
+                .enumerate()
+            {
+                if sums_loss && let Some(early) = &mut self.state.early {
+                    // Every decision counted is a mistake, whose margin the
+                    // walk pushed, in order.
+                    let y = data.labels[d.row];
+                    early.loss_in_epoch += reference::hinge_loss(y, margins[j].to_f64());
+                }
                 self.count_update(d.row, 0);
                 self.accumulate_average(d.row, 0)?;
             }
             self.ahead_decisions = decisions;
+            self.ahead_margins = margins;
             if walked.subnormal {
                 self.flush_subnormals();
             }

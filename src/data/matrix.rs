@@ -86,6 +86,15 @@ impl<F: Real> CsrMatrix<F> {
         }
     }
 
+    /// Starts loading where row `i` lies (its two row pointers): see
+    /// [`Features::prefetch_row_place`].
+    #[inline]
+    pub fn prefetch_row_place(&self, i: usize) {
+        if let Some(p) = self.row_ptr.get(i..i + 2) {
+            prefetch(p.as_ptr().cast(), std::mem::size_of_val(p));
+        }
+    }
+
     /// The rows reordered so that new row `p` is old row `order[p]`, written
     /// over the buffers given (a spare matrix's, whose contents do not
     /// matter). A shuffled order reads each row
@@ -274,10 +283,8 @@ impl<F: Real> Features<F> {
     /// says, so this does nothing for them.
     #[inline]
     pub fn prefetch_row_place(&self, i: usize) {
-        if let Features::Sparse(m) = self
-            && let Some(p) = m.row_ptr.get(i..i + 2)
-        {
-            prefetch(p.as_ptr().cast(), std::mem::size_of_val(p));
+        if let Features::Sparse(m) = self {
+            m.prefetch_row_place(i);
         }
     }
 

@@ -54,6 +54,10 @@ const BATCH_UPDATES: usize = 1 << 12;
 /// meanwhile) before it sums the chunk's rows itself: a helper the system
 /// descheduled never holds the walk up for long.
 const PATIENCE: u32 = 1 << 12;
+/// In a shuffled order, how many positions ahead a row is asked for, and
+/// where a row lies (the loop's own walk asks as far ahead).
+const ROW_LEAD: usize = 3;
+const PLACE_LEAD: usize = 8;
 
 /// What one batch did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -327,6 +331,8 @@ fn update<F: Real>(
 struct Shared<'a, F: Real> {
     m: &'a CsrMatrix<F>,
     w: &'a [F::Cell],
+    /// The row at each position, when the walk is not in row order.
+    order: Option<&'a [usize]>,
     from: usize,
     to: usize,
     /// The first row no one has claimed yet (chunks start at `from`).
@@ -364,6 +370,34 @@ enum Help {
 }
 
 impl<F: Real> Shared<'_, F> {
+    /// The row of the matrix at position `p` of the walk.
+    #[inline(always)]
+    fn row(&self, p: usize) -> usize {
+        match self.order {
+            Some(order) => order[p],
+            None => p,
+        }
+    }
+
+    /// Starts loading the rows of the positions after `p`: the next one in
+    /// row order (the hardware's prefetcher follows the stream); in a
+    /// shuffled order each row is a fresh trip to memory, so the rows
+    /// [`ROW_LEAD`] positions ahead, and where the row [`PLACE_LEAD`] ahead
+    /// lies, as the loop's own walk asks for them.
+    #[inline(always)]
+    fn prefetch_after(&self, p: usize) {
+        let Some(order) = self.order else {
+            self.m.prefetch_row(p + 1);
+            return;
+        };
+        if let Some(&r) = order.get(p + PLACE_LEAD) {
+            self.m.prefetch_row_place(r);
+        }
+        if let Some(&r) = order.get(p + ROW_LEAD) {
+            self.m.prefetch_row(r);
+        }
+    }
+
     /// Claims the next chunk, if it is not too far ahead, and sums its rows.
     fn help_once(&self) -> Help {
         let f = self.frontier.load(Relaxed);
@@ -385,11 +419,12 @@ impl<F: Real> Shared<'_, F> {
         // later ones may or may not be, and the walk checks the row's
         // features against them.
         let seen = self.updates.load(Acquire);
-        for row in f..end {
-            self.m.prefetch_row(row + 1);
+        for p in f..end {
+            self.prefetch_after(p);
+            let row = self.row(p);
             let (a, b) = (self.m.row_ptr[row], self.m.row_ptr[row + 1]);
             let s = sum(self.w, &self.m.indices[a..b], &self.m.values[a..b]);
-            F::store(&self.sums[row - self.from], s);
+            F::store(&self.sums[p - self.from], s);
         }
         let c = (f - self.from) / CHUNK;
         self.seen[c].store(seen, Relaxed);
@@ -457,9 +492,12 @@ pub struct Batch<'o, F> {
     /// scikit-learn's decay on sparse input.
     pub bias_step: F,
     /// Where each mistake's dot (its reference margin, before its update)
-    /// is pushed, in row order, for a loop that sums the mistakes' losses;
+    /// is pushed, in order, for a loop that sums the mistakes' losses;
     /// `None` when no one needs them.
     pub margins: Option<&'o mut Vec<F>>,
+    /// The row at each position (`from..to` are positions, and so are the
+    /// decisions' rows), for a walk in a shuffled order; `None`: row order.
+    pub order: Option<&'o [usize]>,
 }
 
 impl<F: Real> Lookahead<F> {
@@ -509,6 +547,7 @@ impl<F: Real> Lookahead<F> {
         let shared = Shared {
             m,
             w,
+            order: batch.order,
             from,
             to,
             frontier: Padded(AtomicUsize::new(from)),
@@ -590,17 +629,22 @@ impl Walk<'_> {
         kept
     }
 
-    /// Row `row`'s sum of products: its helper's, if the helper saw every
-    /// update that touched the row (`kept`: the updates it saw), else
-    /// summed here.
+    /// The sum of products of row `row`, at position `p`: its helper's, if
+    /// the helper saw every update that touched the row (`kept`: the
+    /// updates it saw), else summed here.
     #[inline(always)]
-    fn row_sum<F: Real>(&mut self, shared: &Shared<'_, F>, row: usize, kept: Option<u64>) -> F {
+    fn row_sum<F: Real>(
+        &mut self,
+        shared: &Shared<'_, F>,
+        (p, row): (usize, usize),
+        kept: Option<u64>,
+    ) -> F {
         let (idx, val) = (row_indices(shared.m, row), row_values(shared.m, row));
         match kept {
             Some(seen) if self.made == seen || !self.recent.touches(idx) => {
                 self.counts.kept += 1;
                 self.lead.kept += 1;
-                F::load(&shared.sums[row - shared.from])
+                F::load(&shared.sums[p - shared.from])
             }
             Some(_) => {
                 self.counts.summed += 1;
@@ -614,12 +658,13 @@ impl Walk<'_> {
         }
     }
 
-    /// Updates the weights for a mistake at `row` (label `y`) and records
-    /// it; returns where the batch stops, if it does here.
+    /// Updates the weights for a mistake at row `row`, position `p`
+    /// (label `y`), and records it; returns where the batch stops, if it
+    /// does here.
     fn update<F: Real>(
         &mut self,
         shared: &Shared<'_, F>,
-        row: usize,
+        (p, row): (usize, usize),
         y: i8,
         bias: bool,
         batch: &mut Batch<'_, F>,
@@ -637,7 +682,7 @@ impl Walk<'_> {
             }
         }
         batch.decisions.push(WalkDecision {
-            row,
+            row: p,
             mistake: true,
             speculative: false,
             values_at,
@@ -692,9 +737,11 @@ fn decide_rows<F: Real>(
         }
         let end = (r + CHUNK).min(shared.to);
         let kept = walk.start_chunk(shared, r, end);
-        for (row, &y) in labels.iter().enumerate().take(end).skip(r) {
-            shared.m.prefetch_row(row + 1);
-            let s = walk.row_sum(shared, row, kept);
+        for p in r..end {
+            shared.prefetch_after(p);
+            let row = shared.row(p);
+            let y = labels[row];
+            let s = walk.row_sum(shared, (p, row), kept);
             let s = if bias {
                 s + F::load(&w[w.len() - 1])
             } else {
@@ -704,12 +751,12 @@ fn decide_rows<F: Real>(
                 // The features overflow this precision: listed for the
                 // loop, whose own decision reports it.
                 batch.decisions.push(WalkDecision {
-                    row,
+                    row: p,
                     mistake: false,
                     speculative: true,
                     values_at: None,
                 });
-                return walk.stopped(row + 1, WalkStop::Resync);
+                return walk.stopped(p + 1, WalkStop::Resync);
             }
             if !reference::is_mistake_within(y, s, batch.tau) {
                 continue;
@@ -717,8 +764,8 @@ fn decide_rows<F: Real>(
             if let Some(margins) = batch.margins.as_deref_mut() {
                 margins.push(s);
             }
-            if let Some(stop) = walk.update(shared, row, y, bias, &mut batch) {
-                return walk.stopped(row + 1, stop);
+            if let Some(stop) = walk.update(shared, (p, row), y, bias, &mut batch) {
+                return walk.stopped(p + 1, stop);
             }
         }
         r = end;
@@ -790,21 +837,26 @@ mod tests {
         (m, labels)
     }
 
-    /// The weights, the rows of the mistakes, and their margins.
+    /// The weights, the positions of the mistakes, and their margins.
     type Walked<F> = (Vec<F>, Vec<usize>, Vec<F>);
+
+    /// The rows, their labels, and the order they are visited in (`None`:
+    /// row order).
+    type Rows<'a, F> = (&'a CsrMatrix<F>, &'a [i8], Option<&'a [usize]>);
 
     /// The textbook loop: every row's reference dot, in order; the bias
     /// moving by `step` (1, or a decay: [`reference::apply_decayed_update`]).
     fn textbook<F: Real>(
-        m: &CsrMatrix<F>,
-        labels: &[i8],
+        (m, labels, order): Rows<'_, F>,
         (bias, tau, step): (bool, F, F),
         epochs: usize,
     ) -> Walked<F> {
         let mut w = vec![F::ZERO; m.cols + bias as usize];
         let (mut mistakes, mut margins) = (vec![], vec![]);
         for _ in 0..epochs {
-            for (i, &y) in labels.iter().enumerate() {
+            for p in 0..labels.len() {
+                let i = order.map_or(p, |o| o[p]);
+                let y = labels[i];
                 let row = crate::data::Row::Sparse(row_indices(m, i), row_values(m, i));
                 let s = reference::dot(&w, row, bias);
                 if reference::is_mistake_within(y, s, tau) {
@@ -814,7 +866,7 @@ mod tests {
                         }
                         _ => reference::apply_update(&mut w, row, y, bias).unwrap(),
                     }
-                    mistakes.push(i);
+                    mistakes.push(p);
                     margins.push(s);
                 }
             }
@@ -827,7 +879,7 @@ mod tests {
     fn walked<F: Real>(
         walk: &mut Lookahead<F>,
         rng: &mut Rng,
-        (m, labels): (&CsrMatrix<F>, &[i8]),
+        (m, labels, order): Rows<'_, F>,
         (bias, tau, step): (bool, F, F),
         epochs: usize,
         helpers: usize,
@@ -851,6 +903,7 @@ mod tests {
                     values: Some(&mut values),
                     bias_step: step,
                     margins: Some(&mut margins),
+                    order,
                 };
                 let done = walk.walk(m, labels, bias, &mut w, batch).expect("cells");
                 assert_eq!(done.stop, WalkStop::Running);
@@ -890,7 +943,13 @@ mod tests {
             // scikit-learn's sparse decay now and then.
             let step = F::from_f64([1.0, 1.0, 0.01][rng.below(3)]);
             let epochs = 1 + rng.below(6);
-            let expected = textbook(&m, &labels, (bias, tau, step), epochs);
+            // A shuffled order now and then (decisions are positions).
+            let mut order: Vec<usize> = (0..rows).collect();
+            for k in (1..rows).rev() {
+                order.swap(k, rng.below(k + 1));
+            }
+            let order = (rng.below(2) == 0).then_some(&order[..]);
+            let expected = textbook((&m, &labels, order), (bias, tau, step), epochs);
             for (helpers, claims) in [(0, true), (1, false), (3, false), (3, true)] {
                 let mut walk = Lookahead {
                     walk_claims: claims,
@@ -900,7 +959,7 @@ mod tests {
                     walked(
                         &mut walk,
                         rng,
-                        (&m, &labels),
+                        (&m, &labels, order),
                         (bias, tau, step),
                         epochs,
                         helpers,
@@ -1019,6 +1078,7 @@ mod tests {
                     values: None,
                     bias_step: 1.0,
                     margins: None,
+                    order: None,
                 },
             )
             .unwrap();
@@ -1036,7 +1096,7 @@ mod tests {
     fn a_past_deadline_ends_the_batch_after_one_chunk() {
         let mut rng = Rng(77);
         let (m, labels) = data::<f64>(&mut rng, 5000, 50, 8);
-        let expected = textbook(&m, &labels[..CHUNK], (true, 0.0, 1.0), 1);
+        let expected = textbook((&m, &labels[..CHUNK], None), (true, 0.0, 1.0), 1);
         let mut w = vec![0.0; m.cols + 1];
         let (mut decisions, mut values, mut left) = (vec![], vec![], u64::MAX);
         let done = Lookahead::default()
@@ -1057,6 +1117,7 @@ mod tests {
                     values: Some(&mut values),
                     bias_step: 1.0,
                     margins: None,
+                    order: None,
                 },
             )
             .unwrap();

@@ -196,6 +196,7 @@ impl<F: Real> CpuWalk<F> {
                 // (`Loop::walks`).
                 bias_step: F::ONE,
                 margins: None,
+                order: None,
             },
         )?;
         self.position = walked.position;

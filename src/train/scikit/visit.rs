@@ -207,9 +207,9 @@ mod tests {
             EpochRows::new(&data, &[], None, true, 1),
             EpochRows::InPlace { .. }
         ));
-        // Copied rows are walked in file order, where the walk ahead may
-        // decide them (forced here; it needs helpers): with scikit-learn's
-        // sparse update and its loss too.
+        // The walk ahead decides copied rows in file order, or rows in
+        // place in the epoch's order (forced here; it needs helpers): with
+        // scikit-learn's sparse update and its loss too.
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(3)
             .build()
@@ -241,6 +241,8 @@ mod tests {
                 for copied in [
                     train(&data, &params, true),
                     pool.install(|| train(&data, &ahead, true)),
+                    // In place: the walk ahead in the epoch's order.
+                    pool.install(|| train(&data, &ahead, false)),
                 ] {
                     assert_eq!(bits(&copied.weights), bits(&in_place.weights));
                     assert_eq!(copied.mistakes_per_epoch, in_place.mistakes_per_epoch);
@@ -248,8 +250,10 @@ mod tests {
                     assert_eq!(losses(&copied), losses(&in_place));
                     assert!(copied.epochs() > 2, "{:?}", copied.mistakes_per_epoch);
                 }
-                let walked = pool.install(|| train(&data, &ahead, true)).loop_stats;
-                assert!(walked.ahead_kept + walked.ahead_summed > 0, "{walked:?}");
+                for copy in [true, false] {
+                    let walked = pool.install(|| train(&data, &ahead, copy)).loop_stats;
+                    assert!(walked.ahead_kept + walked.ahead_summed > 0, "{walked:?}");
+                }
             }
         }
     }

@@ -408,7 +408,6 @@ impl<F: Real> Loop<'_, F> {
     pub(super) fn may_walk_ahead(&self) -> bool {
         let loss_from_dots = F::PRECISION == crate::float::Precision::F64;
         self.data.features.is_sparse()
-            && self.order.is_none()
             && self.heads == 1
             && self.state.pocket.is_none()
             && self.class_weights.is_none()
@@ -490,6 +489,7 @@ impl<F: Real> Loop<'_, F> {
                     values: None,
                     bias_step: self.intercept_decay.unwrap_or(F::ONE),
                     margins: sums_loss.then_some(&mut margins),
+                    order: self.order,
                 },
             );
             let Some(walked) = walked else {
@@ -508,10 +508,10 @@ impl<F: Real> Loop<'_, F> {
                 .iter()
                 .enumerate()
             {
+                let y = data.labels[self.row_at(d.row)];
                 if sums_loss && let Some(early) = &mut self.state.early {
                     // Every decision counted is a mistake, whose margin the
                     // walk pushed, in order.
-                    let y = data.labels[d.row];
                     early.loss_in_epoch += reference::hinge_loss(y, margins[j].to_f64());
                 }
                 self.count_update(d.row, 0);

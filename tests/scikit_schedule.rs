@@ -716,6 +716,13 @@ fn an_intercept_decay_is_refused_where_it_cannot_be_made() {
         ..TrainParams::default()
     };
     assert!(refused(params).contains("without a bias"));
+    // A decay of 1 is the textbook update, said one way.
+    let one = TrainParams {
+        intercept_decay: Some(1.0),
+        bias: false,
+        ..TrainParams::default()
+    };
+    assert_eq!(one.check().unwrap().intercept_decay, None);
     // scikit-learn sums the decayed steps in float64 beside float32 weights.
     let data = load::<f32>("heart_scale.svm", false);
     let trainer = Trainer::new(
@@ -766,6 +773,23 @@ fn the_command_line_records_resumes_and_refuses_an_intercept_decay() {
             "--no-bias",
         ],
         "--no-bias trains without one",
+    );
+    // A model that separates its data has a margin, and no bound to show.
+    let out = cmd(dir.path())
+        .args([
+            "train",
+            &data_str("iris_setosa.svm"),
+            "--intercept-decay",
+            "0.01",
+        ])
+        .args(["--precision", "f64", "-o", "setosa.json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("margin      gamma = ")
+            && text.contains("bound       none: --intercept-decay D moves the bias by D·y"),
+        "{text}"
     );
     // Recorded in the model, adopted by a resumed run, refused if changed.
     let decayed = ["--intercept-decay", "0.01", "--precision", "f64"];

@@ -252,12 +252,15 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         A mistake moves the intercept by ``intercept_decay * y`` (times the
         update's class and sample weights), the weights by ``y * x`` as
         ever. "auto" is scikit-learn's choice: 0.01 on sparse input (its
-        ``SPARSE_INTERCEPT_DECAY``), else 1.0 (the textbook update). On
-        sparse float32 input "auto" is 1.0, and the model is not
-        scikit-learn's: it sums the intercept's 0.01 steps in float64
-        beside float32 weights, which float32 training here cannot; a
-        number other than 1.0 needs float64 and leaves ``mistake_bound_``
-        None. ``partial_fit`` follows it as ``fit`` does.
+        ``SPARSE_INTERCEPT_DECAY``), else 1.0 (the textbook update). When
+        sparse input trains in float32 (float32 input with
+        ``precision=None``, or ``precision="float32"``) "auto" is 1.0, and
+        the model is not scikit-learn's: it sums the intercept's 0.01 steps
+        in float64 beside float32 weights, which float32 training here
+        cannot; a number other than 1.0 needs float64 and leaves
+        ``mistake_bound_`` None. Without ``fit_intercept`` there is no
+        intercept to move, and it is ignored, as in scikit-learn.
+        ``partial_fit`` follows it as ``fit`` does.
     verbose : int, default=0
         Print one line per epoch.
 
@@ -377,7 +380,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"validation_fraction must be a float in the range (0.0, 1.0), not {fraction!r}"
             )
-        decay = self.intercept_decay
+        decay = getattr(self, "intercept_decay", "auto")  # pickled before it existed
         if not (isinstance(decay, str) and decay == "auto"):
             if not isinstance(decay, numbers.Real) or isinstance(decay, (bool, np.bool_)):
                 raise TypeError(f'intercept_decay must be "auto" or a number, not {decay!r}')
@@ -626,7 +629,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         float64 can reproduce it."""
         if not self.fit_intercept:
             return None
-        decay = self.intercept_decay
+        decay = getattr(self, "intercept_decay", "auto")
         if isinstance(decay, str):
             decay = _SPARSE_INTERCEPT_DECAY if sp.issparse(X) and precision == "f64" else 1.0
         return None if decay == 1.0 else float(decay)

@@ -109,7 +109,13 @@ impl Default for TrainParams {
 impl TrainParams {
     /// Checks every rule that does not depend on the data; the first one
     /// broken is the error.
-    pub fn check(self) -> Result<CheckedParams, ParamError> {
+    pub fn check(mut self) -> Result<CheckedParams, ParamError> {
+        // A decay of 1 is the textbook update: one way to say it, so that
+        // the walks that make only that update stay open, the bound is
+        // reported, and a model or checkpoint records nothing.
+        if self.intercept_decay == Some(1.0) {
+            self.intercept_decay = None;
+        }
         if self.max_epochs == 0 {
             return Err(ParamError::MaxEpochs(self.max_epochs));
         }

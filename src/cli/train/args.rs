@@ -89,9 +89,11 @@ pub struct TrainArgs {
 
     /// Reshuffle the rows before every epoch as scikit-learn's Perceptron
     /// does, --seed S being its random_state (default 0, as there). With
-    /// `--tol-on mean-loss` this is scikit-learn's `Perceptron(random_state=S)`
-    /// bit for bit (its defaults: --tol 1e-3 --n-iter-no-change 5
-    /// --max-epochs 1000); each one-vs-rest class then trains alone.
+    /// `--tol-on mean-loss --precision f64` this is scikit-learn's
+    /// `Perceptron(random_state=S)` bit for bit on dense rows (its defaults:
+    /// --tol 1e-3 --n-iter-no-change 5 --max-epochs 1000), and with
+    /// `--intercept-decay 0.01` on an SVMlight file, which it reads as
+    /// sparse; each one-vs-rest class then trains alone.
     #[arg(long, conflicts_with = "shuffle")]
     pub shuffle_every_epoch: bool,
 

@@ -81,9 +81,10 @@ pub struct ExtraArgs {
 
     /// Move the bias by D·y on a mistake, the weights by y·x as ever:
     /// scikit-learn's update on sparse input, where D is 0.01. So
-    /// `--shuffle-every-epoch --tol-on mean-loss --intercept-decay 0.01` on
-    /// an SVMlight file (which scikit-learn reads as sparse) is its
-    /// `Perceptron()` bit for bit. f64 only; no mistake bound is reported.
+    /// `--shuffle-every-epoch --tol-on mean-loss --intercept-decay 0.01
+    /// --precision f64` on an SVMlight file (which scikit-learn reads as
+    /// sparse) is its `Perceptron()` bit for bit. f64 only; no mistake
+    /// bound is reported; 1 is the textbook update.
     #[arg(long, value_name = "D", allow_negative_numbers = true)]
     pub intercept_decay: Option<f64>,
 }

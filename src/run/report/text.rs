@@ -359,6 +359,18 @@ fn theorem_lines(s: &mut String, r: &TrainReport, mixing: Option<&MixingBound>) 
             margin_line(s, g);
             bound_line(s, r, b);
         }
+        // A separating model without a bound: the command line's only
+        // such run moves the bias by a decayed step.
+        (Some(g), None, _) => {
+            margin_line(s, g);
+            line(
+                s,
+                "bound",
+                "none: --intercept-decay D moves the bias by D·y, so the run is the textbook \
+                 loop on rows [x, D], not on the x~ = [x, 1] whose radius and margin are shown"
+                    .into(),
+            );
+        }
         _ => line(
             s,
             "margin",

@@ -232,7 +232,12 @@ mod tests {
                     passes: crate::train::PassPolicy::Ahead,
                     ..params.clone()
                 };
-                let in_place = train(&data, &params, false);
+                // The reference: the textbook dot for every row, in place.
+                let textbook = TrainParams {
+                    passes: crate::train::PassPolicy::Reference,
+                    ..params.clone()
+                };
+                let in_place = train(&data, &textbook, false);
                 let bits = |w: &[f64]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 let losses = |f: &Fit<f64>| {
                     let e = f.early_stopping.as_ref().unwrap();

@@ -424,7 +424,7 @@ impl<F: Real> Loop<'_, F> {
 
     /// Walks rows up to `end` with the other cores summing the rows ahead,
     /// on the loop's own weights: the walk makes every decision the
-    /// reference's way, in row order, and applies each update once, with
+    /// reference's way, in the loop's order, and applies each update once, with
     /// the reference's arithmetic; the loop then counts the batch's updates
     /// in order. A row the walk cannot finish (a dot or an update that
     /// overflows, the weights left as they were) is decided again row by

@@ -437,6 +437,7 @@ fn identity_of(text: &str) -> RunDescription {
         scale: None,
         class_weight: None,
         early_stop: None,
+        intercept_decay: None,
     })
 }
 

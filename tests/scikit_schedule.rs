@@ -317,16 +317,20 @@ fn a_continued_run_reshuffles_as_the_run_in_one_go() {
     assert_eq!(rest.mistakes_per_epoch, whole.mistakes_per_epoch);
 }
 
+/// Runs the command with `args` in `dir` and checks that it is refused
+/// as bad usage (exit 2), saying `says`.
+fn refused_in(dir: &std::path::Path, args: &[&str], says: &str) {
+    let out = cmd(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(says), "{args:?}: {stderr}");
+}
+
 #[test]
 fn the_command_line_refuses_what_the_schedule_cannot_do() {
     let dir = tempfile::tempdir().unwrap();
     let data = data_str("breast_cancer.csv");
-    let refused = |args: &[&str], says: &str| {
-        let out = cmd(dir.path()).args(args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(says), "{args:?}: {stderr}");
-    };
+    let refused = |args: &[&str], says: &str| refused_in(dir.path(), args, says);
     refused(
         &[
             "train",
@@ -746,15 +750,7 @@ fn the_command_line_records_resumes_and_refuses_an_intercept_decay() {
     let dir = tempfile::tempdir().unwrap();
     let data = data_str("heart_scale.svm");
     let refused = |args: &[&str], says: &str| {
-        let out = cmd(dir.path())
-            .arg("train")
-            .arg(&data)
-            .args(args)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        refused_in(dir.path(), &[&["train", &data], args].concat(), says)
     };
     refused(
         &["--intercept-decay", "0.01"],

@@ -585,7 +585,6 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         if self.early_stopping:
             # scikit-learn's message (BaseSGD._more_validate_params).
             raise ValueError("early_stopping should be False with partial_fit")
-
         first = not hasattr(self, "classes_")
         if first:
             if classes is None:
@@ -624,15 +623,15 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         return self
 
     def _intercept_decay(self, X, precision):
-        """The intercept's step per unit (None: the textbook
-        update): scikit-learn's 0.01 on sparse input under "auto", where
-        float64 can reproduce it."""
+        """The intercept's step per unit (None without an intercept; 1.0
+        is the textbook update): scikit-learn's 0.01 on sparse input under
+        "auto", where float64 can reproduce it."""
         if not self.fit_intercept:
             return None
         decay = getattr(self, "intercept_decay", "auto")
         if isinstance(decay, str):
-            decay = _SPARSE_INTERCEPT_DECAY if sp.issparse(X) and precision == "f64" else 1.0
-        return None if decay == 1.0 else float(decay)
+            return _SPARSE_INTERCEPT_DECAY if sp.issparse(X) and precision == "f64" else 1.0
+        return float(decay)
 
     def _update_weights(self, X, y, classes, sample_weight):
         """scikit-learn's expanded class weights (one per class, None when

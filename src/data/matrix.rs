@@ -74,6 +74,16 @@ pub struct CsrMatrix<F> {
     pub values: Storage<F>,
 }
 
+/// How many positions ahead a walk in a shuffled order asks for a row
+/// (beyond the next one): in such an order each row is a fresh trip to
+/// memory, which the hardware's prefetcher cannot guess, so several are
+/// kept on their way while one is decided.
+pub const ROW_LEAD: usize = 3;
+/// How many positions ahead it asks where a sparse row lies (its row
+/// pointers, themselves a miss), so that the row's own request, made
+/// [`ROW_LEAD`] ahead, need not wait for them.
+pub const PLACE_LEAD: usize = 8;
+
 impl<F: Real> CsrMatrix<F> {
     /// [`Features::prefetch_row`] for sparse rows.
     #[inline(always)]
@@ -87,7 +97,7 @@ impl<F: Real> CsrMatrix<F> {
     }
 
     /// Starts loading where row `i` lies (its two row pointers): see
-    /// [`Features::prefetch_row_place`].
+    /// [`Features::prefetch_row_place`] and [`PLACE_LEAD`].
     #[inline]
     pub fn prefetch_row_place(&self, i: usize) {
         if let Some(p) = self.row_ptr.get(i..i + 2) {

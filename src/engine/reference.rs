@@ -201,6 +201,21 @@ pub fn apply_weighted_update<F: Real>(
     c: F,
     bias: bool,
 ) -> Result<(), Overflow> {
+    apply_stepped_update(w, row, y, c, bias.then_some(c))
+}
+
+/// w_k <- fl(w_k ± fl(c·x_k)) over the row, and the bias (last) by
+/// `bias_step` when there is one: the one weighted update behind
+/// [`apply_weighted_update`] (bias step c) and [`apply_decayed_update`]
+/// (bias step fl(c·decay)).
+#[inline]
+fn apply_stepped_update<F: Real>(
+    w: &mut [F],
+    row: Row<'_, F>,
+    y: i8,
+    c: F,
+    bias_step: Option<F>,
+) -> Result<(), Overflow> {
     if c == F::ZERO {
         // A row of weight 0 changes nothing (scikit-learn skips its update,
         // so a -0.0 weight stays -0.0).
@@ -224,9 +239,13 @@ pub fn apply_weighted_update<F: Real>(
             }
         }
     }
-    if bias {
+    if let Some(step) = bias_step {
         let last = w.len() - 1;
-        w[last] = if y > 0 { w[last] + c } else { w[last] - c };
+        w[last] = if y > 0 {
+            w[last] + step
+        } else {
+            w[last] - step
+        };
         finite &= w[last].is_finite();
     }
     if finite {
@@ -252,23 +271,8 @@ pub fn apply_decayed_update<F: Real>(
     c: F,
     decay: F,
 ) -> Result<(), Overflow> {
-    if c == F::ZERO {
-        // scikit-learn skips both adds when the update is 0.
-        return Ok(());
-    }
-    let last = w.len() - 1;
-    apply_weighted_update(&mut w[..last], row, y, c, false)?;
-    let step = c * decay;
-    w[last] = if y > 0 {
-        w[last] + step
-    } else {
-        w[last] - step
-    };
-    if w[last].is_finite() {
-        Ok(())
-    } else {
-        Err(Overflow { coordinate: last })
-    }
+    // With c = 0 scikit-learn skips both adds, as the weighted update does.
+    apply_stepped_update(w, row, y, c, Some(c * decay))
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 
 use super::helpers::Helpers;
 use crate::data::CsrMatrix;
+use crate::data::matrix::{PLACE_LEAD, ROW_LEAD};
 use crate::engine::reference;
 use crate::engine::{WalkDecision, WalkStop};
 use crate::float::Real;
@@ -54,10 +55,6 @@ const BATCH_UPDATES: usize = 1 << 12;
 /// meanwhile) before it sums the chunk's rows itself: a helper the system
 /// descheduled never holds the walk up for long.
 const PATIENCE: u32 = 1 << 12;
-/// In a shuffled order, how many positions ahead a row is asked for, and
-/// where a row lies (the loop's own walk asks as far ahead).
-const ROW_LEAD: usize = 3;
-const PLACE_LEAD: usize = 8;
 
 /// What one batch did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

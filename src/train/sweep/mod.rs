@@ -28,6 +28,7 @@ mod whole;
 
 use std::collections::VecDeque;
 
+use crate::data::matrix::{PLACE_LEAD, ROW_LEAD};
 use crate::data::{Dataset, Row};
 use crate::engine::certify::{self, Settled};
 use crate::engine::cpu::lookahead::Lookahead;
@@ -726,9 +727,3 @@ impl<'d, F: Real> Loop<'d, F> {
         drift.refresh();
     }
 }
-
-/// How many positions ahead a walk in a shuffled order asks for a row
-/// (see `Loop::prefetch_at`), beyond the next one.
-const ROW_LEAD: usize = 3;
-/// How many positions ahead it asks where a sparse row lies.
-const PLACE_LEAD: usize = 8;

@@ -171,7 +171,8 @@ pub trait MarginEngine<F: Real> {
     /// Whether the engine's walk on these rows is the host's walk ahead
     /// ([`crate::engine::cpu::lookahead`]) on a copy of the weights, which the loop
     /// replays: the loop's own walk ahead does the same work without the
-    /// copy and the replay, so the chooser does not try this one.
+    /// copy and the replay, and far more cheaply than the engine's passes
+    /// over windows on the same cores, so the chooser tries neither.
     fn walks_like_the_host_ahead(&self) -> bool {
         false
     }

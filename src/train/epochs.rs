@@ -11,6 +11,7 @@ use crate::float::Real;
 use crate::train::fit::Fit;
 use crate::train::params::{CheckedParams, PassPolicy, TrainParams};
 use crate::train::state::{Observer, Outcome, State};
+use crate::train::sweep::chooser::ChooserMemory;
 
 /// Checked parameters and the engine to run them on.
 #[derive(Clone, Debug)]
@@ -69,7 +70,8 @@ impl EpochRunner {
         observer: &mut dyn Observer<F>,
     ) -> Result<Fit<F>> {
         let t0 = std::time::Instant::now();
-        let (out, note, started) = self.run_epochs(data, None, validation, start, observer)?;
+        let (out, note, started) =
+            self.run_epochs(data, None, validation, start, None, observer)?;
         let seconds = t0.elapsed().as_secs_f64() - started;
         let mut fitted = Fit::of_run(
             out,
@@ -84,8 +86,10 @@ impl EpochRunner {
     }
 
     /// One run of the loop over `data` in its order, or in `order` when
-    /// given (see [`Stepper::visit_in`]), without the theorem's figures (a
-    /// caller running epoch by epoch makes them once, at the end): the
+    /// given (see [`Stepper::visit_in`]), its chooser starting from
+    /// `memory` when given, without the theorem's figures (a caller
+    /// running epoch by epoch makes them once, at the end, and carries the
+    /// outcome's [`Outcome::chooser`] into the next run): the
     /// loop's outcome, why `auto` chose its engine, and the seconds the
     /// engine took to start (a device, its pipelines, the data's upload),
     /// which are not the loop's.
@@ -97,6 +101,7 @@ impl EpochRunner {
         order: Option<&'d [usize]>,
         validation: Option<&Dataset<F>>,
         start: State<F>,
+        memory: Option<ChooserMemory>,
         observer: &mut dyn Observer<F>,
     ) -> Result<(Outcome<F>, Option<String>, f64)> {
         let t0 = std::time::Instant::now();
@@ -116,6 +121,7 @@ impl EpochRunner {
             validation,
             &self.params,
             start,
+            memory,
             chosen.engine,
             &mut fallback,
             observer,

@@ -120,8 +120,9 @@ pub fn fit<'a, F: Real>(
     observer: &mut dyn Observer<F>,
 ) -> Result<Fit<F>> {
     let t0 = Instant::now();
-    let out =
-        super::sweep::epoch::run(data, None, None, params, state, engine, fallback, observer)?;
+    let out = super::sweep::epoch::run(
+        data, None, None, params, state, None, engine, fallback, observer,
+    )?;
     let seconds = t0.elapsed().as_secs_f64();
     Ok(Fit::of_run(out, params, data, None, seconds))
 }

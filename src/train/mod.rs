@@ -33,7 +33,7 @@ pub use fit::{Fit, PocketReport, fit, fit_reference};
 pub use params::{CheckedParams, PassPolicy, TrainParams};
 pub use placement::{AllRowsHere, OtherRows, Placement, Positions};
 pub use state::{Fallback, LoopStats, Observer, Outcome, Silent, State, Stop};
-pub use sweep::chooser::{EpochModes, ModeTime};
+pub use sweep::chooser::{ChooserMemory, EpochModes, ModeTime};
 pub use sweep::epoch::{Epoch, Swept, drive};
 pub use sweep::stepper::{Advanced, Stepper};
 pub use theory::Theory;

@@ -168,6 +168,9 @@ pub struct Outcome<F> {
     pub epoch_modes: Vec<crate::train::EpochModes>,
     /// The class weights the updates used, if any.
     pub class_weights: Option<crate::train::class_weight::Resolved<F>>,
+    /// What the chooser measured, for a next run over the same rows (see
+    /// [`crate::train::Stepper::recall`]).
+    pub chooser: crate::train::ChooserMemory,
 }
 
 /// Supplies a replacement engine after a device failure.

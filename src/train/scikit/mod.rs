@@ -332,6 +332,9 @@ fn fit_alone<F: Real>(
     }
     let mut past = Past::default();
     let mut engine_started = 0.0;
+    // What the chooser measured goes on from epoch to epoch, as it would
+    // in one run.
+    let mut memory = None;
     let mut rows = EpochRows::new(
         data,
         skipped,
@@ -355,8 +358,9 @@ fn fit_alone<F: Real>(
             shuffle_every_epoch: None,
             ..(**params).clone()
         };
-        let (mut out, note, started) =
-            rows.run_epoch(trainer, one_more, &visited, validation, state, observer)?;
+        let (mut out, note, started) = rows.run_epoch(
+            trainer, one_more, &visited, validation, state, memory, observer,
+        )?;
         engine_started += started;
         past.add(&mut out);
         if out.stop != Stop::MaxEpochs || out.state.mistakes_per_epoch.len() >= max {
@@ -371,6 +375,7 @@ fn fit_alone<F: Real>(
             return Ok(fit);
         }
         state = out.state;
+        memory = Some(out.chooser);
     }
 }
 

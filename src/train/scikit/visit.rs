@@ -20,6 +20,7 @@ use crate::float::Real;
 use crate::train::epochs::EpochRunner;
 use crate::train::params::TrainParams;
 use crate::train::state::{Observer, Outcome, State};
+use crate::train::sweep::chooser::ChooserMemory;
 
 /// Sparse data this large ([`copy_pays`]) is copied in each epoch's order.
 const COPY_FROM_BYTES: usize = 64 << 20;
@@ -113,7 +114,8 @@ impl<'d, F: Real> EpochRows<'d, F> {
     }
 
     /// One epoch (`params` with `max_epochs` the epochs done plus one) over
-    /// the data rows `visited`, in that order, from `state`.
+    /// the data rows `visited`, in that order, from `state`, the chooser
+    /// starting from what the epoch before measured (`memory`).
     pub(super) fn run_epoch(
         &mut self,
         trainer: &EpochRunner,
@@ -121,6 +123,7 @@ impl<'d, F: Real> EpochRows<'d, F> {
         visited: &[usize],
         validation: Option<&Dataset<F>>,
         state: State<F>,
+        memory: Option<ChooserMemory>,
         observer: &mut dyn Observer<F>,
     ) -> Result<(Outcome<F>, Option<String>, f64)> {
         match self {
@@ -137,7 +140,7 @@ impl<'d, F: Real> EpochRows<'d, F> {
                     sample_weight: weights.clone(),
                     ..params
                 })?;
-                one_more.run_epochs(trained, Some(&order), validation, state, observer)
+                one_more.run_epochs(trained, Some(&order), validation, state, memory, observer)
             }
             EpochRows::Copied { data, last } => {
                 let shuffled = data.permuted_into(visited, last.take());
@@ -148,7 +151,7 @@ impl<'d, F: Real> EpochRows<'d, F> {
                         .map(|w| visited.iter().map(|&i| w[i]).collect()),
                     ..params
                 })?;
-                let out = one_more.run_epochs(&shuffled, None, validation, state, observer);
+                let out = one_more.run_epochs(&shuffled, None, validation, state, memory, observer);
                 *last = Some(shuffled);
                 out
             }

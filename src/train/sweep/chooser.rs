@@ -70,6 +70,7 @@ const FIRST_TRIALS: [Mode; MODES] = [Mode::Engine, Mode::Host, Mode::Ahead, Mode
 /// fewer mistakes than the one before, the modes' relative costs change
 /// (a device's walk, or the walk ahead, gains the most), so those modes'
 /// figures are dropped and the current stretch ends soon, for fresh trials.
+#[derive(Clone, Debug)]
 pub(super) struct Chooser {
     /// Seconds per row, as last measured over at least [`MEASURE_ROWS`]
     /// rows: the latest figure, not an average, since a mode's cost changes
@@ -137,7 +138,38 @@ pub(super) const WARM_ROWS: usize = 256;
 /// the modes were last measured in starts fresh trials.
 pub(super) const MISTAKES_FELL: u64 = 2;
 
+/// What a run's chooser measured of the modes, carried into the next run
+/// over the same rows ([`crate::train::Stepper::recall`]). scikit-learn's
+/// schedule runs each epoch as a run of its own, in a new order: without
+/// this, every epoch priced every mode afresh, trials and all, and a short
+/// trial of the walk ahead (its helpers barely started) could lose a whole
+/// epoch to the textbook loop.
+#[derive(Clone, Debug)]
+pub struct ChooserMemory(Chooser);
+
 impl Chooser {
+    /// What this chooser measured, for the next run.
+    pub(super) fn remember(&self) -> ChooserMemory {
+        ChooserMemory(self.clone())
+    }
+
+    /// The chooser a new run over the same rows starts with: what `memory`
+    /// measured, and the mode it walked, go on. Each mode's first piece
+    /// is again unmeasured, since the new run has a new engine and new
+    /// helpers whose one-time costs say nothing of their cost per row; the
+    /// new run's `forced` mode stands.
+    pub(super) fn recall(&mut self, memory: ChooserMemory) {
+        if (memory.0.measure, memory.0.max) != (self.measure, self.max) {
+            // Rows of another number: what was measured does not carry.
+            return;
+        }
+        let forced = self.forced;
+        *self = memory.0;
+        self.forced = forced;
+        self.warmed = [false; MODES];
+        self.epoch = EpochModes::default();
+    }
+
     pub(super) fn new(rows: usize) -> Self {
         // Small data measures on fewer rows: a trial is then a small share
         // of an epoch (a Fashion-MNIST pair's epoch is 14,000 rows).
@@ -561,6 +593,37 @@ mod tests {
         let expected = (TRIAL_SHARE * lost / host) as usize;
         assert_eq!(stretch, expected);
         assert!(stretch < 1_000_000, "{stretch}");
+    }
+
+    /// A chooser walking the host's stretches, every mode measured and the
+    /// host the cheapest.
+    fn host_winning(rows: usize) -> Chooser {
+        let mut modes = Chooser::new(rows);
+        modes.cost = [Some(1e-7), Some(2e-7), Some(4e-7), Some(3e-7)];
+        modes.warmed = [true; MODES];
+        modes.available = [true; MODES];
+        modes.left = modes.max;
+        modes
+    }
+
+    #[test]
+    fn a_recalled_chooser_goes_on_where_the_last_run_stopped() {
+        let mut before = host_winning(200_000);
+        before.losses[Mode::Engine as usize] = 3;
+        before.forced = Some(Mode::Ahead);
+        let mut after = Chooser::new(200_000);
+        after.recall(before.remember());
+        // What was measured and learned goes on; the forced mode, and the
+        // warm-up of a new run's engine and helpers, are the new run's.
+        assert_eq!(after.cost, before.cost);
+        assert_eq!(after.losses, before.losses);
+        assert_eq!((after.current, after.left), (before.current, before.left));
+        assert_eq!(after.forced, None);
+        assert_eq!(after.warmed, [false; MODES]);
+        // Another number of rows: nothing carries.
+        let mut other = Chooser::new(100_000);
+        other.recall(before.remember());
+        assert_eq!(other.cost, [None; MODES]);
     }
 
     #[test]

@@ -35,6 +35,7 @@ use crate::train::params::CheckedParams;
 use crate::train::placement::{AllRowsHere, Placement};
 use crate::train::state::{Fallback, Observer, Outcome, State, Stop};
 use crate::train::sweep::Loop;
+use crate::train::sweep::chooser::ChooserMemory;
 use crate::train::sweep::stepper::{Advanced, Stepper};
 use crate::train::variant as variants;
 
@@ -106,7 +107,9 @@ pub fn drive<F: Real, E>(
 /// Runs epochs from `state` until convergence, `max_epochs`, the
 /// early-stopping rule (judged on `validation` when it has a validation
 /// part), or a stop request; each epoch visits the rows in `order` when
-/// given (see [`Stepper::visit_in`]), else in `data`'s order.
+/// given (see [`Stepper::visit_in`]), else in `data`'s order. The chooser
+/// starts from `memory`, what an earlier run over the same rows measured
+/// (see [`Stepper::recall`]), when given.
 #[allow(clippy::too_many_arguments)]
 pub fn run<'d, 'a, F: Real>(
     data: &'d Dataset<F>,
@@ -114,6 +117,7 @@ pub fn run<'d, 'a, F: Real>(
     validation: Option<&Dataset<F>>,
     params: &CheckedParams,
     state: State<F>,
+    memory: Option<ChooserMemory>,
     engine: Box<dyn MarginEngine<F> + 'a>,
     fallback: Fallback<'_, 'a, F>,
     observer: &mut dyn Observer<F>,
@@ -157,6 +161,9 @@ pub fn run<'d, 'a, F: Real>(
     )?;
     if let Some(order) = order {
         stepper.visit_in(order)?;
+    }
+    if let Some(memory) = memory {
+        stepper.recall(memory);
     }
     stepper.start(&mut AllRowsHere, observer)?;
     if early.is_some() {

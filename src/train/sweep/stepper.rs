@@ -404,7 +404,15 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             engine_stats: self.engine_stats,
             epoch_seconds,
             epoch_modes: std::mem::take(&mut self.lp.epoch_modes),
+            chooser: self.lp.chooser.remember(),
         }
+    }
+
+    /// Starts the chooser from what an earlier run over the same rows
+    /// measured (its [`Outcome::chooser`]), instead of pricing every mode
+    /// afresh: for callers that run epoch by epoch.
+    pub fn recall(&mut self, memory: crate::train::ChooserMemory) {
+        self.lp.chooser.recall(memory);
     }
 
     /// Drops what is ahead of the current row: a walk in flight and passes

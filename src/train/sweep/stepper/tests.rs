@@ -305,6 +305,7 @@ fn check_orders<F: Real>() {
             None,
             &p,
             initial(&d, &p),
+            None,
             engine,
             &mut fb,
             &mut Silent,

@@ -346,21 +346,14 @@ fn fit_alone<F: Real>(
     // of computing them again.
     data.facts(params.bias);
     loop {
-        let done = state.mistakes_per_epoch.len();
         reshuffle(&mut order, seed);
         // scikit-learn reshuffles every row and skips the held-out ones.
         let visited: Cow<[usize]> = match skipped {
             [] => Cow::Borrowed(&order[..]),
             _ => Cow::Owned(order.iter().copied().filter(|&i| !skipped[i]).collect()),
         };
-        let one_more = TrainParams {
-            max_epochs: done + 1,
-            shuffle_every_epoch: None,
-            ..(**params).clone()
-        };
-        let (mut out, note, started) = rows.run_epoch(
-            trainer, one_more, &visited, validation, state, memory, observer,
-        )?;
+        let (mut out, note, started) =
+            rows.run_epoch(trainer, &visited, validation, state, memory, observer)?;
         engine_started += started;
         past.add(&mut out);
         if out.stop != Stop::MaxEpochs || out.state.mistakes_per_epoch.len() >= max {

@@ -113,19 +113,24 @@ impl<'d, F: Real> EpochRows<'d, F> {
         }
     }
 
-    /// One epoch (`params` with `max_epochs` the epochs done plus one) over
-    /// the data rows `visited`, in that order, from `state`, the chooser
-    /// starting from what the epoch before measured (`memory`).
+    /// One epoch (the `trainer`'s parameters with `max_epochs` the epochs
+    /// done plus one) over the data rows `visited`, in that order, from
+    /// `state`, the chooser starting from what the epoch before measured
+    /// (`memory`).
     pub(super) fn run_epoch(
         &mut self,
         trainer: &EpochRunner,
-        params: TrainParams,
         visited: &[usize],
         validation: Option<&Dataset<F>>,
         state: State<F>,
         memory: Option<ChooserMemory>,
         observer: &mut dyn Observer<F>,
     ) -> Result<(Outcome<F>, Option<String>, f64)> {
+        let params = TrainParams {
+            max_epochs: state.mistakes_per_epoch.len() + 1,
+            shuffle_every_epoch: None,
+            ..(**trainer.params()).clone()
+        };
         match self {
             EpochRows::InPlace {
                 trained,

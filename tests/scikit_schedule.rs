@@ -756,6 +756,15 @@ fn the_command_line_records_resumes_and_refuses_an_intercept_decay() {
         &["--intercept-decay", "0.01"],
         "--intercept-decay needs --precision f64",
     );
+    // Refused before the data is read (a file that is not there would be
+    // the error otherwise), by `train` and by `cv`.
+    for command in ["train", "cv"] {
+        refused_in(
+            dir.path(),
+            &[command, "no-such-file.svm", "--intercept-decay", "0.01"],
+            "--intercept-decay needs --precision f64",
+        );
+    }
     refused(
         &["--intercept-decay", "0", "--precision", "f64"],
         "--intercept-decay must be a finite number > 0, got 0",

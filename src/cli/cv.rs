@@ -103,6 +103,7 @@ pub fn run(args: &CvArgs) -> Result<i32> {
 
 fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
     let params = args.params().check()?;
+    params.check_precision(F::PRECISION)?;
     let opts = args.data_args.load_options(args.training.positive.clone());
     let raw = data::load_raw::<F>(&args.data, &opts)?;
     let data = if args.multiclass.scheme.is_some() {

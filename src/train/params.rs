@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::{Dataset, ScaleKind, Scaling};
 use crate::error::ParamError;
-use crate::float::Real;
+use crate::float::{Precision, Real};
 use crate::train::class_weight::ClassWeights;
 use crate::train::early_stop::EarlyStop;
 use crate::train::scikit::order::EveryEpoch;
@@ -189,6 +189,19 @@ impl TrainParams {
 pub struct CheckedParams(TrainParams);
 
 impl CheckedParams {
+    /// The rules that depend on the weights' precision, which [`TrainParams::check`]
+    /// does not know. The loop checks them; a front end that knows the
+    /// precision before it reads the data checks them first, so that a run
+    /// that cannot go is refused before a long read.
+    pub fn check_precision(&self, precision: Precision) -> Result<(), ParamError> {
+        if self.intercept_decay.is_some() && precision != Precision::F64 {
+            // scikit-learn sums the decayed steps in float64 beside
+            // float32 weights; this package's f32 bias cannot.
+            return Err(ParamError::InterceptDecayPrecision);
+        }
+        Ok(())
+    }
+
     /// The perceptrons trained together on data with `classes` classes:
     /// one per class for one-vs-rest, else 1.
     pub fn heads(&self, classes: usize) -> usize {

@@ -147,6 +147,7 @@ fn run_in<F: Real>(
         return distributed::run::<F>(args, resume, mode);
     }
     let params = args.params().check()?;
+    params.check_precision(F::PRECISION)?;
     let output = check_destinations(args)?;
     let (data, csv, libsvm) = load::<F>(args)?;
     let reading_seconds = started.elapsed().as_secs_f64();

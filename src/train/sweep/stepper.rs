@@ -120,12 +120,8 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             }
             lp.row_weights = Some(w.iter().map(|&v| F::from_f64(v)).collect());
         }
+        params.check_precision(F::PRECISION)?;
         if let Some(d) = params.intercept_decay {
-            if F::PRECISION != crate::float::Precision::F64 {
-                return Err(Error::Param(
-                    crate::error::ParamError::InterceptDecayPrecision,
-                ));
-            }
             lp.intercept_decay = Some(F::from_f64(d));
         }
         if params.variant == Variant::Averaged && lp.state.average.is_none() {

@@ -141,9 +141,9 @@ pub(super) const MISTAKES_FELL: u64 = 2;
 /// What a run's chooser measured of the modes, carried into the next run
 /// over the same rows ([`crate::train::Stepper::recall`]). scikit-learn's
 /// schedule runs each epoch as a run of its own, in a new order: without
-/// this, every epoch priced every mode afresh, trials and all, and a short
-/// trial of the walk ahead (its helpers barely started) could lose a whole
-/// epoch to the textbook loop.
+/// this, every epoch priced every mode afresh, trials and all, and a
+/// trial lost at an epoch's start could hand the whole epoch to another
+/// mode.
 #[derive(Clone, Debug)]
 pub struct ChooserMemory(Chooser);
 

@@ -148,9 +148,9 @@ pub(super) const MISTAKES_FELL: u64 = 2;
 pub struct ChooserMemory(Chooser);
 
 impl Chooser {
-    /// What this chooser measured, for the next run.
-    pub(super) fn remember(&self) -> ChooserMemory {
-        ChooserMemory(self.clone())
+    /// What this chooser measured, for the next run (the run is over).
+    pub(super) fn into_memory(self) -> ChooserMemory {
+        ChooserMemory(self)
     }
 
     /// The chooser a new run over the same rows starts with: what `memory`
@@ -612,7 +612,7 @@ mod tests {
         before.losses[Mode::Engine as usize] = 3;
         before.forced = Some(Mode::Ahead);
         let mut after = Chooser::new(200_000);
-        after.recall(before.remember());
+        after.recall(before.clone().into_memory());
         // What was measured and learned goes on; the forced mode, and the
         // warm-up of a new run's engine and helpers, are the new run's.
         assert_eq!(after.cost, before.cost);
@@ -622,7 +622,7 @@ mod tests {
         assert_eq!(after.warmed, [false; MODES]);
         // Another number of rows: nothing carries.
         let mut other = Chooser::new(100_000);
-        other.recall(before.remember());
+        other.recall(before.clone().into_memory());
         assert_eq!(other.cost, [None; MODES]);
     }
 

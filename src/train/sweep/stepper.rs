@@ -400,7 +400,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
             engine_stats: self.engine_stats,
             epoch_seconds,
             epoch_modes: std::mem::take(&mut self.lp.epoch_modes),
-            chooser: self.lp.chooser.remember(),
+            chooser: self.lp.chooser.into_memory(),
         }
     }
 

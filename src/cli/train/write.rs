@@ -122,24 +122,37 @@ impl<F: Real> Writing<'_, F> {
     fn interrupted(&mut self, while_writing: bool) -> Result<Written<F>> {
         self.run.take_fingerprint();
         checkpoint::save(&self.checkpoint, &self.run.description, &self.fit.state)?;
-        let message = interrupted_message(
-            self.fit.state.epoch,
-            self.fit.state.position,
+        say_interrupted(
+            (self.fit.state.epoch, self.fit.state.position),
             &self.checkpoint,
             self.args.resume.as_deref(),
-        );
-        eprintln!(
-            "perceptron: {}",
-            stopped_message(message, while_writing, self.output)
+            while_writing,
+            self.output,
         );
         Ok(Written::Stopped(exit::INTERRUPTED))
     }
 }
 
+/// Tells the user that the run stopped at (epoch, row) `at`, its state
+/// saved in `saved`, and how to continue (see [`stopped_message`]).
+pub(super) fn say_interrupted(
+    at: (usize, usize),
+    saved: &Path,
+    resumed_from: Option<&Path>,
+    while_writing: bool,
+    output: &Path,
+) {
+    let message = interrupted_message(at.0, at.1, saved, resumed_from);
+    eprintln!(
+        "perceptron: {}",
+        stopped_message(message, while_writing, output)
+    );
+}
+
 /// What a stopped run says: `message` (where the state is saved), and,
 /// when training had ended (`while_writing`), that the model at `output`
 /// was left as it was.
-pub(super) fn stopped_message(message: String, while_writing: bool, output: &Path) -> String {
+fn stopped_message(message: String, while_writing: bool, output: &Path) -> String {
     if while_writing && crate::output::is_stdout(output) {
         format!("{message} (training had ended; the model was not written)")
     } else if while_writing {

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::super::args::TrainArgs;
-use super::super::{interrupted_message, test_hooks};
+use super::super::test_hooks;
 use crate::data::{CsvInfo, LibsvmInfo};
 use crate::distributed::Transport;
 use crate::distributed::agree::{Agreed, DescribeFailure, agree};
@@ -104,15 +104,12 @@ impl<F: Real> Writing<'_, F> {
         };
         agree(t, saved, self.describe)?;
         if t.rank() == 0 {
-            let message = interrupted_message(
-                self.fit.state.epoch,
-                self.fit.state.position,
+            super::super::write::say_interrupted(
+                (self.fit.state.epoch, self.fit.state.position),
                 &self.checkpoint,
                 self.args.resume.as_deref(),
-            );
-            eprintln!(
-                "perceptron: {}",
-                super::super::write::stopped_message(message, while_writing, self.output)
+                while_writing,
+                self.output,
             );
         }
         Ok(Written::Stopped(exit::INTERRUPTED))

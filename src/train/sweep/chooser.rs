@@ -73,10 +73,15 @@ const FIRST_TRIALS: [Mode; MODES] = [Mode::Engine, Mode::Host, Mode::Ahead, Mode
 /// stretch ends soon, for fresh trials (see [`Chooser::epoch_ended`]).
 #[derive(Clone, Debug)]
 pub(super) struct Chooser {
-    /// Seconds per row, as last measured over at least [`MEASURE_ROWS`]
-    /// rows: the latest figure, not an average, since a mode's cost changes
-    /// with the mistake rate and older figures describe other rows.
+    /// Seconds per row, as measured over at least [`MEASURE_ROWS`] rows:
+    /// the lower of the last two figures, not an average, since a mode's
+    /// cost changes with the mistake rate and older figures describe other
+    /// rows; and not the latest alone, since on a shared machine one
+    /// measurement of a few hundred rows can take a descheduling's worth of
+    /// extra time (interference only ever adds time).
     cost: [Option<f64>; MODES],
+    /// Each mode's latest figure, which the next is taken with.
+    latest: [Option<f64>; MODES],
     /// Mistakes per row in the rows each mode's cost was measured on.
     density: [Option<f64>; MODES],
     /// Time, rows and mistakes walked but not yet measured (a stretch that
@@ -91,13 +96,19 @@ pub(super) struct Chooser {
     /// While the current stretch is a trial: the mode it is measured against
     /// and the stretch length that mode resumes with if the trial loses.
     resume: Option<(Mode, usize)>,
-    /// What the current trial has taken so far.
+    /// What the current trial has taken so far, and its unmeasured
+    /// warm-up piece.
     trial_spent: Spent,
+    trial_warm: Spent,
     /// Whether each mode has walked its first, unmeasured piece, and
     /// whether it walks one after each switch to it (see
     /// [`Chooser::switch`]).
     warmed: [bool; MODES],
     rewarms: [bool; MODES],
+    /// Whether each mode has walked a warm-up piece in this run: its first
+    /// pays one-time costs (a device's pipelines), the later ones (after a
+    /// switch) what every trial of it pays again.
+    warmed_once: [bool; MODES],
     /// Whether each mode can walk these rows at all (the walk ahead needs
     /// sparse rows and cores to help).
     available: [bool; MODES],
@@ -189,6 +200,7 @@ impl Chooser {
         *self = memory.0;
         self.forced = forced;
         self.warmed = [false; MODES];
+        self.warmed_once = [false; MODES];
         self.epoch = EpochModes::default();
     }
 
@@ -198,6 +210,7 @@ impl Chooser {
         let measure = (rows / 32).clamp(MIN_MEASURE_ROWS, MEASURE_ROWS);
         Chooser {
             cost: [None; MODES],
+            latest: [None; MODES],
             density: [None; MODES],
             pending: [Spent::default(); MODES],
             // The host first: measuring it costs no setup, and the engine's
@@ -209,8 +222,10 @@ impl Chooser {
             measure,
             resume: None,
             trial_spent: Spent::default(),
+            trial_warm: Spent::default(),
             warmed: [false; MODES],
             rewarms: [false, false, true, true],
+            warmed_once: [false; MODES],
             available: [true, true, true, false],
             next_trial: Mode::Engine as usize,
             losses: [0; MODES],
@@ -303,9 +318,7 @@ impl Chooser {
             return;
         }
         for m in stale {
-            self.cost[m as usize] = None;
-            self.density[m as usize] = None;
-            self.pending[m as usize] = Spent::default();
+            self.forget(m as usize);
             self.losses[m as usize] = 0;
         }
         if self.resume.is_none() {
@@ -326,8 +339,14 @@ impl Chooser {
             // The warm-up piece: its rows are walked, its time is not
             // counted, and its stretch goes on as if it had not begun. (A
             // piece that walked no row counts as usual, so a trial of an
-            // engine that keeps stalling still runs out of budget.)
+            // engine that keeps stalling still runs out of budget.) A
+            // trial's warm-up after the first is part of what the trial
+            // costs, and spaces the next one (see `trial_ended`).
+            if self.warmed_once[m] && self.resume.is_some() && mode == self.current {
+                self.trial_warm.add(seconds, rows, mistakes);
+            }
             self.warmed[m] = true;
+            self.warmed_once[m] = true;
             return;
         }
         self.pending[m].add(seconds, rows, mistakes);
@@ -342,7 +361,9 @@ impl Chooser {
         if self.resume.is_some() {
             self.trial_spent.add(seconds, rows, mistakes);
             if self.left > 0 && self.trial_budget() == Some(0.0) {
-                // Over budget: what the trial took so far is its cost.
+                // Over budget: what the trial took so far is its cost,
+                // whatever it cost before.
+                self.latest[m] = None;
                 self.set_cost(m, self.trial_spent);
                 self.pending[m] = Spent::default();
                 self.left = 0;
@@ -357,8 +378,18 @@ impl Chooser {
     /// Mode `m`'s cost per row, from what it `spent`.
     fn set_cost(&mut self, m: usize, spent: Spent) {
         let (cost, density) = spent.per_row();
-        self.cost[m] = Some(cost);
+        self.cost[m] = Some(self.latest[m].map_or(cost, |l| l.min(cost)));
+        self.latest[m] = Some(cost);
         self.density[m] = Some(density);
+    }
+
+    /// Drops what was measured of mode `m`: it describes other rows, or
+    /// another engine.
+    fn forget(&mut self, m: usize) {
+        self.cost[m] = None;
+        self.latest[m] = None;
+        self.density[m] = None;
+        self.pending[m] = Spent::default();
     }
 
     /// The current stretch, of `mode`, is over: `mode` walks on or another
@@ -366,6 +397,7 @@ impl Chooser {
     fn stretch_ended(&mut self, mode: Mode) {
         let m = mode as usize;
         let spent = std::mem::take(&mut self.trial_spent);
+        let warm = std::mem::take(&mut self.trial_warm);
         let trial = self.resume.take();
         let cheapest_other = ALL
             .into_iter()
@@ -373,7 +405,9 @@ impl Chooser {
             .filter_map(|o| Some((o, self.cost[o as usize]?)))
             .min_by(|a, b| a.1.total_cmp(&b.1));
         match (trial, self.cost[m]) {
-            (Some((winner, resume)), Some(c)) => self.trial_ended(mode, c, (winner, resume), spent),
+            (Some((winner, resume)), Some(c)) => {
+                self.trial_ended(mode, c, (winner, resume), (spent, warm))
+            }
             (_, Some(c)) if cheapest_other.is_none_or(|(_, o)| c <= o) => self.after_win(mode),
             (_, Some(_)) => {
                 // Lost to a mode measured cheaper: that one, from short.
@@ -388,10 +422,16 @@ impl Chooser {
     }
 
     /// A trial of `mode` ended, measured at `c` per row after taking
-    /// `spent` (seconds, rows): it lost to the `winner` it was measured
-    /// against (who resumes, with `resume` rows at least) or won (and walks
-    /// on).
-    fn trial_ended(&mut self, mode: Mode, c: f64, (winner, resume): (Mode, usize), spent: Spent) {
+    /// `spent` and its warm-up piece `warm`: it lost to the `winner` it was
+    /// measured against (who resumes, with `resume` rows at least) or won
+    /// (and walks on).
+    fn trial_ended(
+        &mut self,
+        mode: Mode,
+        c: f64,
+        (winner, resume): (Mode, usize),
+        (spent, warm): (Spent, Spent),
+    ) {
         let m = mode as usize;
         let w = self.cost[winner as usize];
         if w.is_some_and(|w| c > w) {
@@ -401,9 +441,12 @@ impl Chooser {
             // for its rows: at most its budget, however dear its few
             // rows made its cost per row look (a device's first
             // batches early in training settle a handful of rows
-            // each).
+            // each), plus what its warm-up took beyond the winner's time
+            // (on an epoch of a few milliseconds, waking the engine's
+            // threads is most of a trial's cost).
             let o = w.unwrap_or(c);
-            let lost = (spent.seconds - o * spent.rows as f64).max(0.0);
+            let rows = (spent.rows + warm.rows) as f64;
+            let lost = (spent.seconds + warm.seconds - o * rows).max(0.0);
             // A mode that keeps losing is tried ever more rarely.
             self.losses[m] = (self.losses[m] + 1).min(16);
             let backoff = f64::from(1u32 << (self.losses[m] - 1));
@@ -456,10 +499,9 @@ impl Chooser {
     /// measured of the old one says nothing of the new, which warms up anew.
     pub(super) fn engine_replaced(&mut self) {
         let e = Mode::Engine as usize;
-        self.cost[e] = None;
-        self.density[e] = None;
-        self.pending[e] = Spent::default();
+        self.forget(e);
         self.warmed[e] = false;
+        self.warmed_once[e] = false;
     }
 
     /// The first mode in [`FIRST_TRIALS`] other than `mode` with no cost
@@ -939,6 +981,30 @@ mod tests {
                 "lost by {lost_by}: dropped at {dropped_at}"
             );
         }
+    }
+
+    #[test]
+    fn one_slow_measurement_does_not_hand_the_rows_to_a_dearer_mode() {
+        // The host walks a row in 60 ns, every other mode in 200; once, in
+        // epoch 8, the host's last piece before a stretch ends takes 300 us
+        // more (the system ran something else): 360 ns a row, as measured.
+        let epoch = 14_000;
+        let mut modes = Chooser::new(epoch);
+        let (mut at, mut t, mut spiked) = (0, 0.0, false);
+        while at < 20 * epoch {
+            let (mode, stretch) = modes.next();
+            let n = stretch.min(1000);
+            let mut s = n as f64 * if mode == Mode::Host { 60e-9 } else { 200e-9 };
+            if mode == Mode::Host && at >= 8 * epoch && stretch <= 1000 && !spiked {
+                spiked = true;
+                s += 300e-6;
+            }
+            modes.measured(mode, s, n, 0);
+            (at, t) = (at + n, t + s);
+        }
+        assert!(spiked);
+        let best = 20.0 * epoch as f64 * 60e-9 + 300e-6;
+        assert!(t <= 1.1 * best, "{:.3}x the host's time", t / best);
     }
 
     #[test]

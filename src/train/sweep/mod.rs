@@ -265,7 +265,8 @@ impl<'d, F: Real> Loop<'d, F> {
         self.state.position = 0;
         self.state.mistakes_in_epoch = 0;
         self.epoch_modes.push(self.chooser.take_epoch());
-        self.chooser.epoch_ended(m, self.rows);
+        let before = self.state.mistakes_per_epoch.iter().rev().nth(1).copied();
+        self.chooser.epoch_ended(m, before);
         m
     }
 

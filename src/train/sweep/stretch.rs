@@ -58,14 +58,12 @@ impl<F: Real> Loop<'_, F> {
                 let end = (pos + self.work_cap).min(self.end);
                 self.walk_host(engine, peers, end)?;
             } else {
-                let mistakes = self.state.mistakes_in_epoch;
                 let pass = self.collect_pass(engine, pos)?;
                 self.walk(engine, peers, &pass)?;
                 self.chooser.measured(
                     Mode::Engine,
                     t0.elapsed().as_secs_f64(),
                     self.state.position - pos,
-                    self.state.mistakes_in_epoch.saturating_sub(mistakes),
                 );
             }
             observer.on_progress(self.state.epoch, self.state.position, self.end);
@@ -113,7 +111,7 @@ impl<F: Real> Loop<'_, F> {
         stretch: usize,
         ahead: bool,
     ) -> LoopResult<()> {
-        let (pos, mistakes) = (self.state.position, self.state.mistakes_in_epoch);
+        let pos = self.state.position;
         // The host alone: with its fast certified margins, with the
         // reference dot for every row (the textbook loop), or with
         // the other cores summing sparse rows ahead.
@@ -137,12 +135,8 @@ impl<F: Real> Loop<'_, F> {
         }
         walked?;
         let walked_rows = self.state.position - pos;
-        self.chooser.measured(
-            mode,
-            t0.elapsed().as_secs_f64(),
-            walked_rows,
-            self.state.mistakes_in_epoch.saturating_sub(mistakes),
-        );
+        self.chooser
+            .measured(mode, t0.elapsed().as_secs_f64(), walked_rows);
         Ok(())
     }
 
@@ -155,7 +149,7 @@ impl<F: Real> Loop<'_, F> {
         stretch: usize,
         t0: Instant,
     ) -> LoopResult<()> {
-        let (pos, mistakes) = (self.state.position, self.state.mistakes_in_epoch);
+        let pos = self.state.position;
         // A trial's walk stops at its budget (see Chooser::measured).
         let deadline = self
             .chooser
@@ -167,7 +161,6 @@ impl<F: Real> Loop<'_, F> {
             Mode::Engine,
             t0.elapsed().as_secs_f64(),
             self.state.position - pos,
-            self.state.mistakes_in_epoch.saturating_sub(mistakes),
         );
         Ok(())
     }

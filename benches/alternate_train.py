@@ -50,9 +50,9 @@ def main():
     ap.add_argument("--run", action="append", required=True, metavar="NAME=BINARY:POLICY")
     ap.add_argument("--runs", type=int, default=5, help="rounds (default 5)")
     argv = sys.argv[1:]
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = ap.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
-    args.extra = extra
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = ap.parse_args(argv[:cut])
+    args.extra = argv[cut + 1:]
     runs = []
     for r in args.run:
         name, _, rest = r.partition("=")

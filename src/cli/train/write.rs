@@ -123,9 +123,9 @@ impl<F: Real> Writing<'_, F> {
         self.run.take_fingerprint();
         checkpoint::save(&self.checkpoint, &self.run.description, &self.fit.state)?;
         say_interrupted(
-            (self.fit.state.epoch, self.fit.state.position),
+            self.fit,
             &self.checkpoint,
-            self.args.resume.as_deref(),
+            self.args,
             while_writing,
             self.output,
         );
@@ -133,16 +133,17 @@ impl<F: Real> Writing<'_, F> {
     }
 }
 
-/// Tells the user that the run stopped at (epoch, row) `at`, its state
-/// saved in `saved`, and how to continue (see [`stopped_message`]).
-pub(super) fn say_interrupted(
-    at: (usize, usize),
+/// Tells the user where the run `fit` stopped, that its state is saved in
+/// `saved`, and how to continue `args`'s command (see [`stopped_message`]).
+pub(super) fn say_interrupted<F: Real>(
+    fit: &Fit<F>,
     saved: &Path,
-    resumed_from: Option<&Path>,
+    args: &TrainArgs,
     while_writing: bool,
     output: &Path,
 ) {
-    let message = interrupted_message(at.0, at.1, saved, resumed_from);
+    let (epoch, position) = (fit.state.epoch, fit.state.position);
+    let message = interrupted_message(epoch, position, saved, args.resume.as_deref());
     eprintln!(
         "perceptron: {}",
         stopped_message(message, while_writing, output)

@@ -104,13 +104,8 @@ impl<F: Real> Writing<'_, F> {
         };
         agree(t, saved, self.describe)?;
         if t.rank() == 0 {
-            super::super::write::say_interrupted(
-                (self.fit.state.epoch, self.fit.state.position),
-                &self.checkpoint,
-                self.args.resume.as_deref(),
-                while_writing,
-                self.output,
-            );
+            let (fit, checkpoint, args) = (self.fit, &self.checkpoint, self.args);
+            super::super::write::say_interrupted(fit, checkpoint, args, while_writing, self.output);
         }
         Ok(Written::Stopped(exit::INTERRUPTED))
     }

@@ -35,7 +35,7 @@ pub struct State<F> {
 
 impl<F: Real> State<F> {
     pub fn initial(dim: usize) -> Self {
-        Self::starting_from(vec![F::ZERO; dim])
+        Self::starting_from(crate::memory::resident(dim, F::ZERO))
     }
 
     /// The state before the first row, with the given initial weights (a

@@ -51,6 +51,9 @@ pub const BATCH_ROWS: usize = 1 << 16;
 /// Updates one batch makes at most: the loop counts a batch's updates after
 /// it, and a short list of them stays in cache.
 const BATCH_UPDATES: usize = 1 << 12;
+/// How sparse `union` must be for the walk to look in its summary first:
+/// fewer marked features than one in this many of its words.
+const SUMMARY_SPARSE: usize = 64;
 /// Spins the walk waits for a helper's chunk (helping sum the rows ahead
 /// meanwhile) before it sums the chunk's rows itself: a helper the system
 /// descheduled never holds the walk up for long.
@@ -170,6 +173,13 @@ impl<F: Real> Default for Lookahead<F> {
 #[derive(Default)]
 struct Recent {
     union: Vec<u64>,
+    /// One bit per word of `union`: set while the word has a bit set. The
+    /// walk looks here first: 10^6 features take 2 KB here, which stays in
+    /// the core's first-level cache, against 125 KB in `union`, which the
+    /// weights' gathers keep pushing out; most of a row's features then
+    /// cost one cached read instead of a trip to the second level or
+    /// beyond.
+    summary: Vec<u64>,
     newer: Vec<u64>,
     /// The rows of the older and the newer generation's updates.
     older_rows: Vec<usize>,
@@ -177,6 +187,9 @@ struct Recent {
     /// The first update (of the batch) of each generation.
     older_start: u64,
     newer_start: u64,
+    /// The features both generations' updates have, counted with repeats:
+    /// how full `union` is at most.
+    marked: usize,
 }
 
 #[inline]
@@ -199,10 +212,12 @@ impl Recent {
         let words = cols.div_ceil(64);
         if self.union.len() != words {
             self.union = vec![0; words];
+            self.summary = vec![0; words.div_ceil(64)];
             self.newer = vec![0; words];
         }
         self.older_rows.clear();
         self.newer_rows.clear();
+        self.marked = 0;
         self.older_start = 0;
         self.newer_start = 0;
     }
@@ -211,14 +226,25 @@ impl Recent {
     fn mark(&mut self, row: usize, idx: &[u32]) {
         for &k in idx {
             set(&mut self.union, k);
+            set(&mut self.summary, k >> 6);
             set(&mut self.newer, k);
         }
         self.newer_rows.push(row);
+        self.marked += idx.len();
     }
 
     /// Whether an update the bitmap holds touched one of `idx`.
     fn touches(&self, idx: &[u32]) -> bool {
-        idx.iter().any(|&k| bit(&self.union, k))
+        // The summary pays while few of its bits are set: its test is then
+        // almost always false, a branch the core predicts. Once a row's
+        // features would often find set bits there, the branch
+        // mispredicts on most rows, and `union` alone is cheaper.
+        if self.marked * SUMMARY_SPARSE < self.union.len() {
+            idx.iter()
+                .any(|&k| bit(&self.summary, k >> 6) && bit(&self.union, k))
+        } else {
+            idx.iter().any(|&k| bit(&self.union, k))
+        }
     }
 
     /// Whether a sum that saw `seen` updates can be checked here (the
@@ -235,9 +261,11 @@ impl Recent {
             return;
         }
         for &row in &self.older_rows {
-            for &k in row_indices(m, row) {
+            let idx = row_indices(m, row);
+            self.marked -= idx.len();
+            for &k in idx {
                 if !bit(&self.newer, k) {
-                    unset(&mut self.union, k);
+                    forget(&mut self.union, &mut self.summary, k);
                 }
             }
         }
@@ -256,12 +284,23 @@ impl Recent {
     fn clear<F: Real>(&mut self, m: &CsrMatrix<F>) {
         for &row in self.older_rows.iter().chain(&self.newer_rows) {
             for &k in row_indices(m, row) {
-                unset(&mut self.union, k);
+                forget(&mut self.union, &mut self.summary, k);
                 unset(&mut self.newer, k);
             }
         }
         self.older_rows.clear();
         self.newer_rows.clear();
+        self.marked = 0;
+    }
+}
+
+/// Takes feature `k` out of `union`, and its word out of `summary` once
+/// the word is clear.
+#[inline]
+fn forget(union: &mut [u64], summary: &mut [u64], k: u32) {
+    unset(union, k);
+    if union[k as usize >> 6] == 0 {
+        unset(summary, k >> 6);
     }
 }
 
@@ -336,7 +375,8 @@ struct Shared<'a, F: Real> {
     frontier: Padded<AtomicUsize>,
     /// The first row of the chunk the walk is deciding.
     at: Padded<AtomicUsize>,
-    /// Rows past `at` that may be claimed (set by the walk, see [`Lead`]).
+    /// Rows past the chunk at `at` that may be claimed (set by the walk,
+    /// see [`Lead`]).
     lead: Padded<AtomicUsize>,
     /// Updates the walk has made this batch (stored after their weights).
     updates: Padded<AtomicU64>,
@@ -401,7 +441,9 @@ impl<F: Real> Shared<'_, F> {
         if f >= self.to {
             return Help::Finished;
         }
-        if f >= self.at.load(Relaxed) + self.lead.load(Relaxed) {
+        // Past the walk's own chunk: a lead of one chunk still lets a helper
+        // sum the next one while the walk decides this one.
+        if f >= self.at.load(Relaxed) + CHUNK + self.lead.load(Relaxed) {
             return Help::TooFarAhead;
         }
         let end = (f + CHUNK).min(self.to);
@@ -932,7 +974,13 @@ mod tests {
             summed: &mut u64,
         ) {
             let rows = 1 + rng.below(3000);
-            let cols = 1 + rng.below(400);
+            // Now and then enough features for the bitmap's summary to be
+            // looked at (see [`Recent::touches`]).
+            let cols = if rng.below(3) == 0 {
+                100_000 + rng.below(100_000)
+            } else {
+                1 + rng.below(400)
+            };
             let nnz = 1 + rng.below(20);
             let (m, labels) = data::<F>(rng, rows, cols, nnz);
             let bias = rng.below(4) != 0;
@@ -980,7 +1028,8 @@ mod tests {
                 *summed += walk.counts.summed;
                 assert!(
                     walk.recent.union.iter().all(|&b| b == 0)
-                        && walk.recent.newer.iter().all(|&b| b == 0),
+                        && walk.recent.newer.iter().all(|&b| b == 0)
+                        && walk.recent.summary.iter().all(|&b| b == 0),
                     "the bitmaps are left clear"
                 );
             }
@@ -1031,14 +1080,66 @@ mod tests {
         // (update 1 shares it), and a sum that saw nothing can no longer
         // be checked.
         recent.advance(&m, 1, 3);
+        summary_matches(&recent);
         assert!(!recent.touches(&[1]), "update 0's own feature is dropped");
         assert!(recent.touches(&[64]) && recent.touches(&[129]) && recent.touches(&[7]));
         assert!(!recent.covers(0) && recent.covers(1));
         // Nothing new since the last generation began: nothing dropped.
         recent.advance(&m, 3, 3);
         assert!(recent.touches(&[129]) && recent.covers(1));
+        summary_matches(&recent);
         recent.clear(&m);
-        assert!(recent.union.iter().chain(&recent.newer).all(|&b| b == 0));
+        assert!(
+            recent
+                .union
+                .iter()
+                .chain(&recent.newer)
+                .chain(&recent.summary)
+                .all(|&b| b == 0)
+        );
+    }
+
+    /// A row is found touched, or not, alike whether the summary is looked
+    /// at first (few features marked) or not (many).
+    #[test]
+    fn the_summary_finds_what_the_bitmap_holds() {
+        let cols = 1 << 20;
+        let many: Vec<u32> = (0..(cols / 64 / SUMMARY_SPARSE) as u32 + 1)
+            .map(|i| 1000 + 2 * i)
+            .collect();
+        let mut row_ptr = vec![0, 2];
+        row_ptr.push(2 + many.len());
+        let mut indices = vec![5, 70_000];
+        indices.extend(&many);
+        let m = CsrMatrix::<f32> {
+            cols,
+            row_ptr: row_ptr.into(),
+            values: vec![1.0; indices.len()].into(),
+            indices: indices.into(),
+        };
+        let mut recent = Recent::default();
+        recent.reset(m.cols);
+        recent.mark(0, row_indices(&m, 0));
+        let sparse = recent.marked * SUMMARY_SPARSE < recent.union.len();
+        let check = |recent: &Recent| {
+            assert!(recent.touches(&[70_000]) && recent.touches(&[1, 5]));
+            assert!(!recent.touches(&[4, 6, 64, 69_999, 70_001, 70_050]));
+            summary_matches(recent);
+        };
+        check(&recent);
+        recent.mark(1, row_indices(&m, 1));
+        assert!(sparse && recent.marked * SUMMARY_SPARSE >= recent.union.len());
+        check(&recent);
+        assert!(recent.touches(&[1000]) && !recent.touches(&[1001]));
+        recent.clear(&m);
+        assert!(recent.summary.iter().all(|&b| b == 0));
+    }
+
+    /// The summary has a word's bit set exactly while the word has one.
+    fn summary_matches(recent: &Recent) {
+        for (i, &word) in recent.union.iter().enumerate() {
+            assert_eq!(bit(&recent.summary, i as u32), word != 0, "word {i}");
+        }
     }
 
     /// A batch ends after [`BATCH_UPDATES`] updates whatever the caller's

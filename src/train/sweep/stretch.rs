@@ -126,7 +126,14 @@ impl<F: Real> Loop<'_, F> {
         };
         let walked = if mode == Mode::Ahead && ahead {
             let warming = self.chooser.warming();
-            self.walk_ahead(engine, peers, end, warming)
+            // A trial's walk stops at its budget (see Chooser::measured);
+            // its warm-up is not measured, and has none.
+            let deadline = (!warming)
+                .then(|| self.chooser.trial_budget())
+                .flatten()
+                .and_then(|b| Duration::try_from_secs_f64(b).ok())
+                .and_then(|b| t0.checked_add(b));
+            self.walk_ahead(engine, peers, end, warming, deadline)
         } else {
             self.walk_host(engine, peers, end)
         };

@@ -440,12 +440,13 @@ impl<F: Real> Loop<'_, F> {
         peers: &mut dyn OtherRows<F>,
         end: usize,
         warming: bool,
+        deadline: Option<Instant>,
     ) -> LoopResult<()> {
         let start = self.state.position;
         let mut end = end;
         let mut helped = false;
         loop {
-            self.walk_ahead_to(engine, peers, end, &mut helped)?;
+            self.walk_ahead_to(engine, peers, end, deadline, &mut helped)?;
             if !warming || helped || end >= self.end || end - start >= WARM_LIMIT {
                 return Ok(());
             }
@@ -458,6 +459,7 @@ impl<F: Real> Loop<'_, F> {
         engine: &mut dyn MarginEngine<F>,
         peers: &mut dyn OtherRows<F>,
         end: usize,
+        deadline: Option<Instant>,
         helped: &mut bool,
     ) -> LoopResult<()> {
         let data = self.data;
@@ -482,7 +484,7 @@ impl<F: Real> Loop<'_, F> {
                     to: end,
                     tau: self.tau,
                     helpers,
-                    deadline: None,
+                    deadline,
                     max_mistakes: usize::MAX,
                     updates_left: &mut updates_left,
                     decisions: &mut self.ahead_decisions,
@@ -528,6 +530,9 @@ impl<F: Real> Loop<'_, F> {
                     self.walk_host(engine, peers, row + 1)?;
                 }
                 None => self.state.position = walked.position,
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
             }
         }
         Ok(())

@@ -236,11 +236,12 @@ impl Chooser {
 
     /// The seconds the current stretch may take before it is cut short:
     /// only a trial has a limit, from the cost of the mode it is measured
-    /// against.
+    /// against, for the trial's rows.
     pub(super) fn trial_budget(&self) -> Option<f64> {
         let (against, _) = self.resume?;
         let o = self.cost[against as usize]?;
-        Some((TRIAL_BUDGET * o * self.measure as f64 - self.trial_spent.0).max(0.0))
+        let rows = self.trial_rows(self.current) as f64;
+        Some((TRIAL_BUDGET * o * rows - self.trial_spent.0).max(0.0))
     }
 
     /// An epoch ended with `mistakes`, after one of `before`: if far fewer
@@ -684,23 +685,29 @@ mod tests {
     fn a_trial_of_the_walk_ahead_walks_several_measurements() {
         // Each of its batches starts with the helpers level with the walk:
         // a trial as short as the others' would price that start as its
-        // cost per row.
+        // cost per row. Its budget grows with it: at 1.5 times the
+        // winner's cost it walks all its rows (and loses).
         let mut modes = Chooser::new(200_000);
         modes.ahead_available(true);
-        let cost = |m: Mode| [1e-7, 1.5e-7, 3e-7, 2e-7][m as usize];
-        let (mut at, mut trials, mut warmed_up) = (0, 0, false);
+        let cost = |m: Mode| [1e-7, 1.8e-7, 3e-7, 1.5e-7][m as usize];
+        let (mut at, mut trials, mut walked) = (0, Vec::new(), None);
         while at < 10 * 200_000 {
             let (mode, stretch) = modes.next();
-            if mode == Mode::Ahead && warmed_up {
-                assert_eq!(stretch, AHEAD_TRIAL * MEASURE_ROWS);
-                trials += 1;
-            }
-            warmed_up = mode == Mode::Ahead && modes.warming();
+            let warming = modes.warming();
             let n = stretch.min(1000);
             modes.measured(mode, n as f64 * cost(mode), n);
             at += n;
+            match (mode, warming, &mut walked) {
+                (Mode::Ahead, false, Some(rows)) => *rows += n,
+                (Mode::Ahead, true, _) => walked = Some(0),
+                (_, _, rows) => trials.extend(rows.take()),
+            }
         }
-        assert!(trials >= 2, "{trials} trials of the walk ahead");
+        assert!(trials.len() >= 2, "{trials:?}");
+        assert!(
+            trials.iter().all(|&r| r == AHEAD_TRIAL * MEASURE_ROWS),
+            "{trials:?}"
+        );
     }
 
     #[test]

@@ -461,6 +461,53 @@ fn the_hosts_walk_ahead_on_sparse_rows_matches_the_textbook_variants() {
     );
 }
 
+/// Where mistakes come a few rows apart, the default policy gives the walk
+/// ahead no trial (each update would move the row's weights between the
+/// cores' caches, as many transfers as the dot saved), whatever the
+/// timings; the model is the textbook's.
+#[test]
+fn adaptive_gives_the_walk_ahead_no_trial_while_mistakes_are_dense() {
+    let mut rng = Rng(0xde25e);
+    // Few enough features for the flipped labels to stay mistakes.
+    let (rows, cols) = (20_000, 2_000);
+    let data = random_sparse::<f32>(&mut rng, rows, cols, 20, 0.3);
+    let epochs = 3;
+    let (w, mistakes) = textbook(&data, true, epochs);
+    let params = TrainParams {
+        max_epochs: epochs,
+        passes: Adaptive,
+        ..Default::default()
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(ReferenceEngine) };
+    let fit = pool.install(|| {
+        train::fit(
+            &data,
+            &params.check_ref().unwrap(),
+            State::initial(cols + 1),
+            Box::new(CpuEngine::new(&data, true)),
+            &mut fb,
+            &mut Silent,
+        )
+        .unwrap()
+    });
+    assert_eq!(fit.mistakes_per_epoch, mistakes);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&fit.weights), bits(&w));
+    assert!(
+        mistakes.iter().all(|&m| m * 4 > rows as u64),
+        "{mistakes:?}"
+    );
+    assert!(fit.loop_stats.host_dots > 0, "the default policy walked");
+    for (e, modes) in fit.epoch_modes.iter().enumerate() {
+        assert_eq!(modes.ahead.rows, 0, "epoch {}: {modes:?}", e + 1);
+        assert_eq!(modes.host.rows + modes.reference.rows, rows as u64);
+    }
+}
+
 /// An engine that claims every row is certainly correct, with a huge
 /// slack. The comparison above must notice: the exactness tests can fail.
 struct Liar(usize);

@@ -444,8 +444,10 @@ impl Chooser {
             .find(|&o| o != mode && self.available[o as usize] && self.cost[o as usize].is_none())
     }
 
-    /// Whether the host's walk with the other cores summing ahead can walk
-    /// these rows (see [`crate::train::sweep::Loop::may_walk_ahead`]).
+    /// Whether the host's walk with the other cores summing ahead may get
+    /// trials: it can walk these rows (see
+    /// [`crate::train::sweep::Loop::may_walk_ahead`]), and their mistakes
+    /// are not too close together.
     pub(super) fn ahead_available(&mut self, available: bool) {
         self.available[Mode::Ahead as usize] = available;
     }

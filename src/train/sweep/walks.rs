@@ -502,24 +502,10 @@ impl<F: Real> Loop<'_, F> {
             let counts = self.ahead.counts;
             self.stats.ahead_kept += counts.kept - before.kept;
             self.stats.ahead_summed += counts.summed - before.summed;
-            let decisions = std::mem::take(&mut self.ahead_decisions);
             let again = (walked.stop == WalkStop::Resync)
-                .then(|| decisions.last().map(|d| d.row))
+                .then(|| self.ahead_decisions.last().map(|d| d.row))
                 .flatten();
-            for (j, d) in decisions[..decisions.len() - again.is_some() as usize]
-                .iter()
-                .enumerate()
-            {
-                let y = data.labels[self.row_at(d.row)];
-                if sums_loss && let Some(early) = &mut self.state.early {
-                    // Every decision counted is a mistake, whose margin the
-                    // walk pushed, in order.
-                    early.loss_in_epoch += reference::hinge_loss(y, margins[j].to_f64());
-                }
-                self.count_update(d.row, 0);
-                self.accumulate_average(d.row, 0)?;
-            }
-            self.ahead_decisions = decisions;
+            self.count_walked_ahead(again.is_some(), &margins, sums_loss)?;
             self.ahead_margins = margins;
             if walked.subnormal {
                 self.flush_subnormals();
@@ -535,6 +521,31 @@ impl<F: Real> Loop<'_, F> {
                 break;
             }
         }
+        Ok(())
+    }
+
+    /// Counts the updates of a batch of the walk ahead, in order (each of
+    /// its decisions is a mistake, whose margin the walk pushed when
+    /// `sums_loss`), but the last when it is to be `redone` row by row.
+    fn count_walked_ahead(
+        &mut self,
+        redone: bool,
+        margins: &[F],
+        sums_loss: bool,
+    ) -> LoopResult<()> {
+        let decisions = std::mem::take(&mut self.ahead_decisions);
+        for (j, d) in decisions[..decisions.len() - redone as usize]
+            .iter()
+            .enumerate()
+        {
+            let y = self.data.labels[self.row_at(d.row)];
+            if sums_loss && let Some(early) = &mut self.state.early {
+                early.loss_in_epoch += reference::hinge_loss(y, margins[j].to_f64());
+            }
+            self.count_update(d.row, 0);
+            self.accumulate_average(d.row, 0)?;
+        }
+        self.ahead_decisions = decisions;
         Ok(())
     }
 

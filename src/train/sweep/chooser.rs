@@ -244,6 +244,14 @@ impl Chooser {
         Some((TRIAL_BUDGET * o * self.measure as f64 - self.trial_spent.0).max(0.0))
     }
 
+    /// When the current stretch, started at `t0`, must end: at its trial
+    /// budget ([`Chooser::trial_budget`]); `None` outside a trial.
+    pub(super) fn trial_deadline(&self, t0: std::time::Instant) -> Option<std::time::Instant> {
+        self.trial_budget()
+            .and_then(|b| std::time::Duration::try_from_secs_f64(b).ok())
+            .and_then(|b| t0.checked_add(b))
+    }
+
     /// An epoch ended with `mistakes`, after one of `before`: if far fewer
     /// than in the epoch the modes' figures were measured in, what was
     /// measured of the modes not walking now describes other rows. (Against

@@ -2,7 +2,7 @@
 //! mode the chooser picks, until the end, a stop request or an engine
 //! failure (which the caller answers with the fallback).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::engine::MarginEngine;
 use crate::engine::certify;
@@ -93,8 +93,9 @@ impl<F: Real> Loop<'_, F> {
                     .with_margin(self.tau),
             );
         }
+        // Whether the walk ahead may get trials is told before each piece
+        // (see `run_stretch`): it also depends on the mistakes so far.
         let ahead = self.may_walk_ahead();
-        self.chooser.ahead_available(ahead);
         // Where the walk ahead can walk, an engine whose walk is the walk
         // ahead on a copy of the weights gets no trial: neither that walk
         // nor its passes over windows (where its walk cannot go: under
@@ -156,11 +157,7 @@ impl<F: Real> Loop<'_, F> {
             let warming = self.chooser.warming();
             // A trial's walk stops at its budget (see Chooser::measured);
             // its warm-up is not measured, and has none.
-            let deadline = (!warming)
-                .then(|| self.chooser.trial_budget())
-                .flatten()
-                .and_then(|b| Duration::try_from_secs_f64(b).ok())
-                .and_then(|b| t0.checked_add(b));
+            let deadline = self.chooser.trial_deadline(t0).filter(|_| !warming);
             self.walk_ahead(engine, peers, end, warming, deadline)
         } else {
             self.walk_host(engine, peers, end)
@@ -186,11 +183,7 @@ impl<F: Real> Loop<'_, F> {
     ) -> LoopResult<()> {
         let pos = self.state.position;
         // A trial's walk stops at its budget (see Chooser::measured).
-        let deadline = self
-            .chooser
-            .trial_budget()
-            .and_then(|b| Duration::try_from_secs_f64(b).ok())
-            .and_then(|b| t0.checked_add(b));
+        let deadline = self.chooser.trial_deadline(t0);
         self.walk_device(engine, peers, observer, stretch, deadline)?;
         self.chooser.measured(
             Mode::Engine,

@@ -882,3 +882,55 @@ fn averaged_one_vs_rest_on_the_gpu_matches_the_reference() {
         }
     }
 }
+
+/// `auto` with an adapter named trains dense rows on the pair of that GPU
+/// and the CPU engine ([`perceptron::engine::pair`]), whose chooser walks
+/// with either side: the model is the textbook loop's, bit for bit, and
+/// the report names both engines.
+#[test]
+fn auto_trains_dense_rows_on_the_gpu_and_the_cores_beside_it_exactly() {
+    use perceptron::engine::backend::Backend;
+    use perceptron::train::Trainer;
+    // The adapter `engine` opens, named, as `auto` needs it to look past
+    // software adapters.
+    let probe = random_dense::<f32>(&mut Rng(1), 10, 3, 0.0);
+    let Some(gpu) = engine(&probe, true, &options()) else {
+        return;
+    };
+    let name = MarginEngine::<f32>::name(&gpu);
+    // `gpu: NAME (API)`: the adapter's own name is NAME.
+    let named = name.trim_start_matches("gpu: ");
+    let adapter = named.rsplit_once(" (").map_or(named, |(n, _)| n).to_owned();
+    let mut rng = Rng(0x9a17);
+    for (rows, cols, noise) in [(20_000, 64, 0.05), (3000, 300, 0.0)] {
+        let d = random_dense::<f32>(&mut rng, rows, cols, noise);
+        let trainer = Trainer::new(
+            TrainParams {
+                max_epochs: 8,
+                ..TrainParams::default()
+            }
+            .check()
+            .unwrap(),
+        )
+        .with_backend(Backend::Auto)
+        .with_gpu(GpuOptions {
+            adapter: AdapterRequest {
+                name: Some(adapter.clone()),
+                allow_software: false,
+            },
+            ..Default::default()
+        });
+        let fit = trainer
+            .fit(&d, trainer.start(&d, None), &mut Silent)
+            .unwrap();
+        let (want, per_epoch) = textbook(&d, true, 8);
+        assert_eq!(bits(&fit.weights), bits(&want), "{rows} x {cols}");
+        assert_eq!(fit.mistakes_per_epoch, per_epoch);
+        assert_eq!(fit.engines.len(), 1, "{:?}", fit.engines);
+        assert!(
+            fit.engines[0].starts_with(&name) && fit.engines[0].contains(" + cpu ("),
+            "{:?}",
+            fit.engines
+        );
+    }
+}

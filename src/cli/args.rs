@@ -343,11 +343,12 @@ pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
 #[derive(Args, Clone, Debug, Default)]
 pub struct BackendArgs {
     /// How margins are computed: `auto` uses a hardware GPU for dense rows
-    /// when there is one and the CPU otherwise (a machine without a GPU device is told
-    /// apart without starting a GPU driver); `gpu` also accepts a software
-    /// adapter (lavapipe); `cpu` uses all cores; `reference` is the
-    /// textbook loop. The environment variable PERCEPTRON_BACKEND sets the
-    /// default.
+    /// when there is one, with the CPU engine beside it (each stretch of
+    /// rows walked by whichever is measured faster), and the CPU otherwise
+    /// (a machine without a GPU device is told apart without starting a GPU
+    /// driver); `gpu` uses the GPU alone, a software adapter (lavapipe)
+    /// included; `cpu` uses all cores; `reference` is the textbook loop.
+    /// The environment variable PERCEPTRON_BACKEND sets the default.
     #[arg(
         long,
         value_enum,
@@ -365,7 +366,9 @@ pub struct BackendArgs {
 #[derive(Args, Clone, Debug, Default)]
 pub struct GpuArgs {
     /// Use the GPU adapter whose name contains NAME (see `perceptron
-    /// devices`); implies a GPU backend, software adapters included.
+    /// devices`), software adapters included: with `auto`, in place of the
+    /// hardware GPU it would look for (so also beside the CPU engine on
+    /// dense rows); with `cpu` or `reference`, implies `gpu`.
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
 
@@ -379,7 +382,7 @@ impl BackendArgs {
     /// The backend and GPU options these arguments ask for.
     pub fn resolve(&self) -> (Backend, GpuOptions) {
         let backend = match (Backend::from(self.backend), &self.gpu.adapter) {
-            (Backend::Auto | Backend::Cpu | Backend::Reference, Some(_)) => Backend::Gpu,
+            (Backend::Cpu | Backend::Reference, Some(_)) => Backend::Gpu,
             (b, _) => b,
         };
         (backend, self.gpu.options(backend == Backend::Gpu))

@@ -183,7 +183,7 @@ fn engine_for<'d, F: Real>(
     let (backend, gpu) = run.trainer.engine_options();
     let mut gpu = gpu.clone();
     gpu.spread = Some(t.local_rank());
-    let chosen = backend::choose(backend, &gpu, &run.data, run.trainer.params().bias)?;
+    let chosen = backend::choose_to_train(backend, &gpu, &run.data, run.trainer.params().bias)?;
     Ok((chosen.engine, chosen.note))
 }
 

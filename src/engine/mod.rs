@@ -4,8 +4,10 @@
 //!
 //! [`reference`](mod@reference) is the textbook arithmetic every result must equal;
 //! [`certify`] bounds a margin's rounding error so a sign can be trusted;
-//! [`cpu`] and [`gpu`] compute margins in parallel; [`backend`] names the
-//! engines a user can ask for and [`decide`] picks one for `auto`.
+//! [`cpu`] and [`gpu`] compute margins in parallel, and [`pair`] serves
+//! with either of a device's engine and the CPU engine; [`backend`] names
+//! the engines a user can ask for and builds one; [`decide`] decides a
+//! fixed model's classes with one.
 //!
 //! An engine never decides anything. For a range of rows it returns each
 //! row's *normalised slack* under given weights (see [`crate::engine::certify`]): a
@@ -19,6 +21,7 @@ pub mod certify;
 pub mod cpu;
 pub mod decide;
 pub mod gpu;
+pub mod pair;
 pub mod reference;
 
 use std::collections::VecDeque;
@@ -82,6 +85,19 @@ pub struct EngineStats {
     /// What a device's own walk did: decisions it recorded, steps that
     /// walked (one a dispatch pair), fresh dots, searches of the slacks.
     pub walk: WalkCounts,
+}
+
+impl EngineStats {
+    /// Adds `other`'s counters (another engine's of the same run).
+    pub fn add(&mut self, other: &EngineStats) {
+        self.passes += other.passes;
+        self.rows_evaluated += other.rows_evaluated;
+        self.rows_uncertain += other.rows_uncertain;
+        self.seconds += other.seconds;
+        self.dispatches += other.dispatches;
+        self.compute_passes += other.compute_passes;
+        self.walk.add(&other.walk);
+    }
 }
 
 /// A device walk's counters (see [`EngineStats::walk`]).
@@ -181,6 +197,23 @@ pub trait MarginEngine<F: Real> {
     /// could not set up, say), handed over once.
     fn take_notice(&mut self) -> Option<String> {
         None
+    }
+
+    /// Whether the CPU engine serves beside this one ([`pair`]): the loop
+    /// may then walk with either, switching by [`MarginEngine::serve_cores`].
+    fn has_cores_beside(&self) -> bool {
+        false
+    }
+
+    /// Which side serves the calls that follow: the CPU engine beside this
+    /// one (`true`) or this engine itself. Called only with no pass and no
+    /// walk in flight; the side that takes over must resync its walker's
+    /// weights. Ignored by an engine without cores beside it.
+    fn serve_cores(&mut self, _cores: bool) {}
+
+    /// Whether the CPU engine beside this one serves now.
+    fn serves_cores(&self) -> bool {
+        false
     }
 }
 

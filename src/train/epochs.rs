@@ -111,7 +111,7 @@ impl EpochRunner {
             // row facts, which it then computes from the bytes).
             data.byte_rows();
         }
-        let chosen = backend::choose(self.backend, &self.gpu, data, self.params.bias)?;
+        let chosen = backend::choose_to_train(self.backend, &self.gpu, data, self.params.bias)?;
         let started = t0.elapsed().as_secs_f64();
         let bias = self.params.bias;
         let mut fallback = || cpu_engine(data, bias);

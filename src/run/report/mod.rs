@@ -115,7 +115,8 @@ pub struct BackendReport {
 pub struct EngineReport {
     /// `reference`, `cpu` or `gpu`.
     pub kind: &'static str,
-    /// The CPU engine's threads.
+    /// The CPU engine's threads (for a GPU: those of the CPU engine beside
+    /// it, which `auto` trains with; see [`crate::engine::pair`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
     /// The GPU adapter, as `name (API)`.
@@ -127,17 +128,22 @@ pub struct EngineReport {
 
 impl EngineReport {
     /// The engine an engine's name stands for (`reference`, `cpu (N
-    /// threads)`, `gpu: ADAPTER`: see the engines' `name`).
+    /// threads)`, `gpu: ADAPTER`, `gpu: ADAPTER + cpu (N threads)`: see the
+    /// engines' `name`).
     pub fn of_name(name: &str) -> Self {
-        let (kind, threads, adapter) = if let Some(a) = name.strip_prefix("gpu: ") {
-            ("gpu", None, Some(a.to_owned()))
-        } else if let Some(rest) = name.strip_prefix("cpu") {
-            let threads = rest
-                .trim()
+        let threads_of = |cpu: &str| {
+            cpu.trim()
                 .strip_prefix('(')
                 .and_then(|r| r.split_whitespace().next())
-                .and_then(|n| n.parse().ok());
-            ("cpu", threads, None)
+                .and_then(|n| n.parse().ok())
+        };
+        let (kind, threads, adapter) = if let Some(a) = name.strip_prefix("gpu: ") {
+            match a.rsplit_once(" + cpu") {
+                Some((adapter, cpu)) => ("gpu", threads_of(cpu), Some(adapter.to_owned())),
+                None => ("gpu", None, Some(a.to_owned())),
+            }
+        } else if let Some(rest) = name.strip_prefix("cpu") {
+            ("cpu", threads_of(rest), None)
         } else {
             ("reference", None, None)
         };
@@ -384,5 +390,10 @@ mod tests {
             ("gpu", None, Some("NVIDIA H100 (Vulkan)"))
         );
         assert_eq!(EngineReport::of_name("reference").kind, "reference");
+        let pair = EngineReport::of_name("gpu: NVIDIA H200 (Vulkan) + cpu (16 threads)");
+        assert_eq!(
+            (pair.kind, pair.threads, pair.adapter.as_deref()),
+            ("gpu", Some(16), Some("NVIDIA H200 (Vulkan)"))
+        );
     }
 }

@@ -9,6 +9,10 @@ pub struct ModeTime {
 }
 
 impl ModeTime {
+    fn is_empty(&self) -> bool {
+        self.rows == 0 && self.seconds == 0.0
+    }
+
     fn add(&mut self, seconds: f64, rows: usize) {
         self.rows += rows as u64;
         self.seconds += seconds;
@@ -17,43 +21,68 @@ impl ModeTime {
 
 /// How one epoch's rows were walked: by the host with its certified
 /// margins, by the textbook loop (the reference dot for every row), by the
-/// engine (its walk or passes over windows), and by the host with the other
-/// cores summing sparse rows ahead.
+/// engine (its walk or passes over windows), by the host with the other
+/// cores summing sparse rows ahead, and by the CPU engine beside a device's
+/// (its walk or passes; only with a pair, see [`crate::engine::pair`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct EpochModes {
     pub host: ModeTime,
     pub reference: ModeTime,
     pub engine: ModeTime,
     pub ahead: ModeTime,
+    #[serde(skip_serializing_if = "ModeTime::is_empty")]
+    pub cores: ModeTime,
 }
 
 /// Who walks the rows: the host alone with its fast certified margins, the
 /// host alone with the reference dot for every row (the textbook loop:
 /// where a certificate costs more than the dot it would save, as on short
-/// sparse rows), the engine (its walk, or passes over windows), or the host
+/// sparse rows), the engine (its walk, or passes over windows), the host
 /// with the other cores summing sparse rows ahead of it
-/// ([`crate::engine::cpu::lookahead`]: where mistakes are far apart).
+/// ([`crate::engine::cpu::lookahead`]: where mistakes are far apart), or
+/// the CPU engine beside a device's ([`crate::engine::pair`]: where
+/// mistakes are too close together for a device's round trips).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Mode {
     Host = 0,
     Reference = 1,
     Engine = 2,
     Ahead = 3,
+    Cores = 4,
 }
 
 impl Mode {
     /// Whether the mode walks with several cores or a device, so that it
     /// gains the most when mistakes grow further apart.
     fn parallel(self) -> bool {
-        matches!(self, Mode::Engine | Mode::Ahead)
+        matches!(self, Mode::Engine | Mode::Ahead | Mode::Cores)
+    }
+
+    /// Whether the mode is an engine's walk or passes (the device's, or
+    /// the CPU engine's beside it), rather than a walk of the host's.
+    pub(super) fn engine(self) -> bool {
+        matches!(self, Mode::Engine | Mode::Cores)
     }
 }
 
-const MODES: usize = 4;
-const ALL: [Mode; MODES] = [Mode::Host, Mode::Reference, Mode::Engine, Mode::Ahead];
+const MODES: usize = 5;
+const ALL: [Mode; MODES] = [
+    Mode::Host,
+    Mode::Reference,
+    Mode::Engine,
+    Mode::Ahead,
+    Mode::Cores,
+];
 /// The order unmeasured modes get their first trials in: the engine, which
-/// is there to be used, before the textbook loop, which rarely wins.
-const FIRST_TRIALS: [Mode; MODES] = [Mode::Engine, Mode::Host, Mode::Ahead, Mode::Reference];
+/// is there to be used, and the cores beside it, before the textbook loop,
+/// which rarely wins.
+const FIRST_TRIALS: [Mode; MODES] = [
+    Mode::Engine,
+    Mode::Cores,
+    Mode::Host,
+    Mode::Ahead,
+    Mode::Reference,
+];
 
 /// Chooses among the modes by the wall time per row each has been measured
 /// to cost, in stretches. The host is measured first. A mode's stretches
@@ -111,6 +140,11 @@ pub(super) struct Chooser {
     measured_in: Option<u64>,
     /// What each mode walked this epoch, every piece counted.
     epoch: EpochModes,
+    /// Tests: pieces of given modes and rows, in turn, one per measurement,
+    /// in place of any choice (the loop then switches modes mid-stretch,
+    /// with walks and passes in flight).
+    #[cfg(test)]
+    pub(super) turns: Vec<(Mode, usize)>,
 }
 
 /// Rows a mode must have walked before its cost per row counts, also the
@@ -191,13 +225,15 @@ impl Chooser {
             resume: None,
             trial_spent: (0.0, 0),
             warmed: [false; MODES],
-            rewarms: [false, false, true, true],
-            available: [true, true, true, false],
+            rewarms: [false, false, true, true, true],
+            available: [true, true, true, false, false],
             next_trial: Mode::Engine as usize,
             losses: [0; MODES],
             forced: None,
             measured_in: None,
             epoch: EpochModes::default(),
+            #[cfg(test)]
+            turns: Vec::new(),
         }
     }
 
@@ -225,6 +261,10 @@ impl Chooser {
     /// The mode to walk with now, and at most how many rows before the next
     /// measurement.
     pub(super) fn next(&self) -> (Mode, usize) {
+        #[cfg(test)]
+        if let Some(&turn) = self.turns.first() {
+            return turn;
+        }
         match self.forced {
             Some(mode) => (mode, usize::MAX),
             None if !self.warmed[self.current as usize] => {
@@ -301,6 +341,12 @@ impl Chooser {
             Mode::Reference => self.epoch.reference.add(seconds, rows),
             Mode::Engine => self.epoch.engine.add(seconds, rows),
             Mode::Ahead => self.epoch.ahead.add(seconds, rows),
+            Mode::Cores => self.epoch.cores.add(seconds, rows),
+        }
+        #[cfg(test)]
+        if !self.turns.is_empty() {
+            self.turns.rotate_left(1);
+            return;
         }
         if !self.warmed[m] && rows > 0 {
             // The warm-up piece: its rows are walked, its time is not
@@ -438,10 +484,11 @@ impl Chooser {
     /// The engine was replaced (by the fallback, after a failure): what was
     /// measured of the old one says nothing of the new, which warms up anew.
     pub(super) fn engine_replaced(&mut self) {
-        let e = Mode::Engine as usize;
-        self.cost[e] = None;
-        self.pending[e] = (0.0, 0);
-        self.warmed[e] = false;
+        for e in [Mode::Engine as usize, Mode::Cores as usize] {
+            self.cost[e] = None;
+            self.pending[e] = (0.0, 0);
+            self.warmed[e] = false;
+        }
     }
 
     /// The first mode in [`FIRST_TRIALS`] other than `mode` with no cost
@@ -465,6 +512,12 @@ impl Chooser {
     /// [`crate::engine::MarginEngine::walks_like_the_host_ahead`]).
     pub(super) fn engine_available(&mut self, available: bool) {
         self.available[Mode::Engine as usize] = available;
+    }
+
+    /// Whether the CPU engine beside a device's may get trials (see
+    /// [`crate::engine::pair`]).
+    pub(super) fn cores_available(&mut self, available: bool) {
+        self.available[Mode::Cores as usize] = available;
     }
 
     /// Rows of a trial of `mode`. The walk ahead's is longer: each of its
@@ -633,7 +686,7 @@ mod tests {
     /// host the cheapest.
     fn host_winning(rows: usize) -> Chooser {
         let mut modes = Chooser::new(rows);
-        modes.cost = [Some(1e-7), Some(2e-7), Some(4e-7), Some(3e-7)];
+        modes.cost = [Some(1e-7), Some(2e-7), Some(4e-7), Some(3e-7), Some(5e-7)];
         modes.warmed = [true; MODES];
         modes.available = [true; MODES];
         modes.left = modes.max;
@@ -732,11 +785,17 @@ mod tests {
     #[test]
     fn a_mode_is_tried_only_where_it_is_available() {
         // The walk ahead only on sparse rows; the engine not where its walk
-        // is the walk ahead plus a replay.
-        for (ahead, engine) in [(false, true), (true, true), (true, false)] {
+        // is the walk ahead plus a replay; the cores only beside a device.
+        for (ahead, engine, cores) in [
+            (false, true, false),
+            (true, true, false),
+            (true, false, false),
+            (false, true, true),
+        ] {
             let mut modes = Chooser::new(25_000);
             modes.ahead_available(ahead);
             modes.engine_available(engine);
+            modes.cores_available(cores);
             let mut tried = [false; MODES];
             let mut at = 0;
             while at < 40 * 25_000 {
@@ -746,7 +805,7 @@ mod tests {
                 modes.measured(mode, n as f64 * 1e-9, n);
                 at += n;
             }
-            assert_eq!(tried, [true, true, engine, ahead]);
+            assert_eq!(tried, [true, true, engine, ahead, cores]);
         }
     }
 
@@ -826,7 +885,7 @@ mod tests {
             Mode::Host => 1.3e-8,
             Mode::Engine => 4e-8,
             // Dense rows: the walk ahead cannot walk them (never tried).
-            Mode::Ahead => 1e-9,
+            Mode::Ahead | Mode::Cores => 1e-9,
         };
         for first in [Mode::Host, Mode::Engine] {
             let mut modes = Chooser::new(epoch);
@@ -857,7 +916,7 @@ mod tests {
             (Mode::Engine, true) => 9e-8,
             (Mode::Engine, false) => 3e-9,
             (Mode::Reference, _) => 6e-8,
-            (Mode::Ahead, _) => 1e-9,
+            (Mode::Ahead | Mode::Cores, _) => 1e-9,
         };
         let run = |tell: bool| {
             let mut modes = Chooser::new(epoch);
@@ -884,6 +943,46 @@ mod tests {
         let after = (modes.cost, modes.left);
         modes.epoch_ended(15_000, Some(28_000));
         assert_eq!((modes.cost, modes.left), after);
+    }
+
+    #[test]
+    fn a_pair_walks_with_the_cores_then_the_device_as_each_gets_cheaper() {
+        // As measured on the H100 machine (dense 4M x 256): in the
+        // mistake-dense first epoch the CPU engine's 16 cores took 474 ms,
+        // the GPU's adaptive walk 913; from the second epoch the device's
+        // walk took 94 ms and less, the cores 137-463.
+        let epoch = 1_000_000;
+        let cost = |m: Mode, at: usize| match (m, at < epoch) {
+            (Mode::Cores, true) => 1.2e-7,
+            (Mode::Engine, true) => 2.3e-7,
+            (Mode::Host, true) => 2.5e-7,
+            (Mode::Cores, false) => 1.2e-7,
+            (Mode::Engine, false) => 2.4e-8,
+            (Mode::Host, false) => 1.4e-7,
+            (Mode::Reference, _) => 4e-7,
+            (Mode::Ahead, _) => 1e-9, // dense rows: never tried
+        };
+        let mut modes = Chooser::new(epoch);
+        modes.cores_available(true);
+        let first = simulate(&mut modes, 0, epoch, cost);
+        modes.epoch_ended(100_000, None);
+        modes.epoch_ended(5_000, Some(100_000));
+        let rest = simulate(&mut modes, epoch, 9 * epoch, cost);
+        let (best_first, best_rest) = (epoch as f64 * 1.2e-7, 9.0 * epoch as f64 * 2.4e-8);
+        assert!(
+            first <= 1.15 * best_first,
+            "epoch 1: {:.3}x the cores' time",
+            first / best_first
+        );
+        assert!(
+            rest <= 1.15 * best_rest,
+            "epochs 2-10: {:.3}x the device's time",
+            rest / best_rest
+        );
+        // Without the cores beside it, the first epoch is the host's.
+        let mut alone = Chooser::new(epoch);
+        let t = simulate(&mut alone, 0, epoch, cost);
+        assert!(t > 1.8 * best_first, "{:.3}x", t / best_first);
     }
 
     #[test]
@@ -933,7 +1032,8 @@ mod tests {
                     account.host,
                     account.reference,
                     account.engine,
-                    account.ahead
+                    account.ahead,
+                    account.cores
                 ]
                 .map(rows)[mode as usize],
                 50_000

@@ -390,7 +390,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
 
     /// The result so far, as [`crate::train::fit`]'s loop returns it.
     pub fn finish(mut self, stop: Stop, epoch_seconds: Vec<f64>) -> Outcome<F> {
-        accumulate(&mut self.engine_stats, &self.engine.stats());
+        self.engine_stats.add(&self.engine.stats());
         Outcome {
             class_weights: self.lp.class_weights,
             state: self.lp.state,
@@ -433,7 +433,7 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     /// Swaps in the fallback engine; returns the old one's name.
     fn replace_engine(&mut self) -> String {
         let old = self.engine.name();
-        accumulate(&mut self.engine_stats, &self.engine.stats());
+        self.engine_stats.add(&self.engine.stats());
         self.engine = (self.fallback)();
         self.lp.inflight.clear();
         self.lp.walk_active = false;
@@ -445,16 +445,6 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
         self.engines.push(self.engine.name());
         old
     }
-}
-
-fn accumulate(total: &mut EngineStats, s: &EngineStats) {
-    total.passes += s.passes;
-    total.rows_evaluated += s.rows_evaluated;
-    total.rows_uncertain += s.rows_uncertain;
-    total.seconds += s.seconds;
-    total.dispatches += s.dispatches;
-    total.compute_passes += s.compute_passes;
-    total.walk.add(&s.walk);
 }
 
 #[cfg(test)]

@@ -56,10 +56,14 @@ impl<F: Real> Loop<'_, F> {
             self.chooser
                 .ahead_available(ahead && !self.mistakes_dense());
             let (mode, stretch) = self.chooser.next();
-            if mode != Mode::Engine {
+            if !mode.engine() {
                 self.walk_host_mode(engine, peers, mode, stretch, ahead)?;
-            } else if self.walks(engine) {
-                self.walk_device_timed(engine, peers, observer, stretch, t0)?;
+                observer.on_progress(self.state.epoch, self.state.position, self.end);
+                continue;
+            }
+            self.serve_from(engine, mode)?;
+            if self.walks(engine) {
+                self.walk_device_timed(engine, peers, observer, mode, stretch, t0)?;
             } else if self.inflight.is_empty() && !self.weights_safe() {
                 // Weights this large could overflow on a device: the host
                 // decides every row until they are handed out again.
@@ -68,11 +72,8 @@ impl<F: Real> Loop<'_, F> {
             } else {
                 let pass = self.collect_pass(engine, pos)?;
                 self.walk(engine, peers, &pass)?;
-                self.chooser.measured(
-                    Mode::Engine,
-                    t0.elapsed().as_secs_f64(),
-                    self.state.position - pos,
-                );
+                self.chooser
+                    .measured(mode, t0.elapsed().as_secs_f64(), self.state.position - pos);
             }
             observer.on_progress(self.state.epoch, self.state.position, self.end);
         }
@@ -108,7 +109,26 @@ impl<F: Real> Loop<'_, F> {
         // its own walks them on the host.
         self.chooser
             .engine_available(!redundant && self.order.is_none());
+        self.chooser
+            .cores_available(engine.has_cores_beside() && !redundant && self.order.is_none());
         ahead
+    }
+
+    /// Has the side of a pair that `mode` walks with serve ([`Mode::Cores`]:
+    /// the CPU engine beside the device's; see [`crate::engine::pair`]).
+    /// The other side's walk and passes in flight are dropped first: they
+    /// are of its own weights and in its own queue.
+    fn serve_from(&mut self, engine: &mut dyn MarginEngine<F>, mode: Mode) -> LoopResult<()> {
+        let cores = mode == Mode::Cores;
+        if engine.serves_cores() != cores {
+            self.end_walk(engine)?;
+            self.drain_inflight(engine)?;
+            engine.serve_cores(cores);
+            // The side taking over last saw weights from before the other
+            // side's walk: it uploads the loop's.
+            self.walker_version = None;
+        }
+        Ok(())
     }
 
     /// Whether mistakes come fewer than [`AHEAD_GAP`] rows apart: in this
@@ -172,12 +192,14 @@ impl<F: Real> Loop<'_, F> {
         Ok(())
     }
 
-    /// One stretch of the engine's own walk, timed from `t0`.
+    /// One stretch of the engine's own walk in `mode` (the device's, or
+    /// the CPU engine's beside it), timed from `t0`.
     fn walk_device_timed(
         &mut self,
         engine: &mut dyn MarginEngine<F>,
         peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
+        mode: Mode,
         stretch: usize,
         t0: Instant,
     ) -> LoopResult<()> {
@@ -185,11 +207,8 @@ impl<F: Real> Loop<'_, F> {
         // A trial's walk stops at its budget (see Chooser::measured).
         let deadline = self.chooser.trial_deadline(t0);
         self.walk_device(engine, peers, observer, stretch, deadline)?;
-        self.chooser.measured(
-            Mode::Engine,
-            t0.elapsed().as_secs_f64(),
-            self.state.position - pos,
-        );
+        self.chooser
+            .measured(mode, t0.elapsed().as_secs_f64(), self.state.position - pos);
         Ok(())
     }
 

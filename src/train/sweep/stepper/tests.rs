@@ -156,6 +156,75 @@ fn by_scans<F: Real>(d: &Dataset<F>, p: &CheckedParams, walk: usize) -> State<F>
     st.finish(Stop::Converged, Vec::new()).state
 }
 
+/// Walks each epoch in stretches of `lengths` (cycled) with a pair of CPU
+/// engines, in pieces of the modes and rows of `turns` (cycled): the pair's
+/// sides take turns with walks and passes in flight. Returns the state
+/// and the rows each side walked.
+fn on_a_pair<F: Real>(
+    d: &Dataset<F>,
+    p: &CheckedParams,
+    lengths: &[usize],
+    turns: &[(Mode, usize)],
+) -> (State<F>, u64, u64) {
+    let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    let engine = Box::new(crate::engine::pair::EnginePair::new(
+        Box::new(CpuEngine::new(d, p.bias)),
+        Box::new(CpuEngine::new(d, p.bias)),
+    ));
+    let rows = d.rows();
+    let mut st =
+        Stepper::new(d, p, initial(d, p), Placement::whole(rows), engine, &mut fb).unwrap();
+    st.lp.chooser.turns = turns.to_vec();
+    st.start(&mut AllRowsHere, &mut Silent).unwrap();
+    let mut k = 0;
+    while st.state().mistakes_per_epoch.len() < p.max_epochs {
+        let mut at = 0;
+        while at < rows {
+            at = (at + lengths[k % lengths.len()]).min(rows);
+            k += 1;
+            st.advance(at, &mut AllRowsHere, &mut Silent).unwrap();
+        }
+        if st.finish_epoch() == 0 {
+            break;
+        }
+    }
+    let out = st.finish(Stop::Converged, Vec::new());
+    assert_eq!(out.stats.fallbacks, 0, "no side failed");
+    let (device, cores) = out
+        .epoch_modes
+        .iter()
+        .fold((0, 0), |(e, c), m| (e + m.engine.rows, c + m.cores.rows));
+    (out.state, device, cores)
+}
+
+#[test]
+fn a_pair_taking_turns_gives_the_plain_loop() {
+    let turns = [
+        (Mode::Engine, 40),
+        (Mode::Cores, 7),
+        (Mode::Host, 3),
+        (Mode::Cores, 90),
+        (Mode::Engine, 1),
+        (Mode::Engine, 30),
+    ];
+    for (name, multiclass, params) in cases() {
+        let p = params.check_ref().unwrap();
+        let d = prepared::<f32>(name, multiclass, &params);
+        let want = plain(&d, &p);
+        for lengths in [&[usize::MAX][..], &[17, 400]] {
+            let (got, device, cores) = on_a_pair(&d, &p, lengths, &turns);
+            assert_eq!(
+                got, want,
+                "{name} {params:?} on a pair, stretches of {lengths:?}"
+            );
+            assert!(
+                device > 0 && cores > 0,
+                "{name}: each side walked ({device}, {cores})"
+            );
+        }
+    }
+}
+
 fn check_all<F: Real>() {
     for (name, multiclass, params) in cases() {
         let p = params.check_ref().unwrap();

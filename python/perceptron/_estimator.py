@@ -234,11 +234,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         Update when y*s <= margin instead of 0.
     backend : {"auto", "cpu", "gpu", "reference"}, default="auto"
         What computes the margins: a hardware GPU for dense rows when there
-        is one, else all CPU cores ("auto"); all CPU cores; a GPU (any
-        Vulkan, Metal or DX12 adapter, software ones such as lavapipe
-        included); or the plain textbook loop. All give the identical model.
+        is one, with all CPU cores beside it (each stretch of rows walked
+        by whichever is measured faster), else all CPU cores ("auto"); all
+        CPU cores; a GPU alone (any Vulkan, Metal or DX12 adapter, software
+        ones such as lavapipe included); or the plain textbook loop. All
+        give the identical model.
     adapter : str or None, default=None
-        Part of the name of the GPU adapter to use.
+        Part of the name of the GPU adapter to use (with "auto", in place
+        of the hardware GPU it would look for).
     precision : {None, "float32", "float64"}, default=None
         The arithmetic of training and prediction. None: float32 data trains
         in float32, anything else in float64.

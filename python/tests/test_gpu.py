@@ -54,6 +54,18 @@ def test_the_gpu_gives_the_cpus_bits(adapter, name, layout, dtype):
     np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
 
 
+def test_auto_with_an_adapter_trains_beside_the_cores_and_gives_the_cpus_bits(adapter):
+    # backend="auto" with an adapter named takes it in place of a hardware
+    # GPU and, on dense rows, trains with the CPU engine beside it.
+    X, y = perceptron.load_csv(DATA / "digits_3v5.csv", dtype=np.float32)
+    auto = fit(X, y, max_iter=8, backend="auto", adapter=adapter["name"])
+    cpu = fit(X, y, max_iter=8, backend="cpu")
+    assert auto.backend_.startswith("gpu") and " + cpu (" in auto.backend_, auto.backend_
+    np.testing.assert_array_equal(bits(auto.coef_), bits(cpu.coef_))
+    np.testing.assert_array_equal(bits(auto.intercept_), bits(cpu.intercept_))
+    assert auto.mistakes_per_epoch_.tolist() == cpu.mistakes_per_epoch_.tolist()
+
+
 def test_gpu_variants_and_partial_fit_match_the_cpu(adapter):
     X, y = perceptron.load_csv(DATA / "breast_cancer.csv", dtype=np.float32)
     for params in ({"average": True}, {"pocket": True}, {"margin": 1.5}):

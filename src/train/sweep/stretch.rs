@@ -120,7 +120,9 @@ impl<F: Real> Loop<'_, F> {
     /// are of its own weights and in its own queue.
     fn serve_from(&mut self, engine: &mut dyn MarginEngine<F>, mode: Mode) -> LoopResult<()> {
         let cores = mode == Mode::Cores;
-        if engine.serves_cores() != cores {
+        // After a fallback the engine is no pair, while the chooser may
+        // still be walking `cores`: that engine serves both modes as it is.
+        if engine.has_cores_beside() && engine.serves_cores() != cores {
             self.end_walk(engine)?;
             self.drain_inflight(engine)?;
             engine.serve_cores(cores);

@@ -225,6 +225,85 @@ fn a_pair_taking_turns_gives_the_plain_loop() {
     }
 }
 
+/// The CPU engine without its walk, failing at its `at`-th pass as a lost
+/// device would.
+struct FailsAt<'d, F: Real> {
+    inner: CpuEngine<'d, F>,
+    passes: u64,
+    at: u64,
+}
+
+impl<F: Real> MarginEngine<F> for FailsAt<'_, F> {
+    fn name(&self) -> String {
+        "failing".into()
+    }
+
+    fn preferred_window(&self, mistake_rate: f64) -> usize {
+        self.inner.preferred_window(mistake_rate)
+    }
+
+    fn submit(&mut self, pass: &crate::engine::Pass<'_, F>) -> Result<(), EngineError> {
+        self.passes += 1;
+        if self.passes == self.at {
+            return Err(EngineError("injected failure".into()));
+        }
+        self.inner.submit(pass)
+    }
+
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        self.inner.collect(slack)
+    }
+
+    fn stats(&self) -> EngineStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn a_pair_whose_device_fails_mid_turns_finishes_on_the_fallback_exactly() {
+    let turns = [
+        (Mode::Engine, 50),
+        (Mode::Cores, 20),
+        (Mode::Host, 5),
+        (Mode::Cores, 60),
+    ];
+    for (name, multiclass, params) in cases() {
+        let p = params.check_ref().unwrap();
+        let d = prepared::<f32>(name, multiclass, &params);
+        let want = plain(&d, &p);
+        let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(CpuEngine::new(&d, p.bias)) };
+        let engine = Box::new(crate::engine::pair::EnginePair::new(
+            Box::new(FailsAt {
+                inner: CpuEngine::new(&d, p.bias),
+                passes: 0,
+                at: 4,
+            }),
+            Box::new(CpuEngine::new(&d, p.bias)),
+        ));
+        let rows = d.rows();
+        let mut st = Stepper::new(
+            &d,
+            &p,
+            initial(&d, &p),
+            Placement::whole(rows),
+            engine,
+            &mut fb,
+        )
+        .unwrap();
+        st.lp.chooser.turns = turns.to_vec();
+        st.start(&mut AllRowsHere, &mut Silent).unwrap();
+        while st.state().mistakes_per_epoch.len() < p.max_epochs {
+            st.advance(rows, &mut AllRowsHere, &mut Silent).unwrap();
+            if st.finish_epoch() == 0 {
+                break;
+            }
+        }
+        let out = st.finish(Stop::Converged, Vec::new());
+        assert_eq!(out.state, want, "{name} {params:?}");
+        assert_eq!(out.stats.fallbacks, 1, "{name}: {:?}", out.engines);
+    }
+}
+
 fn check_all<F: Real>() {
     for (name, multiclass, params) in cases() {
         let p = params.check_ref().unwrap();

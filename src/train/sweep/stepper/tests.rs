@@ -156,24 +156,19 @@ fn by_scans<F: Real>(d: &Dataset<F>, p: &CheckedParams, walk: usize) -> State<F>
     st.finish(Stop::Converged, Vec::new()).state
 }
 
-/// Walks each epoch in stretches of `lengths` (cycled) with a pair of CPU
-/// engines, in pieces of the modes and rows of `turns` (cycled): the pair's
-/// sides take turns with walks and passes in flight. Returns the state
-/// and the rows each side walked.
-fn on_a_pair<F: Real>(
-    d: &Dataset<F>,
+/// Walks each epoch in stretches of `lengths` (cycled) with `engine` (a
+/// pair), in pieces of the modes and rows of `turns` (cycled): the pair's
+/// sides take turns with walks and passes in flight.
+fn on_a_pair<'d, F: Real>(
+    d: &'d Dataset<F>,
     p: &CheckedParams,
     lengths: &[usize],
     turns: &[(Mode, usize)],
-) -> (State<F>, u64, u64) {
-    let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
-    let engine = Box::new(crate::engine::pair::EnginePair::new(
-        Box::new(CpuEngine::new(d, p.bias)),
-        Box::new(CpuEngine::new(d, p.bias)),
-    ));
+    engine: Box<dyn MarginEngine<F> + 'd>,
+    fb: Fallback<'_, 'd, F>,
+) -> Outcome<F> {
     let rows = d.rows();
-    let mut st =
-        Stepper::new(d, p, initial(d, p), Placement::whole(rows), engine, &mut fb).unwrap();
+    let mut st = Stepper::new(d, p, initial(d, p), Placement::whole(rows), engine, fb).unwrap();
     st.lp.chooser.turns = turns.to_vec();
     st.start(&mut AllRowsHere, &mut Silent).unwrap();
     let mut k = 0;
@@ -188,7 +183,23 @@ fn on_a_pair<F: Real>(
             break;
         }
     }
-    let out = st.finish(Stop::Converged, Vec::new());
+    st.finish(Stop::Converged, Vec::new())
+}
+
+/// [`on_a_pair`] with two CPU engines: the state and the rows each side
+/// walked.
+fn on_a_cpu_pair<F: Real>(
+    d: &Dataset<F>,
+    p: &CheckedParams,
+    lengths: &[usize],
+    turns: &[(Mode, usize)],
+) -> (State<F>, u64, u64) {
+    let mut fb = || -> Box<dyn MarginEngine<F>> { Box::new(ReferenceEngine) };
+    let engine = Box::new(crate::engine::pair::EnginePair::new(
+        Box::new(CpuEngine::new(d, p.bias)),
+        Box::new(CpuEngine::new(d, p.bias)),
+    ));
+    let out = on_a_pair(d, p, lengths, turns, engine, &mut fb);
     assert_eq!(out.stats.fallbacks, 0, "no side failed");
     let (device, cores) = out
         .epoch_modes
@@ -212,7 +223,7 @@ fn a_pair_taking_turns_gives_the_plain_loop() {
         let d = prepared::<f32>(name, multiclass, &params);
         let want = plain(&d, &p);
         for lengths in [&[usize::MAX][..], &[17, 400]] {
-            let (got, device, cores) = on_a_pair(&d, &p, lengths, &turns);
+            let (got, device, cores) = on_a_cpu_pair(&d, &p, lengths, &turns);
             assert_eq!(
                 got, want,
                 "{name} {params:?} on a pair, stretches of {lengths:?}"
@@ -280,25 +291,7 @@ fn a_pair_whose_device_fails_mid_turns_finishes_on_the_fallback_exactly() {
             }),
             Box::new(CpuEngine::new(&d, p.bias)),
         ));
-        let rows = d.rows();
-        let mut st = Stepper::new(
-            &d,
-            &p,
-            initial(&d, &p),
-            Placement::whole(rows),
-            engine,
-            &mut fb,
-        )
-        .unwrap();
-        st.lp.chooser.turns = turns.to_vec();
-        st.start(&mut AllRowsHere, &mut Silent).unwrap();
-        while st.state().mistakes_per_epoch.len() < p.max_epochs {
-            st.advance(rows, &mut AllRowsHere, &mut Silent).unwrap();
-            if st.finish_epoch() == 0 {
-                break;
-            }
-        }
-        let out = st.finish(Stop::Converged, Vec::new());
+        let out = on_a_pair(&d, &p, &[usize::MAX], &turns, engine, &mut fb);
         assert_eq!(out.state, want, "{name} {params:?}");
         assert_eq!(out.stats.fallbacks, 1, "{name}: {:?}", out.engines);
     }

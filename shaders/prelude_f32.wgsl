@@ -1,4 +1,4 @@
-// Precision prelude for f32 kernels (prepended by src/gpu/shaders.rs).
+// Precision prelude for f32 kernels (prepended by src/engine/gpu/shaders.rs).
 alias real = f32;
 
 const REAL_QUARTER_MAX: f32 = 8.507059e37; // f32::MAX / 4

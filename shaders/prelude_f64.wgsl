@@ -1,4 +1,4 @@
-// Precision prelude for f64 kernels (needs SHADER_F64; prepended by src/gpu/shaders.rs).
+// Precision prelude for f64 kernels (needs SHADER_F64; prepended by src/engine/gpu/shaders.rs).
 alias real = f64;
 
 const REAL_QUARTER_MAX: f64 = 4.49423283715579e307; // f64::MAX / 4
@@ -7,7 +7,7 @@ const F32_MAX_AS_REAL: f64 = 3.4028234663852886e38;
 // naga cannot bitcast f64, so this is a comparison: NaN and +-inf both fail
 // `abs(v) <= MAX` under IEEE rules. A driver may assume no NaN or infinity
 // and fold it to true, so it is only a second line: the host hands a kernel
-// only weights that cannot overflow (src/certify.rs, "No infinities, by
+// only weights that cannot overflow (src/engine/certify.rs, "No infinities, by
 // construction").
 fn is_finite_real(v: real) -> bool {
     return abs(v) <= 1.7976931348623157e308;

@@ -9,7 +9,7 @@
 // memory; the partial sums then meet in the tree of reduce_lanes, and lane
 // 0 adds the bias last. A function rather than a copy in each kernel: the
 // drivers inline it, so the loop and the memory traffic are the kernels'
-// own. The certificate (src/certify.rs) holds for any summation order; it
+// own. The certificate (src/engine/certify.rs) holds for any summation order; it
 // counts m = cols + bias terms and charges one rounding or flush to each
 // operation that makes a new value: the cols products and the additions
 // of two partial sums, at most 2m. Adding an exact zero (a lane's first

@@ -5,7 +5,7 @@
 // neighbouring lanes read neighbouring vectors. The weights are read one
 // by one: a one-vs-rest head's first weight need not sit on a vector. The
 // four lanes of a vector's products are added in their own sums, then
-// together; any order is certified (src/certify.rs), which counts the same
+// together; any order is certified (src/engine/certify.rs), which counts the same
 // m = cols + bias terms and at most 2m rounded operations.
 // CPU twin: src/engine/gpu/twin/row_dot_dense4.rs.
 //

@@ -1,4 +1,4 @@
-// The normalised slack of src/certify.rs (Bound::slack), shared by the
+// The normalised slack of src/engine/certify.rs (Bound::slack), shared by the
 // margin pass (common.wgsl) and the walk's scan (walk_common.wgsl).
 // CPU twin: Bound::slack.
 //

@@ -26,7 +26,7 @@
 // re-decides speculative rows; on any difference it discards what the
 // device did after that row.
 
-// Set by the host for a chunk and a run (see src/gpu/walk.rs: WalkParams).
+// Set by the host for a chunk and a run (see src/engine/gpu/layout.rs: WalkParams).
 struct WalkParams {
     rel: real,
     abs: real,

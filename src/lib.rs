@@ -47,6 +47,7 @@ pub mod output;
 #[cfg(feature = "plot")]
 pub mod plot;
 pub mod run;
+pub mod saved;
 pub mod text;
 pub mod train;
 

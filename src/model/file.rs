@@ -6,7 +6,6 @@
 //! f32 weight as the f64 it widens to, which every JSON reader parses back
 //! exactly), so no reader ever rounds twice.
 
-use std::io::{BufReader, Read};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -15,9 +14,7 @@ use crate::data::{LabelMap, Scaling};
 use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 use crate::model::{AnyModel, Classes, FORMAT_NAME, FORMAT_VERSION, Model, TrainingInfo};
-
-/// Model files larger than this are refused rather than read into memory.
-pub const MAX_MODEL_BYTES: u64 = 1 << 30;
+use crate::saved::{Kind, read_capped};
 
 /// The file's JSON shape.
 #[derive(Serialize, Deserialize)]
@@ -81,54 +78,6 @@ pub fn load(path: &Path) -> Result<AnyModel> {
     parse(path, &text)
 }
 
-/// The files [`read_capped`] reads, for its messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Model,
-    Checkpoint,
-}
-
-/// The bytes of a model or checkpoint file, at most [`MAX_MODEL_BYTES`]: a
-/// larger file is refused before it is read, and a file that says nothing
-/// of its size (a device such as /dev/zero, a pipe) once it has given more.
-pub fn read_capped(path: &Path, kind: Kind) -> Result<Vec<u8>> {
-    let (what, open, read) = match kind {
-        Kind::Model => (
-            "model file",
-            "cannot open model file",
-            "cannot read model file",
-        ),
-        Kind::Checkpoint => (
-            "checkpoint",
-            "cannot open checkpoint",
-            "cannot read checkpoint",
-        ),
-    };
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, open, e))?;
-    let meta = file.metadata().map_err(|e| Error::io(path, read, e))?;
-    if meta.is_dir() {
-        return Err(Error::model(path, format!("is a directory, not a {what}")));
-    }
-    let too_big = |len: u64| {
-        Error::model(
-            path,
-            format!("is {len} bytes or more; {what}s over {MAX_MODEL_BYTES} bytes are refused"),
-        )
-    };
-    if meta.len() > MAX_MODEL_BYTES {
-        return Err(too_big(meta.len()));
-    }
-    let mut bytes = Vec::new();
-    BufReader::new(file)
-        .take(MAX_MODEL_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, read, e))?;
-    if bytes.len() as u64 > MAX_MODEL_BYTES {
-        return Err(too_big(bytes.len() as u64));
-    }
-    Ok(bytes)
-}
-
 /// Bytes that parsing holds per JSON array element or object member (a
 /// `serde_json::Value` of 32 bytes, the f64 the file's shape reads it into
 /// and the model's own copy, with margin), per object (a one-vs-rest model
@@ -139,7 +88,7 @@ const PARSE_BYTES_PER_VALUE: u64 = 64;
 const PARSE_BYTES_PER_OBJECT: u64 = 1024;
 
 /// Refuses model text whose parse would not fit in the memory available,
-/// before parsing it: a model file may hold up to [`MAX_MODEL_BYTES`], and
+/// before parsing it: a model file may hold up to [`MAX_MODEL_BYTES`](crate::saved::MAX_MODEL_BYTES), and
 /// the values it parses into take several times the text (a one-vs-rest
 /// model's weights and per-class records grow with its classes).
 fn check_parse_fits(path: &Path, text: &str) -> Result<()> {

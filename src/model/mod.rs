@@ -23,8 +23,9 @@ use crate::error::{Error, Result};
 use crate::float::{Precision, Real};
 use crate::train::{Fit, RunDescription};
 
+pub use crate::saved::{Kind as FileKind, MAX_MODEL_BYTES, read_capped};
 pub use columns::Fitted;
-pub use file::{Kind as FileKind, MAX_MODEL_BYTES, load, parse, read_capped};
+pub use file::{load, parse};
 pub use ovr_file::KIND as ONE_VS_REST_KIND;
 pub use predict::{DecideStats, NonFinite, Predictions};
 pub use reading::{LabelFromModel, ReadForModel, options_for_model};

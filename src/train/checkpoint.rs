@@ -159,7 +159,7 @@ pub fn load<F: Real>(path: &Path, expected: &RunDescription) -> Result<State<F>>
 /// A checkpoint's text, read once by a resumed run for both
 /// [`identity_of`] and [`parse`].
 pub fn read(path: &Path) -> Result<String> {
-    let bytes = crate::model::read_capped(path, crate::model::FileKind::Checkpoint)?;
+    let bytes = crate::saved::read_capped(path, crate::saved::Kind::Checkpoint)?;
     String::from_utf8(bytes)
         .map_err(|e| Error::model(path, format!("cannot be read as UTF-8 text: {e}")))
 }

@@ -883,10 +883,25 @@ fn averaged_one_vs_rest_on_the_gpu_matches_the_reference() {
     }
 }
 
+/// Waits a while at the end of the first epoch: a device starting beside
+/// the cores has then arrived when the second begins.
+struct PauseAfterFirstEpoch(std::time::Duration);
+
+impl<F: Real> perceptron::train::Observer<F> for PauseAfterFirstEpoch {
+    fn on_epoch_end(&mut self, state: &State<F>) -> perceptron::Result<()> {
+        if state.epoch == 1 {
+            std::thread::sleep(self.0);
+        }
+        Ok(())
+    }
+}
+
 /// `auto` with an adapter named trains dense rows on the pair of that GPU
 /// and the CPU engine ([`perceptron::engine::pair`]), whose chooser walks
 /// with either side: the model is the textbook loop's, bit for bit, and
-/// the report names both engines.
+/// the report names both engines. The device starts on a thread of its
+/// own while the cores train: in the first case the run waits for it
+/// after the first epoch, and it then walks rows of the later ones.
 #[test]
 fn auto_trains_dense_rows_on_the_gpu_and_the_cores_beside_it_exactly() {
     use perceptron::engine::backend::Backend;
@@ -902,7 +917,7 @@ fn auto_trains_dense_rows_on_the_gpu_and_the_cores_beside_it_exactly() {
     let named = name.trim_start_matches("gpu: ");
     let adapter = named.rsplit_once(" (").map_or(named, |(n, _)| n).to_owned();
     let mut rng = Rng(0x9a17);
-    for (rows, cols, noise) in [(20_000, 64, 0.05), (3000, 300, 0.0)] {
+    for (rows, cols, noise, pause) in [(20_000, 64, 0.05, 3.0), (3000, 300, 0.0, 0.0)] {
         let d = random_dense::<f32>(&mut rng, rows, cols, noise);
         let trainer = Trainer::new(
             TrainParams {
@@ -920,8 +935,9 @@ fn auto_trains_dense_rows_on_the_gpu_and_the_cores_beside_it_exactly() {
             },
             ..Default::default()
         });
+        let mut observer = PauseAfterFirstEpoch(std::time::Duration::from_secs_f64(pause));
         let fit = trainer
-            .fit(&d, trainer.start(&d, None), &mut Silent)
+            .fit(&d, trainer.start(&d, None), &mut observer)
             .unwrap();
         let (want, per_epoch) = textbook(&d, true, 8);
         assert_eq!(bits(&fit.weights), bits(&want), "{rows} x {cols}");
@@ -932,5 +948,13 @@ fn auto_trains_dense_rows_on_the_gpu_and_the_cores_beside_it_exactly() {
             "{:?}",
             fit.engines
         );
+        if pause > 0.0 {
+            assert!(
+                fit.engine_stats.start_beside_seconds > 0.0,
+                "the device arrived"
+            );
+            let device: u64 = fit.epoch_modes[1..].iter().map(|m| m.engine.rows).sum();
+            assert!(device > 0, "the device walked: {:?}", fit.epoch_modes);
+        }
     }
 }

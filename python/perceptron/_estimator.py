@@ -235,7 +235,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     backend : {"auto", "cpu", "gpu", "reference"}, default="auto"
         What computes the margins: a hardware GPU for dense rows when there
         is one, with all CPU cores beside it (each stretch of rows walked
-        by whichever is measured faster), else all CPU cores ("auto"); all
+        by whichever is measured faster; the cores alone while the GPU
+        starts), else all CPU cores ("auto"); all
         CPU cores; a GPU alone (any Vulkan, Metal or DX12 adapter, software
         ones such as lavapipe included); or the plain textbook loop. All
         give the identical model.

@@ -4,6 +4,7 @@
 
 use crate::data::Dataset;
 use crate::engine::gpu::GpuOptions;
+use crate::engine::pair::EnginePair;
 use crate::engine::{MarginEngine, ReferenceEngine};
 use crate::error::{Error, Result};
 use crate::float::Real;
@@ -90,6 +91,60 @@ pub fn choose_to_train<'d, F: Real>(
     choose_in(backend, gpu, data, bias, true)
 }
 
+/// What `auto` does with these rows before any device is opened: the CPU
+/// engine, and why, or a GPU.
+enum AutoPlan {
+    Cpu(&'static str),
+    Gpu,
+}
+
+fn auto_plan<F: Real>(gpu: &GpuOptions, data: &Dataset<F>) -> AutoPlan {
+    let named = gpu.adapter.name.is_some();
+    if !cfg!(feature = "gpu") {
+        return AutoPlan::Cpu("auto: this build has no GPU support, using the CPU engine");
+    }
+    if !named && data.features.is_sparse() {
+        // On sparse rows the host's walks decide the rows, and the
+        // CPU engine's cores help them (the walk ahead): on an H100
+        // with 16 cores (sparse 2M x 10^6, 64 non-zeros a row, 10
+        // epochs) the CPU engine took 353 ms an epoch and the GPU
+        // engine 584, its walk paying 10-18 us a mistake.
+        return AutoPlan::Cpu(
+            "auto: sparse rows, using the CPU engine (faster than a GPU's walk on them)",
+        );
+    }
+    // Starting Vulkan to find no GPU costs a tenth of a second and
+    // some 60 MiB (the drivers load); a machine without a GPU
+    // device node has no hardware adapter to find.
+    if !named && (!gpu_device_present() || !crate::engine::gpu::hardware_available()) {
+        return AutoPlan::Cpu("auto: no hardware GPU adapter found, using the CPU engine");
+    }
+    AutoPlan::Gpu
+}
+
+/// `auto`'s choice when a GPU could not be used: the CPU engine, saying
+/// why; an adapter asked for by name is an error.
+fn without_gpu<'d, F: Real>(
+    e: Error,
+    gpu: &GpuOptions,
+    data: &'d Dataset<F>,
+    bias: bool,
+) -> Result<EngineChoice<'d, F>> {
+    match e {
+        Error::Gpu(msg) if gpu.adapter.name.is_none() => Ok(EngineChoice {
+            engine: cpu_engine(data, bias),
+            note: Some(format!(
+                "auto: the GPU could not be used ({msg}); using the CPU engine"
+            )),
+        }),
+        e => Err(e),
+    }
+}
+
+fn cpu_engine<F: Real>(data: &Dataset<F>, bias: bool) -> Box<dyn MarginEngine<F> + '_> {
+    Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
+}
+
 fn choose_in<'d, F: Real>(
     backend: Backend,
     gpu: &GpuOptions,
@@ -97,16 +152,13 @@ fn choose_in<'d, F: Real>(
     bias: bool,
     to_train: bool,
 ) -> Result<EngineChoice<'d, F>> {
-    let cpu = || -> Box<dyn MarginEngine<F> + 'd> {
-        Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
-    };
     match backend {
         Backend::Reference => Ok(EngineChoice {
             engine: Box::new(ReferenceEngine),
             note: None,
         }),
         Backend::Cpu => Ok(EngineChoice {
-            engine: cpu(),
+            engine: cpu_engine(data, bias),
             note: None,
         }),
         Backend::Gpu => {
@@ -117,53 +169,95 @@ fn choose_in<'d, F: Real>(
                 note: None,
             })
         }
-        Backend::Auto => {
-            let named = gpu.adapter.name.is_some();
-            if !cfg!(feature = "gpu") {
-                return Ok(EngineChoice {
-                    engine: cpu(),
-                    note: Some("auto: this build has no GPU support, using the CPU engine".into()),
-                });
-            }
-            if !named && data.features.is_sparse() {
-                // On sparse rows the host's walks decide the rows, and the
-                // CPU engine's cores help them (the walk ahead): on an H100
-                // with 16 cores (sparse 2M x 10^6, 64 non-zeros a row, 10
-                // epochs) the CPU engine took 353 ms an epoch and the GPU
-                // engine 584, its walk paying 10-18 us a mistake.
-                return Ok(EngineChoice {
-                    engine: cpu(),
-                    note: Some("auto: sparse rows, using the CPU engine (faster than a GPU's walk on them)".into()),
-                });
-            }
-            // Starting Vulkan to find no GPU costs a tenth of a second and
-            // some 60 MiB (the drivers load); a machine without a GPU
-            // device node has no hardware adapter to find.
-            if !named && (!gpu_device_present() || !crate::engine::gpu::hardware_available()) {
-                return Ok(EngineChoice {
-                    engine: cpu(),
-                    note: Some("auto: no hardware GPU adapter found, using the CPU engine".into()),
-                });
-            }
-            match gpu_engine(data, bias, gpu) {
+        Backend::Auto => match auto_plan(gpu, data) {
+            AutoPlan::Cpu(why) => Ok(EngineChoice {
+                engine: cpu_engine(data, bias),
+                note: Some(why.into()),
+            }),
+            AutoPlan::Gpu => match gpu_engine(data, bias, gpu) {
                 // Dense rows only: on sparse ones (an adapter named) the
                 // CPU engine's walk is the host's walk ahead, which the
                 // loop has already.
                 Ok(device) if to_train && !data.features.is_sparse() => Ok(EngineChoice {
-                    engine: Box::new(crate::engine::pair::EnginePair::new(device, cpu())),
+                    engine: Box::new(EnginePair::new(device, cpu_engine(data, bias))),
                     note: None,
                 }),
                 Ok(engine) => Ok(EngineChoice { engine, note: None }),
-                Err(Error::Gpu(msg)) if !named => Ok(EngineChoice {
-                    engine: cpu(),
-                    note: Some(format!(
-                        "auto: the GPU could not be used ({msg}); using the CPU engine"
-                    )),
-                }),
-                Err(e) => Err(e),
-            }
-        }
+                Err(e) => without_gpu(e, gpu, data, bias),
+            },
+        },
     }
+}
+
+/// Runs `train` with [`choose_to_train`]'s engine, but for one thing: the
+/// GPU that `auto` pairs with the cores on dense rows starts on a thread
+/// of its own while the CPU engine trains ([`EnginePair::starting`]), and
+/// joins once it is ready. A device's start (its pipelines, the data's
+/// upload: 2.1 s for 4 GB of dense rows on the H100, where the 16 cores
+/// walked an epoch in 474 ms) then no longer holds up the first epochs.
+/// The adapter is opened here, before training: an adapter asked for by
+/// name that cannot be is an error, as with [`choose_to_train`]. A run
+/// that ends first cancels the start, and waits for it to stop (between
+/// two chunks of the upload).
+pub fn train_with<'d, F: Real, R>(
+    backend: Backend,
+    gpu: &GpuOptions,
+    data: &'d Dataset<F>,
+    bias: bool,
+    train: impl for<'e> FnOnce(EngineChoice<'e, F>) -> Result<R>,
+) -> Result<R> {
+    let pairs = backend == Backend::Auto
+        && !data.features.is_sparse()
+        && matches!(auto_plan(gpu, data), AutoPlan::Gpu);
+    if !pairs {
+        return train(choose_to_train(backend, gpu, data, bias)?);
+    }
+    start_beside(gpu, data, bias, train)
+}
+
+/// [`train_with`]'s pair, its device starting beside the cores.
+#[cfg(feature = "gpu")]
+fn start_beside<'d, F: Real, R>(
+    gpu: &GpuOptions,
+    data: &'d Dataset<F>,
+    bias: bool,
+    train: impl for<'e> FnOnce(EngineChoice<'e, F>) -> Result<R>,
+) -> Result<R> {
+    use crate::engine::gpu::GpuEngine;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let device = match GpuEngine::<F>::open(gpu) {
+        Ok(device) => device,
+        Err(e) => return train(without_gpu(e, gpu, data, bias)?),
+    };
+    let name = format!("gpu: {}", device.describe());
+    let cancel = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (started, arrives) = std::sync::mpsc::channel();
+        let cancel = &cancel;
+        s.spawn(move || {
+            let engine = GpuEngine::start_beside(device, data, bias, gpu, cancel);
+            // A run that ended first has dropped the receiver.
+            let _ = started.send(engine.map(|e| Box::new(e) as Box<dyn MarginEngine<F> + Send>));
+        });
+        let pair = EnginePair::starting(name, arrives, cpu_engine(data, bias));
+        let trained = train(EngineChoice {
+            engine: Box::new(pair),
+            note: None,
+        });
+        cancel.store(true, Ordering::Relaxed);
+        trained
+    })
+}
+
+/// Without the `gpu` feature `auto` never plans a GPU.
+#[cfg(not(feature = "gpu"))]
+fn start_beside<'d, F: Real, R>(
+    gpu: &GpuOptions,
+    data: &'d Dataset<F>,
+    bias: bool,
+    train: impl for<'e> FnOnce(EngineChoice<'e, F>) -> Result<R>,
+) -> Result<R> {
+    train(choose_to_train(Backend::Auto, gpu, data, bias)?)
 }
 
 /// The GPU engine, or why there is none.

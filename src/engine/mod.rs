@@ -78,6 +78,10 @@ pub struct EngineStats {
     /// Time spent inside `submit` and `collect`, in seconds (the host's
     /// view: for a GPU, mostly waiting).
     pub seconds: f64,
+    /// Seconds a device took to start on a thread of its own while the
+    /// CPU engine beside it trained ([`pair`]): not the loop's, and not
+    /// waited for.
+    pub start_beside_seconds: f64,
     /// A device's work as recorded: kernel dispatches, and compute passes
     /// (each pass boundary costs several dispatches).
     pub dispatches: u64,
@@ -94,6 +98,7 @@ impl EngineStats {
         self.rows_evaluated += other.rows_evaluated;
         self.rows_uncertain += other.rows_uncertain;
         self.seconds += other.seconds;
+        self.start_beside_seconds += other.start_beside_seconds;
         self.dispatches += other.dispatches;
         self.compute_passes += other.compute_passes;
         self.walk.add(&other.walk);
@@ -203,6 +208,14 @@ pub trait MarginEngine<F: Real> {
     /// may then walk with either, switching by [`MarginEngine::serve_cores`].
     fn has_cores_beside(&self) -> bool {
         false
+    }
+
+    /// Whether this engine's own side can serve now: not while a pair's
+    /// device is still starting beside the cores, or failed to start
+    /// ([`pair`]); then only the cores can. Asks the starting device
+    /// whether it has arrived.
+    fn device_ready(&mut self) -> bool {
+        true
     }
 
     /// Which side serves the calls that follow: the CPU engine beside this

@@ -7,16 +7,43 @@
 //! call, and the loop switches sides only with nothing in flight (see
 //! [`MarginEngine::serve_cores`]). Neither side decides anything, so which
 //! one served which rows cannot change a result.
+//!
+//! The device may still be starting on a thread of its own when training
+//! begins ([`EnginePair::starting`]): until it is ready the cores serve,
+//! and the loop is told the device is not ready
+//! ([`MarginEngine::device_ready`]). The pair never changes sides on its
+//! own: the device, once arrived, serves only when the loop asks for it.
+
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::Instant;
 
 use crate::engine::{EngineError, EngineStats, MarginEngine, Pass, Walker};
+use crate::error::Result;
 use crate::float::Real;
+
+/// A device's engine as the thread that starts it hands it over.
+pub type Started<'d, F> = Result<Box<dyn MarginEngine<F> + Send + 'd>>;
+
+/// The device's side of the pair.
+enum Device<'d, F: Real> {
+    Ready(Box<dyn MarginEngine<F> + 'd>),
+    /// Starting on another thread, since the instant given.
+    Starting(Receiver<Started<'d, F>>, Instant),
+    /// Its start failed: the cores serve alone.
+    Failed,
+}
 
 /// The device's engine and the CPU engine, one of them serving.
 pub struct EnginePair<'d, F: Real> {
-    device: Box<dyn MarginEngine<F> + 'd>,
+    device: Device<'d, F>,
+    /// The device's engine's name (known before it is ready).
+    device_name: String,
     cores: Box<dyn MarginEngine<F> + 'd>,
     /// Whether the CPU engine serves now (else the device's).
     on_cores: bool,
+    /// Seconds the device took to start beside the cores, once it has.
+    start_seconds: f64,
+    notice: Option<String>,
 }
 
 impl<'d, F: Real> EnginePair<'d, F> {
@@ -26,25 +53,69 @@ impl<'d, F: Real> EnginePair<'d, F> {
         cores: Box<dyn MarginEngine<F> + 'd>,
     ) -> Self {
         EnginePair {
-            device,
+            device_name: device.name(),
+            device: Device::Ready(device),
             cores,
             on_cores: false,
+            start_seconds: 0.0,
+            notice: None,
         }
     }
 
+    /// The pair, the cores serving while the device named `device_name`
+    /// starts: it arrives through `started`.
+    pub fn starting(
+        device_name: String,
+        started: Receiver<Started<'d, F>>,
+        cores: Box<dyn MarginEngine<F> + 'd>,
+    ) -> Self {
+        EnginePair {
+            device: Device::Starting(started, Instant::now()),
+            device_name,
+            cores,
+            on_cores: true,
+            start_seconds: 0.0,
+            notice: None,
+        }
+    }
+
+    /// Takes the device if it has arrived; a failed start leaves the cores
+    /// alone, and says why once.
+    fn poll(&mut self) {
+        let Device::Starting(started, since) = &self.device else {
+            return;
+        };
+        let arrived = match started.try_recv() {
+            Err(TryRecvError::Empty) => return,
+            Ok(Ok(engine)) => Ok(engine),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(TryRecvError::Disconnected) => Err("its start ended without an engine".into()),
+        };
+        self.start_seconds = since.elapsed().as_secs_f64();
+        self.device = match arrived {
+            Ok(engine) => Device::Ready(engine),
+            Err(why) => {
+                self.notice = Some(format!(
+                    "{} could not be started beside the CPU engine ({why}); the CPU engine \
+                     trains alone (the result is the same)",
+                    self.device_name
+                ));
+                Device::Failed
+            }
+        };
+    }
+
     fn serving(&self) -> &dyn MarginEngine<F> {
-        if self.on_cores {
-            self.cores.as_ref()
-        } else {
-            self.device.as_ref()
+        match &self.device {
+            Device::Ready(device) if !self.on_cores => device.as_ref(),
+            _ => self.cores.as_ref(),
         }
     }
 
     fn serving_mut(&mut self) -> &mut dyn MarginEngine<F> {
-        if self.on_cores {
-            self.cores.as_mut()
-        } else {
-            self.device.as_mut()
+        match &mut self.device {
+            Device::Ready(device) if !self.on_cores => device.as_mut(),
+            _ => self.cores.as_mut(),
         }
     }
 }
@@ -52,7 +123,7 @@ impl<'d, F: Real> EnginePair<'d, F> {
 impl<F: Real> MarginEngine<F> for EnginePair<'_, F> {
     /// Both names, the device's first (`gpu: ADAPTER + cpu (N threads)`).
     fn name(&self) -> String {
-        format!("{} + {}", self.device.name(), self.cores.name())
+        format!("{} + {}", self.device_name, self.cores.name())
     }
 
     fn preferred_window(&self, mistake_rate: f64) -> usize {
@@ -71,10 +142,14 @@ impl<F: Real> MarginEngine<F> for EnginePair<'_, F> {
         self.serving_mut().collect(slack)
     }
 
-    /// Both sides' counters, summed.
+    /// Both sides' counters, summed, and the device's start beside the
+    /// cores.
     fn stats(&self) -> EngineStats {
-        let mut total = self.device.stats();
-        total.add(&self.cores.stats());
+        let mut total = self.cores.stats();
+        if let Device::Ready(device) = &self.device {
+            total.add(&device.stats());
+        }
+        total.start_beside_seconds += self.start_seconds;
         total
     }
 
@@ -87,17 +162,29 @@ impl<F: Real> MarginEngine<F> for EnginePair<'_, F> {
     }
 
     fn take_notice(&mut self) -> Option<String> {
-        self.device
-            .take_notice()
-            .or_else(|| self.cores.take_notice())
+        self.poll();
+        if let Some(notice) = self.notice.take() {
+            return Some(notice);
+        }
+        match &mut self.device {
+            Device::Ready(device) => device.take_notice(),
+            _ => None,
+        }
+        .or_else(|| self.cores.take_notice())
     }
 
     fn has_cores_beside(&self) -> bool {
         true
     }
 
+    fn device_ready(&mut self) -> bool {
+        self.poll();
+        matches!(self.device, Device::Ready(_))
+    }
+
+    /// The cores serve whatever is asked until the device is ready.
     fn serve_cores(&mut self, cores: bool) {
-        self.on_cores = cores;
+        self.on_cores = cores || !matches!(self.device, Device::Ready(_));
     }
 
     fn serves_cores(&self) -> bool {

@@ -71,7 +71,7 @@ impl EpochRunner {
     ) -> Result<Fit<F>> {
         let t0 = std::time::Instant::now();
         let (out, note, started) =
-            self.run_epochs(data, None, validation, start, None, observer)?;
+            self.run_in(data, None, validation, start, None, observer, true)?;
         let seconds = t0.elapsed().as_secs_f64() - started;
         let mut fitted = Fit::of_run(
             out,
@@ -104,6 +104,25 @@ impl EpochRunner {
         memory: Option<ChooserMemory>,
         observer: &mut dyn Observer<F>,
     ) -> Result<(Outcome<F>, Option<String>, f64)> {
+        self.run_in(data, order, validation, start, memory, observer, false)
+    }
+
+    /// [`run_epochs`](Self::run_epochs); `beside`: a GPU that `auto`
+    /// pairs with the cores starts beside them while they train
+    /// ([`backend::train_with`]). Not for a run of one epoch of many
+    /// (scikit-learn's schedule), which would start the device anew each
+    /// epoch only to cancel it.
+    #[allow(clippy::too_many_arguments)]
+    fn run_in<'d, F: Real>(
+        &self,
+        data: &'d Dataset<F>,
+        order: Option<&'d [usize]>,
+        validation: Option<&Dataset<F>>,
+        start: State<F>,
+        memory: Option<ChooserMemory>,
+        observer: &mut dyn Observer<F>,
+        beside: bool,
+    ) -> Result<(Outcome<F>, Option<String>, f64)> {
         let t0 = std::time::Instant::now();
         if self.uses_no_device() {
             // The host walks every row: its copy of pictures' rows as bytes
@@ -111,22 +130,32 @@ impl EpochRunner {
             // row facts, which it then computes from the bytes).
             data.byte_rows();
         }
-        let chosen = backend::choose_to_train(self.backend, &self.gpu, data, self.params.bias)?;
-        let started = t0.elapsed().as_secs_f64();
         let bias = self.params.bias;
-        let mut fallback = || cpu_engine(data, bias);
-        let out = crate::train::sweep::epoch::run(
-            data,
-            order,
-            validation,
-            &self.params,
-            start,
-            memory,
-            chosen.engine,
-            &mut fallback,
-            observer,
-        )?;
-        Ok((out, chosen.note, started))
+        let run = |chosen: backend::EngineChoice<'_, F>| {
+            let started = t0.elapsed().as_secs_f64();
+            let mut fallback = || cpu_engine(data, bias);
+            let out = crate::train::sweep::epoch::run(
+                data,
+                order,
+                validation,
+                &self.params,
+                start,
+                memory,
+                chosen.engine,
+                &mut fallback,
+                observer,
+            )?;
+            Ok((out, chosen.note, started))
+        };
+        match beside {
+            true => backend::train_with(self.backend, &self.gpu, data, bias, run),
+            false => run(backend::choose_to_train(
+                self.backend,
+                &self.gpu,
+                data,
+                bias,
+            )?),
+        }
     }
 }
 

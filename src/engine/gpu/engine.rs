@@ -12,6 +12,7 @@
 //! resident part runs at device bandwidth, the streamed part at bus speed.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use wgpu::util::DeviceExt;
@@ -104,13 +105,17 @@ pub struct GpuEngine<'d, F: Real> {
 impl<'d, F: Real> GpuEngine<'d, F> {
     /// Opens an adapter and uploads `data`.
     pub fn new(data: &'d Dataset<F>, bias: bool, options: &GpuOptions) -> Result<Self> {
+        Self::with_gpu(Self::open(options)?, data, bias, options)
+    }
+
+    /// Opens the adapter `options` ask for, with the features `F` needs.
+    pub fn open(options: &GpuOptions) -> Result<Gpu> {
         let features = if F::PRECISION == Precision::F64 {
             wgpu::Features::SHADER_F64
         } else {
             wgpu::Features::empty()
         };
-        let gpu = context::open_nth(&options.adapter, options.spread, features)?;
-        Self::with_gpu(gpu, data, bias, options)
+        context::open_nth(&options.adapter, options.spread, features)
     }
 
     /// Uploads `data` to an already opened device.
@@ -119,6 +124,35 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         data: &'d Dataset<F>,
         bias: bool,
         options: &GpuOptions,
+    ) -> Result<Self> {
+        Self::upload(gpu, data, bias, options, &AtomicBool::new(false))
+    }
+
+    /// [`GpuEngine::with_gpu`] on a thread of its own while the CPU engine
+    /// trains ([`crate::engine::pair`]): the data's upload, then the walk's
+    /// pipelines, which a first walk would otherwise compile in the loop's
+    /// time (355 ms on lavapipe). Gives up between chunks once `cancel`
+    /// is set: a run that ends first has no use for the device.
+    pub fn start_beside(
+        gpu: Gpu,
+        data: &'d Dataset<F>,
+        bias: bool,
+        options: &GpuOptions,
+        cancel: &AtomicBool,
+    ) -> Result<Self> {
+        let mut engine = Self::upload(gpu, data, bias, options, cancel)?;
+        if !engine.no_walk && !cancel.load(Ordering::Relaxed) {
+            engine.setup_walk();
+        }
+        Ok(engine)
+    }
+
+    fn upload(
+        gpu: Gpu,
+        data: &'d Dataset<F>,
+        bias: bool,
+        options: &GpuOptions,
+        cancel: &AtomicBool,
     ) -> Result<Self> {
         let name = format!("gpu: {}", gpu.describe());
         let (binding, chunk_limit) = storage_limits(&gpu, options);
@@ -148,6 +182,9 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         };
         let mut chunks = Vec::with_capacity(plans.len());
         for plan in plans {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Error::Gpu(format!("{name}: the start was cancelled")));
+            }
             chunks.push(residency.chunk(&gpu, data, &facts.norms, &layout, &shared, plan)?);
         }
         if let Some(e) = gpu.take_failure() {

@@ -32,16 +32,20 @@ pub struct MixingBound {
 
 /// "; 1.41 s in all (reading the data 1.10 s)": the whole command, when
 /// measured, with the engine's start where it took a millisecond or more
-/// (a device's).
+/// (a device's), and a device's start beside the CPU engine, which the
+/// run did not wait for (`auto`'s pair).
 fn whole_run(r: &TrainReport) -> String {
     if r.run_seconds <= 0.0 {
         return String::new();
     }
-    let start = if r.engine_start_seconds >= 1e-3 {
-        format!(", starting the engine {:.3} s", r.engine_start_seconds)
-    } else {
-        String::new()
-    };
+    let mut start = String::new();
+    if r.engine_start_seconds >= 1e-3 {
+        start += &format!(", starting the engine {:.3} s", r.engine_start_seconds);
+    }
+    let beside = r.engine_stats.start_beside_seconds;
+    if beside >= 1e-3 {
+        start += &format!("; the GPU started beside the CPU engine in {beside:.3} s");
+    }
     format!(
         "; {:.3} s in all (reading the data {:.3} s{start})",
         r.run_seconds, r.reading_seconds

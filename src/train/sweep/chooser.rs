@@ -328,9 +328,7 @@ impl Chooser {
             self.pending[m as usize] = (0.0, 0);
             self.losses[m as usize] = 0;
         }
-        if self.resume.is_none() {
-            self.left = self.left.min(self.measure);
-        }
+        self.end_stretch_soon();
     }
 
     /// `mode` walked `rows` rows in `seconds`.
@@ -511,7 +509,22 @@ impl Chooser {
     /// ahead plus a replay: see
     /// [`crate::engine::MarginEngine::walks_like_the_host_ahead`]).
     pub(super) fn engine_available(&mut self, available: bool) {
-        self.available[Mode::Engine as usize] = available;
+        let e = Mode::Engine as usize;
+        if available && !self.available[e] && self.cost[e].is_none() {
+            // It has just arrived (a pair's device, started beside the
+            // cores): the current stretch ends soon, for its first trial,
+            // rather than after a stretch that may last epochs.
+            self.end_stretch_soon();
+        }
+        self.available[e] = available;
+    }
+
+    /// The current stretch ends within a measurement, for fresh trials
+    /// (unless forced, or a trial itself).
+    fn end_stretch_soon(&mut self) {
+        if self.forced.is_none() && self.resume.is_none() {
+            self.left = self.left.min(self.measure);
+        }
     }
 
     /// Whether the CPU engine beside a device's may get trials (see
@@ -943,6 +956,52 @@ mod tests {
         let after = (modes.cost, modes.left);
         modes.epoch_ended(15_000, Some(28_000));
         assert_eq!((modes.cost, modes.left), after);
+    }
+
+    /// A pair's device that finishes starting while the cores walk a long
+    /// stretch gets its first trial within about a measurement's rows, not
+    /// after the stretch (which may last epochs).
+    #[test]
+    fn a_device_that_arrives_is_tried_within_a_measurement() {
+        let epoch = 1_000_000;
+        let cost = |m: Mode| match m {
+            Mode::Cores => 1e-7,
+            Mode::Host => 2e-7,
+            Mode::Reference => 4e-7,
+            Mode::Engine | Mode::Ahead => 1e-9,
+        };
+        let mut modes = Chooser::new(epoch);
+        modes.cores_available(true);
+        modes.engine_available(false);
+        let walk = |modes: &mut Chooser, until: &dyn Fn(Mode, usize) -> bool| {
+            let mut walked = 0;
+            loop {
+                let (mode, stretch) = modes.next();
+                if until(mode, walked) {
+                    return (mode, walked);
+                }
+                let n = stretch.min(10_000);
+                modes.measured(mode, n as f64 * cost(mode), n);
+                walked += n;
+            }
+        };
+        // Three epochs on the cores: their stretches have grown long.
+        let (_, walked) = walk(&mut modes, &|mode, walked| {
+            assert_ne!(mode, Mode::Engine, "offered before it arrived");
+            // ... and stop while they walk, not in a trial of another.
+            walked >= 3 * epoch && mode == Mode::Cores
+        });
+        assert!(walked >= 3 * epoch);
+        assert!(
+            modes.left > 4 * MEASURE_ROWS,
+            "a long stretch: {}",
+            modes.left
+        );
+        modes.engine_available(true);
+        let (mode, walked) = walk(&mut modes, &|mode, walked| {
+            mode == Mode::Engine || walked > 3 * MEASURE_ROWS
+        });
+        assert_eq!(mode, Mode::Engine, "not tried within {walked} rows");
     }
 
     #[test]

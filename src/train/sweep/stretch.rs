@@ -18,6 +18,13 @@ use crate::train::sweep::{InFlight, Loop, LoopResult};
 /// every 9, and from 1x every 23.
 const AHEAD_GAP: u64 = 8;
 
+/// The modes a stretch may offer the chooser beyond the host's own: the
+/// walk ahead, and the engine's walk or passes (either side of a pair).
+struct Offered {
+    ahead: bool,
+    engine_ok: bool,
+}
+
 /// How a stretch ended.
 pub(super) enum StretchEnd {
     Done,
@@ -33,7 +40,7 @@ impl<F: Real> Loop<'_, F> {
         peers: &mut dyn OtherRows<F>,
         observer: &mut dyn Observer<F>,
     ) -> LoopResult<StretchEnd> {
-        let ahead = self.prepare_stretch(engine);
+        let Offered { ahead, engine_ok } = self.prepare_stretch(engine);
         while self.state.position < self.end {
             if observer.should_stop() {
                 self.end_walk(engine)?;
@@ -55,6 +62,10 @@ impl<F: Real> Loop<'_, F> {
             }
             self.chooser
                 .ahead_available(ahead && !self.mistakes_dense());
+            // A pair's device starting beside the cores is offered once it
+            // has arrived (see `crate::engine::pair`).
+            self.chooser
+                .engine_available(engine_ok && engine.device_ready());
             let (mode, stretch) = self.chooser.next();
             if !mode.engine() {
                 self.walk_host_mode(engine, peers, mode, stretch, ahead)?;
@@ -83,9 +94,8 @@ impl<F: Real> Loop<'_, F> {
     }
 
     /// Readies the stretch: the host's bound for certified margins, and
-    /// the modes the chooser may pick. Returns whether the walk ahead is
-    /// available.
-    fn prepare_stretch(&mut self, engine: &mut dyn MarginEngine<F>) -> bool {
+    /// the modes the chooser may pick.
+    fn prepare_stretch(&mut self, engine: &mut dyn MarginEngine<F>) -> Offered {
         if self.host_bound.is_none() && engine.certifies() {
             // Fresh at each epoch (a subnormal weight's flush term is sticky
             // until then) and after weights came from elsewhere.
@@ -107,11 +117,10 @@ impl<F: Real> Loop<'_, F> {
         let redundant = ahead && engine.walks_like_the_host_ahead();
         // An engine reads rows in `data`'s order: a loop with an order of
         // its own walks them on the host.
+        let engine_ok = !redundant && self.order.is_none();
         self.chooser
-            .engine_available(!redundant && self.order.is_none());
-        self.chooser
-            .cores_available(engine.has_cores_beside() && !redundant && self.order.is_none());
-        ahead
+            .cores_available(engine.has_cores_beside() && engine_ok);
+        Offered { ahead, engine_ok }
     }
 
     /// Has the side of a pair that `mode` walks with serve ([`Mode::Cores`]:
@@ -119,7 +128,9 @@ impl<F: Real> Loop<'_, F> {
     /// The other side's walk and passes in flight are dropped first: they
     /// are of its own weights and in its own queue.
     fn serve_from(&mut self, engine: &mut dyn MarginEngine<F>, mode: Mode) -> LoopResult<()> {
-        let cores = mode == Mode::Cores;
+        // Until a pair's device is ready, its cores serve in its place (a
+        // forced `--passes` mode may ask for the device before it is).
+        let cores = mode == Mode::Cores || !engine.device_ready();
         // After a fallback the engine is no pair, while the chooser may
         // still be walking `cores`: that engine serves both modes as it is.
         if engine.has_cores_beside() && engine.serves_cores() != cores {

@@ -159,6 +159,7 @@ fn by_scans<F: Real>(d: &Dataset<F>, p: &CheckedParams, walk: usize) -> State<F>
 /// Walks each epoch in stretches of `lengths` (cycled) with `engine` (a
 /// pair), in pieces of the modes and rows of `turns` (cycled): the pair's
 /// sides take turns with walks and passes in flight.
+#[allow(clippy::too_many_arguments)]
 fn on_a_pair<'d, F: Real>(
     d: &'d Dataset<F>,
     p: &CheckedParams,
@@ -166,6 +167,7 @@ fn on_a_pair<'d, F: Real>(
     turns: &[(Mode, usize)],
     engine: Box<dyn MarginEngine<F> + 'd>,
     fb: Fallback<'_, 'd, F>,
+    before_piece: &mut dyn FnMut(usize),
 ) -> Outcome<F> {
     let rows = d.rows();
     let mut st = Stepper::new(d, p, initial(d, p), Placement::whole(rows), engine, fb).unwrap();
@@ -176,6 +178,7 @@ fn on_a_pair<'d, F: Real>(
         let mut at = 0;
         while at < rows {
             at = (at + lengths[k % lengths.len()]).min(rows);
+            before_piece(k);
             k += 1;
             st.advance(at, &mut AllRowsHere, &mut Silent).unwrap();
         }
@@ -199,7 +202,7 @@ fn on_a_cpu_pair<F: Real>(
         Box::new(CpuEngine::new(d, p.bias)),
         Box::new(CpuEngine::new(d, p.bias)),
     ));
-    let out = on_a_pair(d, p, lengths, turns, engine, &mut fb);
+    let out = on_a_pair(d, p, lengths, turns, engine, &mut fb, &mut |_| {});
     assert_eq!(out.stats.fallbacks, 0, "no side failed");
     let (device, cores) = out
         .epoch_modes
@@ -234,6 +237,196 @@ fn a_pair_taking_turns_gives_the_plain_loop() {
             );
         }
     }
+}
+
+/// The CPU engine holding the loop to the engines' protocol, as a device
+/// does: a batch only within a walk begun on it, a pass collected only
+/// once submitted to it. A breach is an engine failure (the loop's
+/// fallback then counts it).
+struct Strict<'d, F: Real> {
+    inner: CpuEngine<'d, F>,
+    walking: bool,
+    in_flight: usize,
+    /// Called once after this many batches: mid-walk, where a device
+    /// starting beside the cores may arrive.
+    after_batches: Option<(usize, Box<dyn FnMut() + Send + 'd>)>,
+}
+
+impl<'d, F: Real> Strict<'d, F> {
+    fn new(d: &'d Dataset<F>, bias: bool) -> Self {
+        Strict {
+            inner: CpuEngine::new(d, bias),
+            walking: false,
+            in_flight: 0,
+            after_batches: None,
+        }
+    }
+}
+
+impl<F: Real> MarginEngine<F> for Strict<'_, F> {
+    fn name(&self) -> String {
+        "strict".into()
+    }
+
+    fn preferred_window(&self, mistake_rate: f64) -> usize {
+        self.inner.preferred_window(mistake_rate)
+    }
+
+    fn submit(&mut self, pass: &crate::engine::Pass<'_, F>) -> Result<(), EngineError> {
+        self.in_flight += 1;
+        self.inner.submit(pass)
+    }
+
+    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
+        if self.in_flight == 0 {
+            return Err(EngineError(
+                "a pass collected that was not submitted here".into(),
+            ));
+        }
+        self.in_flight -= 1;
+        self.inner.collect(slack)
+    }
+
+    fn stats(&self) -> EngineStats {
+        self.inner.stats()
+    }
+
+    fn walker(&mut self) -> Option<&mut dyn crate::engine::Walker<F>> {
+        self.inner.walker()?;
+        Some(self)
+    }
+}
+
+impl<F: Real> crate::engine::Walker<F> for Strict<'_, F> {
+    fn begin(&mut self, start: &crate::engine::WalkStart<'_, F>) -> Result<(), EngineError> {
+        self.walking = true;
+        self.inner.walker().expect("a walker").begin(start)
+    }
+
+    fn next(
+        &mut self,
+        limits: crate::engine::BatchLimits,
+    ) -> Result<crate::engine::WalkBatch<F>, EngineError> {
+        if !self.walking {
+            return Err(EngineError("a batch asked of a walk not begun here".into()));
+        }
+        let batch = self.inner.walker().expect("a walker").next(limits)?;
+        self.walking = batch.stop == crate::engine::WalkStop::Running;
+        if let Some((left, then)) = &mut self.after_batches {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                then();
+                self.after_batches = None;
+            }
+        }
+        Ok(batch)
+    }
+
+    fn cancel(&mut self) -> Result<(), EngineError> {
+        self.walking = false;
+        self.inner.walker().expect("a walker").cancel()
+    }
+}
+
+/// How a starting device ends its start, in [`a_pair_whose_device_arrives_mid_run_gives_the_plain_loop`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Arrival {
+    Works,
+    /// Arrives, then fails at its second pass: a fallback proves it served.
+    FailsOnceServing,
+    StartFails,
+}
+
+/// A pair whose device is still starting when training begins (as `auto`
+/// starts a GPU beside the cores): the cores serve every mode until it
+/// arrives (before the run, between two pieces of the loop, mid-walk, or
+/// never), and the result is the plain loop's.
+#[test]
+fn a_pair_whose_device_arrives_mid_run_gives_the_plain_loop() {
+    // Two engine turns in a row: a device arriving during the first must
+    // not take over the walk the cores began.
+    let turns = [
+        (Mode::Engine, 40),
+        (Mode::Engine, 30),
+        (Mode::Cores, 7),
+        (Mode::Host, 3),
+    ];
+    let arrivals = [0, 5]
+        .map(|k| (Arrives::BeforePiece(k), Arrival::Works))
+        .into_iter()
+        .chain((1..=6).map(|n| (Arrives::AfterBatches(n), Arrival::Works)))
+        .chain([
+            (Arrives::Never, Arrival::Works),
+            (Arrives::BeforePiece(0), Arrival::FailsOnceServing),
+            (Arrives::AfterBatches(2), Arrival::StartFails),
+        ])
+        .collect::<Vec<_>>();
+    for (name, multiclass, params) in cases() {
+        let p = params.check_ref().unwrap();
+        let d = prepared::<f32>(name, multiclass, &params);
+        let want = plain(&d, &p);
+        for &(when, how) in &arrivals {
+            let (started, arrival) = std::sync::mpsc::channel();
+            let (d, bias) = (&d, p.bias);
+            let device = move || -> crate::engine::pair::Started<'_, f32> {
+                match how {
+                    Arrival::Works => Ok(Box::new(Strict::new(d, bias))),
+                    Arrival::FailsOnceServing => Ok(Box::new(FailsAt {
+                        inner: CpuEngine::new(d, bias),
+                        passes: 0,
+                        at: 2,
+                    })),
+                    Arrival::StartFails => Err(crate::Error::Gpu("out of memory".into())),
+                }
+            };
+            let mut cores = Strict::new(d, bias);
+            let mut before_piece: Box<dyn FnMut(usize)> = Box::new(|_| {});
+            match when {
+                Arrives::BeforePiece(k) => {
+                    let started = started.clone();
+                    before_piece = Box::new(move |piece| {
+                        if piece == k {
+                            started.send(device()).unwrap();
+                        }
+                    })
+                }
+                Arrives::AfterBatches(n) => {
+                    let started = started.clone();
+                    cores.after_batches =
+                        Some((n, Box::new(move || started.send(device()).unwrap())));
+                }
+                Arrives::Never => {}
+            }
+            let engine = Box::new(crate::engine::pair::EnginePair::starting(
+                "device".into(),
+                arrival,
+                Box::new(cores),
+            ));
+            let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(CpuEngine::new(d, bias)) };
+            // Long pieces of the loop, so that walks outlast the chooser's
+            // pieces.
+            let out = on_a_pair(d, &p, &[400], &turns, engine, &mut fb, &mut before_piece);
+            let case = format!("{name} {params:?}, arriving {when:?}, {how:?}");
+            assert_eq!(out.state, want, "{case}");
+            // Only a device that arrived and then served can fail (a
+            // breach of the protocol is a failure too).
+            let served = how == Arrival::FailsOnceServing;
+            assert_eq!(
+                out.stats.fallbacks, served as u64,
+                "{case}: {:?}",
+                out.engines
+            );
+        }
+    }
+}
+
+/// When a starting device arrives in
+/// [`a_pair_whose_device_arrives_mid_run_gives_the_plain_loop`].
+#[derive(Clone, Copy, Debug)]
+enum Arrives {
+    BeforePiece(usize),
+    AfterBatches(usize),
+    Never,
 }
 
 /// The CPU engine without its walk, failing at its `at`-th pass as a lost
@@ -291,7 +484,7 @@ fn a_pair_whose_device_fails_mid_turns_finishes_on_the_fallback_exactly() {
             }),
             Box::new(CpuEngine::new(&d, p.bias)),
         ));
-        let out = on_a_pair(&d, &p, &[usize::MAX], &turns, engine, &mut fb);
+        let out = on_a_pair(&d, &p, &[usize::MAX], &turns, engine, &mut fb, &mut |_| {});
         assert_eq!(out.state, want, "{name} {params:?}");
         assert_eq!(out.stats.fallbacks, 1, "{name}: {:?}", out.engines);
     }

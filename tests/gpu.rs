@@ -957,4 +957,32 @@ fn auto_trains_dense_rows_on_the_gpu_and_the_cores_beside_it_exactly() {
             assert!(device > 0, "the device walked: {:?}", fit.epoch_modes);
         }
     }
+    // Reshuffled before every epoch (scikit-learn's schedule), the rows
+    // would reach a device as a new copy each epoch: `auto` trains them on
+    // the CPU engine, and says so.
+    let d = random_dense::<f32>(&mut rng, 5000, 64, 0.05);
+    let params = TrainParams {
+        max_epochs: 5,
+        shuffle_every_epoch: Some(perceptron::train::scikit::EveryEpoch::RandomState(3)),
+        ..TrainParams::default()
+    };
+    let fit_on = |backend| {
+        let trainer = Trainer::new(params.clone().check().unwrap())
+            .with_backend(backend)
+            .with_gpu(GpuOptions {
+                adapter: AdapterRequest {
+                    name: Some(adapter.clone()),
+                    allow_software: false,
+                },
+                ..Default::default()
+            });
+        trainer
+            .fit(&d, trainer.start(&d, None), &mut Silent)
+            .unwrap()
+    };
+    let (auto, reference) = (fit_on(Backend::Auto), fit_on(Backend::Reference));
+    assert_eq!(bits(&auto.weights), bits(&reference.weights));
+    assert!(auto.engines[0].starts_with("cpu ("), "{:?}", auto.engines);
+    let note = auto.backend_note.unwrap_or_default();
+    assert!(note.starts_with("auto: the rows are reshuffled"), "{note}");
 }

@@ -236,7 +236,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         What computes the margins: a hardware GPU for dense rows when there
         is one, with all CPU cores beside it (each stretch of rows walked
         by whichever is measured faster; the cores alone while the GPU
-        starts), else all CPU cores ("auto"); all
+        starts), else all CPU cores ("auto"; also when ``shuffle=True``
+        reshuffles the rows every epoch, which a GPU would copy and upload
+        anew each epoch); all
         CPU cores; a GPU alone (any Vulkan, Metal or DX12 adapter, software
         ones such as lavapipe included); or the plain textbook loop. All
         give the identical model.

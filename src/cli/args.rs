@@ -344,9 +344,10 @@ pub fn warn_csv_options(opts: &LoadOptions, format: Format, data: &Path) {
 pub struct BackendArgs {
     /// How margins are computed: `auto` uses a hardware GPU for dense rows
     /// when there is one, with the CPU engine beside it (each stretch of
-    /// rows walked by whichever is measured faster), and the CPU otherwise
-    /// (a machine without a GPU device is told apart without starting a GPU
-    /// driver); `gpu` uses the GPU alone, a software adapter (lavapipe)
+    /// rows walked by whichever is measured faster; the cores alone while
+    /// the GPU starts), and the CPU otherwise, also under
+    /// --shuffle-every-epoch (a machine without a GPU device is told apart
+    /// without starting a GPU driver); `gpu` uses the GPU alone, a software adapter (lavapipe)
     /// included; `cpu` uses all cores; `reference` is the textbook loop.
     /// The environment variable PERCEPTRON_BACKEND sets the default.
     #[arg(

@@ -98,6 +98,13 @@ enum AutoPlan {
     Gpu,
 }
 
+/// Whether `auto` would train `data` on a GPU (rather than the CPU engine,
+/// for want of one or because the rows are sparse), before any device is
+/// opened (the adapters may be listed).
+pub fn auto_would_use_a_gpu<F: Real>(gpu: &GpuOptions, data: &Dataset<F>) -> bool {
+    matches!(auto_plan(gpu, data), AutoPlan::Gpu)
+}
+
 fn auto_plan<F: Real>(gpu: &GpuOptions, data: &Dataset<F>) -> AutoPlan {
     let named = gpu.adapter.name.is_some();
     if !cfg!(feature = "gpu") {
@@ -206,9 +213,8 @@ pub fn train_with<'d, F: Real, R>(
     bias: bool,
     train: impl for<'e> FnOnce(EngineChoice<'e, F>) -> Result<R>,
 ) -> Result<R> {
-    let pairs = backend == Backend::Auto
-        && !data.features.is_sparse()
-        && matches!(auto_plan(gpu, data), AutoPlan::Gpu);
+    let pairs =
+        backend == Backend::Auto && !data.features.is_sparse() && auto_would_use_a_gpu(gpu, data);
     if !pairs {
         return train(choose_to_train(backend, gpu, data, bias)?);
     }

@@ -52,6 +52,22 @@ impl EpochRunner {
         }
     }
 
+    /// Whether `auto` would train `data` on a GPU here (opening no device
+    /// where none is in sight; see [`backend::auto_would_use_a_gpu`]).
+    pub(super) fn auto_would_use_a_gpu<F: Real>(&self, data: &Dataset<F>) -> bool {
+        self.backend == Backend::Auto
+            && !self.uses_no_device()
+            && backend::auto_would_use_a_gpu(&self.gpu, data)
+    }
+
+    /// This runner with another backend.
+    pub(super) fn with_backend(&self, backend: Backend) -> EpochRunner {
+        EpochRunner {
+            backend,
+            ..self.clone()
+        }
+    }
+
     /// This runner (backend, GPU options) with other parameters.
     pub(super) fn with_params(&self, params: TrainParams) -> Result<EpochRunner> {
         Ok(EpochRunner {

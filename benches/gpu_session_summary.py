@@ -97,12 +97,20 @@ if "reference" in runs:
         cells = " ".join(f"{a / b:5.2f}" + ("!" if a / b < 0.95 and 1e3 * (b - a) > 2 else " ")
                          for a, b in zip(ref, r["epoch_seconds"]))
         print(f"    {label:<20} {cells}")
-# The default is the best engine present: auto's whole loop against the faster
-# of the CPU engine and the GPU alone (the target is at least 0.95x).
+# The default is the best engine present: auto's training against the faster
+# of the CPU engine and the GPU alone (the target is at least 0.95x). The
+# engine's start counts: auto's GPU starts while its cores train (inside its
+# loop), where `gpu` starts before its loop.
+def training(r):
+    return r["seconds"] + r.get("engine_start_seconds", 0.0)
+
+
 if all(k in runs for k in ("auto", "cpu", "gpu")):
-    best = min(runs[k]["seconds"] for k in ("cpu", "gpu"))
-    print(f"  auto against the faster of cpu and gpu: {best / runs['auto']['seconds']:.2f}x "
-          f"(auto {runs['auto']['seconds']:.3f} s, cpu {runs['cpu']['seconds']:.3f} s, gpu {runs['gpu']['seconds']:.3f} s)")
+    t = {k: training(runs[k]) for k in ("auto", "cpu", "gpu")}
+    best = min(t["cpu"], t["gpu"])
+    print(f"  auto against the faster of cpu and gpu, start and loop: {best / t['auto']:.2f}x "
+          f"(auto {t['auto']:.3f} s, cpu {t['cpu']:.3f} s, gpu {t['gpu']:.3f} s; auto's GPU "
+          f"started beside its cores in {runs['auto']['engine_stats'].get('start_beside_seconds', 0.0):.3f} s)")
 for lanes in (8, 16, 32):
     c = load(os.path.join(runs_dir, f"ceiling-lanes{lanes}.json"))
     d = c and c.get("device")

@@ -203,9 +203,13 @@ fn choose_in<'d, F: Real>(
 /// upload: 2.1 s for 4 GB of dense rows on the H100, where the 16 cores
 /// walked an epoch in 474 ms) then no longer holds up the first epochs.
 /// The adapter is opened here, before training: an adapter asked for by
-/// name that cannot be is an error, as with [`choose_to_train`]. A run
-/// that ends first cancels the start, and waits for it to stop (between
-/// two chunks of the upload).
+/// name that cannot be is an error, as with [`choose_to_train`]. What fails
+/// later (rows too many for the device, a device lost in the upload) leaves
+/// the cores training alone, with a warning, a named adapter's too: the
+/// result is the same. Dropping the pair (the run over, or replaced by the
+/// fallback) cancels a start still going, and the scope then waits for it
+/// to stop: between two chunks of the upload, or before the walk's
+/// pipelines.
 pub fn train_with<'d, F: Real, R>(
     backend: Backend,
     gpu: &GpuOptions,
@@ -230,7 +234,7 @@ fn start_beside<'d, F: Real, R>(
     train: impl for<'e> FnOnce(EngineChoice<'e, F>) -> Result<R>,
 ) -> Result<R> {
     use crate::engine::gpu::GpuEngine;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
     let device = match GpuEngine::<F>::open(gpu) {
         Ok(device) => device,
         Err(e) => return train(without_gpu(e, gpu, data, bias)?),
@@ -241,17 +245,22 @@ fn start_beside<'d, F: Real, R>(
         let (started, arrives) = std::sync::mpsc::channel();
         let cancel = &cancel;
         s.spawn(move || {
-            let engine = GpuEngine::start_beside(device, data, bias, gpu, cancel);
+            // A panic in a driver must not outlive the start: the scope
+            // would raise it again once training is done.
+            let engine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                GpuEngine::start_beside(device, data, bias, gpu, cancel)
+            }))
+            .unwrap_or_else(|_| Err(Error::Gpu("its start panicked".into())));
             // A run that ended first has dropped the receiver.
             let _ = started.send(engine.map(|e| Box::new(e) as Box<dyn MarginEngine<F> + Send>));
         });
-        let pair = EnginePair::starting(name, arrives, cpu_engine(data, bias));
-        let trained = train(EngineChoice {
+        // Dropping the pair (the run over, or the pair replaced by the
+        // fallback, or a panic unwinding) cancels a start still going.
+        let pair = EnginePair::starting(name, arrives, cpu_engine(data, bias), cancel);
+        train(EngineChoice {
             engine: Box::new(pair),
             note: None,
-        });
-        cancel.store(true, Ordering::Relaxed);
-        trained
+        })
     })
 }
 

@@ -14,6 +14,7 @@
 //! ([`MarginEngine::device_ready`]). The pair never changes sides on its
 //! own: the device, once arrived, serves only when the loop asks for it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::Instant;
 
@@ -41,9 +42,13 @@ pub struct EnginePair<'d, F: Real> {
     cores: Box<dyn MarginEngine<F> + 'd>,
     /// Whether the CPU engine serves now (else the device's).
     on_cores: bool,
-    /// Seconds the device took to start beside the cores, once it has.
+    /// Seconds the device took to start beside the cores, once it has
+    /// (none when its start failed).
     start_seconds: f64,
     notice: Option<String>,
+    /// Set when the pair is dropped (the run over, or the pair replaced by
+    /// the fallback): a device still starting is then of no use.
+    cancel: Option<&'d AtomicBool>,
 }
 
 impl<'d, F: Real> EnginePair<'d, F> {
@@ -59,15 +64,18 @@ impl<'d, F: Real> EnginePair<'d, F> {
             on_cores: false,
             start_seconds: 0.0,
             notice: None,
+            cancel: None,
         }
     }
 
     /// The pair, the cores serving while the device named `device_name`
-    /// starts: it arrives through `started`.
+    /// starts: it arrives through `started`, unless the start sees
+    /// `cancel`, which dropping the pair sets.
     pub fn starting(
         device_name: String,
         started: Receiver<Started<'d, F>>,
         cores: Box<dyn MarginEngine<F> + 'd>,
+        cancel: &'d AtomicBool,
     ) -> Self {
         EnginePair {
             device: Device::Starting(started, Instant::now()),
@@ -76,6 +84,7 @@ impl<'d, F: Real> EnginePair<'d, F> {
             on_cores: true,
             start_seconds: 0.0,
             notice: None,
+            cancel: Some(cancel),
         }
     }
 
@@ -91,9 +100,12 @@ impl<'d, F: Real> EnginePair<'d, F> {
             Ok(Err(e)) => Err(e.to_string()),
             Err(TryRecvError::Disconnected) => Err("its start ended without an engine".into()),
         };
-        self.start_seconds = since.elapsed().as_secs_f64();
+        let seconds = since.elapsed().as_secs_f64();
         self.device = match arrived {
-            Ok(engine) => Device::Ready(engine),
+            Ok(engine) => {
+                self.start_seconds = seconds;
+                Device::Ready(engine)
+            }
             Err(why) => {
                 self.notice = Some(format!(
                     "{} could not be started beside the CPU engine ({why}); the CPU engine \
@@ -116,6 +128,14 @@ impl<'d, F: Real> EnginePair<'d, F> {
         match &mut self.device {
             Device::Ready(device) if !self.on_cores => device.as_mut(),
             _ => self.cores.as_mut(),
+        }
+    }
+}
+
+impl<F: Real> Drop for EnginePair<'_, F> {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.cancel {
+            cancel.store(true, Ordering::Relaxed);
         }
     }
 }

@@ -60,6 +60,15 @@ impl EpochRunner {
             && backend::auto_would_use_a_gpu(&self.gpu, data)
     }
 
+    /// Opens and closes the adapter `--adapter` names, if any: whether it
+    /// exists and can start.
+    pub(super) fn check_named_adapter(&self) -> Result<()> {
+        match self.gpu.adapter.name {
+            Some(_) => crate::engine::gpu::probe(&self.gpu.adapter),
+            None => Ok(()),
+        }
+    }
+
     /// This runner with another backend.
     pub(super) fn with_backend(&self, backend: Backend) -> EpochRunner {
         EpochRunner {

@@ -174,6 +174,9 @@ pub(super) fn fit<F: Real>(
     let mut note = None;
     let trainer = match seeds.is_some() && trainer.auto_would_use_a_gpu(data) {
         true => {
+            // An adapter named is still opened once: a wrong name is an
+            // error here as everywhere else.
+            trainer.check_named_adapter()?;
             on_cores = trainer.with_backend(Backend::Cpu);
             note = Some(RESHUFFLED_ON_CORES);
             &on_cores

@@ -509,14 +509,14 @@ impl Chooser {
     /// ahead plus a replay: see
     /// [`crate::engine::MarginEngine::walks_like_the_host_ahead`]).
     pub(super) fn engine_available(&mut self, available: bool) {
-        let e = Mode::Engine as usize;
-        if available && !self.available[e] && self.cost[e].is_none() {
-            // It has just arrived (a pair's device, started beside the
-            // cores): the current stretch ends soon, for its first trial,
-            // rather than after a stretch that may last epochs.
-            self.end_stretch_soon();
-        }
-        self.available[e] = available;
+        self.available[Mode::Engine as usize] = available;
+    }
+
+    /// A pair's device, started beside the cores, has arrived: the current
+    /// stretch ends soon, for its first trial, rather than after a stretch
+    /// that may last epochs.
+    pub(super) fn device_arrived(&mut self) {
+        self.end_stretch_soon();
     }
 
     /// The current stretch ends within a measurement, for fresh trials
@@ -997,6 +997,7 @@ mod tests {
             "a long stretch: {}",
             modes.left
         );
+        modes.device_arrived();
         modes.engine_available(true);
         let (mode, walked) = walk(&mut modes, &|mode, walked| {
             mode == Mode::Engine || walked > 3 * MEASURE_ROWS

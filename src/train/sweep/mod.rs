@@ -131,6 +131,9 @@ struct Loop<'d, F: Real> {
     stats: LoopStats,
     /// Whether to use an engine's walk when it has one.
     walk_enabled: bool,
+    /// Whether the engine's own side could serve at the last piece (false
+    /// while a pair's device starts beside the cores).
+    device_was_ready: bool,
     /// A walk is in flight (begun, not yet stopped or cancelled).
     walk_active: bool,
     /// Counts every update of the weights, whoever decided it.
@@ -234,6 +237,7 @@ impl<'d, F: Real> Loop<'d, F> {
             epoch_modes: Vec::new(),
             stats: LoopStats::default(),
             walk_enabled: true,
+            device_was_ready: true,
             walk_active: false,
             weights_version: 0,
             walker_version: None,

@@ -63,9 +63,13 @@ impl<F: Real> Loop<'_, F> {
             self.chooser
                 .ahead_available(ahead && !self.mistakes_dense());
             // A pair's device starting beside the cores is offered once it
-            // has arrived (see `crate::engine::pair`).
-            self.chooser
-                .engine_available(engine_ok && engine.device_ready());
+            // has arrived (see `crate::engine::pair`), and soon tried.
+            let ready = engine.device_ready();
+            if ready && !self.device_was_ready {
+                self.chooser.device_arrived();
+            }
+            self.device_was_ready = ready;
+            self.chooser.engine_available(engine_ok && ready);
             let (mode, stretch) = self.chooser.next();
             if !mode.engine() {
                 self.walk_host_mode(engine, peers, mode, stretch, ahead)?;

@@ -2,6 +2,7 @@
 //! passed as correct, gives the plain loop's state bit for bit.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::*;
 use crate::data::{self, LoadOptions};
@@ -361,12 +362,14 @@ fn a_pair_whose_device_arrives_mid_run_gives_the_plain_loop() {
             (Arrives::AfterBatches(2), Arrival::StartFails),
         ])
         .collect::<Vec<_>>();
+    let cancel = AtomicBool::new(false);
     for (name, multiclass, params) in cases() {
         let p = params.check_ref().unwrap();
         let d = prepared::<f32>(name, multiclass, &params);
         let want = plain(&d, &p);
         for &(when, how) in &arrivals {
             let (started, arrival) = std::sync::mpsc::channel();
+            cancel.store(false, Ordering::Relaxed);
             let (d, bias) = (&d, p.bias);
             let device = move || -> crate::engine::pair::Started<'_, f32> {
                 match how {
@@ -401,6 +404,7 @@ fn a_pair_whose_device_arrives_mid_run_gives_the_plain_loop() {
                 "device".into(),
                 arrival,
                 Box::new(cores),
+                &cancel,
             ));
             let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(CpuEngine::new(d, bias)) };
             // Long pieces of the loop, so that walks outlast the chooser's
@@ -411,6 +415,8 @@ fn a_pair_whose_device_arrives_mid_run_gives_the_plain_loop() {
             // Only a device that arrived and then served can fail (a
             // breach of the protocol is a failure too).
             let served = how == Arrival::FailsOnceServing;
+            // The pair is gone: a start still going is told to stop.
+            assert!(cancel.load(Ordering::Relaxed), "{case}");
             assert_eq!(
                 out.stats.fallbacks, served as u64,
                 "{case}: {:?}",

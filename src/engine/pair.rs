@@ -141,9 +141,13 @@ impl<F: Real> Drop for EnginePair<'_, F> {
 }
 
 impl<F: Real> MarginEngine<F> for EnginePair<'_, F> {
-    /// Both names, the device's first (`gpu: ADAPTER + cpu (N threads)`).
+    /// Both names, the device's first (`gpu: ADAPTER + cpu (N threads)`);
+    /// the CPU engine's alone once the device's start has failed.
     fn name(&self) -> String {
-        format!("{} + {}", self.device_name, self.cores.name())
+        match self.device {
+            Device::Failed => self.cores.name(),
+            _ => format!("{} + {}", self.device_name, self.cores.name()),
+        }
     }
 
     fn preferred_window(&self, mistake_rate: f64) -> usize {

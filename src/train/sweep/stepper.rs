@@ -391,6 +391,11 @@ impl<'d, 'e, 'f, F: Real> Stepper<'d, 'e, 'f, F> {
     /// The result so far, as [`crate::train::fit`]'s loop returns it.
     pub fn finish(mut self, stop: Stop, epoch_seconds: Vec<f64>) -> Outcome<F> {
         self.engine_stats.add(&self.engine.stats());
+        // The last engine as it ended: a pair whose device never started
+        // is the CPU engine alone (see `crate::engine::pair`).
+        if let Some(last) = self.engines.last_mut() {
+            *last = self.engine.name();
+        }
         Outcome {
             class_weights: self.lp.class_weights,
             state: self.lp.state,

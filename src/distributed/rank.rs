@@ -71,9 +71,7 @@ pub fn fit<F: Real>(
     let data = &run.data;
     let (engine, note) = agree(t, engine_for(run, t), describe)?;
     let bias = params.bias;
-    let mut fallback = || -> Box<dyn MarginEngine<F> + '_> {
-        Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
-    };
+    let mut fallback = || backend::cpu_engine(data, bias);
     let periodic = |epoch: usize| checkpoints.and_then(|c| c.due(t.rank(), epoch));
     let t0 = Instant::now();
     let (outcome, traffic, steps, rank_mistakes) = match mode {

@@ -138,18 +138,27 @@ fn without_gpu<'d, F: Real>(
     bias: bool,
 ) -> Result<EngineChoice<'d, F>> {
     match e {
-        Error::Gpu(msg) if gpu.adapter.name.is_none() => Ok(EngineChoice {
-            engine: cpu_engine(data, bias),
-            note: Some(format!(
-                "auto: the GPU could not be used ({msg}); using the CPU engine"
-            )),
-        }),
+        Error::Gpu(msg) if gpu.adapter.name.is_none() => Ok(on_cpu(
+            &format!("auto: the GPU could not be used ({msg}); using the CPU engine"),
+            data,
+            bias,
+        )),
         e => Err(e),
     }
 }
 
-fn cpu_engine<F: Real>(data: &Dataset<F>, bias: bool) -> Box<dyn MarginEngine<F> + '_> {
+/// The CPU engine, boxed: `cpu`'s engine, the side of a pair beside a
+/// device, and the fallback of a device that fails.
+pub fn cpu_engine<F: Real>(data: &Dataset<F>, bias: bool) -> Box<dyn MarginEngine<F> + '_> {
     Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
+}
+
+/// The CPU engine, and why `auto` took it.
+fn on_cpu<'d, F: Real>(why: &str, data: &'d Dataset<F>, bias: bool) -> EngineChoice<'d, F> {
+    EngineChoice {
+        engine: cpu_engine(data, bias),
+        note: Some(why.into()),
+    }
 }
 
 fn choose_in<'d, F: Real>(
@@ -177,10 +186,7 @@ fn choose_in<'d, F: Real>(
             })
         }
         Backend::Auto => match auto_plan(gpu, data) {
-            AutoPlan::Cpu(why) => Ok(EngineChoice {
-                engine: cpu_engine(data, bias),
-                note: Some(why.into()),
-            }),
+            AutoPlan::Cpu(why) => Ok(on_cpu(why, data, bias)),
             AutoPlan::Gpu => match gpu_engine(data, bias, gpu) {
                 // Dense rows only: on sparse ones (an adapter named) the
                 // CPU engine's walk is the host's walk ahead, which the
@@ -217,12 +223,19 @@ pub fn train_with<'d, F: Real, R>(
     bias: bool,
     train: impl for<'e> FnOnce(EngineChoice<'e, F>) -> Result<R>,
 ) -> Result<R> {
-    let pairs =
-        backend == Backend::Auto && !data.features.is_sparse() && auto_would_use_a_gpu(gpu, data);
-    if !pairs {
-        return train(choose_to_train(backend, gpu, data, bias)?);
+    // `auto`'s look for a GPU is made once (listing the adapters can take
+    // a tenth of a second).
+    if backend == Backend::Auto && !data.features.is_sparse() {
+        match auto_plan(gpu, data) {
+            AutoPlan::Cpu(why) => return train(on_cpu(why, data, bias)),
+            #[cfg(feature = "gpu")]
+            AutoPlan::Gpu => return start_beside(gpu, data, bias, train),
+            // Without the `gpu` feature the plan is never a GPU.
+            #[cfg(not(feature = "gpu"))]
+            AutoPlan::Gpu => {}
+        }
     }
-    start_beside(gpu, data, bias, train)
+    train(choose_to_train(backend, gpu, data, bias)?)
 }
 
 /// [`train_with`]'s pair, its device starting beside the cores.
@@ -262,17 +275,6 @@ fn start_beside<'d, F: Real, R>(
             note: None,
         })
     })
-}
-
-/// Without the `gpu` feature `auto` never plans a GPU.
-#[cfg(not(feature = "gpu"))]
-fn start_beside<'d, F: Real, R>(
-    gpu: &GpuOptions,
-    data: &'d Dataset<F>,
-    bias: bool,
-    train: impl for<'e> FnOnce(EngineChoice<'e, F>) -> Result<R>,
-) -> Result<R> {
-    train(choose_to_train(Backend::Auto, gpu, data, bias)?)
 }
 
 /// The GPU engine, or why there is none.

@@ -3,7 +3,6 @@
 //! schedule runs once per epoch and per perceptron.
 
 use crate::data::Dataset;
-use crate::engine::MarginEngine;
 use crate::engine::backend::{self, Backend};
 use crate::engine::gpu::GpuOptions;
 use crate::error::Result;
@@ -52,12 +51,10 @@ impl EpochRunner {
         }
     }
 
-    /// Whether `auto` would train `data` on a GPU here (opening no device
-    /// where none is in sight; see [`backend::auto_would_use_a_gpu`]).
+    /// Whether `auto` would train `data` on a GPU here (see
+    /// [`backend::auto_would_use_a_gpu`]).
     pub(super) fn auto_would_use_a_gpu<F: Real>(&self, data: &Dataset<F>) -> bool {
-        self.backend == Backend::Auto
-            && !self.uses_no_device()
-            && backend::auto_would_use_a_gpu(&self.gpu, data)
+        self.backend == Backend::Auto && backend::auto_would_use_a_gpu(&self.gpu, data)
     }
 
     /// Opens and closes the adapter `--adapter` names, if any: whether it
@@ -96,7 +93,7 @@ impl EpochRunner {
     ) -> Result<Fit<F>> {
         let t0 = std::time::Instant::now();
         let (out, note, started) =
-            self.run_in(data, None, validation, start, None, observer, true)?;
+            self.run_epochs(data, None, validation, start, None, observer)?;
         let seconds = t0.elapsed().as_secs_f64() - started;
         let mut fitted = Fit::of_run(
             out,
@@ -117,7 +114,10 @@ impl EpochRunner {
     /// outcome's [`Outcome::chooser`] into the next run): the
     /// loop's outcome, why `auto` chose its engine, and the seconds the
     /// engine took to start (a device, its pipelines, the data's upload),
-    /// which are not the loop's.
+    /// which are not the loop's. A GPU that `auto` pairs with the cores
+    /// starts beside them while they train ([`backend::train_with`]); a
+    /// run of one epoch of many (scikit-learn's schedule) never pairs one:
+    /// there `auto` trains on the CPU engine.
     ///
     /// [`Stepper::visit_in`]: crate::train::sweep::stepper::Stepper::visit_in
     pub(super) fn run_epochs<'d, F: Real>(
@@ -129,25 +129,6 @@ impl EpochRunner {
         memory: Option<ChooserMemory>,
         observer: &mut dyn Observer<F>,
     ) -> Result<(Outcome<F>, Option<String>, f64)> {
-        self.run_in(data, order, validation, start, memory, observer, false)
-    }
-
-    /// [`run_epochs`](Self::run_epochs); `beside`: a GPU that `auto`
-    /// pairs with the cores starts beside them while they train
-    /// ([`backend::train_with`]). Not for a run of one epoch of many
-    /// (scikit-learn's schedule), which would start the device anew each
-    /// epoch only to cancel it.
-    #[allow(clippy::too_many_arguments)]
-    fn run_in<'d, F: Real>(
-        &self,
-        data: &'d Dataset<F>,
-        order: Option<&'d [usize]>,
-        validation: Option<&Dataset<F>>,
-        start: State<F>,
-        memory: Option<ChooserMemory>,
-        observer: &mut dyn Observer<F>,
-        beside: bool,
-    ) -> Result<(Outcome<F>, Option<String>, f64)> {
         let t0 = std::time::Instant::now();
         if self.uses_no_device() {
             // The host walks every row: its copy of pictures' rows as bytes
@@ -158,7 +139,7 @@ impl EpochRunner {
         let bias = self.params.bias;
         let run = |chosen: backend::EngineChoice<'_, F>| {
             let started = t0.elapsed().as_secs_f64();
-            let mut fallback = || cpu_engine(data, bias);
+            let mut fallback = || backend::cpu_engine(data, bias);
             let out = crate::train::sweep::epoch::run(
                 data,
                 order,
@@ -172,18 +153,6 @@ impl EpochRunner {
             )?;
             Ok((out, chosen.note, started))
         };
-        match beside {
-            true => backend::train_with(self.backend, &self.gpu, data, bias, run),
-            false => run(backend::choose_to_train(
-                self.backend,
-                &self.gpu,
-                data,
-                bias,
-            )?),
-        }
+        backend::train_with(self.backend, &self.gpu, data, bias, run)
     }
-}
-
-pub(super) fn cpu_engine<F: Real>(data: &Dataset<F>, bias: bool) -> Box<dyn MarginEngine<F> + '_> {
-    Box::new(crate::engine::cpu::CpuEngine::new(data, bias))
 }

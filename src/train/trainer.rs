@@ -4,10 +4,11 @@
 use crate::data::Dataset;
 use crate::engine::MarginEngine;
 use crate::engine::backend::Backend;
+use crate::engine::backend::cpu_engine;
 use crate::engine::gpu::GpuOptions;
 use crate::error::Result;
 use crate::float::Real;
-use crate::train::epochs::{EpochRunner, cpu_engine};
+use crate::train::epochs::EpochRunner;
 use crate::train::fit::{Fit, fit};
 use crate::train::params::CheckedParams;
 use crate::train::scikit;

@@ -105,7 +105,8 @@ pub struct GpuEngine<'d, F: Real> {
 impl<'d, F: Real> GpuEngine<'d, F> {
     /// Opens an adapter and uploads `data`.
     pub fn new(data: &'d Dataset<F>, bias: bool, options: &GpuOptions) -> Result<Self> {
-        Self::with_gpu(Self::open(options)?, data, bias, options)
+        let never = AtomicBool::new(false);
+        Self::upload(Self::open(options)?, data, bias, options, &never)
     }
 
     /// Opens the adapter `options` ask for, with the features `F` needs.
@@ -118,21 +119,12 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         context::open_nth(&options.adapter, options.spread, features)
     }
 
-    /// Uploads `data` to an already opened device.
-    pub fn with_gpu(
-        gpu: Gpu,
-        data: &'d Dataset<F>,
-        bias: bool,
-        options: &GpuOptions,
-    ) -> Result<Self> {
-        Self::upload(gpu, data, bias, options, &AtomicBool::new(false))
-    }
-
-    /// [`GpuEngine::with_gpu`] on a thread of its own while the CPU engine
-    /// trains ([`crate::engine::pair`]): the data's upload, then the walk's
-    /// pipelines, which a first walk would otherwise compile in the loop's
-    /// time (355 ms on lavapipe). Gives up between chunks once `cancel`
-    /// is set: a run that ends first has no use for the device.
+    /// [`GpuEngine::new`] on a device already opened, on a thread of its
+    /// own while the CPU engine trains ([`crate::engine::pair`]): the
+    /// data's upload, then the walk's pipelines, which a first walk would
+    /// otherwise compile in the loop's time (355 ms on lavapipe). Gives up
+    /// between chunks once `cancel` is set: a run that ends first has no
+    /// use for the device.
     pub fn start_beside(
         gpu: Gpu,
         data: &'d Dataset<F>,
@@ -147,6 +139,8 @@ impl<'d, F: Real> GpuEngine<'d, F> {
         Ok(engine)
     }
 
+    /// Uploads `data` to an opened device, giving up between chunks once
+    /// `cancel` is set.
     fn upload(
         gpu: Gpu,
         data: &'d Dataset<F>,

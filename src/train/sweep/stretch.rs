@@ -132,9 +132,10 @@ impl<F: Real> Loop<'_, F> {
     /// The other side's walk and passes in flight are dropped first: they
     /// are of its own weights and in its own queue.
     fn serve_from(&mut self, engine: &mut dyn MarginEngine<F>, mode: Mode) -> LoopResult<()> {
-        // Until a pair's device is ready, its cores serve in its place (a
-        // forced `--passes` mode may ask for the device before it is).
-        let cores = mode == Mode::Cores || !engine.device_ready();
+        // Until a pair's device is ready (as this piece found it), its
+        // cores serve in its place (a forced `--passes` mode may ask for
+        // the device before it is).
+        let cores = mode == Mode::Cores || !self.device_was_ready;
         // After a fallback the engine is no pair, while the chooser may
         // still be walking `cores`: that engine serves both modes as it is.
         if engine.has_cores_beside() && engine.serves_cores() != cores {

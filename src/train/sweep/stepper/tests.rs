@@ -243,11 +243,16 @@ fn a_pair_taking_turns_gives_the_plain_loop() {
 /// The CPU engine holding the loop to the engines' protocol, as a device
 /// does: a batch only within a walk begun on it, a pass collected only
 /// once submitted to it. A breach is an engine failure (the loop's
-/// fallback then counts it).
+/// fallback then counts it). Or, built by [`Strict::failing_at`], the CPU
+/// engine without its walk, failing at its `at`-th pass as a lost device
+/// would.
 struct Strict<'d, F: Real> {
     inner: CpuEngine<'d, F>,
     walking: bool,
     in_flight: usize,
+    /// Passes submitted, and the one that fails, if any (no walk then).
+    passes: u64,
+    fails_at: Option<u64>,
     /// Called once after this many batches: mid-walk, where a device
     /// starting beside the cores may arrive.
     after_batches: Option<(usize, Box<dyn FnMut() + Send + 'd>)>,
@@ -259,7 +264,16 @@ impl<'d, F: Real> Strict<'d, F> {
             inner: CpuEngine::new(d, bias),
             walking: false,
             in_flight: 0,
+            passes: 0,
+            fails_at: None,
             after_batches: None,
+        }
+    }
+
+    fn failing_at(d: &'d Dataset<F>, bias: bool, at: u64) -> Self {
+        Strict {
+            fails_at: Some(at),
+            ..Strict::new(d, bias)
         }
     }
 }
@@ -274,6 +288,10 @@ impl<F: Real> MarginEngine<F> for Strict<'_, F> {
     }
 
     fn submit(&mut self, pass: &crate::engine::Pass<'_, F>) -> Result<(), EngineError> {
+        self.passes += 1;
+        if self.fails_at == Some(self.passes) {
+            return Err(EngineError("injected failure".into()));
+        }
         self.in_flight += 1;
         self.inner.submit(pass)
     }
@@ -293,6 +311,9 @@ impl<F: Real> MarginEngine<F> for Strict<'_, F> {
     }
 
     fn walker(&mut self) -> Option<&mut dyn crate::engine::Walker<F>> {
+        if self.fails_at.is_some() {
+            return None;
+        }
         self.inner.walker()?;
         Some(self)
     }
@@ -375,11 +396,7 @@ fn a_pair_whose_device_arrives_mid_run_gives_the_plain_loop() {
             let device = move || -> crate::engine::pair::Started<'_, f32> {
                 match how {
                     Arrival::Works => Ok(Box::new(Strict::new(d, bias))),
-                    Arrival::FailsOnceServing => Ok(Box::new(FailsAt {
-                        inner: CpuEngine::new(d, bias),
-                        passes: 0,
-                        at: 2,
-                    })),
+                    Arrival::FailsOnceServing => Ok(Box::new(Strict::failing_at(d, bias, 2))),
                     Arrival::StartFails => Err(crate::Error::Gpu("out of memory".into())),
                 }
             };
@@ -441,40 +458,6 @@ enum Arrives {
     Never,
 }
 
-/// The CPU engine without its walk, failing at its `at`-th pass as a lost
-/// device would.
-struct FailsAt<'d, F: Real> {
-    inner: CpuEngine<'d, F>,
-    passes: u64,
-    at: u64,
-}
-
-impl<F: Real> MarginEngine<F> for FailsAt<'_, F> {
-    fn name(&self) -> String {
-        "failing".into()
-    }
-
-    fn preferred_window(&self, mistake_rate: f64) -> usize {
-        self.inner.preferred_window(mistake_rate)
-    }
-
-    fn submit(&mut self, pass: &crate::engine::Pass<'_, F>) -> Result<(), EngineError> {
-        self.passes += 1;
-        if self.passes == self.at {
-            return Err(EngineError("injected failure".into()));
-        }
-        self.inner.submit(pass)
-    }
-
-    fn collect(&mut self, slack: &mut [f32]) -> Result<(), EngineError> {
-        self.inner.collect(slack)
-    }
-
-    fn stats(&self) -> EngineStats {
-        self.inner.stats()
-    }
-}
-
 #[test]
 fn a_pair_whose_device_fails_mid_turns_finishes_on_the_fallback_exactly() {
     let turns = [
@@ -489,11 +472,7 @@ fn a_pair_whose_device_fails_mid_turns_finishes_on_the_fallback_exactly() {
         let want = plain(&d, &p);
         let mut fb = || -> Box<dyn MarginEngine<f32>> { Box::new(CpuEngine::new(&d, p.bias)) };
         let engine = Box::new(crate::engine::pair::EnginePair::new(
-            Box::new(FailsAt {
-                inner: CpuEngine::new(&d, p.bias),
-                passes: 0,
-                at: 4,
-            }),
+            Box::new(Strict::failing_at(&d, p.bias, 4)),
             Box::new(CpuEngine::new(&d, p.bias)),
         ));
         let out = on_a_pair(&d, &p, &[usize::MAX], &turns, engine, &mut fb, &mut |_| {});

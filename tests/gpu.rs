@@ -986,3 +986,58 @@ fn auto_trains_dense_rows_on_the_gpu_and_the_cores_beside_it_exactly() {
     let note = auto.backend_note.unwrap_or_default();
     assert!(note.starts_with("auto: the rows are reshuffled"), "{note}");
 }
+
+/// A walk's batch under a trial's deadline that has passed scans one
+/// narrowest window (so it ends within its rows), where the same walk's
+/// batch without a deadline goes far past them: on the device, and in its
+/// CPU twin, which sizes batches with the same plan.
+#[test]
+fn a_walk_batch_under_a_past_deadline_scans_one_narrow_window() {
+    use perceptron::engine::gpu::twin::TwinWalkEngine;
+    use perceptron::engine::{BatchLimits, WalkStart, Walker};
+    const MIN_WINDOW: usize = 256;
+    let mut rng = Rng(0x7e11);
+    let data = random_dense::<f32>(&mut rng, 30_000, 16, 0.0);
+    // Weights that make a mistake every hundred rows or so: a batch of up
+    // to 64 decisions walks thousands of rows.
+    let (weights, per_epoch) = textbook(&data, true, 10);
+    assert!(per_epoch.last().is_some_and(|&m| m < 400), "{per_epoch:?}");
+    let check = |walker: &mut dyn Walker<f32>, who: &str| {
+        let start = |position| WalkStart {
+            position,
+            end: data.rows(),
+            weights: &weights,
+            resync: true,
+            tau: 0.0,
+            max_updates: 1 << 20,
+        };
+        walker.begin(&start(0)).unwrap();
+        // Batches without a deadline, which the plan times.
+        let mut free = 0;
+        for _ in 0..3 {
+            let b = walker.next(BatchLimits::NONE).unwrap();
+            free = free.max(b.end - b.start);
+        }
+        assert!(free > 4 * MIN_WINDOW, "{who}: free batches of {free} rows");
+        walker.cancel().unwrap();
+        walker.begin(&start(1000)).unwrap();
+        let past = BatchLimits {
+            horizon: usize::MAX,
+            deadline: Some(std::time::Instant::now()),
+        };
+        let cut = walker.next(past).unwrap();
+        assert_eq!(cut.start, 1000, "{who}");
+        assert!(
+            cut.end - cut.start <= MIN_WINDOW,
+            "{who}: a batch past its deadline walked {} rows",
+            cut.end - cut.start
+        );
+        walker.cancel().unwrap();
+    };
+    let mut twin = TwinWalkEngine::new(&data, true, 4, 64);
+    check(&mut twin, "twin");
+    if let Some(mut gpu) = engine(&data, true, &options()) {
+        let walker = gpu.walker().expect("the device walks");
+        check(walker, "device");
+    }
+}

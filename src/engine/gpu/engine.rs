@@ -527,13 +527,16 @@ impl<F: Real> Walker<F> for GpuEngine<'_, F> {
             .map_err(|e| EngineError(format!("{name}: {e}")))
     }
 
-    fn next(&mut self, _limits: BatchLimits) -> Result<WalkBatch<F>, EngineError> {
+    fn next(&mut self, limits: BatchLimits) -> Result<WalkBatch<F>, EngineError> {
         self.injected_failure()?;
         let name = self.name.clone();
         let walk = self.walk_mut()?;
         let before = walk.seconds;
+        // The horizon is left alone: outside a trial the walk goes on
+        // between the loop's stretches, and batches cut at each stretch's
+        // end would empty the pipeline there.
         let batch = walk
-            .next_batch()
+            .next_batch(limits.deadline)
             .map_err(|e| EngineError(format!("{name}: {e}")))?;
         let waited = walk.seconds - before;
         self.stats.passes += 1;
@@ -542,6 +545,12 @@ impl<F: Real> Walker<F> for GpuEngine<'_, F> {
             batch.decisions.iter().filter(|d| d.speculative).count() as u64;
         self.stats.seconds += waited;
         Ok(batch)
+    }
+
+    /// A trial's batches are sized to its deadline (see
+    /// [`super::walk_plan::BatchPlan::next_within`]).
+    fn keeps_deadlines(&self) -> bool {
+        true
     }
 
     fn cancel(&mut self) -> Result<(), EngineError> {

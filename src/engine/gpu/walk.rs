@@ -9,7 +9,10 @@
 //! (a pass boundary costs several times a dispatch), then copies the walk
 //! state and the batch's entries to a readback buffer; two batches are in
 //! flight, so the device walks on while the host replays the previous
-//! batch. [`BatchPlan`] sizes each batch from the last ones. A batch is
+//! batch. [`BatchPlan`] sizes each batch from the last ones, and under a
+//! trial's deadline to the time left: batches are submitted when the loop
+//! asks for the first one, so the first ones too know the deadline, and
+//! none is submitted that would start past it. A batch is
 //! confined to one data chunk (one storage binding): when the device
 //! reaches a chunk's end, the host points the walk at the next chunk.
 //!
@@ -27,7 +30,7 @@ use super::context::{self, MapResult};
 use super::layout::{self, BatchParams, ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
 use super::twin::{self as walk_twin, Entries};
-use super::walk_plan::{BatchDone, BatchPlan, MAX_WINDOW};
+use super::walk_plan::{BatchDone, BatchPlan, MAX_WINDOW, seconds_until};
 use crate::data::{Dataset, RowFacts};
 use crate::engine::certify::Bound;
 use crate::engine::{EngineError, WalkBatch, WalkCounts, WalkStart};
@@ -54,8 +57,24 @@ struct InFlight {
     slot: usize,
     chunk: usize,
     params: BatchParams,
+    iterations: usize,
     index: wgpu::SubmissionIndex,
     mapped: MapResult,
+    /// When it was submitted, and when it is expected to be done (at the
+    /// plan's rate, after the batches before it).
+    submitted: Instant,
+    expected_done: Instant,
+}
+
+/// A batch read back: its chunk and parameters, the rows its scans
+/// covered and its device time, its state and its entries.
+struct Received<F> {
+    chunk: usize,
+    params: BatchParams,
+    scanned: usize,
+    seconds: f64,
+    state: WalkState,
+    entries: Entries<F>,
 }
 
 /// The walk on one device, over the chunks of one dataset.
@@ -92,6 +111,9 @@ pub struct GpuWalk<F: Real> {
     epoch_end: usize,
     bound: Option<Bound<F>>,
     stopped: bool,
+    /// When the last batch was read: the next one's device time starts
+    /// there or at its submission, whichever is later.
+    last_read: Option<Instant>,
     /// Seconds spent waiting for batches.
     pub seconds: f64,
 }
@@ -445,6 +467,7 @@ impl<F: Real> GpuWalk<F> {
             epoch_end: 0,
             bound: None,
             stopped: true,
+            last_read: None,
             seconds: 0.0,
         })
     }
@@ -475,12 +498,44 @@ impl<F: Real> GpuWalk<F> {
         self.stopped = false;
     }
 
+    /// Fills the batches in flight up to [`DEPTH`], the next starting at
+    /// row `from` as far as the host knows. Under a `deadline` each batch is
+    /// sized to the time left when the ones before it are expected to be
+    /// done, and one that would start past the deadline is not submitted
+    /// (one at least is in flight, so the loop's next batch comes).
+    fn fill(&mut self, from: usize, deadline: Option<Instant>) -> Result<(), EngineError> {
+        while self.pending.len() < DEPTH {
+            let now = Instant::now();
+            let starts = self
+                .pending
+                .back()
+                .map_or(now, |p| p.expected_done.max(now));
+            let left = deadline.map(|d| seconds_until(d, starts));
+            if !self.pending.is_empty() && left.is_some_and(|l| l <= 0.0) {
+                break;
+            }
+            self.submit(from, left, starts)?;
+            if deadline.is_some() && !self.plan.timed() {
+                // No batch timed yet: nothing to fit a second one by.
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Records and submits one batch on the current chunk, sized by the plan
-    /// for the rows left from `from`.
-    fn submit(&mut self, from: usize) -> Result<(), EngineError> {
+    /// for the rows left from `from` and the seconds `left` before a
+    /// deadline, expected to start at `starts`.
+    fn submit(
+        &mut self,
+        from: usize,
+        left: Option<f64>,
+        starts: Instant,
+    ) -> Result<(), EngineError> {
         let c = &self.chunks[self.chunk];
         let rows_left = c.rows.end.min(self.epoch_end).saturating_sub(from);
-        let (params, iterations) = self.plan.next(rows_left);
+        let (params, iterations) = self.plan.next_within(rows_left, left);
+        let expected = self.plan.seconds_for(&params, iterations).unwrap_or(0.0);
         let slot = self
             .free
             .pop()
@@ -522,8 +577,11 @@ impl<F: Real> GpuWalk<F> {
             slot,
             chunk: self.chunk,
             params,
+            iterations,
             index,
             mapped,
+            submitted: Instant::now(),
+            expected_done: starts + std::time::Duration::from_secs_f64(expected.min(1e6)),
         });
         Ok(())
     }
@@ -541,7 +599,7 @@ impl<F: Real> GpuWalk<F> {
     }
 
     /// Waits for the oldest batch and reads its state and entries.
-    fn receive(&mut self) -> Result<(usize, BatchParams, WalkState, Entries<F>), EngineError> {
+    fn receive(&mut self) -> Result<Received<F>, EngineError> {
         let t0 = Instant::now();
         let p = self
             .pending
@@ -574,8 +632,20 @@ impl<F: Real> GpuWalk<F> {
         };
         s.readback.unmap();
         self.free.push(p.slot);
-        self.seconds += t0.elapsed().as_secs_f64();
-        Ok((p.chunk, p.params, state, entries))
+        let read = Instant::now();
+        self.seconds += read.duration_since(t0).as_secs_f64();
+        // The device's time for this batch: from its submission, or from
+        // the batch before it if that was read later (it queued behind it).
+        let began = self.last_read.map_or(p.submitted, |r| r.max(p.submitted));
+        self.last_read = Some(read);
+        Ok(Received {
+            chunk: p.chunk,
+            params: p.params,
+            scanned: p.iterations * p.params.window as usize,
+            seconds: read.duration_since(began).as_secs_f64(),
+            state,
+            entries,
+        })
     }
 
     /// Waits for every batch in flight and drops its results.
@@ -606,17 +676,28 @@ impl<F: Real> GpuWalk<F> {
         let wnorm = layout::norm_bound(start.weights);
         self.point_at(chunk, start.position, start.max_updates, wnorm);
         self.plan.restart();
-        for _ in 0..DEPTH {
-            self.submit(start.position)?;
-        }
+        // The first batches are submitted by the first `next_batch`, which
+        // knows whether a deadline bounds them.
         self.check_failure()
     }
 
-    pub fn next_batch(&mut self) -> Result<WalkBatch<F>, EngineError> {
+    /// The next batch, the batches in flight filled up behind it, sized to
+    /// the time left before `deadline` (a trial's), if any.
+    pub fn next_batch(&mut self, deadline: Option<Instant>) -> Result<WalkBatch<F>, EngineError> {
         if self.stopped {
             return Err(EngineError("the walk stopped: begin it again".into()));
         }
-        let (chunk, params, state, entries) = self.receive()?;
+        if self.pending.is_empty() {
+            self.fill(self.next_start, deadline)?;
+        }
+        let Received {
+            chunk,
+            params,
+            scanned,
+            seconds,
+            state,
+            entries,
+        } = self.receive()?;
         let offset = self.chunks[chunk].rows.start;
         let start = self.next_start;
         let batch =
@@ -634,11 +715,13 @@ impl<F: Real> GpuWalk<F> {
             decisions,
             steps: steps as usize,
             full: decisions >= params.capacity as usize,
+            scanned,
+            seconds: Some(seconds),
         });
         if state.stop == 0 {
             // The batch behind this one starts where that one will end: the
             // plan's rows left are counted from this batch's end.
-            self.submit(batch.end)?;
+            self.fill(batch.end, deadline)?;
         } else if state.stop == walk_twin::STOP_LIMIT && batch.end < self.epoch_end {
             // The chunk is done: the batches behind this one did nothing.
             self.drain()?;
@@ -646,9 +729,7 @@ impl<F: Real> GpuWalk<F> {
                 .chunk_of(batch.end)
                 .ok_or_else(|| EngineError(format!("no data chunk holds row {}", batch.end)))?;
             self.point_at(next, batch.end, state.updates_left as u64, state.wnorm);
-            for _ in 0..DEPTH {
-                self.submit(batch.end)?;
-            }
+            self.fill(batch.end, deadline)?;
         } else {
             self.stopped = true;
         }

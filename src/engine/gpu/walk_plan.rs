@@ -7,6 +7,19 @@
 //! the drift ended it (so little of a scan goes unused), and a batch holds
 //! about as many iterations as its expected decisions need (so few run
 //! empty once the entries are full).
+//!
+//! Under a trial's time budget ([`BatchPlan::next_within`]) a batch scans
+//! no more rows than the time left buys: fewer iterations first, then a
+//! narrower window. A batch's time is priced as a fixed part (the round
+//! trip and the dispatches: the quickest batch seen) plus a part per
+//! scanned row (from the last batch clearly slower than that). Until both
+//! are known, the last batch's time spread over its rows prices a row: too
+//! high where the round trip dominates, so a trial's first batches are
+//! small, and each one that stays near the round trip prices the next one
+//! larger. A trial then measures the walk as far as its budget goes, at
+//! the batches it would use, and ends near its deadline rather than a
+//! whole batch past it (on lavapipe one iteration's scan of a wide window
+//! took 50-400 ms, against trial budgets of about a millisecond).
 
 use super::layout::BatchParams;
 
@@ -21,6 +34,14 @@ pub const MAX_ITERATIONS: usize = 256;
 /// unless set (`GpuOptions::walk_waste`).
 pub const DEFAULT_WASTE: u32 = 64;
 
+/// Seconds from `from` until `deadline`, negative once it is past.
+pub fn seconds_until(deadline: std::time::Instant, from: std::time::Instant) -> f64 {
+    match deadline.checked_duration_since(from) {
+        Some(left) => left.as_secs_f64(),
+        None => -from.duration_since(deadline).as_secs_f64(),
+    }
+}
+
 /// What a finished batch did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BatchDone {
@@ -31,6 +52,10 @@ pub struct BatchDone {
     pub steps: usize,
     /// Whether the batch ended with its entries full.
     pub full: bool,
+    /// Rows its scans covered (iterations times the window), and the
+    /// seconds it took, fixed costs included (None: not timed).
+    pub scanned: usize,
+    pub seconds: Option<f64>,
 }
 
 /// The next batch's size, adapted to the last batches.
@@ -44,6 +69,13 @@ pub struct BatchPlan {
     rows_per_step: f64,
     decisions_per_step: f64,
     capacity: usize,
+    /// A batch's fixed seconds (the quickest batch timed), and the seconds
+    /// per scanned row beyond them (the last batch at least twice as slow).
+    fixed_seconds: Option<f64>,
+    seconds_per_row: Option<f64>,
+    /// The last timed batch's seconds per scanned row, its fixed part
+    /// included.
+    last_rate: Option<f64>,
 }
 
 impl BatchPlan {
@@ -57,6 +89,9 @@ impl BatchPlan {
             rows_per_step: 2048.0,
             decisions_per_step: 4.0,
             capacity: MIN_CAPACITY.min(max_capacity),
+            fixed_seconds: None,
+            seconds_per_row: None,
+            last_rate: None,
         }
     }
 
@@ -89,8 +124,65 @@ impl BatchPlan {
         (params, iterations)
     }
 
+    /// The same within `seconds_left` (a trial's budget; None: no limit):
+    /// the rows the batch scans are at most what that time buys (see the
+    /// module's notes), taken from its iterations first, then from its
+    /// window (at least one iteration of [`MIN_WINDOW`] rows, or the walk's
+    /// widest window if narrower). Before any batch was timed, the plan's
+    /// own size.
+    pub fn next_within(&self, rows_left: usize, seconds_left: Option<f64>) -> (BatchParams, usize) {
+        let (mut params, mut iterations) = self.next(rows_left);
+        let Some(rows) = seconds_left.and_then(|left| self.rows_for(left)) else {
+            return (params, iterations);
+        };
+        let window = params.window as usize;
+        iterations = iterations.min(rows / window.max(1)).max(1);
+        if window > rows {
+            let floor = MIN_WINDOW.min(self.max_window);
+            let narrower = match rows.checked_next_power_of_two() {
+                Some(p) if p > rows => p / 2,
+                Some(p) => p,
+                None => window,
+            };
+            params.window = narrower.clamp(floor, window) as u32;
+        }
+        (params, iterations)
+    }
+
+    /// Whether a batch was timed yet.
+    pub fn timed(&self) -> bool {
+        self.last_rate.is_some()
+    }
+
+    /// The scanned rows `seconds` buy (None: no batch timed yet).
+    fn rows_for(&self, seconds: f64) -> Option<usize> {
+        let (beyond, rate) = match (self.fixed_seconds, self.seconds_per_row) {
+            (Some(fixed), Some(rate)) => (seconds - fixed, rate),
+            _ => (seconds, self.last_rate?),
+        };
+        Some((beyond.max(0.0) / rate.max(f64::MIN_POSITIVE)).min(usize::MAX as f64) as usize)
+    }
+
+    /// The seconds a batch of `params` and `iterations` is expected to
+    /// take (None: no batch timed yet).
+    pub fn seconds_for(&self, params: &BatchParams, iterations: usize) -> Option<f64> {
+        let rows = (iterations * params.window as usize) as f64;
+        match (self.fixed_seconds, self.seconds_per_row) {
+            (Some(fixed), Some(rate)) => Some(fixed + rate * rows),
+            _ => Some(self.last_rate? * rows),
+        }
+    }
+
     /// Learns from a finished batch.
     pub fn observe(&mut self, done: BatchDone) {
+        if let Some(seconds) = done.seconds.filter(|_| done.scanned > 0) {
+            self.last_rate = Some(seconds / done.scanned as f64);
+            let fixed = self.fixed_seconds.map_or(seconds, |f| f.min(seconds));
+            self.fixed_seconds = Some(fixed);
+            if seconds >= 2.0 * fixed {
+                self.seconds_per_row = Some((seconds - fixed) / done.scanned as f64);
+            }
+        }
         if done.steps > 0 {
             let steps = done.steps as f64;
             self.rows_per_step = (done.rows as f64 / steps).max(1.0);
@@ -118,6 +210,8 @@ mod tests {
             decisions: 100,
             steps: 10,
             full: false,
+            scanned: 0,
+            seconds: None,
         });
         let (p, iterations) = plan.next(1_000_000);
         // 1,000 rows a step: a window of 2,048.
@@ -137,6 +231,8 @@ mod tests {
                 decisions: p.capacity as usize,
                 steps: 1,
                 full: true,
+                scanned: 0,
+                seconds: None,
             });
         }
         let (p, iterations) = plan.next(1 << 30);
@@ -146,5 +242,49 @@ mod tests {
         // Few rows left: few iterations.
         let (_, iterations) = plan.next(10);
         assert_eq!(iterations, 2);
+    }
+
+    #[test]
+    fn a_time_budget_bounds_the_rows_a_batch_scans() {
+        let mut plan = BatchPlan::new(1024, 1 << 20, 16);
+        let timed = |rows, scanned, seconds| BatchDone {
+            rows,
+            decisions: 100,
+            steps: 10,
+            full: false,
+            scanned,
+            seconds: Some(seconds),
+        };
+        // Untimed: the plan's own size, whatever the budget.
+        assert_eq!(plan.next_within(1 << 30, Some(1e-9)), plan.next(1 << 30));
+        // A small batch of 0.1 ms sets the fixed cost; its rows say nothing
+        // of the cost per row beyond it, so its time spread over its rows
+        // prices a row (about 0.39 µs): 1 ms buys 2,560 rows.
+        plan.observe(timed(80_000, 256, 1e-4));
+        let (p, iterations) = plan.next_within(1 << 30, Some(1e-3));
+        assert_eq!((p.window, iterations), (2048, 1));
+        assert!((plan.seconds_for(&p, 1).unwrap() - 0.8e-3).abs() < 1e-9);
+        // 200,000 rows in 0.2001 s: 1 µs a row beyond the fixed 0.1 ms.
+        plan.observe(timed(80_000, 200_000, 0.2001));
+        let (free, free_iterations) = plan.next(1 << 30);
+        assert_eq!(plan.next_within(1 << 30, None), (free, free_iterations));
+        assert_eq!(free.window, 16_384);
+        assert!(free_iterations > 2);
+        // 40.1 ms buys 40,000 rows: two iterations of the same window.
+        let (p, iterations) = plan.next_within(1 << 30, Some(0.0401));
+        assert_eq!((p.window, iterations), (16_384, 2));
+        assert_eq!(p.capacity, free.capacity);
+        let expected = plan.seconds_for(&p, iterations).unwrap();
+        assert!((expected - (1e-4 + 32_768e-6)).abs() < 1e-9, "{expected}");
+        // 5.1 ms buys 5,000 rows: one iteration of a 4,096-row window.
+        let (p, iterations) = plan.next_within(1 << 30, Some(0.0051));
+        assert_eq!((p.window, iterations), (4096, 1));
+        // A deadline past: one iteration of the narrowest window.
+        let (p, iterations) = plan.next_within(1 << 30, Some(-1.0));
+        assert_eq!((p.window as usize, iterations), (MIN_WINDOW, 1));
+        // A batch near the fixed cost leaves the cost per row as it was.
+        plan.observe(timed(80_000, 256, 1.5e-4));
+        let (p, iterations) = plan.next_within(1 << 30, Some(0.0051));
+        assert_eq!((p.window, iterations), (4096, 1));
     }
 }

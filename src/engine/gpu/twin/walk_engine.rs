@@ -8,12 +8,15 @@ use super::walk_sparse::{scan_sparse, step_sparse};
 use crate::data::{Dataset, Features};
 use crate::engine::certify::Bound;
 use crate::engine::gpu::layout::{BatchParams, WalkParams, WalkState};
-use crate::engine::gpu::walk_plan::{BatchDone, BatchPlan, DEFAULT_WASTE, MAX_WINDOW};
+use crate::engine::gpu::walk_plan::{
+    BatchDone, BatchPlan, DEFAULT_WASTE, MAX_WINDOW, seconds_until,
+};
 use crate::engine::{
     BatchLimits, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart,
     WalkStop, Walker,
 };
 use crate::float::Real;
+use std::time::Instant;
 
 /// Values per entry: the longest row's stored terms plus the bias.
 pub fn entry_stride<F: Real>(features: &Features<F>, bias: bool) -> usize {
@@ -196,15 +199,17 @@ impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
         Ok(())
     }
 
-    fn next(&mut self, _limits: BatchLimits) -> Result<WalkBatch<F>, EngineError> {
+    fn next(&mut self, limits: BatchLimits) -> Result<WalkBatch<F>, EngineError> {
         if !self.started {
             return Err(EngineError("walk without begin".into()));
         }
+        let t0 = Instant::now();
+        let left = limits.deadline.map(|d| seconds_until(d, t0));
         let b = &mut self.bindings;
         let start = b.state.p as usize;
         let (batch, iterations) = self
             .plan
-            .next(b.state.limit.saturating_sub(b.state.p) as usize);
+            .next_within(b.state.limit.saturating_sub(b.state.p) as usize, left);
         b.batch = batch;
         b.entries = Entries::new(batch.capacity as usize, self.stride);
         let steps_before = b.state.iterations;
@@ -227,9 +232,16 @@ impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
             decisions,
             steps: (b.state.iterations - steps_before) as usize,
             full: decisions >= batch.capacity as usize,
+            scanned: iterations * batch.window as usize,
+            seconds: Some(t0.elapsed().as_secs_f64()),
         });
         let entries = std::mem::take(&mut b.entries);
         to_batch(&b.state, entries, self.stride, 0, start, self.epoch_end)
+    }
+
+    /// As the device's walk: a trial's batches are sized to its deadline.
+    fn keeps_deadlines(&self) -> bool {
+        true
     }
 
     fn cancel(&mut self) -> Result<(), EngineError> {

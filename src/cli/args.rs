@@ -346,8 +346,10 @@ pub struct BackendArgs {
     /// when there is one, with the CPU engine beside it (each stretch of
     /// rows walked by whichever is measured faster; the cores alone while
     /// the GPU starts), and the CPU otherwise, also under
-    /// --shuffle-every-epoch (a machine without a GPU device is told apart
-    /// without starting a GPU driver); `gpu` uses the GPU alone, a software adapter (lavapipe)
+    /// --shuffle-every-epoch and for runs too short for a GPU to start
+    /// (under 2^26 stored values in all their epochs; a machine without a
+    /// GPU device is told apart without starting a GPU driver); `gpu` uses
+    /// the GPU alone, a software adapter (lavapipe)
     /// included; `cpu` uses all cores; `reference` is the textbook loop.
     /// The environment variable PERCEPTRON_BACKEND sets the default.
     #[arg(

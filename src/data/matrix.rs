@@ -209,6 +209,15 @@ pub enum Features<F> {
 }
 
 impl<F: Real> Features<F> {
+    /// The values stored: every one of a dense matrix, the non-zeros of a
+    /// sparse one (the terms one pass of dots sums).
+    pub fn stored(&self) -> usize {
+        match self {
+            Features::Dense(m) => m.values.len(),
+            Features::Sparse(m) => m.values.len(),
+        }
+    }
+
     /// No rows and no columns: a placeholder while the features are lent out.
     pub fn empty() -> Self {
         Features::Dense(DenseMatrix {

@@ -195,7 +195,7 @@ pub fn concat<F: Real>(pieces: Vec<(PathBuf, RawData<F>)>) -> Result<RawData<F>>
         std::iter::once((first_path, first)).chain(rest).collect();
     let libsvm = joined_base(&all)?;
     let rows: usize = all.iter().map(|(_, r)| r.features.rows()).sum();
-    let nnz: usize = all.iter().map(|(_, r)| stored(&r.features)).sum();
+    let nnz: usize = all.iter().map(|(_, r)| r.features.stored()).sum();
     let (table, class_ids) = joined_labels(&all, rows)?;
     let features = if sparse {
         joined_sparse(&all, rows, cols, nnz)?
@@ -298,14 +298,6 @@ fn joined_dense<F: Real>(
         cols,
         values: values.into(),
     }))
-}
-
-/// Stored values (every one of a dense matrix).
-fn stored<F>(f: &Features<F>) -> usize {
-    match f {
-        Features::Dense(m) => m.values.len(),
-        Features::Sparse(m) => m.values.len(),
-    }
 }
 
 /// What must agree between shards: sparse or dense, and the columns.

@@ -181,7 +181,9 @@ fn engine_for<'d, F: Real>(
     let (backend, gpu) = run.trainer.engine_options();
     let mut gpu = gpu.clone();
     gpu.spread = Some(t.local_rank());
-    let chosen = backend::choose_to_train(backend, &gpu, &run.data, run.trainer.params().bias)?;
+    let params = run.trainer.params();
+    let passes = params.passes(&run.data);
+    let chosen = backend::choose_to_train(backend, &gpu, &run.data, params.bias, passes)?;
     Ok((chosen.engine, chosen.note))
 }
 

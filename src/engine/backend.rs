@@ -73,7 +73,8 @@ pub fn choose<'d, F: Real>(
     data: &'d Dataset<F>,
     bias: bool,
 ) -> Result<EngineChoice<'d, F>> {
-    choose_in(backend, gpu, data, bias, false)
+    // One pass over the rows.
+    choose_in(backend, gpu, data, bias, 1, false)
 }
 
 /// [`choose`] for training: `auto`'s GPU comes with the CPU engine beside
@@ -82,33 +83,48 @@ pub fn choose<'d, F: Real>(
 /// cores took 474 ms in the mistake-dense first epoch where the GPU's
 /// adaptive walk took 913, and the device's walk 94 ms in the second where
 /// the cores took 463: neither engine alone is the best in every epoch.
+/// `passes`: the most passes over the rows the run can make (its epochs
+/// times its heads; see [`SMALL_RUN_VALUES`]).
 pub fn choose_to_train<'d, F: Real>(
     backend: Backend,
     gpu: &GpuOptions,
     data: &'d Dataset<F>,
     bias: bool,
+    passes: usize,
 ) -> Result<EngineChoice<'d, F>> {
-    choose_in(backend, gpu, data, bias, true)
+    choose_in(backend, gpu, data, bias, passes, true)
 }
 
 /// What `auto` does with these rows before any device is opened: the CPU
 /// engine, and why, or a GPU.
 enum AutoPlan {
-    Cpu(&'static str),
+    Cpu(String),
     Gpu,
 }
 
 /// Whether `auto` would train `data` on a GPU (rather than the CPU engine,
-/// for want of one or because the rows are sparse), before any device is
-/// opened (the adapters may be listed).
-pub fn auto_would_use_a_gpu<F: Real>(gpu: &GpuOptions, data: &Dataset<F>) -> bool {
-    matches!(auto_plan(gpu, data), AutoPlan::Gpu)
+/// for want of one, because the rows are sparse or because the run is too
+/// short), before any device is opened (the adapters may be listed).
+/// `passes` as for [`choose_to_train`].
+pub fn auto_would_use_a_gpu<F: Real>(gpu: &GpuOptions, data: &Dataset<F>, passes: usize) -> bool {
+    matches!(auto_plan(gpu, data, passes), AutoPlan::Gpu)
 }
 
-fn auto_plan<F: Real>(gpu: &GpuOptions, data: &Dataset<F>) -> AutoPlan {
+/// The stored values a run visits at most (the data's, times its passes
+/// over them), below which `auto` does not look for a GPU that was not
+/// asked for by name. The textbook loop on one core visits about one a
+/// nanosecond (dense 4M x 256: 958 ms an epoch on the H100 machine), so
+/// such a run is over within about 70 ms on one core, and sooner on all
+/// of them; listing the adapters alone takes about a tenth of a second,
+/// and a device's start more (its pipelines, the upload). A small data
+/// set fitted many times over (cross-validation, a parameter search from
+/// Python) would pay a GPU's start on every fit and never use it.
+pub const SMALL_RUN_VALUES: u64 = 1 << 26;
+
+fn auto_plan<F: Real>(gpu: &GpuOptions, data: &Dataset<F>, passes: usize) -> AutoPlan {
     let named = gpu.adapter.name.is_some();
     if !cfg!(feature = "gpu") {
-        return AutoPlan::Cpu("auto: this build has no GPU support, using the CPU engine");
+        return AutoPlan::Cpu("auto: this build has no GPU support, using the CPU engine".into());
     }
     if !named && data.features.is_sparse() {
         // On sparse rows the host's walks decide the rows, and the
@@ -117,14 +133,23 @@ fn auto_plan<F: Real>(gpu: &GpuOptions, data: &Dataset<F>) -> AutoPlan {
         // epochs) the CPU engine took 353 ms an epoch and the GPU
         // engine 584, its walk paying 10-18 us a mistake.
         return AutoPlan::Cpu(
-            "auto: sparse rows, using the CPU engine (faster than a GPU's walk on them)",
+            "auto: sparse rows, using the CPU engine (faster than a GPU's walk on them)".into(),
         );
+    }
+    let stored = data.features.stored() as u64;
+    let values = stored.saturating_mul(passes.max(1) as u64);
+    if !named && values < SMALL_RUN_VALUES {
+        return AutoPlan::Cpu(format!(
+            "auto: at most {} over {stored} stored values, a run over before a GPU could \
+             start; using the CPU engine",
+            crate::text::count(passes.max(1), "pass"),
+        ));
     }
     // Starting Vulkan to find no GPU costs a tenth of a second and
     // some 60 MiB (the drivers load); a machine without a GPU
     // device node has no hardware adapter to find.
     if !named && (!gpu_device_present() || !crate::engine::gpu::hardware_available()) {
-        return AutoPlan::Cpu("auto: no hardware GPU adapter found, using the CPU engine");
+        return AutoPlan::Cpu("auto: no hardware GPU adapter found, using the CPU engine".into());
     }
     AutoPlan::Gpu
 }
@@ -166,6 +191,7 @@ fn choose_in<'d, F: Real>(
     gpu: &GpuOptions,
     data: &'d Dataset<F>,
     bias: bool,
+    passes: usize,
     to_train: bool,
 ) -> Result<EngineChoice<'d, F>> {
     match backend {
@@ -185,8 +211,8 @@ fn choose_in<'d, F: Real>(
                 note: None,
             })
         }
-        Backend::Auto => match auto_plan(gpu, data) {
-            AutoPlan::Cpu(why) => Ok(on_cpu(why, data, bias)),
+        Backend::Auto => match auto_plan(gpu, data, passes) {
+            AutoPlan::Cpu(why) => Ok(on_cpu(&why, data, bias)),
             AutoPlan::Gpu => match gpu_engine(data, bias, gpu) {
                 // Dense rows only: on sparse ones (an adapter named) the
                 // CPU engine's walk is the host's walk ahead, which the
@@ -215,19 +241,20 @@ fn choose_in<'d, F: Real>(
 /// result is the same. Dropping the pair (the run over, or replaced by the
 /// fallback) cancels a start still going, and the scope then waits for it
 /// to stop: between two chunks of the upload, or before the walk's
-/// pipelines.
+/// pipelines. `passes` as for [`choose_to_train`].
 pub fn train_with<'d, F: Real, R>(
     backend: Backend,
     gpu: &GpuOptions,
     data: &'d Dataset<F>,
     bias: bool,
+    passes: usize,
     train: impl for<'e> FnOnce(EngineChoice<'e, F>) -> Result<R>,
 ) -> Result<R> {
     // `auto`'s look for a GPU is made once (listing the adapters can take
     // a tenth of a second).
     if backend == Backend::Auto && !data.features.is_sparse() {
-        match auto_plan(gpu, data) {
-            AutoPlan::Cpu(why) => return train(on_cpu(why, data, bias)),
+        match auto_plan(gpu, data, passes) {
+            AutoPlan::Cpu(why) => return train(on_cpu(&why, data, bias)),
             #[cfg(feature = "gpu")]
             AutoPlan::Gpu => return start_beside(gpu, data, bias, train),
             // Without the `gpu` feature the plan is never a GPU.
@@ -235,7 +262,7 @@ pub fn train_with<'d, F: Real, R>(
             AutoPlan::Gpu => {}
         }
     }
-    train(choose_to_train(backend, gpu, data, bias)?)
+    train(choose_to_train(backend, gpu, data, bias, passes)?)
 }
 
 /// [`train_with`]'s pair, its device starting beside the cores.
@@ -297,4 +324,52 @@ fn gpu_engine<'d, F: Real>(
     _gpu: &GpuOptions,
 ) -> Result<Box<dyn MarginEngine<F> + 'd>> {
     Err(Error::Gpu(crate::engine::gpu::NOT_BUILT.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{DenseMatrix, Features};
+
+    /// `rows` x 8 dense rows.
+    fn dense(rows: usize) -> Dataset<f32> {
+        crate::engine::decide::as_positive(Features::Dense(DenseMatrix {
+            rows,
+            cols: 8,
+            values: vec![1.0; rows * 8].into(),
+        }))
+    }
+
+    fn short_run_note(plan: &AutoPlan) -> bool {
+        matches!(plan, AutoPlan::Cpu(why) if why.contains("a run over before a GPU could start"))
+    }
+
+    /// A run that cannot visit 2^26 stored values trains on the CPU engine
+    /// without a look for a GPU, and says why; a longer one, or an adapter
+    /// asked for by name, is not held back by it.
+    #[test]
+    fn auto_keeps_a_run_too_short_for_a_gpu_on_the_cores() {
+        let unnamed = GpuOptions::default();
+        let data = dense(1000);
+        // 8,000 values: 8,387 passes stay below 2^26, 8,389 do not.
+        let plan = auto_plan(&unnamed, &data, 8387);
+        assert!(short_run_note(&plan));
+        if cfg!(feature = "gpu") {
+            let AutoPlan::Cpu(why) = plan else {
+                unreachable!()
+            };
+            assert_eq!(
+                why,
+                "auto: at most 8387 passes over 8000 stored values, a run over before a GPU \
+                 could start; using the CPU engine"
+            );
+            assert!(!short_run_note(&auto_plan(&unnamed, &data, 8389)));
+            let mut named = GpuOptions::default();
+            named.adapter.name = Some("llvmpipe".into());
+            assert!(matches!(auto_plan(&named, &data, 1), AutoPlan::Gpu));
+        }
+        let chosen = choose_to_train(Backend::Auto, &unnamed, &data, true, 10).unwrap();
+        assert!(chosen.engine.name().starts_with("cpu"));
+        assert!(chosen.note.is_some_and(|n| n.starts_with("auto: ")));
+    }
 }

@@ -54,7 +54,8 @@ impl EpochRunner {
     /// Whether `auto` would train `data` on a GPU here (see
     /// [`backend::auto_would_use_a_gpu`]).
     pub(super) fn auto_would_use_a_gpu<F: Real>(&self, data: &Dataset<F>) -> bool {
-        self.backend == Backend::Auto && backend::auto_would_use_a_gpu(&self.gpu, data)
+        self.backend == Backend::Auto
+            && backend::auto_would_use_a_gpu(&self.gpu, data, self.params.passes(data))
     }
 
     /// Opens and closes the adapter `--adapter` names, if any: whether it
@@ -153,6 +154,7 @@ impl EpochRunner {
             )?;
             Ok((out, chosen.note, started))
         };
-        backend::train_with(self.backend, &self.gpu, data, bias, run)
+        let passes = self.params.passes(data);
+        backend::train_with(self.backend, &self.gpu, data, bias, passes, run)
     }
 }

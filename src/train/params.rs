@@ -208,6 +208,14 @@ impl CheckedParams {
         if self.0.multiclass { classes } else { 1 }
     }
 
+    /// The most passes over `data`'s rows a run can make: its epochs
+    /// times its heads (what `auto` weighs a GPU's start against).
+    pub fn passes<F: crate::float::Real>(&self, data: &crate::data::Dataset<F>) -> usize {
+        self.0
+            .max_epochs
+            .saturating_mul(self.heads(data.classes.len()))
+    }
+
     /// The margin threshold τ as f64 (0 for the classic rule).
     pub fn tau_f64(&self) -> f64 {
         self.0.margin.as_ref().map_or(0.0, |m| m.value::<f64>())

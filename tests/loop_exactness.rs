@@ -141,6 +141,9 @@ impl Walker<f32> for Meddler<'_> {
     fn cancel(&mut self) -> Result<(), EngineError> {
         self.inner.cancel()
     }
+    fn keeps_deadlines(&self) -> bool {
+        self.inner.keeps_deadlines()
+    }
 }
 
 /// Wraps the CPU engine and records what the loop lets its walk do in a

@@ -238,9 +238,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         by whichever is measured faster; the cores alone while the GPU
         starts), else all CPU cores ("auto"; also when ``shuffle=True``
         reshuffles the rows every epoch, which a GPU would copy and upload
-        anew each epoch, and when ``max_iter`` epochs over the data visit
-        fewer than 2**26 stored values, a fit over before a GPU could
-        start); all
+        anew each epoch, and when ``max_iter`` epochs over the data (times
+        its classes, one versus the rest) visit fewer than 2**26 stored
+        values, a fit over before a GPU could start); all
         CPU cores; a GPU alone (any Vulkan, Metal or DX12 adapter, software
         ones such as lavapipe included); or the plain textbook loop. All
         give the identical model.

@@ -182,7 +182,7 @@ fn engine_for<'d, F: Real>(
     let mut gpu = gpu.clone();
     gpu.spread = Some(t.local_rank());
     let params = run.trainer.params();
-    let passes = params.passes(&run.data);
+    let passes = params.max_passes(&run.data);
     let chosen = backend::choose_to_train(backend, &gpu, &run.data, params.bias, passes)?;
     Ok((chosen.engine, chosen.note))
 }

@@ -51,11 +51,10 @@ impl EpochRunner {
         }
     }
 
-    /// Whether `auto` would train `data` on a GPU here (see
-    /// [`backend::auto_would_use_a_gpu`]).
-    pub(super) fn auto_would_use_a_gpu<F: Real>(&self, data: &Dataset<F>) -> bool {
-        self.backend == Backend::Auto
-            && backend::auto_would_use_a_gpu(&self.gpu, data, self.params.passes(data))
+    /// With `auto`: why it would train `data` on the CPU engine here, or
+    /// `None` when it would take a GPU (see [`backend::auto_cpu_reason`]).
+    pub(super) fn auto_cpu_reason<F: Real>(&self, data: &Dataset<F>) -> Option<String> {
+        backend::auto_cpu_reason(&self.gpu, data, self.params.max_passes(data))
     }
 
     /// Opens and closes the adapter `--adapter` names, if any: whether it
@@ -154,7 +153,7 @@ impl EpochRunner {
             )?;
             Ok((out, chosen.note, started))
         };
-        let passes = self.params.passes(data);
+        let passes = self.params.max_passes(data);
         backend::train_with(self.backend, &self.gpu, data, bias, passes, run)
     }
 }

@@ -210,7 +210,7 @@ impl CheckedParams {
 
     /// The most passes over `data`'s rows a run can make: its epochs
     /// times its heads (what `auto` weighs a GPU's start against).
-    pub fn passes<F: crate::float::Real>(&self, data: &crate::data::Dataset<F>) -> usize {
+    pub fn max_passes<F: crate::float::Real>(&self, data: &crate::data::Dataset<F>) -> usize {
         self.0
             .max_epochs
             .saturating_mul(self.heads(data.classes.len()))

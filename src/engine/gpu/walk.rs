@@ -30,7 +30,7 @@ use super::context::{self, MapResult};
 use super::layout::{self, BatchParams, ChunkPlan, WalkParams, WalkState};
 use super::shaders::{self, Kernel};
 use super::twin::{self as walk_twin, Entries};
-use super::walk_plan::{BatchDone, BatchPlan, MAX_WINDOW, seconds_until};
+use super::walk_plan::{self, BatchDone, BatchPlan, MAX_WINDOW, seconds_until};
 use crate::data::{Dataset, RowFacts};
 use crate::engine::certify::Bound;
 use crate::engine::{EngineError, WalkBatch, WalkCounts, WalkStart};
@@ -66,16 +66,20 @@ struct InFlight {
     expected_done: Instant,
 }
 
-/// A batch read back: its chunk and parameters, the rows its scans
-/// covered and its device time, its state and its entries.
+/// A batch read back: its chunk, parameters and iterations, its device
+/// time (None: found done), its state and its entries.
 struct Received<F> {
     chunk: usize,
     params: BatchParams,
-    scanned: usize,
-    seconds: f64,
+    iterations: usize,
+    seconds: Option<f64>,
     state: WalkState,
     entries: Entries<F>,
 }
+
+/// A wait for a batch shorter than this found it done (a poll of a device
+/// takes microseconds; a round trip on an H100, 78).
+const WAITED: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// The walk on one device, over the chunks of one dataset.
 pub struct GpuWalk<F: Real> {
@@ -607,6 +611,7 @@ impl<F: Real> GpuWalk<F> {
             .ok_or_else(|| EngineError("no walk batch in flight".into()))?;
         context::wait_mapped(&self.device, &self.failure, p.index, &p.mapped, "the walk")
             .map_err(EngineError)?;
+        let done = Instant::now();
         let s = &self.slots[p.slot];
         let (rows, values) = self.entry_bytes(s, p.params.capacity as usize);
         let values_at = (STATE_BYTES + s.entry_rows.size()) as usize;
@@ -634,15 +639,18 @@ impl<F: Real> GpuWalk<F> {
         self.free.push(p.slot);
         let read = Instant::now();
         self.seconds += read.duration_since(t0).as_secs_f64();
-        // The device's time for this batch: from its submission, or from
+        // The device's time for this batch, when the host waited for it (it
+        // then ended about when the wait did): from its submission, or from
         // the batch before it if that was read later (it queued behind it).
+        // One found done says only that it took less, and is not timed.
+        let waited = done.duration_since(t0) >= WAITED;
         let began = self.last_read.map_or(p.submitted, |r| r.max(p.submitted));
         self.last_read = Some(read);
         Ok(Received {
             chunk: p.chunk,
             params: p.params,
-            scanned: p.iterations * p.params.window as usize,
-            seconds: read.duration_since(began).as_secs_f64(),
+            iterations: p.iterations,
+            seconds: waited.then(|| done.duration_since(began).as_secs_f64()),
             state,
             entries,
         })
@@ -693,7 +701,7 @@ impl<F: Real> GpuWalk<F> {
         let Received {
             chunk,
             params,
-            scanned,
+            iterations,
             seconds,
             state,
             entries,
@@ -715,8 +723,8 @@ impl<F: Real> GpuWalk<F> {
             decisions,
             steps: steps as usize,
             full: decisions >= params.capacity as usize,
-            scanned,
-            seconds: Some(seconds),
+            scanned: walk_plan::scanned(&params, iterations, steps as usize),
+            seconds,
         });
         if state.stop == 0 {
             // The batch behind this one starts where that one will end: the

@@ -170,15 +170,22 @@ pub(super) fn fit<F: Real>(
     // a CPU engine's whole epoch over the rows where they lie. On the H100
     // machine (dense 4M x 256 f32) a GPU's start with the upload took
     // 2.1 s, and the 16 cores walked an epoch in 137-474 ms.
+    // And each epoch is then a run of its own, capped at one epoch more
+    // than those done: `auto` is decided here once, for the whole run.
     let on_cores;
     let mut note = None;
-    let trainer = match seeds.is_some() && trainer.auto_would_use_a_gpu(data) {
+    let trainer = match seeds.is_some() && trainer.backend == Backend::Auto {
         true => {
-            // An adapter named is still opened once: a wrong name is an
-            // error here as everywhere else.
-            trainer.check_named_adapter()?;
+            note = Some(match trainer.auto_cpu_reason(data) {
+                Some(why) => why,
+                None => {
+                    // An adapter named is still opened once: a wrong name
+                    // is an error here as everywhere else.
+                    trainer.check_named_adapter()?;
+                    RESHUFFLED_ON_CORES.to_owned()
+                }
+            });
             on_cores = trainer.with_backend(Backend::Cpu);
-            note = Some(RESHUFFLED_ON_CORES);
             &on_cores
         }
         false => trainer,
@@ -200,7 +207,7 @@ pub(super) fn fit<F: Real>(
     if let Some(note) = note {
         fit.backend_note = Some(match fit.backend_note {
             Some(how) => format!("{note}; {how}"),
-            None => note.to_owned(),
+            None => note,
         });
     }
     Ok(fit)

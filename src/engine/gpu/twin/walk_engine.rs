@@ -232,7 +232,11 @@ impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
             decisions,
             steps: (b.state.iterations - steps_before) as usize,
             full: decisions >= batch.capacity as usize,
-            scanned: iterations * batch.window as usize,
+            scanned: crate::engine::gpu::walk_plan::scanned(
+                &batch,
+                iterations,
+                (b.state.iterations - steps_before) as usize,
+            ),
             seconds: Some(t0.elapsed().as_secs_f64()),
         });
         let entries = std::mem::take(&mut b.entries);

@@ -348,6 +348,12 @@ impl<F: Real> crate::engine::Walker<F> for Strict<'_, F> {
         self.walking = false;
         self.inner.walker().expect("a walker").cancel()
     }
+
+    fn keeps_deadlines(&self) -> bool {
+        // As the CPU engine wrapped here does (`inner.walker()` needs
+        // `&mut`).
+        true
+    }
 }
 
 /// How a starting device ends its start, in [`a_pair_whose_device_arrives_mid_run_gives_the_plain_loop`].

@@ -60,26 +60,23 @@ struct InFlight {
     iterations: usize,
     index: wgpu::SubmissionIndex,
     mapped: MapResult,
-    /// When it was submitted, and when it is expected to be done (at the
+    /// When it was submitted (just before), and when it is expected to be
+    /// done (at the
     /// plan's rate, after the batches before it).
     submitted: Instant,
     expected_done: Instant,
 }
 
-/// A batch read back: its chunk, parameters and iterations, its device
-/// time (None: found done), its state and its entries.
+/// A batch read back: its chunk, parameters and iterations, its time, its
+/// state and its entries.
 struct Received<F> {
     chunk: usize,
     params: BatchParams,
     iterations: usize,
-    seconds: Option<f64>,
+    seconds: f64,
     state: WalkState,
     entries: Entries<F>,
 }
-
-/// A wait for a batch shorter than this found it done (a poll of a device
-/// takes microseconds; a round trip on an H100, 78).
-const WAITED: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// The walk on one device, over the chunks of one dataset.
 pub struct GpuWalk<F: Real> {
@@ -540,6 +537,8 @@ impl<F: Real> GpuWalk<F> {
         let rows_left = c.rows.end.min(self.epoch_end).saturating_sub(from);
         let (params, iterations) = self.plan.next_within(rows_left, left);
         let expected = self.plan.seconds_for(&params, iterations).unwrap_or(0.0);
+        // Before the submission: a software adapter may do the work in it.
+        let submitted = Instant::now();
         let slot = self
             .free
             .pop()
@@ -584,7 +583,7 @@ impl<F: Real> GpuWalk<F> {
             iterations,
             index,
             mapped,
-            submitted: Instant::now(),
+            submitted,
             expected_done: starts + std::time::Duration::from_secs_f64(expected.min(1e6)),
         });
         Ok(())
@@ -639,18 +638,18 @@ impl<F: Real> GpuWalk<F> {
         self.free.push(p.slot);
         let read = Instant::now();
         self.seconds += read.duration_since(t0).as_secs_f64();
-        // The device's time for this batch, when the host waited for it (it
-        // then ended about when the wait did): from its submission, or from
-        // the batch before it if that was read later (it queued behind it).
-        // One found done says only that it took less, and is not timed.
-        let waited = done.duration_since(t0) >= WAITED;
+        // The batch's time: from its submission, or from the batch before it
+        // if that was read later (it queued behind it), to the end of the
+        // wait for it. One found done took less: the host's time replaying
+        // the batch before it counts too, which prices rows high and keeps
+        // a trial's batches short rather than long.
         let began = self.last_read.map_or(p.submitted, |r| r.max(p.submitted));
         self.last_read = Some(read);
         Ok(Received {
             chunk: p.chunk,
             params: p.params,
             iterations: p.iterations,
-            seconds: waited.then(|| done.duration_since(began).as_secs_f64()),
+            seconds: done.duration_since(began).as_secs_f64(),
             state,
             entries,
         })
@@ -724,7 +723,7 @@ impl<F: Real> GpuWalk<F> {
             steps: steps as usize,
             full: decisions >= params.capacity as usize,
             scanned: walk_plan::scanned(&params, iterations, steps as usize),
-            seconds,
+            seconds: Some(seconds),
         });
         if state.stop == 0 {
             // The batch behind this one starts where that one will end: the

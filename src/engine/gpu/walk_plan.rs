@@ -11,7 +11,7 @@
 //! Under a trial's time budget ([`BatchPlan::next_within`]) a batch scans
 //! no more rows than the time left buys: fewer iterations first, then a
 //! narrower window. A batch's time is priced as a fixed part (the round
-//! trip and the dispatches: the quickest batch seen) plus a part per
+//! trip and the dispatches: about the quickest batch seen) plus a part per
 //! scanned row (from the last batch clearly slower than that). Until both
 //! are known, the last batch's time spread over its rows prices a row: too
 //! high where the round trip dominates, so a trial's first batches are

@@ -61,8 +61,7 @@ struct InFlight {
     index: wgpu::SubmissionIndex,
     mapped: MapResult,
     /// When it was submitted (just before), and when it is expected to be
-    /// done (at the
-    /// plan's rate, after the batches before it).
+    /// done (at the plan's rate, after the batches before it).
     submitted: Instant,
     expected_done: Instant,
 }

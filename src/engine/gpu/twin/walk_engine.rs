@@ -9,7 +9,7 @@ use crate::data::{Dataset, Features};
 use crate::engine::certify::Bound;
 use crate::engine::gpu::layout::{BatchParams, WalkParams, WalkState};
 use crate::engine::gpu::walk_plan::{
-    BatchDone, BatchPlan, DEFAULT_WASTE, MAX_WINDOW, seconds_until,
+    BatchDone, BatchPlan, DEFAULT_WASTE, MAX_WINDOW, scanned, seconds_until,
 };
 use crate::engine::{
     BatchLimits, EngineError, EngineStats, MarginEngine, Pass, WalkBatch, WalkDecision, WalkStart,
@@ -227,16 +227,13 @@ impl<F: Real> Walker<F> for TwinWalkEngine<'_, F> {
             }
         }
         let decisions = b.entries.rows[0] as usize;
+        let steps = (b.state.iterations - steps_before) as usize;
         self.plan.observe(BatchDone {
             rows: b.state.p as usize - start,
             decisions,
-            steps: (b.state.iterations - steps_before) as usize,
+            steps,
             full: decisions >= batch.capacity as usize,
-            scanned: crate::engine::gpu::walk_plan::scanned(
-                &batch,
-                iterations,
-                (b.state.iterations - steps_before) as usize,
-            ),
+            scanned: scanned(&batch, iterations, steps),
             seconds: Some(t0.elapsed().as_secs_f64()),
         });
         let entries = std::mem::take(&mut b.entries);

@@ -828,3 +828,72 @@ fn the_command_line_records_resumes_and_refuses_an_intercept_decay() {
         crate::common::essence(&dir.path().join("resumed.json"))
     );
 }
+
+/// `auto` weighs a GPU's start against the whole run: a one-vs-rest run
+/// with rows held out trains its heads as runs of their own, and `auto` is
+/// decided once for all of them, from every head's passes (before, each
+/// head decided from its own, a tenth of the run's on digits).
+#[test]
+fn auto_decides_a_held_out_one_vs_rest_run_once_from_every_heads_passes() {
+    let data = load::<f64>("digits.csv", true);
+    let heads = data.classes.len();
+    let held = every_seventh(&data);
+    let params = TrainParams {
+        early_stop: None,
+        max_epochs: 5,
+        multiclass: true,
+        ..held_out(None, &held, Keep::Last)
+    };
+    let auto = train(&data, params.clone(), Backend::Auto).unwrap();
+    let stored = data.rows() * data.cols();
+    let note = auto.backend_note.clone().unwrap_or_default();
+    if cfg!(feature = "gpu") {
+        assert!(
+            note.starts_with(&format!(
+                "auto: at most {} passes over {stored} stored values",
+                5 * heads
+            )),
+            "{note}"
+        );
+    }
+    let cpu = train(&data, params, Backend::Cpu).unwrap();
+    assert_eq!(bits(&auto.weights), bits(&cpu.weights));
+}
+
+/// A resumed run has only the rest of its epochs to go, and `auto` weighs
+/// a GPU's start against those: on breast_cancer (569 x 30, 17,070 stored
+/// values) 3,934 epochs are past the short-run rule (2^26 values), the
+/// 3,931 left after three are not.
+#[test]
+fn auto_counts_the_passes_a_resumed_run_has_left() {
+    let data = load::<f64>("breast_cancer.csv", false);
+    assert_eq!(data.rows() * data.cols(), 17_070);
+    let first = train(
+        &data,
+        TrainParams {
+            max_epochs: 3,
+            ..TrainParams::default()
+        },
+        Backend::Cpu,
+    )
+    .unwrap();
+    assert_eq!(first.state.epoch, 3, "the first run must not converge");
+    let trainer = Trainer::new(
+        TrainParams {
+            max_epochs: 3934,
+            ..TrainParams::default()
+        }
+        .check()
+        .unwrap(),
+    );
+    let resumed = trainer.fit(&data, first.state, &mut Silent).unwrap();
+    if cfg!(feature = "gpu") {
+        assert_eq!(
+            resumed.backend_note.as_deref(),
+            Some(
+                "auto: at most 3931 passes over 17070 stored values, a run over before a GPU \
+                 could start; using the CPU engine"
+            )
+        );
+    }
+}

@@ -69,7 +69,7 @@ pub fn fit<F: Real>(
     let run = &*run;
     let params = run.trainer.params();
     let data = &run.data;
-    let (engine, note) = agree(t, engine_for(run, t), describe)?;
+    let (engine, note) = agree(t, engine_for(run, start.epoch, t), describe)?;
     let bias = params.bias;
     let mut fallback = || backend::cpu_engine(data, bias);
     let periodic = |epoch: usize| checkpoints.and_then(|c| c.due(t.rank(), epoch));
@@ -170,9 +170,11 @@ fn mix_record(block: &RankBlock<'_>, rank_mistakes: &[Vec<u64>]) -> Option<MixRe
 
 /// This rank's engine: the run's backend, a GPU taking the adapter of its
 /// rank on the machine (modulo the adapters); none for an empty block.
+/// The run starts in (0-based) epoch `from` (later when resumed).
 #[allow(clippy::type_complexity)]
 fn engine_for<'d, F: Real>(
     run: &'d Run<F>,
+    from: usize,
     t: &dyn Transport,
 ) -> Result<(Box<dyn MarginEngine<F> + 'd>, Option<String>)> {
     if run.data.rows() == 0 {
@@ -182,7 +184,7 @@ fn engine_for<'d, F: Real>(
     let mut gpu = gpu.clone();
     gpu.spread = Some(t.local_rank());
     let params = run.trainer.params();
-    let passes = params.max_passes(&run.data);
+    let passes = params.passes_left(&run.data, from);
     let chosen = backend::choose_to_train(backend, &gpu, &run.data, params.bias, passes)?;
     Ok((chosen.engine, chosen.note))
 }

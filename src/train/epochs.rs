@@ -51,10 +51,15 @@ impl EpochRunner {
         }
     }
 
-    /// With `auto`: why it would train `data` on the CPU engine here, or
-    /// `None` when it would take a GPU (see [`backend::auto_cpu_reason`]).
-    pub(super) fn auto_cpu_reason<F: Real>(&self, data: &Dataset<F>) -> Option<String> {
-        backend::auto_cpu_reason(&self.gpu, data, self.params.max_passes(data))
+    /// With `auto`: why it would train `data` on the CPU engine here, in
+    /// a run starting in (0-based) epoch `from`, or `None` when it would
+    /// take a GPU (see [`backend::auto_cpu_reason`]).
+    pub(super) fn auto_cpu_reason<F: Real>(
+        &self,
+        data: &Dataset<F>,
+        from: usize,
+    ) -> Option<String> {
+        backend::auto_cpu_reason(&self.gpu, data, self.params.passes_left(data, from))
     }
 
     /// Opens and closes the adapter `--adapter` names, if any: whether it
@@ -137,6 +142,8 @@ impl EpochRunner {
             data.byte_rows();
         }
         let bias = self.params.bias;
+        // A resumed run has only the rest of its epochs to go.
+        let passes = self.params.passes_left(data, start.epoch);
         let run = |chosen: backend::EngineChoice<'_, F>| {
             let started = t0.elapsed().as_secs_f64();
             let mut fallback = || backend::cpu_engine(data, bias);
@@ -153,7 +160,6 @@ impl EpochRunner {
             )?;
             Ok((out, chosen.note, started))
         };
-        let passes = self.params.max_passes(data);
         backend::train_with(self.backend, &self.gpu, data, bias, passes, run)
     }
 }

@@ -208,11 +208,19 @@ impl CheckedParams {
         if self.0.multiclass { classes } else { 1 }
     }
 
-    /// The most passes over `data`'s rows a run can make: its epochs
-    /// times its heads (what `auto` weighs a GPU's start against).
-    pub fn max_passes<F: crate::float::Real>(&self, data: &crate::data::Dataset<F>) -> usize {
+    /// The most passes over `data`'s rows a run starting in (0-based)
+    /// epoch `from` can make: its epochs left, at least the one in
+    /// progress, times its heads (what `auto` weighs a GPU's start
+    /// against; a resumed run has only the rest of its epochs to go).
+    pub fn passes_left<F: crate::float::Real>(
+        &self,
+        data: &crate::data::Dataset<F>,
+        from: usize,
+    ) -> usize {
         self.0
             .max_epochs
+            .saturating_sub(from)
+            .max(1)
             .saturating_mul(self.heads(data.classes.len()))
     }
 

@@ -165,30 +165,36 @@ pub(super) fn fit<F: Real>(
         Some(e) => Some(e.seeds(heads)?),
         None => None,
     };
-    // Rows reshuffled before every epoch reach a device as a copy in each
-    // epoch's order, uploaded anew with the device's start: more work than
-    // a CPU engine's whole epoch over the rows where they lie. On the H100
-    // machine (dense 4M x 256 f32) a GPU's start with the upload took
-    // 2.1 s, and the 16 cores walked an epoch in 137-474 ms.
-    // And each epoch is then a run of its own, capped at one epoch more
-    // than those done: `auto` is decided here once, for the whole run.
+    // `auto` is decided here once, for the whole run, from all its passes
+    // (every head's): its heads are runs of their own, and so, under a
+    // reshuffle, is each epoch (capped at one epoch more than those done).
+    // A run too short for a GPU, or without one, trains every head on the
+    // cores, side by side. Rows reshuffled before every epoch would reach
+    // a device as a copy in each epoch's order, uploaded anew with the
+    // device's start: more work than a CPU engine's whole epoch over the
+    // rows where they lie. On the H100 machine (dense 4M x 256 f32) a
+    // GPU's start with the upload took 2.1 s, and the 16 cores walked an
+    // epoch in 137-474 ms.
+    let note = match trainer.backend {
+        Backend::Auto => match trainer.auto_cpu_reason(data, start.epoch) {
+            Some(why) => Some(why),
+            None if seeds.is_some() => {
+                // An adapter named is still opened once: a wrong name is
+                // an error here as everywhere else.
+                trainer.check_named_adapter()?;
+                Some(RESHUFFLED_ON_CORES.to_owned())
+            }
+            None => None,
+        },
+        _ => None,
+    };
     let on_cores;
-    let mut note = None;
-    let trainer = match seeds.is_some() && trainer.backend == Backend::Auto {
-        true => {
-            note = Some(match trainer.auto_cpu_reason(data) {
-                Some(why) => why,
-                None => {
-                    // An adapter named is still opened once: a wrong name
-                    // is an error here as everywhere else.
-                    trainer.check_named_adapter()?;
-                    RESHUFFLED_ON_CORES.to_owned()
-                }
-            });
+    let trainer = match note {
+        Some(_) => {
             on_cores = trainer.with_backend(Backend::Cpu);
             &on_cores
         }
-        false => trainer,
+        None => trainer,
     };
     let mut fit = if heads == 1 {
         let seed = seeds.as_ref().map(|s| s[0]);

@@ -166,8 +166,10 @@ pub(super) fn fit<F: Real>(
         None => None,
     };
     // `auto` is decided here once, for the whole run, from all its passes
-    // (every head's): its heads are runs of their own, and so, under a
-    // reshuffle, is each epoch (capped at one epoch more than those done).
+    // (every head's), where the run is several: its heads are runs of
+    // their own, and so, under a reshuffle, is each epoch (capped at one
+    // epoch more than those done). One run decides for itself (a second
+    // look could list the adapters twice).
     // A run too short for a GPU, or without one, trains every head on the
     // cores, side by side. Rows reshuffled before every epoch would reach
     // a device as a copy in each epoch's order, uploaded anew with the
@@ -176,16 +178,18 @@ pub(super) fn fit<F: Real>(
     // GPU's start with the upload took 2.1 s, and the 16 cores walked an
     // epoch in 137-474 ms.
     let note = match trainer.backend {
-        Backend::Auto => match trainer.auto_cpu_reason(data, start.epoch) {
-            Some(why) => Some(why),
-            None if seeds.is_some() => {
-                // An adapter named is still opened once: a wrong name is
-                // an error here as everywhere else.
-                trainer.check_named_adapter()?;
-                Some(RESHUFFLED_ON_CORES.to_owned())
+        Backend::Auto if heads > 1 || seeds.is_some() => {
+            match trainer.auto_cpu_reason(data, start.epoch) {
+                Some(why) => Some(why),
+                None if seeds.is_some() => {
+                    // An adapter named is still opened once: a wrong name is
+                    // an error here as everywhere else.
+                    trainer.check_named_adapter()?;
+                    Some(RESHUFFLED_ON_CORES.to_owned())
+                }
+                None => None,
             }
-            None => None,
-        },
+        }
         _ => None,
     };
     let on_cores;

@@ -375,6 +375,11 @@ fn resuming_with_other_data_or_options_is_refused() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(fragment), "{extra:?}: {stderr}");
+        // The same file under another precision is not called other data
+        // (its fingerprint, of the values as read, differs all the same).
+        if d == data {
+            assert!(!stderr.contains("the data differ"), "{extra:?}: {stderr}");
+        }
     }
 }
 
@@ -662,6 +667,33 @@ fn a_resumed_run_takes_a_larger_epoch_cap_and_refuses_one_it_has_passed() {
         stderr.contains("now 1, which the checkpoint has already passed"),
         "{stderr}"
     );
+}
+
+/// The checkpoint of a run that converged holds its epoch without a
+/// mistake: resuming it ends where the run ended, with its model, and
+/// leaves a checkpoint that resumes again. (It used to train one epoch
+/// more, record a history an uninterrupted run never has, and save a
+/// checkpoint the next resume refused as corrupt.)
+#[test]
+fn resuming_a_converged_runs_checkpoint_ends_as_the_run_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = crate::common::data_file("iris_setosa.csv");
+    let ck = dir.path().join("ck.json");
+    let ck_arg = ck.to_str().unwrap();
+    let model = dir.path().join("m.json");
+    let st = train_for(1000, &data, &model, &["--checkpoint", ck_arg])
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(0));
+    for round in 0..2 {
+        let resumed = dir.path().join(format!("resumed{round}.json"));
+        let out = train_for(1000, &data, &resumed, &["--resume", ck_arg])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "round {round}: {stderr}");
+        assert_eq!(essence(&resumed), essence(&model), "round {round}");
+    }
 }
 
 /// A stop request that arrives after the loop, while the model and its

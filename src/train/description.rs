@@ -146,7 +146,14 @@ impl RunDescription {
     /// The data and the loop over it: rows, precision, bias, epoch cap
     /// and order.
     fn loop_differences(&self, other: &RunDescription, d: &mut Vec<Difference>) {
-        if self.fingerprint != other.fingerprint
+        // The fingerprint is of the values in the run's precision and of
+        // the labels as the run reads them: under another precision, label
+        // map or one-vs-rest it differs for the same file, and only that
+        // difference is named.
+        let comparable = self.precision == other.precision
+            && self.multiclass == other.multiclass
+            && self.labels == other.labels;
+        if (comparable && self.fingerprint != other.fingerprint)
             || self.rows != other.rows
             || self.features != other.features
         {

@@ -71,7 +71,9 @@ pub trait Epoch<F: Real> {
 /// rule (`early`), `max_epochs`, a stop request or an epoch without a
 /// mistake; why it stopped, and each epoch's seconds. The rule reads the
 /// scores of the epochs done, so a run resumed after the epoch that
-/// stopped it stops again at once.
+/// stopped it stops again at once; so does one resumed after its epoch
+/// without a mistake (a checkpoint is saved at every epoch's end, that
+/// one's too).
 pub fn drive<F: Real, E>(
     st: &mut Stepper<'_, '_, '_, F>,
     max_epochs: usize,
@@ -80,6 +82,10 @@ pub fn drive<F: Real, E>(
 ) -> std::result::Result<(Stop, Vec<f64>), E> {
     let mut epoch_seconds = Vec::new();
     let stop = loop {
+        let done = &st.state().mistakes_per_epoch;
+        if st.state().position == 0 && done.last() == Some(&0) {
+            break Stop::Converged;
+        }
         if let (Some(rule), Some(state)) = (early, &st.state().early)
             && rule.stops(&state.scores)
         {

@@ -225,8 +225,9 @@ pub enum ParamError {
     /// At least one epoch must run.
     #[error("the epoch cap must be at least 1, not {0}")]
     MaxEpochs(usize),
-    /// The margin threshold τ must be a finite number in both precisions.
-    #[error("the margin threshold must be a finite number, got \"{0}\"")]
+    /// The margin threshold τ must be a finite number >= 0 in both
+    /// precisions.
+    #[error("the margin threshold must be a finite number >= 0, got \"{0}\"{reason}", reason = below_zero(.0))]
     Margin(String),
     /// A row's weight must be a finite number >= 0 (a negative one would
     /// turn its corrections around).
@@ -482,6 +483,17 @@ pub enum Difference {
     /// mixing; every other run: one process or exact mode, which are alike).
     #[error("the training was {was}, now {now}")]
     Distributed { was: String, now: String },
+}
+
+/// Why a margin threshold below 0 is refused, after one that reads as such
+/// (see [`crate::train::Margin::parse`]).
+pub fn below_zero(text: &str) -> &'static str {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v < 0.0 => {
+            ": below 0, the zero weights would pass every row and the run would learn nothing"
+        }
+        _ => "",
+    }
 }
 
 fn on(b: bool) -> &'static str {

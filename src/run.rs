@@ -259,7 +259,8 @@ fn split_and_scale<F: Real>(
 ) -> Result<(Dataset<F>, Option<Dataset<F>>, Option<Scaling>)> {
     let mut held = match validation {
         Some(v) => {
-            let (kept, out) = hold_out(&data, v.fraction, v.seed)?;
+            let each_class = params.heads(data.classes.len()) > 1;
+            let (kept, out) = hold_out(&data, v.fraction, v.seed, each_class)?;
             data = kept;
             Some(out)
         }
@@ -293,14 +294,26 @@ fn initial_state<F: Real>(
     })
 }
 
-/// Splits off early stopping's held-out rows, stratified and seeded.
+/// Splits off early stopping's held-out rows, stratified and seeded,
+/// leaving rows of both labels to train on (of every class when
+/// `each_class`: one-vs-rest).
 fn hold_out<F: Real>(
     data: &Dataset<F>,
     fraction: f64,
     seed: u64,
+    each_class: bool,
 ) -> Result<(Dataset<F>, Dataset<F>)> {
     let (strata, classes) = folds::strata(data);
     let held = folds::holdout(&strata, classes, fraction, seed);
+    if let Some((class, rows)) = folds::class_held_whole(data, &held, each_class) {
+        return Err(Error::Usage(format!(
+            "--validation-fraction {fraction} holds out every row of class {} ({}), \
+             leaving it none to train on; hold out a smaller fraction, or add rows of \
+             that class",
+            crate::text::Quoted(&class),
+            crate::text::count(rows, "row")
+        )));
+    }
     let (kept, out) = folds::split(data, &held);
     if kept.rows() == 0 || out.rows() == 0 {
         return Err(Error::Usage(format!(

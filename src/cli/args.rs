@@ -108,9 +108,9 @@ choice! {
     }
 }
 
-/// `--margin TAU`: a finite number in both precisions.
+/// `--margin TAU`: a finite number >= 0 in both precisions.
 pub fn parse_margin(text: &str) -> Result<Margin, String> {
-    Margin::parse(text).map_err(|_| format!("--margin must be a finite number, got \"{text}\""))
+    Margin::parse(text).map_err(|_| crate::cli::errors::margin(text))
 }
 
 choice! {

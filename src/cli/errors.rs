@@ -162,10 +162,18 @@ pub fn status(e: &Error) -> i32 {
     }
 }
 
+/// `--margin TAU` refused, saying why.
+pub fn margin(text: &str) -> String {
+    format!(
+        "--margin must be a finite number >= 0, got \"{text}\"{}",
+        crate::error::below_zero(text)
+    )
+}
+
 fn param(p: &ParamError) -> String {
     match p {
         ParamError::MaxEpochs(_) => "--max-epochs must be at least 1".into(),
-        ParamError::Margin(text) => format!("--margin must be a finite number, got \"{text}\""),
+        ParamError::Margin(text) => margin(text),
         ParamError::PocketWithMulticlass => "--pocket is not available with --multiclass".into(),
         ParamError::SampleWeight { .. } | ParamError::HeldOut(_) => p.to_string(),
         ParamError::TwoShuffles => "the rows are shuffled once or before every epoch, not both".into(),

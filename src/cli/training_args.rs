@@ -70,7 +70,7 @@ pub struct RuleFlags {
     pub pocket: bool,
 
     /// Update when y·w·x <= TAU instead of 0, pushing rows at least TAU past
-    /// the boundary (a margin perceptron).
+    /// the boundary (a margin perceptron; TAU >= 0).
     #[arg(long, value_name = "TAU", allow_negative_numbers = true, value_parser = parse_margin)]
     pub margin: Option<Margin>,
 }

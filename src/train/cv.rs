@@ -264,6 +264,18 @@ fn one_fold<F: Real>(
         Some(v) => {
             let (strata, classes) = folds::strata(&train);
             let out = folds::holdout(&strata, classes, v.fraction, v.seed);
+            let each_class = params.heads(train.classes.len()) > 1;
+            if let Some((class, rows)) = folds::class_held_whole(&train, &out, each_class) {
+                return Err(Error::Usage(format!(
+                    "fold {}: the validation fraction {} holds out every row of class {} \
+                     ({}) among its training rows, leaving it none to train on; hold out a \
+                     smaller fraction",
+                    j + 1,
+                    v.fraction,
+                    crate::text::Quoted(&class),
+                    crate::text::count(rows, "row")
+                )));
+            }
             let (kept, held) = folds::split(&train, &out);
             if kept.rows() == 0 || held.rows() == 0 {
                 return Err(Error::Usage(format!(

@@ -36,6 +36,37 @@ pub fn strata<F: Real>(data: &Dataset<F>) -> (Vec<u32>, usize) {
     }
 }
 
+/// The first class of `data` that holding out the rows `held` marks
+/// leaves without a row to train on, and its rows: any class when
+/// `each_class` (one-vs-rest, where each class is a perceptron's +1),
+/// else the -1 or the +1 label. A small class (a single row) can be held
+/// out whole by a large enough fraction.
+pub fn class_held_whole<F: Real>(
+    data: &Dataset<F>,
+    held: &[bool],
+    each_class: bool,
+) -> Option<(String, usize)> {
+    let by_class = each_class && data.class_ids.len() == data.rows() && !data.classes.is_empty();
+    let (strata, names): (Vec<u32>, Vec<&str>) = match by_class {
+        true => (
+            data.class_ids.clone(),
+            data.classes.iter().map(|c| c.text.as_str()).collect(),
+        ),
+        false => (
+            data.labels.iter().map(|&y| (y > 0) as u32).collect(),
+            vec![data.label_map.text_of(-1), data.label_map.text_of(1)],
+        ),
+    };
+    let (mut rows, mut kept) = (vec![0usize; names.len()], vec![0usize; names.len()]);
+    for (&s, &out) in strata.iter().zip(held) {
+        rows[s as usize] += 1;
+        kept[s as usize] += usize::from(!out);
+    }
+    (0..names.len())
+        .find(|&c| rows[c] > 0 && kept[c] == 0)
+        .map(|c| (names[c].to_owned(), rows[c]))
+}
+
 /// Which of `strata.len()` rows are held out (true), for a fraction
 /// `fraction` in (0, 1) and `seed`; see the module documentation.
 pub fn holdout(strata: &[u32], classes: usize, fraction: f64, seed: u64) -> Vec<bool> {

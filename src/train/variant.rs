@@ -50,13 +50,16 @@ impl Variant {
 pub struct Margin(String);
 
 impl Margin {
-    /// Checks that `text` is a finite number in both precisions.
+    /// Checks that `text` is a finite number >= 0 in both precisions. (A
+    /// threshold below 0 would count no row of the zero weights as a
+    /// mistake: a run from them would learn nothing and call it
+    /// convergence.)
     pub fn parse(text: &str) -> std::result::Result<Self, ParamError> {
         let ok = |t: &str| {
             t.trim()
                 .parse::<f64>()
                 .ok()
-                .filter(|v| v.is_finite())
+                .filter(|v| v.is_finite() && *v >= 0.0)
                 .is_some()
                 && t.trim()
                     .parse::<f32>()
@@ -261,5 +264,13 @@ mod tests {
         assert_eq!(Margin::parse("0.1").unwrap().value::<f64>(), 0.1f64);
         assert!(Margin::parse("1e39").is_err(), "infinite in f32");
         assert!(Margin::parse("nan").is_err());
+        // Below 0 the zero weights pass every row: refused, saying so.
+        let e = Margin::parse("-0.5").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the margin threshold must be a finite number >= 0, got \"-0.5\": below 0, the \
+             zero weights would pass every row and the run would learn nothing"
+        );
+        assert_eq!(Margin::parse("-0").unwrap().value::<f64>(), 0.0);
     }
 }

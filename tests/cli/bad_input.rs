@@ -100,6 +100,60 @@ fn cases() -> Vec<Case> {
             stderr: &["--checkpoint-every must be at least 1"],
         },
         Case {
+            name: "a margin threshold below 0",
+            args: &["train", "@data/iris_setosa.csv", "--margin", "-0.5"],
+            make: vec![],
+            code: 2,
+            stderr: &[
+                "--margin must be a finite number >= 0, got \"-0.5\": below 0, the zero \
+                 weights would pass every row and the run would learn nothing",
+            ],
+        },
+        Case {
+            name: "an online margin threshold below 0",
+            args: &["online", "@data/iris_setosa.csv", "--margin", "-1"],
+            make: vec![],
+            code: 2,
+            stderr: &["--margin must be a finite number >= 0, got \"-1\""],
+        },
+        Case {
+            name: "a cross-validated margin threshold below 0",
+            args: &["cv", "@data/iris_setosa.csv", "--margin", "-1"],
+            make: vec![],
+            code: 2,
+            stderr: &["--margin must be a finite number >= 0, got \"-1\""],
+        },
+        Case {
+            name: "a validation fraction that holds out a whole class",
+            args: &["train", "one.csv", "--validation-fraction", "0.5"],
+            make: vec![Text(
+                "one.csv",
+                "1,5,5\n-1,1,0\n-1,0,1\n-1,1,1\n-1,0,0\n-1,0.5,0.5\n",
+            )],
+            code: 2,
+            stderr: &[
+                "--validation-fraction 0.5 holds out every row of class \"1\" (1 row), leaving \
+                 it none to train on; hold out a smaller fraction, or add rows of that class",
+            ],
+        },
+        Case {
+            name: "a validation fraction that holds out a whole class of several",
+            args: &[
+                "train",
+                "three.csv",
+                "--multiclass",
+                "ovr",
+                "--validation-fraction",
+                "0.5",
+            ],
+            make: vec![Text(
+                "three.csv",
+                "a,5,5\nb,1,0\nb,0,1\nc,1,1\nc,0,0\nb,0.5,0.5\n",
+            )],
+            code: 2,
+            stderr: &["holds out every row of class \"a\" (1 row)"],
+        },
+        Case {
             name: "ragged CSV row",
             args: &["train", "r.csv"],
             make: vec![Text("r.csv", "1,2,3\n-1,4,5\n1,6\n")],
@@ -233,7 +287,7 @@ fn cases() -> Vec<Case> {
             )],
             code: 1,
             stderr: &[
-                "@data/iris_setosa.csv:1:1: no column named \"species\" in the header; its columns are \"1\", \"5.1\", \"3.5\", \"1.4\", \"0.2\" (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
+                "@data/iris_setosa.csv:1:1: no column named \"species\": line 1 (\"1\", \"5.1\", \"3.5\", \"1.4\", \"0.2\") reads as data, not a header, so the file's columns have no names (the label column is the one the model m.json was trained with); pass --label-column N, or --unlabeled if the file has no label column",
             ],
         },
         Case {

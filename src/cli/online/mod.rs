@@ -122,8 +122,14 @@ pub struct OnlineArgs {
     #[arg(long)]
     pub no_bias: bool,
 
-    /// Update when y·w·x <= TAU instead of 0 (a margin perceptron).
-    #[arg(long, value_name = "TAU", allow_negative_numbers = true)]
+    /// Update when y·w·x <= TAU instead of 0 (a margin perceptron; TAU >=
+    /// 0).
+    #[arg(
+        long,
+        value_name = "TAU",
+        allow_negative_numbers = true,
+        value_parser = crate::cli::args::parse_margin
+    )]
     pub margin: Option<Margin>,
 
     /// The label value that is +1; every other value is -1. Needed for labels

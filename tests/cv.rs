@@ -279,6 +279,15 @@ fn cv_json_speaks_as_train_and_eval_do() {
         assert_eq!(f["backend"]["requested"], train["backend"]["requested"]);
         assert_eq!(f["backend"]["engines"][0]["kind"], "cpu");
     }
+    // Standard input is `<stdin>` here too, as in train's report.
+    let piped = cmd(dir.path())
+        .args(["cv", "-", "--folds", "2", "--max-epochs", "2", "--json"])
+        .write_stdin(std::fs::read(data_file("iris_setosa.csv")).unwrap())
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    let piped: Value = serde_json::from_slice(&piped.stdout).unwrap();
+    assert_eq!(piped["data"], "<stdin>");
 }
 
 /// Memory and output grow with the rows, not with the classes squared:

@@ -33,7 +33,10 @@ CSV rows must have the model's columns. When the model was trained with a
 header and the data has one, the names must be the model's: columns in
 another order are matched by name (with a note), and a name that either
 lacks is an error naming it. LIBSVM and .pbin rows may have fewer features
-than the model (the missing ones count as zero), never more.
+than the model (the missing ones count as zero). LIBSVM features beyond the
+model's are left out with a note giving their count (training never saw
+them: their weight is 0, and the scores are the same); .pbin and .npy data
+with more columns than the model is an error.
 
 Exit status: 0 success; 1 error; 2 bad command line; 130 interrupted
 (Ctrl-C, SIGTERM or SIGHUP).";

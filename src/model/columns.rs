@@ -1,6 +1,7 @@
 //! Fitting data to a model's features: CSV data must have the model's
 //! columns, matched by name when both have a header; sparse and binary data
-//! may have fewer features (the missing ones count as zeros), never more.
+//! may have fewer features (the missing ones count as zeros), and LIBSVM
+//! data more (left out: training never saw them).
 
 use crate::data::{Format, RawData};
 use crate::error::ColumnMismatch;
@@ -36,7 +37,8 @@ impl<F: Real> Model<F> {
     /// data's must be the model's: in the same order, or in another order
     /// (the columns are then reordered to the model's, matched by name). A
     /// name of one that the other lacks is refused, naming it. Other
-    /// formats may have fewer features than the model, never more.
+    /// formats may have fewer features than the model; LIBSVM data may
+    /// also have more (left out: [`Fitted::BeyondModel`]), the others not.
     pub fn fit_columns(&self, raw: RawData<F>) -> Result<(RawData<F>, Fitted), ColumnMismatch> {
         let model = self.feature_count();
         let data = raw.features.cols();

@@ -101,7 +101,7 @@ impl<F: Real> Model<F> {
     /// Fits `raw`, read from `path`, to the features of this model (saved
     /// at `model_path`; see [`Model::fit_columns`]): CSV data must have the
     /// model's columns (matched by name when both have a header), other
-    /// data may have fewer features, never more.
+    /// data may have fewer features (LIBSVM data more too, left out).
     pub fn fit_data(
         &self,
         raw: RawData<F>,

@@ -138,14 +138,27 @@ impl<'a> FirstLine<'a> {
             [k] => Ok(k),
             [] => {
                 let names: Vec<String> = fields.iter().map(|f| quote(&f.text)).collect();
-                Err(self.error(
-                    1,
-                    self.label_from_model(format!(
+                // A first line of numbers is data: the file has no header
+                // to find a name in, and its "columns" would mislead.
+                let data = !header_by_content(HeaderMode::Auto, fields, None);
+                let what = match data {
+                    true => format!(
+                        "no column named {}: line 1 ({}) reads as data, not a header, so \
+                         the file's columns have no names{}",
+                        quote(name),
+                        names.join(", "),
+                        match self.opts.label_column_from {
+                            Some(_) => "",
+                            None => "; give the label column by its number (--label-column N)",
+                        }
+                    ),
+                    false => format!(
                         "no column named {} in the header; its columns are {}",
                         quote(name),
                         names.join(", ")
-                    )),
-                ))
+                    ),
+                };
+                Err(self.error(1, self.label_from_model(what)))
             }
             [a, b, ..] => Err(self.error(
                 column_at(self.text, fields[b].start),

@@ -347,6 +347,18 @@ fn a_label_column_from_the_model_says_where_it_came_from() {
             "t.csv:1:1: no column named \"y\" in the header; its columns are \"a\", \"b\" {how}"
         )
     );
+    // A file without the header the model was trained with: its first line
+    // is data, not names.
+    assert_eq!(
+        err_with::<f64>(
+            "7,5,1\n",
+            &from(LabelColumn::Name("y".into()), HeaderMode::Auto)
+        ),
+        format!(
+            "t.csv:1:1: no column named \"y\": line 1 (\"7\", \"5\", \"1\") reads as data, \
+             not a header, so the file's columns have no names {how}"
+        )
+    );
     assert_eq!(
         err_with::<f64>(
             "1,2\n",
@@ -418,7 +430,9 @@ fn label_column_by_name() {
     );
     assert_eq!(
         err_with::<f64>("1,2\n", &by("y")),
-        "t.csv:1:1: no column named \"y\" in the header; its columns are \"1\", \"2\""
+        "t.csv:1:1: no column named \"y\": line 1 (\"1\", \"2\") reads as data, not a \
+         header, so the file's columns have no names; give the label column by its number \
+         (--label-column N)"
     );
     assert_eq!(
         err_with::<f64>("y,x,y\n1,2,3\n", &by("y")),

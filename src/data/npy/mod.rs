@@ -447,7 +447,8 @@ fn label_column(path: &Path, opts: &LoadOptions, cols: usize) -> Result<Option<u
             format!(
                 "a .npy array holds no labels unless told where they are: give them in a \
                  file with --labels FILE.npy (one per row), or name the array's label column \
-                 with --label-column N (1 to {cols}); --unlabeled reads it without labels"
+                 with --label-column N (1 to {cols}); `predict --unlabeled` reads it without \
+                 labels"
             ),
         )),
         Some(c @ (LabelColumn::Index(_) | LabelColumn::FromEnd(_))) => match c.position(cols) {

@@ -424,7 +424,8 @@ fn npy_refused(path: &Path) -> Error {
     Error::data(
         path,
         "NumPy (.npy) data cannot be read as a stream; give CSV or LIBSVM text (`perceptron \
-         convert DATA.npy DATA.csv` writes one)",
+         convert DATA.npy DATA.csv --labels LABELS.npy`, or `--label-column N` for labels \
+         in the array, writes one)",
     )
 }
 

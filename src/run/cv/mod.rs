@@ -95,6 +95,8 @@ impl CvReport {
         params: &CheckedParams,
         cv: &CvParams,
     ) -> Result<Self> {
+        // Messages and reports call `-` what every command calls it.
+        let path = crate::data::source::name(path);
         cv.check_folds(data.rows(), path)?;
         let backend = cv.fold_backend();
         let t0 = std::time::Instant::now();

@@ -341,3 +341,59 @@ fn many_classes_cost_what_the_rows_cost() {
         .stderr(predicates::str::contains("folds side by side"))
         .stderr(predicates::str::contains("PERCEPTRON_MEMORY_LIMIT"));
 }
+
+/// A cross-validation tells its watcher how far the folds are, from the
+/// threads that train them: the most rows they can walk, rows as they walk
+/// them (adding up to that most, each fold's rest added when it stops
+/// early), and each fold once done. `perceptron cv` draws its bar from it.
+#[test]
+fn the_folds_progress_reaches_their_cap_once_each_fold_is_done() {
+    use perceptron::data::{self, Dataset, LoadOptions};
+    use perceptron::engine::backend::Backend;
+    use perceptron::engine::gpu::GpuOptions;
+    use perceptron::train::TrainParams;
+    use perceptron::train::cv::{CvWatch, cross_validate};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Record {
+        started: Mutex<Vec<(usize, u64)>>,
+        walked: Mutex<Vec<u64>>,
+        done: Mutex<Vec<usize>>,
+    }
+    impl CvWatch for Record {
+        fn started(&self, folds: usize, rows: u64) {
+            self.started.lock().unwrap().push((folds, rows));
+        }
+        fn walked(&self, rows: u64) {
+            self.walked.lock().unwrap().push(rows);
+        }
+        fn fold_done(&self, fold: usize) {
+            self.done.lock().unwrap().push(fold);
+        }
+    }
+    let path = data_file("breast_cancer.csv");
+    let raw = data::load_raw::<f64>(&path, &LoadOptions::default()).unwrap();
+    let data = Dataset::from_raw(raw, &path, None).unwrap();
+    let params = TrainParams {
+        max_epochs: 3,
+        ..TrainParams::default()
+    }
+    .check()
+    .unwrap();
+    let record = Record::default();
+    let gpu = GpuOptions::default();
+    let summary = cross_validate(&data, &params, 3, 0, Backend::Cpu, &gpu, &record).unwrap();
+    assert_eq!(summary.folds.len(), 3);
+    let total = data.rows() as u64 * 2 * 3;
+    assert_eq!(*record.started.lock().unwrap(), vec![(3, total)]);
+    let walked = record.walked.lock().unwrap();
+    assert_eq!(walked.iter().sum::<u64>(), total);
+    assert!(
+        walked.len() > 3,
+        "progress while the folds train: {walked:?}"
+    );
+    let mut done = record.done.lock().unwrap().clone();
+    done.sort();
+    assert_eq!(done, vec![1, 2, 3]);
+}

@@ -118,7 +118,10 @@ fn run_in<F: Real>(args: &CvArgs) -> Result<i32> {
         backend,
         gpu,
     };
-    let report = CvReport::run(&data, &args.data, &params, &cv)?;
+    let progress = super::progress::FoldsProgress::new(!args.json);
+    let report = CvReport::run(&data, &args.data, &params, &cv, &progress);
+    progress.finish();
+    let report = report?;
     super::stdout::print(&super::stdout::summary(args.json, &report, || {
         report.render()
     })?)?;

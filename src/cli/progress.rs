@@ -1,5 +1,8 @@
-//! Progress on a terminal during long training runs; silent otherwise.
+//! Progress on a terminal during long training runs (`train`, and the
+//! folds of `cv`); silent otherwise.
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
@@ -31,33 +34,9 @@ impl TrainProgress {
     }
 
     fn bar(&mut self) -> Option<&ProgressBar> {
-        // Only runs that last longer than a moment get a bar.
-        if self.bar.is_none() && self.enabled && self.started.elapsed() > Duration::from_millis(300)
-        {
+        if self.bar.is_none() && due(self.enabled, self.started) {
             let total = self.rows.saturating_mul(self.max_epochs as u64);
-            // The bar's clock starts with the run, and its rate is the rows
-            // done over that time: a bar that starts late, or a first step
-            // of many rows, never shows the rate of a moment.
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
-                .with_elapsed(self.started.elapsed());
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} epoch {msg} [{elapsed_precise}] {wide_bar} {rate}",
-                )
-                .map(|s| {
-                    s.with_key(
-                        "rate",
-                        |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                            let _ = w.write_str(&rate(average_rate(
-                                state.pos(),
-                                state.elapsed().as_secs_f64(),
-                            )));
-                        },
-                    )
-                })
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            self.bar = Some(bar);
+            self.bar = Some(new_bar(total, self.started, "epoch"));
         }
         self.bar.as_ref()
     }
@@ -70,6 +49,119 @@ impl TrainProgress {
 
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
+    }
+}
+
+/// Whether a run started at `started` is due a bar: only runs that last
+/// longer than a moment get one.
+fn due(enabled: bool, started: Instant) -> bool {
+    enabled && started.elapsed() > Duration::from_millis(300)
+}
+
+/// A bar of `total` rows on stderr for a run started at `started`, its
+/// message after `what`. The bar's clock starts with the run, and its rate
+/// is the rows done over that time: a bar that starts late, or a first
+/// step of many rows, never shows the rate of a moment.
+fn new_bar(total: u64, started: Instant, what: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+        .with_elapsed(started.elapsed());
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {what} {{msg}} [{{elapsed_precise}}] {{wide_bar}} {{rate}}"
+        ))
+        .map(|s| {
+            s.with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&rate(average_rate(
+                        state.pos(),
+                        state.elapsed().as_secs_f64(),
+                    )));
+                },
+            )
+        })
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// `cv`'s bar: the rows the folds walked (side by side) against the most
+/// they can walk, and the folds done; each fold's warnings on stderr.
+pub struct FoldsProgress {
+    enabled: bool,
+    started: Instant,
+    folds: AtomicUsize,
+    total: AtomicU64,
+    walked: AtomicU64,
+    done: AtomicUsize,
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl FoldsProgress {
+    pub fn new(enabled: bool) -> Self {
+        FoldsProgress {
+            enabled,
+            started: Instant::now(),
+            folds: AtomicUsize::new(0),
+            total: AtomicU64::new(0),
+            walked: AtomicU64::new(0),
+            done: AtomicUsize::new(0),
+            bar: Mutex::new(None),
+        }
+    }
+
+    fn draw(&self) {
+        let Ok(mut bar) = self.bar.lock() else {
+            return;
+        };
+        if bar.is_none() && due(self.enabled, self.started) {
+            *bar = Some(new_bar(
+                self.total.load(Ordering::Relaxed),
+                self.started,
+                "cv:",
+            ));
+        }
+        if let Some(b) = bar.as_ref() {
+            b.set_message(format!(
+                "{}/{} folds done",
+                self.done.load(Ordering::Relaxed),
+                self.folds.load(Ordering::Relaxed)
+            ));
+            b.set_position(self.walked.load(Ordering::Relaxed));
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Ok(mut bar) = self.bar.lock()
+            && let Some(b) = bar.take()
+        {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl crate::train::cv::CvWatch for FoldsProgress {
+    fn started(&self, folds: usize, rows: u64) {
+        self.folds.store(folds, Ordering::Relaxed);
+        self.total.store(rows, Ordering::Relaxed);
+    }
+
+    fn walked(&self, rows: u64) {
+        self.walked.fetch_add(rows, Ordering::Relaxed);
+        self.draw();
+    }
+
+    fn fold_done(&self, _fold: usize) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        self.draw();
+    }
+
+    fn warning(&self, fold: usize, message: &str) {
+        let line = format!("warning: fold {fold}: {message}");
+        match self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
+            Some(b) => b.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
     }
 }
 

@@ -34,7 +34,7 @@ use crate::float::Real;
 use crate::train::folds;
 use crate::train::params::CheckedParams;
 use crate::train::shuffle::permutation;
-use crate::train::state::{Silent, Stop};
+use crate::train::state::{Observer, Stop};
 use crate::train::trainer::Trainer;
 
 /// One fold's result (reported by `run::cv::FoldReport`, whose JSON
@@ -166,9 +166,52 @@ impl CvSummary {
     }
 }
 
+/// What a cross-validation tells its caller while the folds train, side
+/// by side, from the threads that train them: progress for a long run,
+/// and the warnings a fold's run gives (which its report does not hold).
+pub trait CvWatch: Sync {
+    /// The folds' training rows, times the epoch cap: what [`walked`]
+    /// adds up to when every fold is done.
+    ///
+    /// [`walked`]: CvWatch::walked
+    fn started(&self, _folds: usize, _rows: u64) {}
+    /// Some fold walked `rows` more rows (a fold that stops before its cap
+    /// adds the rest of it when done).
+    fn walked(&self, _rows: u64) {}
+    /// Fold `fold` (from 1) is done.
+    fn fold_done(&self, _fold: usize) {}
+    /// Fold `fold` (from 1) warns.
+    fn warning(&self, _fold: usize, _message: &str) {}
+}
+
+/// A cross-validation nobody watches.
+pub struct Unwatched;
+impl CvWatch for Unwatched {}
+
+/// One fold's run as its [`CvWatch`] sees it: the rows walked so far.
+struct FoldObserver<'w> {
+    fold: usize,
+    watch: &'w dyn CvWatch,
+    walked: u64,
+}
+
+impl<F> Observer<F> for FoldObserver<'_> {
+    fn on_progress(&mut self, epoch: usize, position: usize, rows: usize) {
+        let now = (epoch as u64) * rows as u64 + position as u64;
+        if now > self.walked {
+            self.watch.walked(now - self.walked);
+            self.walked = now;
+        }
+    }
+
+    fn on_warning(&mut self, message: &str) {
+        self.watch.warning(self.fold, message);
+    }
+}
+
 /// Cross-validates `params` on `data` (in file order) with `k` stratified
 /// folds chosen by `seed`, each fold trained on `backend`, all folds in
-/// parallel.
+/// parallel, telling `watch` how they go.
 pub fn cross_validate<F: Real>(
     data: &Dataset<F>,
     params: &CheckedParams,
@@ -176,6 +219,7 @@ pub fn cross_validate<F: Real>(
     seed: u64,
     backend: Backend,
     gpu: &GpuOptions,
+    watch: &dyn CvWatch,
 ) -> Result<CvSummary> {
     if k < 2 || k > data.rows() {
         return Err(Error::Usage(format!(
@@ -205,9 +249,12 @@ pub fn cross_validate<F: Real>(
     )?;
     let (strata, classes) = folds::strata(data);
     let fold_of = folds::folds(&strata, classes, k, seed);
+    // Each row trains in every fold but its own.
+    let cap = params.max_epochs as u64;
+    watch.started(k, (data.rows() as u64 * (k as u64 - 1)).saturating_mul(cap));
     let results = (0..k)
         .into_par_iter()
-        .map(|j| one_fold(data, params, &fold_of, j, backend, gpu))
+        .map(|j| one_fold(data, params, &fold_of, j, backend, gpu, watch))
         .collect::<Result<Vec<_>>>()?;
     Ok(CvSummary::of(results))
 }
@@ -257,9 +304,12 @@ fn one_fold<F: Real>(
     j: usize,
     backend: Backend,
     gpu: &GpuOptions,
+    watch: &dyn CvWatch,
 ) -> Result<FoldResult> {
     let in_test: Vec<bool> = fold_of.iter().map(|&f| f as usize == j).collect();
     let (mut train, mut test) = folds::split(data, &in_test);
+    // The fold's share of what `watch` was told the folds walk at most.
+    let cap = (train.rows() as u64).saturating_mul(params.max_epochs as u64);
     let mut held = match params.early_stop.as_ref().and_then(|e| e.validation) {
         Some(v) => {
             let (strata, classes) = folds::strata(&train);
@@ -302,12 +352,19 @@ fn one_fold<F: Real>(
     let trainer = Trainer::new(params.clone())
         .with_backend(backend)
         .with_gpu(gpu.clone());
+    let mut observer = FoldObserver {
+        fold: j + 1,
+        watch,
+        walked: 0,
+    };
     let fit = trainer.fit_validated(
         &train,
         held.as_ref(),
         trainer.start(&train, None),
-        &mut Silent,
+        &mut observer,
     )?;
+    watch.walked(cap.saturating_sub(observer.walked));
+    watch.fold_done(j + 1);
     let confusion = confusion(&test, &fit.weights, params.bias, heads);
     let correct = confusion.correct();
     let f1s = confusion.f1s();

@@ -21,7 +21,7 @@ use crate::model::evaluation::OvrConfusion;
 use crate::run::report::{BackendReport, EngineReport};
 use crate::text::Quoted;
 use crate::train::CheckedParams;
-use crate::train::cv::{CvParams, FoldResult, Spread, cross_validate};
+use crate::train::cv::{CvParams, CvWatch, FoldResult, Spread, cross_validate};
 
 /// Everything a cross-validation reports: the one record of `perceptron
 /// cv`, its fields and their order the JSON's.
@@ -88,19 +88,21 @@ impl FoldReport {
 
 impl CvReport {
     /// Checks the folds against `data` (read from `path`), cross-validates
-    /// `params` on it and gathers the report.
+    /// `params` on it, telling `watch` how the folds go, and gathers the
+    /// report.
     pub fn run<F: Real>(
         data: &Dataset<F>,
         path: &Path,
         params: &CheckedParams,
         cv: &CvParams,
+        watch: &dyn CvWatch,
     ) -> Result<Self> {
         // Messages and reports call `-` what every command calls it.
         let path = crate::data::source::name(path);
         cv.check_folds(data.rows(), path)?;
         let backend = cv.fold_backend();
         let t0 = std::time::Instant::now();
-        let summary = cross_validate(data, params, cv.folds, cv.seed, backend, &cv.gpu)?;
+        let summary = cross_validate(data, params, cv.folds, cv.seed, backend, &cv.gpu, watch)?;
         let seconds = t0.elapsed().as_secs_f64();
         let ovr = params.multiclass;
         let positive = &data.label_map.positive;
